@@ -1,0 +1,167 @@
+//! Kernel constants, per era, with their derivations.
+//!
+//! Every variant runs against the constants of the kernel it models. A scenario may override
+//! any of them (`[consts]` table); the resolved set is echoed in the trace so a reader can see
+//! exactly which numbers produced a layout. Sources and derivations: `docs/kernel-constants.md`
+//! (x86_64, 4 KiB pages, a distro-like config).
+
+use serde::{Deserialize, Serialize};
+
+/// The kernel release whose constants a variant uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Era {
+    /// v2.6.33 (values read in 2.6.32 sources, the last release before seed 000).
+    #[serde(rename = "v2.6.33")]
+    V2_6_33,
+    /// v3.5, the release seed 001 patched.
+    #[serde(rename = "v3.5")]
+    V3_5,
+    /// v5.1, the release seed 002 patched.
+    #[serde(rename = "v5.1")]
+    V5_1,
+    /// v5.10, the MPTCP code seed 003 patched (5.10-era protocol.c).
+    #[serde(rename = "v5.10")]
+    V5_10,
+    /// v6.12+, today's kernels.
+    #[serde(rename = "v6.12")]
+    V6_12,
+}
+
+/// The constants the model reads. Field names are the kernel's, lower-cased.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelConsts {
+    /// PAGE_SIZE: `1 << PAGE_SHIFT`, PAGE_SHIFT = 12 on x86_64.
+    pub page_size: u32,
+    /// MAX_SKB_FRAGS: `65536/PAGE_SIZE + 2` = 18 in 2.6.33, `+ 1` = 17 from ~3.1,
+    /// CONFIG_MAX_SKB_FRAGS (17..=45, default 17) since 6.4.
+    pub max_skb_frags: u32,
+    /// MAX_TCP_HEADER: `128 + MAX_HEADER` = 304 (MAX_HEADER = LL_MAX_HEADER 128 + 48 for
+    /// tunnels); `L1_CACHE_ALIGN(128 + MAX_HEADER)` = 320 since 5.7.
+    pub max_tcp_header: u32,
+    /// sizeof(struct skb_shared_info): 496 in 2.6.33 (with dma_maps), 320 from ~3.3 on.
+    pub shinfo_size: u32,
+    /// SMP_CACHE_BYTES = L1_CACHE_BYTES = 64 (CONFIG_X86_L1_CACHE_SHIFT 6).
+    pub smp_cache_bytes: u32,
+    /// NET_SKB_PAD: 32 in 2.6.33, `max(32, L1_CACHE_BYTES)` = 64 from ~3.x.
+    pub net_skb_pad: u32,
+    /// NET_IP_ALIGN: 2 in 2.6.33, 0 on x86 later.
+    pub net_ip_align: u32,
+    /// GSO_MAX_SIZE (GSO_LEGACY_MAX_SIZE today): 65536, the device's default sk_gso_max_size.
+    pub gso_max_size: u32,
+    /// SKB_FRAG_PAGE_ORDER: `get_order(32768)` = 3 (32 KiB socket page frags, since ~3.7);
+    /// 0 where the era has no compound socket pages.
+    pub skb_frag_page_order: u32,
+}
+
+impl Era {
+    /// The default constants of this era (see the field docs for each value's source).
+    pub const fn consts(self) -> KernelConsts {
+        let (max_skb_frags, max_tcp_header, shinfo_size, net_skb_pad, net_ip_align, order) =
+            match self {
+                Era::V2_6_33 => (18, 304, 496, 32, 2, 0),
+                Era::V3_5 => (17, 304, 320, 64, 0, 0),
+                Era::V5_1 => (17, 304, 320, 64, 0, 3),
+                Era::V5_10 => (17, 320, 320, 64, 0, 3),
+                Era::V6_12 => (17, 320, 320, 64, 0, 3),
+            };
+        KernelConsts {
+            page_size: 4096,
+            max_skb_frags,
+            max_tcp_header,
+            shinfo_size,
+            smp_cache_bytes: 64,
+            net_skb_pad,
+            net_ip_align,
+            gso_max_size: 65536,
+            skb_frag_page_order: order,
+        }
+    }
+}
+
+/// A scenario's `[consts]` table: any constant may be overridden.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstOverrides {
+    pub max_skb_frags: Option<u32>,
+    pub max_tcp_header: Option<u32>,
+    pub shinfo_size: Option<u32>,
+    pub net_skb_pad: Option<u32>,
+    pub gso_max_size: Option<u32>,
+    pub skb_frag_page_order: Option<u32>,
+}
+
+impl ConstOverrides {
+    pub fn is_empty(&self) -> bool {
+        *self == ConstOverrides::default()
+    }
+
+    /// Applies the overrides, checking each against its allowed range.
+    pub fn apply(&self, mut c: KernelConsts) -> Result<KernelConsts, crate::Error> {
+        use crate::limits::check_range;
+        if let Some(v) = self.max_skb_frags {
+            c.max_skb_frags = check_range("consts.max_skb_frags", v as u64, 1, 64)? as u32;
+        }
+        if let Some(v) = self.max_tcp_header {
+            c.max_tcp_header = check_range("consts.max_tcp_header", v as u64, 0, 1024)? as u32;
+        }
+        if let Some(v) = self.shinfo_size {
+            c.shinfo_size = check_range("consts.shinfo_size", v as u64, 0, 2048)? as u32;
+        }
+        if let Some(v) = self.net_skb_pad {
+            c.net_skb_pad = check_range("consts.net_skb_pad", v as u64, 0, 256)? as u32;
+        }
+        if let Some(v) = self.gso_max_size {
+            c.gso_max_size = check_range("consts.gso_max_size", v as u64, 1024, 524_280)? as u32;
+        }
+        if let Some(v) = self.skb_frag_page_order {
+            c.skb_frag_page_order =
+                check_range("consts.skb_frag_page_order", v as u64, 0, 4)? as u32;
+        }
+        Ok(c)
+    }
+}
+
+impl KernelConsts {
+    /// SKB_DATA_ALIGN(x): round up to SMP_CACHE_BYTES.
+    pub const fn skb_data_align(&self, x: u32) -> u32 {
+        let a = self.smp_cache_bytes;
+        (x + a - 1) & !(a - 1)
+    }
+
+    /// SKB_WITH_OVERHEAD(x): what is left of `x` bytes once the aligned shared info is taken.
+    pub const fn skb_with_overhead(&self, x: u32) -> u32 {
+        x.saturating_sub(self.skb_data_align(self.shinfo_size))
+    }
+
+    /// SKB_MAX_HEAD(x) = SKB_MAX_ORDER(x, 0): the largest linear area that, with `x` bytes of
+    /// headroom, keeps the whole kmalloc'ed head within one page.
+    pub const fn skb_max_head(&self, x: u32) -> u32 {
+        self.skb_with_overhead(self.page_size.saturating_sub(x))
+    }
+
+    /// Bytes in a (compound) page of the given order.
+    pub const fn page_bytes(&self, order: u32) -> u32 {
+        self.page_size << order
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgbreak_2_6_33_is_3280() {
+        // (4096 - 304) - SKB_DATA_ALIGN(496) = 3792 - 512 = 3280.
+        assert_eq!(Era::V2_6_33.consts().skb_max_head(304), 3280);
+    }
+
+    #[test]
+    fn skb_data_align_rounds_to_cache_line() {
+        let c = Era::V6_12.consts();
+        assert_eq!(c.skb_data_align(1), 64);
+        assert_eq!(c.skb_data_align(64), 64);
+        assert_eq!(c.skb_data_align(320), 320);
+        assert_eq!(c.skb_data_align(496), 512);
+    }
+}

@@ -1,0 +1,161 @@
+//! Pages and their reference counts (`struct page`, `get_page`, `put_page`, `alloc_pages`).
+//!
+//! A page is 4096 << order bytes with a count; it goes back to the allocator when the count
+//! reaches zero. Every allocation and free records the CPU it ran on, so the receive side can
+//! count remote frees. Page ids grow monotonically and are never reused, so a trace can name
+//! "page 3" without ambiguity.
+
+use crate::trace::{Event, Events};
+use crate::Cpu;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub type PageId = u32;
+
+/// One live page, as the trace shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    pub id: PageId,
+    /// Compound order: the page holds `PAGE_SIZE << order` bytes.
+    pub order: u32,
+    /// Bytes in the page (`PAGE_SIZE << order`).
+    pub size: u32,
+    /// The reference count (`page_ref_count`).
+    pub count: u32,
+    /// The CPU that allocated it.
+    pub cpu: Cpu,
+    /// Bytes an allocator has handed out of it so far (how full it is).
+    pub used: u32,
+}
+
+/// Allocation accounting for every page the model ever touched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageStats {
+    pub allocated: u64,
+    pub freed: u64,
+    /// Times an allocator started over on a page it already held (instead of a new page).
+    pub reused: u64,
+    pub put_page: [u64; crate::NR_CPUS],
+    pub freed_on: [u64; crate::NR_CPUS],
+}
+
+/// The page allocator plus every live page.
+#[derive(Clone, Debug, Default)]
+pub struct PagePool {
+    live: BTreeMap<PageId, Page>,
+    next_id: PageId,
+    pub stats: PageStats,
+}
+
+impl PagePool {
+    /// `alloc_pages(gfp, order)`: a fresh page with count 1, owned by the caller.
+    pub fn alloc(&mut self, order: u32, page_size: u32, cpu: Cpu, ev: &mut Events) -> PageId {
+        let id = self.next_id;
+        self.next_id += 1;
+        let size = page_size << order;
+        self.live.insert(
+            id,
+            Page {
+                id,
+                order,
+                size,
+                count: 1,
+                cpu,
+                used: 0,
+            },
+        );
+        self.stats.allocated += 1;
+        ev.emit(|| Event::AllocPage {
+            page: id,
+            order,
+            cpu,
+        });
+        id
+    }
+
+    /// `get_page`: one more reference.
+    pub fn get(&mut self, id: PageId, ev: &mut Events) {
+        let p = self.page_mut(id);
+        p.count += 1;
+        let count = p.count;
+        ev.emit(|| Event::GetPage { page: id, count });
+    }
+
+    /// `put_page`: drop one reference; frees the page when it was the last. Returns whether
+    /// the page was freed.
+    pub fn put(&mut self, id: PageId, cpu: Cpu, ev: &mut Events) -> bool {
+        self.stats.put_page[cpu as usize] += 1;
+        let p = self.page_mut(id);
+        p.count -= 1;
+        let count = p.count;
+        ev.emit(|| Event::PutPage {
+            page: id,
+            cpu,
+            count,
+        });
+        if count > 0 {
+            return false;
+        }
+        self.live.remove(&id);
+        self.stats.freed += 1;
+        self.stats.freed_on[cpu as usize] += 1;
+        ev.emit(|| Event::FreePage { page: id, cpu });
+        true
+    }
+
+    /// `page_ref_count`.
+    pub fn count(&self, id: PageId) -> u32 {
+        self.page(id).count
+    }
+
+    pub fn page(&self, id: PageId) -> &Page {
+        self.live
+            .get(&id)
+            .unwrap_or_else(|| panic!("model bug: page {id} is not live"))
+    }
+
+    pub fn page_mut(&mut self, id: PageId) -> &mut Page {
+        self.live
+            .get_mut(&id)
+            .unwrap_or_else(|| panic!("model bug: page {id} is not live"))
+    }
+
+    /// Records that an allocator starts over on a page it still holds.
+    pub fn note_reuse(&mut self, id: PageId, ev: &mut Events) {
+        self.stats.reused += 1;
+        self.page_mut(id).used = 0;
+        ev.emit(|| Event::ReusePage { page: id });
+    }
+
+    pub fn is_live(&self, id: PageId) -> bool {
+        self.live.contains_key(&id)
+    }
+
+    /// Live pages in id order (deterministic).
+    pub fn live(&self) -> impl Iterator<Item = &Page> {
+        self.live.values()
+    }
+
+    pub fn live_count(&self) -> usize {
+        self.live.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_put_frees_and_counts_cpu() {
+        let mut pool = PagePool::default();
+        let mut ev = Events::on();
+        let p = pool.alloc(0, 4096, 0, &mut ev);
+        pool.get(p, &mut ev);
+        assert!(!pool.put(p, 1, &mut ev));
+        assert!(pool.put(p, 1, &mut ev));
+        assert!(!pool.is_live(p));
+        assert_eq!(pool.stats.freed_on, [0, 1]);
+        assert_eq!(pool.stats.put_page, [0, 2]);
+        assert_eq!(ev.take().len(), 5);
+    }
+}

@@ -1,0 +1,184 @@
+//! Scenarios: what to run. Parsed from TOML or JSON text (no I/O here: the host reads the
+//! file), validated against the caps in [`crate::limits`], then run into a [`Trace`].
+
+use crate::limits::MAX_SCENARIO_TEXT;
+use crate::trace::Trace;
+use crate::{send, Error};
+use serde::{Deserialize, Serialize};
+
+/// A scenario names its mechanism; the rest of the fields belong to that mechanism.
+///
+/// Parsing goes through a generic value first so that errors can name the full path of the
+/// offending field (`socket.mss`, `ops[3].bytes`), which serde's tagged enums would lose.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "mechanism", rename_all = "kebab-case")]
+pub enum Scenario {
+    /// tcp_sendmsg and the transmit path (seed 000).
+    Sendmsg(send::SendScenario),
+}
+
+/// How to run a scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Overrides the scenario's variant.
+    pub variant: Option<String>,
+    /// Keep only the final counters (benchmarks).
+    pub counters_only: bool,
+}
+
+impl Scenario {
+    /// Parses TOML or JSON (JSON when the first non-blank character is `{`).
+    pub fn parse(text: &str) -> Result<Scenario, Error> {
+        if text.len() > MAX_SCENARIO_TEXT {
+            return Err(Error::Range {
+                field: "scenario".into(),
+                value: format!("{} bytes of text", text.len()),
+                allowed: format!("at most {MAX_SCENARIO_TEXT} bytes"),
+            });
+        }
+        if text.trim_start().starts_with('{') {
+            Self::from_json(text)
+        } else {
+            Self::from_toml(text)
+        }
+    }
+
+    pub fn from_json(text: &str) -> Result<Scenario, Error> {
+        let v = serde_json::from_str(text).map_err(|e| Error::Parse {
+            format: "JSON",
+            field: format!("line {} column {}", e.line(), e.column()),
+            message: e.to_string(),
+        })?;
+        Self::from_value(v, "JSON")
+    }
+
+    pub fn from_toml(text: &str) -> Result<Scenario, Error> {
+        let v = toml::from_str(text).map_err(|e: toml::de::Error| Error::Parse {
+            format: "TOML",
+            field: toml_location(text, e.span()),
+            message: e.message().to_string(),
+        })?;
+        Self::from_value(v, "TOML")
+    }
+
+    /// Builds the mechanism's scenario from a parsed value, naming the path of any bad field.
+    pub fn from_value(mut v: serde_json::Value, format: &'static str) -> Result<Scenario, Error> {
+        let unknown = |name: String| Error::Unknown {
+            what: "mechanism",
+            name,
+            expected: MECHANISMS.join(", "),
+        };
+        let mech = match v.as_object_mut().map(|o| o.remove("mechanism")) {
+            Some(Some(serde_json::Value::String(m))) => m,
+            Some(Some(other)) => return Err(unknown(other.to_string())),
+            Some(None) => {
+                return Err(Error::Parse {
+                    format,
+                    field: "mechanism".into(),
+                    message: format!("missing field: one of {}", MECHANISMS.join(", ")),
+                })
+            }
+            None => {
+                return Err(Error::Parse {
+                    format,
+                    field: "scenario".into(),
+                    message: "expected a table of fields".into(),
+                })
+            }
+        };
+        match mech.as_str() {
+            "sendmsg" => de(v, format).map(Scenario::Sendmsg),
+            _ => Err(unknown(mech)),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("scenarios always serialize")
+    }
+
+    pub fn mechanism(&self) -> &'static str {
+        match self {
+            Scenario::Sendmsg(_) => "sendmsg",
+        }
+    }
+
+    /// The variants this scenario's mechanism offers.
+    pub fn variants(&self) -> &'static [&'static str] {
+        match self {
+            Scenario::Sendmsg(_) => send::VARIANTS,
+        }
+    }
+
+    /// Number of operations (trace steps).
+    pub fn op_count(&self) -> usize {
+        match self {
+            Scenario::Sendmsg(s) => s.ops.len(),
+        }
+    }
+
+    /// Checks every field and cap without running.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.run(&RunOptions {
+            counters_only: true,
+            ..Default::default()
+        })
+        .map(|_| ())
+    }
+
+    /// Runs the scenario into a trace.
+    pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
+        match self {
+            Scenario::Sendmsg(s) => s.run(opts),
+        }
+    }
+}
+
+/// The mechanisms a scenario can name.
+pub const MECHANISMS: &[&str] = &["sendmsg"];
+
+impl<'de> Deserialize<'de> for Scenario {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        Scenario::from_value(v, "TOML").map_err(serde::de::Error::custom)
+    }
+}
+
+fn de<T: serde::de::DeserializeOwned>(
+    v: serde_json::Value,
+    format: &'static str,
+) -> Result<T, Error> {
+    serde_path_to_error::deserialize(v).map_err(|e| Error::Parse {
+        format,
+        field: e.path().to_string(),
+        message: e.into_inner().to_string(),
+    })
+}
+
+fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let Some(span) = span else {
+        return "scenario".into();
+    };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    format!("line {line} column {col}")
+}
+
+/// Picks the variant: the override, else the scenario's own, else the mechanism's default
+/// (its first); any name not in `variants` is an error listing them.
+pub fn pick_variant<'a>(
+    over: Option<&str>,
+    own: Option<&str>,
+    variants: &'a [&'a str],
+) -> Result<&'a str, Error> {
+    let name = over.or(own).unwrap_or(variants[0]);
+    variants
+        .iter()
+        .copied()
+        .find(|v| *v == name)
+        .ok_or_else(|| Error::Unknown {
+            what: "variant",
+            name: name.to_string(),
+            expected: variants.join(", "),
+        })
+}

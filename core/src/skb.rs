@@ -1,0 +1,142 @@
+//! `struct sk_buff` as the model needs it: a head (headroom, linear data, tailroom) and the
+//! shared info's page fragments, plus the TCP control block.
+//!
+//! `len` = linear bytes + `data_len`, where `data_len` is the sum of the frag sizes, exactly as
+//! in `include/linux/skbuff.h`. How big the head is and what `truesize` is charged depend on
+//! the allocator of the era; the mechanism that allocates the skb computes [`SkbHead`].
+
+use crate::page::PageId;
+use crate::Cpu;
+use serde::{Deserialize, Serialize};
+
+pub type SkbId = u32;
+
+/// `skb_frag_t`: a reference to `size` bytes at `offset` in a page. Each frag holds one page
+/// reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Frag {
+    pub page: PageId,
+    pub offset: u32,
+    pub size: u32,
+}
+
+impl Frag {
+    pub const fn end(&self) -> u32 {
+        self.offset + self.size
+    }
+}
+
+/// The head buffer's geometry, computed by the allocating mechanism.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkbHead {
+    /// Bytes reserved in front of the data for headers (`skb_reserve`).
+    pub headroom: u32,
+    /// Linear room left after the data (`skb_tailroom`).
+    pub tailroom: u32,
+    /// Bytes the head allocation took (kmalloc size, or a page fragment's size).
+    pub head_bytes: u32,
+    /// What the skb is charged (`skb->truesize`).
+    pub truesize: u32,
+}
+
+/// An MPTCP DSS mapping carried by a subflow skb (data_seq, subflow_seq, data_len).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mapping {
+    pub data_seq: u64,
+    pub subflow_seq: u32,
+    pub data_len: u32,
+    /// A frozen mapping may no longer grow (it has been transmitted).
+    pub frozen: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skb {
+    pub id: SkbId,
+    /// TCP_SKB_CB(skb)->seq and ->end_seq.
+    pub seq: u32,
+    pub end_seq: u32,
+    /// skb->len: linear_len + data_len.
+    pub len: u32,
+    /// Bytes in the linear area (skb_headlen).
+    pub linear_len: u32,
+    /// skb->data_len: bytes in frags.
+    pub data_len: u32,
+    #[serde(flatten)]
+    pub head: SkbHead,
+    /// skb_shinfo(skb)->frags[0..nr_frags].
+    pub frags: Vec<Frag>,
+    /// The head itself lives in a page fragment (build_skb, `skb->head_frag`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_frag: Option<Frag>,
+    /// TCPHDR_PSH in TCP_SKB_CB(skb)->tcp_flags.
+    pub psh: bool,
+    /// TCP_SKB_CB(skb)->eor: nothing may be appended.
+    pub eor: bool,
+    /// Already handed to the device (no longer the unsent tail).
+    pub sent: bool,
+    /// The CPU that allocated it.
+    pub cpu: Cpu,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<Mapping>,
+}
+
+impl Skb {
+    /// A new, empty skb whose seq = end_seq = `seq`.
+    pub fn new(id: SkbId, cpu: Cpu, head: SkbHead, seq: u32) -> Skb {
+        Skb {
+            id,
+            seq,
+            end_seq: seq,
+            len: 0,
+            linear_len: 0,
+            data_len: 0,
+            head,
+            frags: Vec::new(),
+            head_frag: None,
+            psh: false,
+            eor: false,
+            sent: false,
+            cpu,
+            mapping: None,
+        }
+    }
+
+    pub fn nr_frags(&self) -> usize {
+        self.frags.len()
+    }
+
+    /// `skb_put` + copy: `n` bytes into linear tailroom.
+    pub fn put_linear(&mut self, n: u32) {
+        debug_assert!(n <= self.head.tailroom, "skb_put past tailroom");
+        self.head.tailroom -= n;
+        self.linear_len += n;
+        self.grow(n);
+    }
+
+    /// `skb_fill_page_desc`: a new frag (its page reference is the caller's to take).
+    pub fn add_frag(&mut self, frag: Frag) {
+        self.frags.push(frag);
+        self.data_len += frag.size;
+        self.grow(frag.size);
+    }
+
+    /// Grows the last frag by `n` bytes (the merge case of `skb_can_coalesce`).
+    pub fn grow_last_frag(&mut self, n: u32) {
+        let last = self.frags.last_mut().expect("coalesce needs a frag");
+        last.size += n;
+        self.data_len += n;
+        self.grow(n);
+    }
+
+    /// `skb_can_coalesce(skb, i, page, off)`: the last frag is on `page` and ends at `off`.
+    pub fn can_coalesce(&self, page: PageId, off: u32) -> bool {
+        self.frags
+            .last()
+            .is_some_and(|f| f.page == page && f.end() == off)
+    }
+
+    fn grow(&mut self, n: u32) {
+        self.len += n;
+        self.end_seq = self.end_seq.wrapping_add(n);
+    }
+}

@@ -1,0 +1,251 @@
+//! The trace: the one format every host renders (terminal, browser, wasmtime, TAP).
+//!
+//! A run of a scenario gives one [`Step`] per operation: the kernel-level [`Event`]s the
+//! operation caused, the full [`State`] after it and the cumulative [`Counters`]. With tracing
+//! off (benchmarks) only the final counters are kept.
+
+use crate::page::{Page, PageId};
+use crate::skb::{Skb, SkbId};
+use crate::{Cpu, Error};
+use serde::{Deserialize, Serialize};
+
+/// What the kernel did, in the kernel's own words. Sizes are bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "ev", rename_all = "snake_case")]
+pub enum Event {
+    // -- pages (all mechanisms) --
+    AllocPage {
+        page: PageId,
+        order: u32,
+        cpu: Cpu,
+    },
+    GetPage {
+        page: PageId,
+        count: u32,
+    },
+    PutPage {
+        page: PageId,
+        cpu: Cpu,
+        count: u32,
+    },
+    FreePage {
+        page: PageId,
+        cpu: Cpu,
+    },
+    /// An allocator starts over at the beginning of a page it still holds.
+    ReusePage {
+        page: PageId,
+    },
+    // -- skbs (all mechanisms) --
+    AllocSkb {
+        skb: SkbId,
+        cpu: Cpu,
+        head_bytes: u32,
+        headroom: u32,
+        linear_room: u32,
+    },
+    FreeSkb {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    CopyToLinear {
+        skb: SkbId,
+        bytes: u32,
+    },
+    CopyToPage {
+        skb: SkbId,
+        page: PageId,
+        offset: u32,
+        bytes: u32,
+    },
+    NewFrag {
+        skb: SkbId,
+        idx: u32,
+        page: PageId,
+        offset: u32,
+        size: u32,
+    },
+    Coalesce {
+        skb: SkbId,
+        idx: u32,
+        bytes: u32,
+    },
+    MarkPsh {
+        skb: SkbId,
+    },
+    ClearPsh {
+        skb: SkbId,
+    },
+    // -- send side (tcp_sendmsg, transmit) --
+    // -- receive side --
+    // -- MPTCP --
+}
+
+/// Collects events when tracing is on; costs nothing when it is off.
+#[derive(Debug, Default)]
+pub struct Events {
+    on: bool,
+    list: Vec<Event>,
+}
+
+impl Events {
+    pub fn on() -> Events {
+        Events {
+            on: true,
+            list: Vec::new(),
+        }
+    }
+
+    pub fn off() -> Events {
+        Events::default()
+    }
+
+    /// Records the event `f` builds, only if tracing is on.
+    #[inline]
+    pub fn emit(&mut self, f: impl FnOnce() -> Event) {
+        if self.on {
+            self.list.push(f());
+        }
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
+    pub fn take(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.list)
+    }
+}
+
+/// A named list of skbs: a write queue, a receive queue, a backlog, a GRO list, a cache slot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Queue {
+    pub name: String,
+    pub skbs: Vec<Skb>,
+}
+
+/// A page-frag allocator's cursor: the socket's TCP_PAGE/TCP_OFF, `sk_page_frag`, or a CPU's
+/// netdev_alloc_cache.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cursor {
+    pub name: String,
+    pub page: Option<PageId>,
+    pub offset: u32,
+    /// Bytes in the page (`pfrag->size`), 0 when there is no page.
+    pub size: u32,
+    /// page_frag_cache's pagecnt_bias (references taken in advance), where the era has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bias: Option<u32>,
+}
+
+/// The whole model state after a step.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub queues: Vec<Queue>,
+    pub pages: Vec<Page>,
+    pub cursors: Vec<Cursor>,
+}
+
+/// Named counters in the mechanism's chosen order; serialized as a JSON/TOML map.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters(pub Vec<(String, u64)>);
+
+impl Counters {
+    pub fn with(mut self, name: &str, value: u64) -> Self {
+        self.0.push((name.to_string(), value));
+        self
+    }
+
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(n, _)| n.as_str())
+    }
+}
+
+impl Serialize for Counters {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
+}
+
+impl<'de> Deserialize<'de> for Counters {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Counters;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of counter names to numbers")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Counters, A::Error> {
+                let mut c = Counters::default();
+                while let Some((k, v)) = m.next_entry::<String, u64>()? {
+                    c.0.push((k, v));
+                }
+                Ok(c)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// One operation of the scenario and what it did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// The operation, in words ("sendmsg 4096 bytes").
+    pub op: String,
+    pub events: Vec<Event>,
+    pub state: State,
+    pub counters: Counters,
+}
+
+/// A whole run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trace {
+    pub mechanism: String,
+    pub variant: String,
+    pub era: crate::consts::Era,
+    pub consts: crate::consts::KernelConsts,
+    /// Empty when tracing is off.
+    pub steps: Vec<Step>,
+    /// The final counters.
+    pub counters: Counters,
+}
+
+/// A mechanism's state machine: applies one operation at a time.
+pub trait Machine {
+    type Op;
+    /// Applies `op`, the scenario's `ops[at]` (errors name it so).
+    fn apply(&mut self, op: &Self::Op, at: usize, ev: &mut Events) -> Result<(), Error>;
+    /// The operation, in words, for the trace.
+    fn describe(&self, op: &Self::Op) -> String;
+    fn state(&self) -> State;
+    fn counters(&self) -> Counters;
+}
+
+/// Runs `ops` through `m`, recording a step per op when `tracing`.
+pub fn drive<M: Machine>(
+    m: &mut M,
+    ops: &[M::Op],
+    tracing: bool,
+) -> Result<(Vec<Step>, Counters), Error> {
+    let mut ev = if tracing { Events::on() } else { Events::off() };
+    let mut steps = Vec::with_capacity(if tracing { ops.len() } else { 0 });
+    for (i, op) in ops.iter().enumerate() {
+        m.apply(op, i, &mut ev)?;
+        if tracing {
+            steps.push(Step {
+                op: m.describe(op),
+                events: ev.take(),
+                state: m.state(),
+                counters: m.counters(),
+            });
+        }
+    }
+    Ok((steps, m.counters()))
+}
