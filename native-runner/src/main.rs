@@ -1,1 +1,92 @@
-fn main() {}
+//! `skblab`: learn how Linux builds and recycles network buffers, in the terminal.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use skblab_runner::cli::{self, CliError};
+use skblab_runner::render::Style;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "skblab", version, about = "How Linux builds and recycles sk_buffs and pages, before and after four kernel patches")]
+struct Cli {
+    /// When to colour the output.
+    #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
+    color: Color,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Print a narrated walkthrough step by step (or list them).
+    Walkthrough {
+        /// The walkthrough to print (see --list).
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// List the walkthroughs.
+        #[arg(long)]
+        list: bool,
+    },
+    /// Run a scenario file (TOML or JSON) and print its trace.
+    Run {
+        file: PathBuf,
+        /// Print the trace as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Run this variant instead of the file's.
+        #[arg(long)]
+        variant: Option<String>,
+    },
+    /// Run a scenario in two variants and print their counters side by side.
+    Compare {
+        file: PathBuf,
+        /// A variant to compare; give it twice.
+        #[arg(long = "variant", required = true, num_args = 1)]
+        variants: Vec<String>,
+        /// Print the two counter sets as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn style(c: Color) -> Style {
+    let color = match c {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    Style { color }
+}
+
+fn dispatch(cli: Cli) -> Result<String, CliError> {
+    let st = style(cli.color);
+    match cli.cmd {
+        Cmd::Walkthrough { list: true, .. } => cli::list_walkthroughs(),
+        Cmd::Walkthrough { name, .. } => cli::walkthrough(name.as_deref().unwrap_or_default(), st),
+        Cmd::Run { file, json, variant } => cli::run(&file, variant.as_deref(), json, st),
+        Cmd::Compare { file, variants, json } => cli::compare(&file, &variants, json, st),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(out) => {
+            // A closed pipe (`skblab ... | head`) is not an error worth a panic.
+            let _ = std::io::stdout().write_all(out.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("skblab: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

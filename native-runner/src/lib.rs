@@ -1,0 +1,6 @@
+//! The `skblab` runner: terminal walkthroughs, scenario runs and comparisons on the core.
+//!
+//! A thin shell: it reads files, picks colours and prints; the core computes everything.
+
+pub mod cli;
+pub mod render;

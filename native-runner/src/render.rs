@@ -1,0 +1,283 @@
+//! Text drawings of the core's trace for the terminal.
+//!
+//! Everything drawn here comes from the trace; nothing is computed about the model. Events
+//! are printed generically from their serialized form, so a new mechanism's events need no
+//! code here, and the state drawing covers every mechanism's queues, pages and cursors.
+
+use skblab_core::skb::Skb;
+use skblab_core::trace::{Counters, Cursor, Event, State, Step, Trace};
+use skblab_core::walkthrough::Walkthrough;
+use std::fmt::Write;
+
+/// Width of a proportional bar, in characters.
+const BAR: u32 = 32;
+/// Paragraph width for narration.
+const WRAP: usize = 88;
+
+/// ANSI colour when the terminal supports it, plain text otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Style {
+    pub color: bool,
+}
+
+impl Style {
+    pub const PLAIN: Style = Style { color: false };
+
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+    fn head(&self, s: &str) -> String {
+        self.paint("1;36", s)
+    }
+    fn linear(&self, s: &str) -> String {
+        self.paint("33", s)
+    }
+    fn frag(&self, s: &str) -> String {
+        self.paint("32", s)
+    }
+    fn warn(&self, s: &str) -> String {
+        self.paint("1;31", s)
+    }
+}
+
+/// One event on one line: its kernel name, then its fields.
+pub fn event(e: &Event) -> String {
+    let v = serde_json::to_value(e).expect("events serialize");
+    let obj = v.as_object().expect("events are tagged objects");
+    let mut line = obj["ev"].as_str().unwrap_or("?").to_string();
+    for (k, v) in obj.iter().filter(|(k, _)| *k != "ev") {
+        let _ = write!(line, " {k}={v}");
+    }
+    line
+}
+
+/// A proportional bar of `n` of `total` using `fill`, padded with dots.
+fn bar(n: u32, total: u32, fill: char) -> String {
+    let w = if total == 0 { 0 } else { ((n as u64 * BAR as u64).div_ceil(total as u64)) as usize };
+    let w = w.min(BAR as usize);
+    format!("{}{}", fill.to_string().repeat(w), "·".repeat(BAR as usize - w))
+}
+
+fn skb(out: &mut String, s: &Skb, st: Style) {
+    let mut flags = Vec::new();
+    for (on, name) in [(s.psh, "PSH"), (s.eor, "EOR"), (s.sent, "sent")] {
+        if on {
+            flags.push(name);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  {} seq {}..{}  len {} = linear {} + frags {}  truesize {}{}{}",
+        st.bold(&format!("skb#{}", s.id)),
+        s.seq,
+        s.end_seq,
+        s.len,
+        st.linear(&s.linear_len.to_string()),
+        st.frag(&s.data_len.to_string()),
+        s.head.truesize,
+        if flags.is_empty() { String::new() } else { format!("  [{}]", flags.join(" ")) },
+        if s.cpu != 0 { format!("  cpu{}", s.cpu) } else { String::new() },
+    );
+    let _ = writeln!(
+        out,
+        "      head {} B: headroom {} | {} | tailroom {}",
+        s.head.head_bytes,
+        s.head.headroom,
+        st.linear(&format!("linear {}", s.linear_len)),
+        s.head.tailroom,
+    );
+    if let Some(f) = &s.head_frag {
+        let _ = writeln!(out, "      head in page {} @{} +{}", f.page, f.offset, f.size);
+    }
+    for (i, f) in s.frags.iter().enumerate() {
+        let _ = writeln!(out, "      {}", st.frag(&format!("frag[{i}] -> page {} @{} +{}", f.page, f.offset, f.size)));
+    }
+    if let Some(m) = &s.mapping {
+        let _ = writeln!(
+            out,
+            "      DSS map data_seq {} subflow_seq {} data_len {}{}",
+            m.data_seq,
+            m.subflow_seq,
+            m.data_len,
+            if m.frozen { " (frozen)" } else { "" }
+        );
+    }
+}
+
+fn cursor(c: &Cursor) -> String {
+    let bias = c.bias.map(|b| format!("  pagecnt_bias {b}")).unwrap_or_default();
+    match c.page {
+        Some(p) => format!("  {} -> page {p} offset {}/{}{bias}", c.name, c.offset, c.size),
+        None => format!("  {} -> no page", c.name),
+    }
+}
+
+/// The whole state: queues with their skbs, live pages with fullness and count, cursors.
+pub fn state(s: &State, st: Style) -> String {
+    let mut out = String::new();
+    for q in &s.queues {
+        let _ = writeln!(out, "{} ({} skb{})", st.head(&q.name), q.skbs.len(), if q.skbs.len() == 1 { "" } else { "s" });
+        for b in &q.skbs {
+            skb(&mut out, b, st);
+        }
+    }
+    if !s.pages.is_empty() {
+        let _ = writeln!(out, "{}", st.head(&format!("pages ({} live)", s.pages.len())));
+    }
+    for p in &s.pages {
+        let _ = writeln!(
+            out,
+            "  page {:<4} order {} {} {:>6}/{:<6} count {}  cpu{}",
+            p.id,
+            p.order,
+            st.frag(&bar(p.used, p.size, '█')),
+            p.used,
+            p.size,
+            st.bold(&p.count.to_string()),
+            p.cpu
+        );
+    }
+    if !s.cursors.is_empty() {
+        let _ = writeln!(out, "{}", st.head("page-frag cursors"));
+    }
+    for c in &s.cursors {
+        let _ = writeln!(out, "{}", cursor(c));
+    }
+    out
+}
+
+/// Counters that changed in this step, with their change.
+fn changed(prev: Option<&Counters>, now: &Counters) -> Vec<String> {
+    now.0
+        .iter()
+        .filter_map(|(name, v)| {
+            let before = prev.and_then(|p| p.get(name)).unwrap_or(0);
+            (*v != before).then(|| format!("{name} {v} ({:+})", *v as i64 - before as i64))
+        })
+        .collect()
+}
+
+/// One step: events, state, counters that moved.
+pub fn step(i: usize, n: usize, s: &Step, prev: Option<&Step>, st: Style) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", st.bold(&format!("── step {}/{n}: {} ──", i + 1, s.op)));
+    for e in &s.events {
+        let _ = writeln!(out, "  {} {}", st.dim("·"), event(e));
+    }
+    out.push_str(&state(&s.state, st));
+    let moved = changed(prev.map(|p| &p.counters), &s.counters);
+    if !moved.is_empty() {
+        let _ = writeln!(out, "{} {}", st.head("counters:"), moved.join(", "));
+    }
+    out
+}
+
+/// A whole trace, step by step, then the final counters.
+pub fn trace(t: &Trace, st: Style) -> String {
+    let mut out = format!(
+        "{} variant {} ({} constants)\n\n",
+        st.bold(&format!("mechanism {}", t.mechanism)),
+        st.bold(&t.variant),
+        era_name(t)
+    );
+    for (i, s) in t.steps.iter().enumerate() {
+        out.push_str(&step(i, t.steps.len(), s, i.checked_sub(1).map(|j| &t.steps[j]), st));
+        out.push('\n');
+    }
+    out.push_str(&st.head("final counters\n"));
+    for (name, v) in &t.counters.0 {
+        let _ = writeln!(out, "  {name:<28} {v:>12}");
+    }
+    out
+}
+
+fn era_name(t: &Trace) -> String {
+    serde_json::to_value(t.era).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+/// Counters of two runs side by side with the difference.
+pub fn compare(a: &Trace, b: &Trace, st: Style) -> String {
+    let mut out = format!("{:<28} {:>14} {:>14} {:>14}\n", "counter", a.variant, b.variant, "difference");
+    let names: Vec<&str> = a.counters.names().chain(b.counters.names().filter(|n| a.counters.get(n).is_none())).collect();
+    for name in names {
+        let (x, y) = (a.counters.get(name), b.counters.get(name));
+        let diff = match (x, y) {
+            (Some(x), Some(y)) if x == y => "=".to_string(),
+            (Some(x), Some(y)) => st.warn(&format!("{:+}", y as i64 - x as i64)),
+            _ => "n/a".to_string(),
+        };
+        let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        let _ = writeln!(out, "{name:<28} {:>14} {:>14} {:>14}", show(x), show(y), diff);
+    }
+    out
+}
+
+/// Wraps a paragraph at [`WRAP`] columns.
+pub fn wrap(text: &str, indent: &str) -> String {
+    let mut out = String::new();
+    for para in text.trim().split("\n\n") {
+        let mut line = String::from(indent);
+        for word in para.split_whitespace() {
+            if line.len() > indent.len() && line.len() + 1 + word.len() > WRAP {
+                out.push_str(line.trim_end());
+                out.push('\n');
+                line = String::from(indent);
+            }
+            if line.len() > indent.len() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        out.push_str(line.trim_end());
+        out.push_str("\n\n");
+    }
+    out.pop();
+    out
+}
+
+/// A narrated walkthrough: intro, each step's paragraph then each variant's state, the
+/// comparison of the final counters, and the outro. `traces` are the walkthrough's variants
+/// in order.
+pub fn walkthrough(w: &Walkthrough, traces: &[Trace], st: Style) -> String {
+    let mut out = format!("{}\n{}\n\n", st.bold(&w.title), "=".repeat(w.title.chars().count()));
+    out.push_str(&wrap(&w.intro, ""));
+    out.push('\n');
+    let n = w.say.len();
+    for (i, say) in w.say.iter().enumerate() {
+        let op = traces.first().map(|t| t.steps[i].op.as_str()).unwrap_or("");
+        let _ = writeln!(out, "{}", st.bold(&format!("━━ Step {}/{n}: {op} ━━", i + 1)));
+        out.push_str(&wrap(say, ""));
+        out.push('\n');
+        for t in traces {
+            let prev = i.checked_sub(1).map(|j| &t.steps[j]);
+            let s = &t.steps[i];
+            let _ = writeln!(out, "{}", st.head(&format!("[{}]", t.variant)));
+            for e in &s.events {
+                let _ = writeln!(out, "  {} {}", st.dim("·"), event(e));
+            }
+            out.push_str(&state(&s.state, st));
+            let moved = changed(prev.map(|p| &p.counters), &s.counters);
+            if !moved.is_empty() {
+                let _ = writeln!(out, "counters: {}", moved.join(", "));
+            }
+            out.push('\n');
+        }
+    }
+    if let [a, b] = traces {
+        let _ = writeln!(out, "{}", st.bold("━━ Before and after ━━"));
+        out.push_str(&compare(a, b, st));
+        out.push('\n');
+    }
+    out.push_str(&wrap(&w.outro, ""));
+    out
+}
