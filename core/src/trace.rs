@@ -77,6 +77,38 @@ pub enum Event {
         skb: SkbId,
     },
     // -- send side (tcp_sendmsg, transmit) --
+    /// `tcp_push` / `__tcp_push_pending_frames` / `tcp_push_one` on `skb`: `forced` when more
+    /// than half the peer's max window went unpushed (forced_push), else the end of the call
+    /// or a full send head.
+    Push {
+        skb: SkbId,
+        forced: bool,
+    },
+    /// `skb_linearize` on the way to a non-SG device: a new head of `head_bytes` is
+    /// allocated and the `copied` frag bytes are pulled into it.
+    Linearize {
+        skb: SkbId,
+        head_bytes: u32,
+        copied: u32,
+    },
+    /// An skb handed to the device (`tcp_transmit_skb` -> `dev_queue_xmit`).
+    Xmit {
+        skb: SkbId,
+        seq: u32,
+        len: u32,
+        gso_segs: u32,
+        linearized: bool,
+    },
+    /// One segment on the wire (GSO/TSO cuts a super-packet into MSS-sized ones).
+    Segment {
+        seq: u32,
+        len: u32,
+        psh: bool,
+    },
+    /// The peer acknowledged everything before `snd_una`.
+    Ack {
+        snd_una: u32,
+    },
     // -- receive side --
     // -- MPTCP --
 }

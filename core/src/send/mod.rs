@@ -1,10 +1,24 @@
 //! Seed 000: tcp_sendmsg and the linear area (Krishna Kumar, 2010), plus today's form.
 //!
-//! Scenario format for `mechanism = "sendmsg"`; the machine itself lives in the submodules.
+//! Scenario format for `mechanism = "sendmsg"`, its validation, and the run; the machine
+//! lives in the submodules: [`variant`] (what differs, as data), [`sock`] (the copy loop,
+//! the socket's page, acks, close), [`xmit`] (the transmit path), [`counters`], and
+//! [`matrix`] (the seed's benchmark matrix, counters only).
+
+pub mod counters;
+pub mod matrix;
+pub mod sock;
+pub mod variant;
+mod xmit;
+
+pub use counters::SendCounters;
+pub use sock::{SendConfig, SendSock};
+pub use variant::Variant;
 
 use crate::consts::ConstOverrides;
-use crate::scenario::RunOptions;
-use crate::trace::Trace;
+use crate::limits::{check_range, ByteBudget, MAX_IOVECS, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_BYTES};
+use crate::scenario::{pick_variant, RunOptions};
+use crate::trace::{drive, Counters, Events, Machine, State, Trace};
 use crate::Error;
 use serde::{Deserialize, Serialize};
 
@@ -94,6 +108,9 @@ pub enum SendOp {
         bytes: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         iov: Option<Vec<u64>>,
+        /// MSG_EOR: nothing may be appended to the last skb (modern only; 2.6.33 ignores it).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        eor: bool,
     },
     /// Hand every unsent skb to the device.
     Transmit,
@@ -108,7 +125,172 @@ pub enum SendOp {
 
 impl SendScenario {
     pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
-        let _ = opts;
-        Err(Error::invalid("mechanism", "sendmsg model is being built"))
+        let name = pick_variant(opts.variant.as_deref(), self.variant.as_deref(), VARIANTS)?;
+        let variant = Variant::from_name(name).expect("VARIANTS names every Variant");
+        let cfg = self.config(variant)?;
+        self.check_ops()?;
+        let mut m = SendMachine {
+            sock: SendSock::new(cfg),
+        };
+        let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
+        Ok(Trace {
+            mechanism: "sendmsg".to_string(),
+            variant: name.to_string(),
+            era: variant.era(),
+            consts: cfg.k,
+            steps,
+            counters,
+        })
+    }
+
+    /// The validated configuration for `variant`: every socket and device field checked
+    /// against its allowed range.
+    pub fn config(&self, variant: Variant) -> Result<SendConfig, Error> {
+        let k = self.consts.apply(variant.era().consts())?;
+        let (s, d) = (self.socket, self.device);
+        check_range("socket.net_header_len", s.net_header_len as u64, 20, 60)?;
+        check_range("socket.tcp_header_len", s.tcp_header_len as u64, 20, 60)?;
+        let headers = (s.net_header_len + s.tcp_header_len) as u64;
+        check_range("device.mtu", d.mtu as u64, headers + MIN_MSS, 65_535)?;
+        // mss_cache = MTU less the IP and TCP headers (options included).
+        check_range("socket.mss", s.mss as u64, MIN_MSS, d.mtu as u64 - headers)?;
+        check_range("socket.max_window", s.max_window as u64, 0, MAX_WINDOW)?;
+        if d.gso && !d.sg {
+            return Err(Error::invalid(
+                "device.gso",
+                "GSO/TSO needs scatter-gather: set device.sg = true",
+            ));
+        }
+        if d.sg && !d.csum {
+            return Err(Error::invalid(
+                "device.sg",
+                "the kernel drops NETIF_F_SG from a device without checksum offload: \
+                 set device.csum = true or device.sg = false",
+            ));
+        }
+        Ok(SendConfig {
+            variant,
+            k,
+            socket: s,
+            device: d,
+        })
+    }
+
+    /// Checks the operations against the caps in [`crate::limits`].
+    fn check_ops(&self) -> Result<(), Error> {
+        check_range("ops", self.ops.len() as u64, 0, MAX_OPS as u64)?;
+        let mut budget = ByteBudget::default();
+        for (i, op) in self.ops.iter().enumerate() {
+            match op {
+                SendOp::Sendmsg {
+                    bytes: Some(b),
+                    iov: None,
+                    ..
+                } => budget.take(&format!("ops[{i}].bytes"), *b)?,
+                SendOp::Sendmsg {
+                    bytes: None,
+                    iov: Some(iov),
+                    ..
+                } => {
+                    let field = format!("ops[{i}].iov");
+                    check_range(&field, iov.len() as u64, 0, MAX_IOVECS as u64)?;
+                    for (j, l) in iov.iter().enumerate() {
+                        check_range(&format!("ops[{i}].iov[{j}]"), *l, 0, MAX_OP_BYTES)?;
+                    }
+                    budget.take(&field, iov.iter().sum())?;
+                }
+                SendOp::Sendmsg { .. } => {
+                    return Err(Error::invalid(
+                        format!("ops[{i}]"),
+                        "sendmsg takes either `bytes` or `iov` (a list of lengths)",
+                    ))
+                }
+                SendOp::Ack { bytes: Some(b) } => {
+                    check_range(&format!("ops[{i}].bytes"), *b, 0, MAX_TOTAL_BYTES)?;
+                }
+                SendOp::Transmit | SendOp::Ack { bytes: None } | SendOp::Close => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The smallest MSS a scenario may ask for (2.6.33 `tcp_mtu_to_mss` clamps to 48).
+pub const MIN_MSS: u64 = 48;
+/// The largest max_window: 65535 << 14 (the largest window scale), about 1 GiB.
+pub const MAX_WINDOW: u64 = 65_535 << 14;
+
+/// [`SendSock`] driven by scenario operations.
+struct SendMachine {
+    sock: SendSock,
+}
+
+impl Machine for SendMachine {
+    type Op = SendOp;
+
+    fn apply(&mut self, op: &SendOp, at: usize, ev: &mut Events) -> Result<(), Error> {
+        let sock = &mut self.sock;
+        if sock.closed {
+            return Err(Error::invalid(
+                format!("ops[{at}]"),
+                "the socket is closed; `close` must be the last operation",
+            ));
+        }
+        match op {
+            SendOp::Sendmsg { bytes, iov, eor } => {
+                let iov: Vec<u32> = match (bytes, iov) {
+                    (Some(b), _) => vec![*b as u32],
+                    (None, Some(iov)) => iov.iter().map(|&l| l as u32).collect(),
+                    (None, None) => Vec::new(),
+                };
+                sock.sendmsg(&iov, *eor, ev);
+            }
+            SendOp::Transmit => sock.transmit(ev),
+            SendOp::Ack { bytes: None } => sock.ack_all(ev),
+            SendOp::Ack { bytes: Some(b) } => {
+                let field = format!("ops[{at}].bytes");
+                check_range(&field, *b, 0, sock.in_flight())?;
+                sock.ack_to(sock.snd_una + b, ev);
+            }
+            SendOp::Close => sock.close(ev),
+        }
+        Ok(())
+    }
+
+    fn describe(&self, op: &SendOp) -> String {
+        match op {
+            SendOp::Sendmsg {
+                bytes: Some(b),
+                eor,
+                ..
+            } => format!("sendmsg {b} bytes{}", if *eor { " (MSG_EOR)" } else { "" }),
+            SendOp::Sendmsg {
+                iov: Some(iov),
+                eor,
+                ..
+            } => {
+                let parts: Vec<String> = iov.iter().map(u64::to_string).collect();
+                let total: u64 = iov.iter().sum();
+                format!(
+                    "sendmsg {} iovecs ({} = {total} bytes){}",
+                    iov.len(),
+                    parts.join(" + "),
+                    if *eor { " (MSG_EOR)" } else { "" }
+                )
+            }
+            SendOp::Sendmsg { .. } => "sendmsg 0 bytes".to_string(),
+            SendOp::Transmit => "transmit".to_string(),
+            SendOp::Ack { bytes: None } => "ack everything sent".to_string(),
+            SendOp::Ack { bytes: Some(b) } => format!("ack {b} bytes"),
+            SendOp::Close => "close".to_string(),
+        }
+    }
+
+    fn state(&self) -> State {
+        self.sock.state()
+    }
+
+    fn counters(&self) -> Counters {
+        self.sock.send_counters().to_counters()
     }
 }

@@ -1,0 +1,499 @@
+//! One TCP socket's send side: the tcp_sendmsg copy loop (shared by every variant), the
+//! socket's page for frags, the write queue, acknowledgements and close.
+//!
+//! Sources: `tcp_sendmsg` in net/ipv4/tcp.c of 2.6.32.21 (proxy for 2.6.33) and the seed's
+//! diff; `tcp_sendmsg_locked` in net/ipv4/tcp.c of v6.12. The variant-specific rules come
+//! from [`Variant`]; the transmit path is in [`super::xmit`].
+
+use super::counters::SendCounters;
+use super::variant::Variant;
+use super::{DeviceParams, SocketParams};
+use crate::consts::KernelConsts;
+use crate::page::{PageId, PagePool};
+use crate::page_frag::PageFrag;
+use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
+use crate::skb::{Frag, Skb, SkbId};
+use crate::trace::{Cursor, Event, Events, Queue, State};
+use crate::Cpu;
+use std::collections::VecDeque;
+
+/// The application and the socket run on CPU 0 (the send side models one CPU).
+pub const CPU: Cpu = 0;
+
+/// What `skb_page_frag_refill` is asked for in tcp_sendmsg_locked (`sk_page_frag_refill`):
+/// 32 bytes.
+const PAGE_FRAG_REFILL_SZ: u32 = 32;
+
+/// A validated configuration: the variant, the era's constants (with overrides) and the
+/// socket and device parameters (checked by [`super::SendScenario::config`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SendConfig {
+    pub variant: Variant,
+    pub k: KernelConsts,
+    pub socket: SocketParams,
+    pub device: DeviceParams,
+}
+
+impl SendConfig {
+    /// size_goal as `tcp_xmit_size_goal` computes it for this route.
+    pub fn size_goal(&self) -> u32 {
+        tcp_xmit_size_goal(
+            self.variant.era(),
+            &self.k,
+            &GoalInput {
+                mss: self.socket.mss,
+                gso: self.device.gso,
+                gso_max_size: self.k.gso_max_size,
+                max_window: self.socket.max_window,
+                net_header_len: self.socket.net_header_len,
+                tcp_header_len: self.socket.tcp_header_len,
+            },
+        )
+    }
+}
+
+/// The page the socket copies frags into.
+#[derive(Clone, Copy, Debug)]
+enum SndPage {
+    /// 2.6.33: `TCP_PAGE(sk)` (sk->sk_sndmsg_page) and `TCP_OFF(sk)` (sk->sk_sndmsg_off).
+    TcpPage { page: Option<PageId>, off: u32 },
+    /// v6.12: the `struct page_frag` of `sk_page_frag(sk)`.
+    Frag(PageFrag),
+}
+
+/// Where the next frag copy goes, as the variant's page rules decided.
+struct FragTarget {
+    page: PageId,
+    off: u32,
+    /// Room left in the page at `off`.
+    room: u32,
+    merge: bool,
+}
+
+/// One TCP socket's send side.
+#[derive(Clone, Debug)]
+pub struct SendSock {
+    pub(super) cfg: SendConfig,
+    pub(super) size_goal: u32,
+    /// The write queue: sent-but-unacknowledged skbs first, then the unsent ones.
+    pub(super) queue: VecDeque<Skb>,
+    /// How many skbs at the front have been handed to the device (tcp_send_head's index).
+    pub(super) sent: usize,
+    pub(super) pool: PagePool,
+    page: SndPage,
+    /// Stream offsets (64-bit so comparisons never wrap; seq numbers are their low 32 bits).
+    pub(super) write_seq: u64,
+    pushed_seq: u64,
+    pub(super) snd_nxt: u64,
+    pub(super) snd_una: u64,
+    /// Stream offset of the front skb's seq.
+    pub(super) front_seq: u64,
+    next_skb: SkbId,
+    pub(super) closed: bool,
+    pub(super) c: SendCounters,
+}
+
+impl SendSock {
+    pub fn new(cfg: SendConfig) -> SendSock {
+        let page = match cfg.variant {
+            Variant::Modern => SndPage::Frag(PageFrag::default()),
+            _ => SndPage::TcpPage { page: None, off: 0 },
+        };
+        SendSock {
+            size_goal: cfg.size_goal(),
+            cfg,
+            queue: VecDeque::new(),
+            sent: 0,
+            pool: PagePool::default(),
+            page,
+            write_seq: 0,
+            pushed_seq: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            front_seq: 0,
+            next_skb: 0,
+            closed: false,
+            c: SendCounters::default(),
+        }
+    }
+
+    pub fn size_goal(&self) -> u32 {
+        self.size_goal
+    }
+
+    /// tcp_sendmsg of the iovecs `iov`; `eor` is MSG_EOR. Returns the bytes copied (all).
+    pub fn sendmsg(&mut self, iov: &[u32], eor: bool, ev: &mut Events) -> u64 {
+        let mut left: u64 = iov.iter().map(|&l| l as u64).sum();
+        let mut copied = 0u64;
+        // `goto new_segment`: the tail may not take this chunk; allocate without asking.
+        let mut new_segment = false;
+        for &seglen in iov {
+            let mut seglen = seglen;
+            while seglen > 0 {
+                let (mut copy, mut max) = if new_segment {
+                    (0, 0)
+                } else {
+                    self.tail_room()
+                };
+                new_segment = false;
+                if copy == 0 {
+                    self.new_skb(ev);
+                    (copy, max) = (self.size_goal, self.size_goal);
+                }
+                let Some(n) = self.copy_chunk(copy.min(seglen), ev) else {
+                    // No frag slot (MAX_SKB_FRAGS, or pre-2010 on a non-SG route).
+                    self.mark_push(ev);
+                    new_segment = true;
+                    continue;
+                };
+                let skb = self.queue.back_mut().expect("model bug: no tail skb");
+                if copied == 0 && skb.psh {
+                    skb.psh = false;
+                    let id = skb.id;
+                    ev.emit(|| Event::ClearPsh { skb: id });
+                }
+                self.write_seq += n as u64;
+                copied += n as u64;
+                left -= n as u64;
+                seglen -= n;
+                if left == 0 {
+                    if eor && self.cfg.variant.honours_eor() {
+                        skb.eor = true;
+                    }
+                    break;
+                }
+                if skb.len < max {
+                    continue;
+                }
+                // The skb is full: __tcp_push_pending_frames when forced, else tcp_push_one
+                // if it is the send head (the only unsent skb).
+                if self.forced_push() {
+                    self.mark_push(ev);
+                    self.push(true, ev);
+                } else if self.sent + 1 == self.queue.len() {
+                    self.push(false, ev);
+                }
+            }
+        }
+        if copied > 0 {
+            // tcp_push at `out:` (no MSG_MORE): PSH on the tail, then push.
+            self.mark_push(ev);
+            self.push(false, ev);
+        }
+        self.c.bytes_written += copied;
+        copied
+    }
+
+    /// (copy, max) for the tail skb: it takes more only while unsent (and, today, not EOR)
+    /// and shorter than max = size_goal, or the MSS for a 2.6.33 skb without checksum
+    /// offload (CHECKSUM_NONE). (0, _) means: allocate a new skb.
+    fn tail_room(&self) -> (u32, u32) {
+        let v = self.cfg.variant;
+        match self.queue.back() {
+            Some(skb) if self.sent < self.queue.len() && !(v.honours_eor() && skb.eor) => {
+                let max = if v.csum_none_caps_at_mss() && !self.cfg.device.csum {
+                    self.cfg.socket.mss
+                } else {
+                    self.size_goal
+                };
+                (max.saturating_sub(skb.len), max)
+            }
+            _ => (0, 0),
+        }
+    }
+
+    /// `new_segment:` sk_stream_alloc_skb / tcp_stream_alloc_skb, then skb_entail: seq =
+    /// end_seq = write_seq, appended to the write queue.
+    fn new_skb(&mut self, ev: &mut Events) {
+        let (v, k, d) = (self.cfg.variant, &self.cfg.k, &self.cfg.device);
+        let room = v.linear_room(k, self.cfg.socket.mss, d.sg, d.gso);
+        let head = v.new_skb_head(k, room);
+        let id = self.next_skb;
+        self.next_skb += 1;
+        self.c.skbs_allocated += 1;
+        self.c.skb_head_bytes += head.head_bytes as u64;
+        ev.emit(|| Event::AllocSkb {
+            skb: id,
+            cpu: CPU,
+            head_bytes: head.head_bytes,
+            headroom: head.headroom,
+            linear_room: head.tailroom,
+        });
+        self.queue
+            .push_back(Skb::new(id, CPU, head, self.write_seq as u32));
+    }
+
+    /// Copies at most `copy` bytes into the tail skb: linear tailroom first (pre-2010), else
+    /// a page frag. `None` when the skb may take no new frag.
+    fn copy_chunk(&mut self, copy: u32, ev: &mut Events) -> Option<u32> {
+        let skb = self.queue.back_mut().expect("model bug: no tail skb");
+        if self.cfg.variant.linear_first() && skb.head.tailroom > 0 {
+            let n = copy.min(skb.head.tailroom);
+            skb.put_linear(n);
+            let id = skb.id;
+            ev.emit(|| Event::CopyToLinear { skb: id, bytes: n });
+            self.c.linear_bytes += n as u64;
+            self.c.sendmsg_copy_bytes += n as u64;
+            return Some(n);
+        }
+        let t = self.frag_target(ev)?;
+        let n = copy.min(t.room);
+        self.copy_to_page(&t, n, ev);
+        Some(n)
+    }
+
+    /// The variant's page rules: which page and offset the next frag copy uses.
+    fn frag_target(&mut self, ev: &mut Events) -> Option<FragTarget> {
+        let skb = self.queue.back().expect("model bug: no tail skb");
+        let (i, k, v) = (skb.nr_frags() as u32, &self.cfg.k, self.cfg.variant);
+        let page_size = k.page_size;
+        match &mut self.page {
+            // tcp_sendmsg, 2.6.33 (both sides of the seed's diff).
+            SndPage::TcpPage { page, off } => {
+                let merge = page.is_some_and(|p| skb.can_coalesce(p, *off)) && *off != page_size;
+                if !merge {
+                    if i >= k.max_skb_frags || (v.frags_need_sg() && !self.cfg.device.sg) {
+                        return None;
+                    }
+                    match *page {
+                        Some(p) if *off == page_size => {
+                            // The socket's page is full: drop the socket's reference.
+                            self.pool.put(p, CPU, ev);
+                            *page = None;
+                            *off = 0;
+                        }
+                        Some(_) => {}
+                        None => *off = 0,
+                    }
+                }
+                let p = match *page {
+                    Some(p) => p,
+                    // sk_stream_alloc_page; the socket keeps it only if room is left.
+                    None => self.pool.alloc(0, page_size, CPU, ev),
+                };
+                Some(FragTarget {
+                    page: p,
+                    off: *off,
+                    room: page_size - *off,
+                    merge,
+                })
+            }
+            // tcp_sendmsg_locked, v6.12.
+            SndPage::Frag(pf) => {
+                let high_order = !self.cfg.device.high_order_alloc_disable;
+                pf.refill(PAGE_FRAG_REFILL_SZ, high_order, k, &mut self.pool, CPU, ev);
+                let p = pf.page.expect("model bug: refill gives a page");
+                let merge = skb.can_coalesce(p, pf.offset);
+                if !merge && i >= k.max_skb_frags {
+                    return None;
+                }
+                Some(FragTarget {
+                    page: p,
+                    off: pf.offset,
+                    room: pf.size - pf.offset,
+                    merge,
+                })
+            }
+        }
+    }
+
+    /// skb_copy_to_page, then the skb update and the page references: a new frag holds one
+    /// reference; the socket holds its own while it keeps the page.
+    fn copy_to_page(&mut self, t: &FragTarget, n: u32, ev: &mut Events) {
+        let skb = self.queue.back_mut().expect("model bug: no tail skb");
+        let id = skb.id;
+        ev.emit(|| Event::CopyToPage {
+            skb: id,
+            page: t.page,
+            offset: t.off,
+            bytes: n,
+        });
+        skb.head.truesize += n;
+        let i = skb.nr_frags() as u32;
+        // Does the frag take a new reference (get_page), or the page's first one?
+        let mut get = true;
+        if t.merge {
+            skb.grow_last_frag(n);
+            ev.emit(|| Event::Coalesce {
+                skb: id,
+                idx: i - 1,
+                bytes: n,
+            });
+        } else {
+            skb.add_frag(Frag {
+                page: t.page,
+                offset: t.off,
+                size: n,
+            });
+            ev.emit(|| Event::NewFrag {
+                skb: id,
+                idx: i,
+                page: t.page,
+                offset: t.off,
+                size: n,
+            });
+            self.c.frags += 1;
+            self.c.max_frags_per_skb = self.c.max_frags_per_skb.max(i as u64 + 1);
+        }
+        let end = t.off + n;
+        match &mut self.page {
+            SndPage::TcpPage { page, off } => {
+                if !t.merge {
+                    if page.is_none() {
+                        // A fresh page: its first reference is the frag's; the socket takes
+                        // one more only if the page still has room.
+                        get = end < self.cfg.k.page_size;
+                        *page = get.then_some(t.page);
+                    }
+                    if get {
+                        self.pool.get(t.page, ev);
+                    }
+                }
+                *off = end;
+            }
+            SndPage::Frag(pf) => {
+                if !t.merge {
+                    self.pool.get(t.page, ev);
+                }
+                pf.offset = end;
+            }
+        }
+        let p = self.pool.page_mut(t.page);
+        p.used = p.used.max(end);
+        self.c.frag_bytes += n as u64;
+        self.c.sendmsg_copy_bytes += n as u64;
+    }
+
+    /// tcp_mark_push on the tail: PSH, and pushed_seq = write_seq.
+    fn mark_push(&mut self, ev: &mut Events) {
+        let unsent = self.sent < self.queue.len();
+        if let Some(skb) = self.queue.back_mut().filter(|_| unsent) {
+            skb.psh = true;
+            let id = skb.id;
+            ev.emit(|| Event::MarkPsh { skb: id });
+        }
+        self.pushed_seq = self.write_seq;
+    }
+
+    /// forced_push: more than half the peer's max window written since the last push
+    /// (max_window 0 = not modelled: never forced).
+    fn forced_push(&self) -> bool {
+        let half = (self.cfg.socket.max_window >> 1) as u64;
+        self.cfg.socket.max_window != 0 && self.write_seq > self.pushed_seq + half
+    }
+
+    /// A push point: the tail is offered to the device; with `device.drain` every unsent skb
+    /// goes out at once, otherwise they stay queued until a `transmit` (device or window
+    /// busy). Nagle is not modelled (TCP_NODELAY behaviour).
+    fn push(&mut self, forced: bool, ev: &mut Events) {
+        if let Some(skb) = self.queue.back().filter(|_| self.sent < self.queue.len()) {
+            let id = skb.id;
+            ev.emit(|| Event::Push { skb: id, forced });
+        }
+        if self.cfg.device.drain {
+            self.transmit(ev);
+        }
+    }
+
+    /// The peer acknowledges up to stream offset `una`: fully acknowledged skbs are freed
+    /// (tcp_clean_rtx_queue; a partly acknowledged skb is kept whole, tcp_trim_head is not
+    /// modelled).
+    pub fn ack_to(&mut self, una: u64, ev: &mut Events) {
+        debug_assert!(una <= self.snd_nxt, "model bug: ack beyond snd_nxt");
+        self.c.bytes_acked += una.saturating_sub(self.snd_una);
+        self.snd_una = self.snd_una.max(una);
+        let snd_una = self.snd_una as u32;
+        ev.emit(|| Event::Ack { snd_una });
+        while self.sent > 0 {
+            let len = self.queue[0].len as u64;
+            if self.front_seq + len > self.snd_una {
+                break;
+            }
+            let skb = self.queue.pop_front().expect("model bug: sent > 0");
+            self.sent -= 1;
+            self.front_seq += len;
+            self.free_skb(skb, ev);
+        }
+    }
+
+    /// Everything sent so far is acknowledged.
+    pub fn ack_all(&mut self, ev: &mut Events) {
+        self.ack_to(self.snd_nxt, ev);
+    }
+
+    /// Bytes sent and not yet acknowledged.
+    pub fn in_flight(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// sk_wmem_free_skb: put_page per frag, then the skb.
+    fn free_skb(&mut self, skb: Skb, ev: &mut Events) {
+        for f in &skb.frags {
+            self.pool.put(f.page, CPU, ev);
+        }
+        self.c.skbs_freed += 1;
+        ev.emit(|| Event::FreeSkb {
+            skb: skb.id,
+            cpu: CPU,
+        });
+    }
+
+    /// The socket is destroyed: tcp_write_queue_purge frees every skb, then the socket's
+    /// page reference is dropped (tcp_v4_destroy_sock in 2.6.33, sk_destruct today).
+    pub fn close(&mut self, ev: &mut Events) {
+        while let Some(skb) = self.queue.pop_front() {
+            self.free_skb(skb, ev);
+        }
+        self.sent = 0;
+        self.front_seq = self.write_seq;
+        match &mut self.page {
+            SndPage::TcpPage { page, off } => {
+                if let Some(p) = page.take() {
+                    self.pool.put(p, CPU, ev);
+                }
+                *off = 0;
+            }
+            SndPage::Frag(pf) => pf.release(&mut self.pool, CPU, ev),
+        }
+        self.closed = true;
+    }
+
+    /// The counters, with the page allocator's own.
+    pub fn send_counters(&self) -> SendCounters {
+        let mut c = self.c;
+        c.pages_allocated = self.pool.stats.allocated;
+        c.pages_freed = self.pool.stats.freed;
+        c.pages_reused = self.pool.stats.reused;
+        c
+    }
+
+    /// The page-frag cursor: TCP_PAGE/TCP_OFF or sk_page_frag.
+    pub fn cursor(&self) -> Cursor {
+        let name = self.cfg.variant.cursor_name();
+        match self.page {
+            SndPage::TcpPage { page, off } => Cursor {
+                name: name.to_string(),
+                page,
+                offset: if page.is_some() { off } else { 0 },
+                size: if page.is_some() {
+                    self.cfg.k.page_size
+                } else {
+                    0
+                },
+                bias: None,
+            },
+            SndPage::Frag(pf) => pf.cursor(name),
+        }
+    }
+
+    pub fn state(&self) -> State {
+        State {
+            queues: vec![Queue {
+                name: "write_queue".to_string(),
+                skbs: self.queue.iter().cloned().collect(),
+            }],
+            pages: self.pool.live().cloned().collect(),
+            cursors: vec![self.cursor()],
+        }
+    }
+}
