@@ -358,8 +358,12 @@ impl SendSock {
                 pf.offset = end;
             }
         }
-        let p = self.pool.page_mut(t.page);
-        p.used = p.used.max(end);
+        if ev.is_on() {
+            // How full the page is, for the trace's drawing only (the counters-only hot path
+            // skips the lookup).
+            let p = self.pool.page_mut(t.page);
+            p.used = p.used.max(end);
+        }
         self.c.frag_bytes += n as u64;
         self.c.sendmsg_copy_bytes += n as u64;
     }
