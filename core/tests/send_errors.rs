@@ -1,0 +1,57 @@
+//! Bad scenarios get an `Error` naming the field (and the allowed range), never a panic.
+//! One row per case: the scenario body after `mechanism = "sendmsg"`, and the words the
+//! message must contain.
+
+use skblab_core::{run_text, RunOptions};
+
+const WRITE: &str = "[[ops]]\nop = \"sendmsg\"\nbytes = 1000\n";
+
+const CASES: &[(&str, &[&str])] = &[
+    ("[socket]\nmss = 0\n[[ops]]\nop = \"close\"\n", &["socket.mss", "48..=1448"]),
+    ("[device]\nmtu = 99\n[[ops]]\nop = \"close\"\n", &["device.mtu", "100..=65535"]),
+    ("[socket]\nmss = 1449\n[[ops]]\nop = \"close\"\n", &["socket.mss", "48..=1448"]),
+    ("[socket]\ntcp_header_len = 4\n[[ops]]\nop = \"close\"\n", &["socket.tcp_header_len"]),
+    ("[socket]\nmax_window = 4294967295\n[[ops]]\nop = \"close\"\n", &["socket.max_window"]),
+    ("[[ops]]\nop = \"sendmsg\"\nbytes = 1000000000000000\n", &["ops[0].bytes", "0..=16777216"]),
+    ("[[ops]]\nop = \"sendmsg\"\niov = [1, 1000000000000000]\n", &["ops[0].iov[1]"]),
+    ("[[ops]]\nop = \"sendmsg\"\n", &["ops[0]", "bytes", "iov"]),
+    ("[[ops]]\nop = \"sendmsg\"\nbytes = 1\niov = [1]\n", &["ops[0]"]),
+    ("[device]\nsg = false\ngso = true\n[[ops]]\nop = \"close\"\n", &["device.gso"]),
+    ("[device]\ncsum = false\n[[ops]]\nop = \"close\"\n", &["device.sg"]),
+    ("[consts]\nmax_skb_frags = 0\n[[ops]]\nop = \"close\"\n", &["consts.max_skb_frags", "1..=64"]),
+    ("variant = \"2011\"\n[[ops]]\nop = \"close\"\n", &["variant", "pre-2010, kumar-2010, modern"]),
+    ("[[ops]]\nop = \"close\"\n[[ops]]\nop = \"transmit\"\n", &["ops[1]", "closed"]),
+    ("[[ops]]\nop = \"sendmsg\"\nbytes = 1000\n[[ops]]\nop = \"transmit\"\n[[ops]]\nop = \"ack\"\nbytes = 1001\n",
+        &["ops[2].bytes", "0..=1000"]),
+    ("[[ops]]\nop = \"splice\"\n", &["ops[0]", "splice"]),
+    ("[socket]\nmss = \"big\"\n[[ops]]\nop = \"close\"\n", &["socket.mss"]),
+];
+
+fn check(body: &str, words: &[&str]) {
+    let text = format!("mechanism = \"sendmsg\"\n{body}");
+    let err = run_text(&text, &RunOptions::default())
+        .expect_err(body)
+        .to_string();
+    for w in words {
+        assert!(err.contains(w), "{body:?}: `{err}` lacks `{w}`");
+    }
+}
+
+#[test]
+fn bad_scenarios_name_the_field() {
+    for (body, words) in CASES {
+        check(body, words);
+    }
+}
+
+#[test]
+fn caps_on_ops_iovecs_and_total() {
+    check(&WRITE.repeat(10_001), &["ops", "0..=10000"]);
+    let iov = vec!["1"; 1025].join(", ");
+    check(
+        &format!("[[ops]]\nop = \"sendmsg\"\niov = [{iov}]\n"),
+        &["ops[0].iov", "0..=1024"],
+    );
+    let big = "[[ops]]\nop = \"sendmsg\"\nbytes = 16777216\n".repeat(17);
+    check(&big, &["ops[16].bytes", "running total"]);
+}

@@ -1,0 +1,158 @@
+//! Invariants of the send model over random scenarios, for every variant.
+
+use proptest::prelude::*;
+use skblab_core::send::{DeviceParams, SendOp, SendScenario, SocketParams, Variant};
+use skblab_core::trace::{Event, Step};
+use skblab_core::{RunOptions, Scenario};
+
+fn device() -> impl Strategy<Value = DeviceParams> {
+    // Valid feature sets: GSO needs SG, SG needs checksum offload.
+    let features = prop_oneof![
+        Just((true, true, true)),
+        Just((true, false, true)),
+        Just((false, false, true)),
+        Just((false, false, false)),
+    ];
+    (
+        features,
+        prop_oneof![Just(1500u32), Just(9000)],
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(
+            |((sg, gso, csum), mtu, drain, high_order_alloc_disable)| DeviceParams {
+                sg,
+                gso,
+                csum,
+                mtu,
+                drain,
+                high_order_alloc_disable,
+            },
+        )
+}
+
+fn op() -> impl Strategy<Value = SendOp> {
+    prop_oneof![
+        4 => (0u64..70_000, any::<bool>()).prop_map(|(b, eor)| SendOp::Sendmsg { bytes: Some(b), iov: None, eor }),
+        2 => prop::collection::vec(0u64..20_000, 0..5)
+            .prop_map(|iov| SendOp::Sendmsg { bytes: None, iov: Some(iov), eor: false }),
+        1 => Just(SendOp::Transmit),
+        1 => Just(SendOp::Ack { bytes: None }),
+    ]
+}
+
+fn scenario() -> impl Strategy<Value = (SendScenario, Variant)> {
+    (
+        device(),
+        48u32..=1448,
+        prop_oneof![Just(0u32), 1_000u32..2_000_000],
+        prop_oneof![Just(None), (1u32..=20).prop_map(Some)],
+        prop::collection::vec(op(), 0..24),
+        prop::sample::select(Variant::ALL.to_vec()),
+    )
+        .prop_map(|(device, mss, max_window, frags, ops, v)| {
+            let mut s = SendScenario {
+                title: None,
+                variant: Some(v.name().to_string()),
+                consts: Default::default(),
+                socket: SocketParams {
+                    mss,
+                    max_window,
+                    ..SocketParams::default()
+                },
+                device,
+                ops,
+            };
+            s.consts.max_skb_frags = frags;
+            (s, v)
+        })
+}
+
+fn check_step(step: &Step, max_frags: u32, size_goal: u32, variant: Variant, sg: bool) {
+    let st = &step.state;
+    let q = &st.queues[0].skbs;
+    let c = |n: &str| step.counters.get(n).expect("counter");
+    // Bytes written == bytes in the write queue + bytes acknowledged (and freed).
+    let queued: u64 = q.iter().map(|s| s.len as u64).sum();
+    assert_eq!(c("bytes_written"), queued + c("bytes_acked"), "{}", step.op);
+    for (i, s) in q.iter().enumerate() {
+        let frag_bytes: u32 = s.frags.iter().map(|f| f.size).sum();
+        assert_eq!(s.len, s.linear_len + frag_bytes);
+        assert_eq!(s.end_seq.wrapping_sub(s.seq), s.len);
+        assert!(s.frags.len() as u32 <= max_frags, "more than MAX_SKB_FRAGS");
+        assert!(
+            s.len <= size_goal,
+            "skb {} of {} bytes above size_goal {size_goal}",
+            s.id,
+            s.len
+        );
+        if let Some(next) = q.get(i + 1) {
+            assert_eq!(s.end_seq, next.seq, "seq/end_seq contiguous");
+        }
+        match variant {
+            Variant::Pre2010 if !sg => assert!(s.frags.is_empty(), "non-SG got frags"),
+            Variant::Pre2010 => {}
+            _ => assert_eq!(s.linear_len, 0, "linear data after the patch"),
+        }
+    }
+    // Every page's count is exactly the references that exist: frags + the socket's.
+    for p in &st.pages {
+        let frags = q
+            .iter()
+            .flat_map(|s| &s.frags)
+            .filter(|f| f.page == p.id)
+            .count() as u32;
+        let socket = st
+            .cursors
+            .iter()
+            .filter(|cur| cur.page == Some(p.id))
+            .count() as u32;
+        assert_eq!(p.count, frags + socket, "page {} refcount", p.id);
+    }
+    for f in q.iter().flat_map(|s| &s.frags) {
+        assert!(
+            st.pages.iter().any(|p| p.id == f.page),
+            "frag on a freed page"
+        );
+    }
+    // Wire segments: contiguous, MSS-sized, PSH only on an skb's last segment.
+    let mut next_seq = None;
+    for e in &step.events {
+        match e {
+            Event::Xmit { seq, .. } => next_seq = Some(*seq),
+            Event::Segment { seq, len, .. } => {
+                assert_eq!(Some(*seq), next_seq, "segments contiguous");
+                next_seq = Some(seq.wrapping_add(*len));
+            }
+            _ => {}
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn send_invariants((mut s, v) in scenario()) {
+        // Finish every scenario: transmit, ack everything, close.
+        s.ops.extend([SendOp::Transmit, SendOp::Ack { bytes: None }, SendOp::Close]);
+        let cfg = s.config(v).expect("generated scenarios are valid");
+        let sc = Scenario::Sendmsg(s.clone());
+        let t = sc.run(&RunOptions::default()).expect("runs");
+        let sg = s.device.sg;
+        for step in &t.steps {
+            check_step(step, cfg.k.max_skb_frags, cfg.size_goal(), v, sg);
+        }
+        let c = |n: &str| t.counters.get(n).expect("counter");
+        prop_assert_eq!(c("bytes_written"), c("wire_bytes"));
+        prop_assert_eq!(c("bytes_written"), c("bytes_acked"));
+        prop_assert_eq!(c("sendmsg_copy_bytes"), c("bytes_written"));
+        prop_assert_eq!(c("pages_allocated"), c("pages_freed"));
+        prop_assert_eq!(c("skbs_allocated"), c("skbs_freed"));
+        let last = &t.steps.last().expect("steps").state;
+        prop_assert!(last.pages.is_empty() && last.queues[0].skbs.is_empty());
+        // Counters-only runs agree with traced runs.
+        let quiet = sc.run(&RunOptions { variant: None, counters_only: true }).expect("runs");
+        prop_assert_eq!(quiet.counters, t.counters);
+    }
+}
