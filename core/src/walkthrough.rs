@@ -8,7 +8,13 @@ use crate::Error;
 use serde::Deserialize;
 
 /// The walkthrough files, in the order a learner should take them.
-const FILES: &[&str] = &[];
+const FILES: &[&str] = &[
+    include_str!("../walkthroughs/anatomy.toml"),
+    include_str!("../walkthroughs/send-sg-gso.toml"),
+    include_str!("../walkthroughs/send-sg-nogso.toml"),
+    include_str!("../walkthroughs/send-nosg.toml"),
+    include_str!("../walkthroughs/send-pgbreak.toml"),
+];
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,0 +1,70 @@
+//! Every walkthrough in `walkthrough::all()`: each listed variant runs its scenario, and
+//! every `[[check]]` (a number the narration states) holds.
+
+use skblab_core::walkthrough;
+use skblab_core::RunOptions;
+
+#[test]
+fn every_walkthrough_runs_and_its_checks_hold() {
+    let all = walkthrough::all().expect("walkthroughs parse");
+    for w in &all {
+        assert!(!w.variants.is_empty(), "{}: no variants", w.name);
+        let variants = w.scenario.variants();
+        for c in &w.checks {
+            assert!(
+                w.variants.contains(&c.variant),
+                "{}: check on unlisted variant {}",
+                w.name,
+                c.variant
+            );
+        }
+        for v in &w.variants {
+            assert!(
+                variants.contains(&v.as_str()),
+                "{}: unknown variant {v}",
+                w.name
+            );
+            let opts = RunOptions {
+                variant: Some(v.clone()),
+                counters_only: false,
+            };
+            let t = w
+                .scenario
+                .run(&opts)
+                .unwrap_or_else(|e| panic!("{} {v}: {e}", w.name));
+            for c in w.checks.iter().filter(|c| &c.variant == v) {
+                let counters = match c.step {
+                    0 => &t.counters,
+                    n => {
+                        &t.steps
+                            .get(n - 1)
+                            .unwrap_or_else(|| panic!("{}: no step {n}", w.name))
+                            .counters
+                    }
+                };
+                assert_eq!(
+                    counters.get(&c.counter),
+                    Some(c.equals),
+                    "{} ({v}) step {}: {}",
+                    w.name,
+                    c.step,
+                    c.counter
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn walkthrough_names_are_unique_and_findable() {
+    let all = walkthrough::all().expect("walkthroughs parse");
+    for w in &all {
+        assert_eq!(
+            all.iter().filter(|o| o.name == w.name).count(),
+            1,
+            "{}",
+            w.name
+        );
+        assert_eq!(walkthrough::find(&w.name).expect("found").name, w.name);
+    }
+}
