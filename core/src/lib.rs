@@ -8,6 +8,7 @@ pub mod consts;
 pub mod error;
 pub mod limits;
 pub mod page;
+pub mod rx;
 pub mod scenario;
 pub mod send;
 pub mod size_goal;
