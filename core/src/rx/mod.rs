@@ -526,6 +526,11 @@ impl RxMachine {
         self.sock.recvmsg(limit, &self.p, &mut self.k, ev)
     }
 
+    /// Bytes of the receive queue's first skb that recvmsg has already copied.
+    pub fn copied_bytes(&self) -> u64 {
+        self.sock.copied().into()
+    }
+
     /// Skbs alive anywhere (GRO lists, socket, defer lists).
     pub fn skbs_live(&self) -> usize {
         self.gro.iter().map(Gro::held_count).sum::<usize>()

@@ -206,6 +206,11 @@ impl Socket {
         ]
     }
 
+    /// Bytes of the first queued skb already read.
+    pub fn copied(&self) -> u32 {
+        self.copied
+    }
+
     pub fn skb_count(&self) -> usize {
         self.receive_queue.len() + self.backlog.len() + usize::from(self.rx_cache.is_some())
     }
