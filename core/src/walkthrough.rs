@@ -8,7 +8,13 @@ use crate::Error;
 use serde::Deserialize;
 
 /// The walkthrough files, in the order a learner should take them.
-const FILES: &[&str] = &[];
+const FILES: &[&str] = &[
+    include_str!("../walkthroughs/rx-page-reuse.toml"),
+    include_str!("../walkthroughs/rx-page-reuse-lagging.toml"),
+    include_str!("../walkthroughs/rx-skb-cache.toml"),
+    include_str!("../walkthroughs/rx-skb-cache-rps.toml"),
+    include_str!("../walkthroughs/rx-defer-free.toml"),
+];
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
