@@ -88,7 +88,7 @@ fn run(c: &Case) -> RxMachine {
     let p = RxParams::new(v, &Default::default(), nic, SocketParams::default(), app).unwrap();
     let mut m = RxMachine::new(p);
     let lens = vec![p.frame_len(); c.frames as usize];
-    m.arrive(&lens, &mut Events::off());
+    m.arrive(&lens, &mut Events::off()).unwrap();
     m
 }
 

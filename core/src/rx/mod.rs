@@ -467,25 +467,48 @@ impl RxMachine {
         &self.k
     }
 
-    /// The frames one interrupt brought: NAPI polls them `budget` at a time on the BH CPU.
-    /// GRO keeps its packet across a poll that used its whole budget (the NAPI is polled
-    /// again) and flushes when a poll finishes under budget (napi_complete_done), so the
-    /// frames always end with such a poll. Lengths are checked by the caller
-    /// (`headers < len <= frame_len`).
-    pub fn arrive(&mut self, lens: &[u32], ev: &mut Events) {
+    /// The frames one interrupt brought (their lengths on the wire): NAPI polls them
+    /// `budget` at a time on the BH CPU. GRO keeps its packet across a poll that used its
+    /// whole budget (the NAPI is polled again) and flushes when a poll finishes under budget
+    /// (napi_complete_done), so the frames always end with such a poll.
+    pub fn arrive(&mut self, lens: &[u32], ev: &mut Events) -> Result<(), Error> {
+        self.check_lens("frames", lens)?;
         let budget = self.p.nic.budget as usize;
         let mut chunks = lens.chunks(budget);
         loop {
             let chunk = chunks.next().unwrap_or(&[]);
-            self.poll(chunk, ev);
+            self.poll_checked(chunk, ev);
             if chunk.len() < budget {
-                break;
+                return Ok(());
             }
         }
     }
 
-    /// One NAPI poll of the given frame lengths (at most the budget).
-    pub fn poll(&mut self, lens: &[u32], ev: &mut Events) {
+    /// One NAPI poll of the given frames (at most `nic.budget`; the TAP runner's entry
+    /// point). GRO flushes at its end only if it used less than the budget.
+    pub fn poll(&mut self, lens: &[u32], ev: &mut Events) -> Result<(), Error> {
+        check_range(
+            "frames (one poll)",
+            lens.len() as u64,
+            0,
+            self.p.nic.budget.into(),
+        )?;
+        self.check_lens("frames", lens)?;
+        self.poll_checked(lens, ev);
+        Ok(())
+    }
+
+    /// Each frame must carry a payload and fit the rx buffer: `headers < len <= frame_len`.
+    fn check_lens(&self, field: &str, lens: &[u32]) -> Result<(), Error> {
+        let lo = u64::from(self.p.socket.proto.headers()) + 1;
+        let hi = u64::from(self.p.frame_len());
+        for (i, &l) in lens.iter().enumerate() {
+            check_range(&format!("{field}[{i}]"), l.into(), lo, hi)?;
+        }
+        Ok(())
+    }
+
+    fn poll_checked(&mut self, lens: &[u32], ev: &mut Events) {
         let k = &mut self.k;
         socket::defer_flush(BH_CPU, k, ev);
         let budget = self.p.nic.budget;
@@ -586,7 +609,7 @@ impl Machine for RxMachine {
         match op {
             RxOp::Arrive { .. } => {
                 let lens = self.frame_lens(op, at)?;
-                self.arrive(&lens, ev);
+                self.arrive(&lens, ev)?;
             }
             RxOp::Recvmsg { bytes, skbs } => {
                 let limit = match (bytes, skbs) {
