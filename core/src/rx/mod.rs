@@ -361,6 +361,7 @@ pub struct Stats {
     pub recvmsg_calls: u64,
     pub recvmsg_skbs_freed: u64,
     pub recvmsg_put_page: u64,
+    pub recvmsg_page_frees: u64,
     pub bytes_read: u64,
     pub bytes_purged: u64,
 }
@@ -605,7 +606,7 @@ impl Machine for RxMachine {
 
     fn apply(&mut self, op: &RxOp, at: usize, ev: &mut Events) -> Result<(), Error> {
         let app = self.p.app.cpu;
-        let fail = |m: String| socket::op_error(at, m);
+        let fail = |m: String| Error::invalid(format!("ops[{at}]"), m);
         match op {
             RxOp::Arrive { .. } => {
                 let lens = self.frame_lens(op, at)?;
@@ -743,6 +744,7 @@ impl Machine for RxMachine {
             .with("recvmsg_calls", s.recvmsg_calls)
             .with("recvmsg_skbs_freed", s.recvmsg_skbs_freed)
             .with("recvmsg_put_page", s.recvmsg_put_page)
+            .with("recvmsg_page_frees", s.recvmsg_page_frees)
             .with("bytes_read", s.bytes_read)
             .with("bytes_purged", s.bytes_purged)
             .with("skbs_live", self.skbs_live() as u64)

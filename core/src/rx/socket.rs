@@ -21,7 +21,7 @@
 use super::{Kernel, Proto, RxCache, RxParams};
 use crate::skb::Skb;
 use crate::trace::{Event, Events, Queue};
-use crate::{Cpu, Error, NR_CPUS};
+use crate::{Cpu, NR_CPUS};
 use std::collections::VecDeque;
 
 /// net.core.skb_defer_max default (net_hotdata.sysctl_skb_defer_max, v6.12).
@@ -97,7 +97,10 @@ impl Socket {
         }
         let cpu = p.app.cpu;
         k.stats.recvmsg_calls += 1;
-        let puts_before = k.pool.stats.put_page[cpu as usize];
+        let (puts_before, frees_before) = (
+            k.pool.stats.put_page[cpu as usize],
+            k.pool.stats.freed_on[cpu as usize],
+        );
         let (mut bytes_left, mut skbs_left) = match limit {
             ReadLimit::Bytes(b) => (b, u64::MAX),
             ReadLimit::Skbs(n) => (u64::MAX, n),
@@ -128,6 +131,7 @@ impl Socket {
             self.eat_skb(skb, p, k, ev);
         }
         k.stats.recvmsg_put_page += k.pool.stats.put_page[cpu as usize] - puts_before;
+        k.stats.recvmsg_page_frees += k.pool.stats.freed_on[cpu as usize] - frees_before;
         Ok(())
     }
 
@@ -260,9 +264,4 @@ pub fn defer_queues(k: &Kernel) -> Vec<Queue> {
             skbs: k.defer[c].clone(),
         })
         .collect()
-}
-
-/// Maps a socket-state complaint to the error naming the op.
-pub fn op_error(at: usize, message: String) -> Error {
-    Error::invalid(format!("ops[{at}]"), message)
 }
