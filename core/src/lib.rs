@@ -9,6 +9,7 @@ pub mod error;
 pub mod limits;
 pub mod page;
 pub mod page_frag;
+pub mod rx;
 pub mod scenario;
 pub mod send;
 pub mod size_goal;

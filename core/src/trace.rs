@@ -110,6 +110,93 @@ pub enum Event {
         snd_una: u32,
     },
     // -- receive side --
+    /// net_rx_action ran one NAPI poll on `cpu`: `frames` frames out of a `budget`.
+    NapiPoll {
+        cpu: Cpu,
+        frames: u32,
+        budget: u32,
+    },
+    /// A frame of `len` bytes on the wire became `skb`; its payload starts at `seq`.
+    RxFrame {
+        skb: SkbId,
+        len: u32,
+        seq: u32,
+    },
+    /// A receive frag cache handed out `size` bytes at `offset` of `page`
+    /// (netdev_alloc_frag / page_frag_alloc).
+    FragAlloc {
+        cpu: Cpu,
+        page: PageId,
+        offset: u32,
+        size: u32,
+    },
+    /// A receive frag cache let go of its page; `count` references remain (its fragments).
+    FragCacheRelease {
+        cpu: Cpu,
+        page: PageId,
+        count: u32,
+    },
+    /// GRO merged `skb` into `into`; `stolen_head`: its head page became a frag of `into`.
+    GroMerge {
+        skb: SkbId,
+        into: SkbId,
+        stolen_head: bool,
+    },
+    /// GRO passed `skb` (made of `segs` segments) up the stack.
+    GroFlush {
+        skb: SkbId,
+        segs: u32,
+    },
+    /// tcp_v4_rcv on `cpu` queued `skb` on the socket's receive queue.
+    QueueRcv {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    /// The user owned the socket: `skb` went to the backlog (tcp_add_backlog).
+    BacklogAdd {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    /// release_sock on `cpu` processed `skb` from the backlog.
+    BacklogProcess {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    /// No socket (closed): `skb` was dropped on `cpu`.
+    RxDrop {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    /// recvmsg on `cpu` copied `bytes` of `skb` to user space.
+    CopyToUser {
+        skb: SkbId,
+        cpu: Cpu,
+        bytes: u32,
+    },
+    /// sk_eat_skb parked the consumed `skb` in sk_rx_skb_cache (seed 002).
+    RxCachePark {
+        skb: SkbId,
+    },
+    /// tcp_v4_rcv on `cpu` took `skb` out of sk_rx_skb_cache, to free it after unlocking.
+    RxCacheTake {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    /// skb_attempt_defer_free on `cpu` queued `skb` on `to_cpu`'s defer list.
+    DeferFree {
+        skb: SkbId,
+        cpu: Cpu,
+        to_cpu: Cpu,
+    },
+    /// skb_attempt_defer_free found the list half full and kicked `cpu` (an IPI).
+    DeferKick {
+        cpu: Cpu,
+    },
+    /// skb_defer_free_flush on `cpu` freed `skbs` deferred skbs.
+    DeferFlush {
+        cpu: Cpu,
+        skbs: u32,
+    },
     // -- MPTCP --
 }
 

@@ -14,6 +14,11 @@ const FILES: &[&str] = &[
     include_str!("../walkthroughs/send-sg-nogso.toml"),
     include_str!("../walkthroughs/send-nosg.toml"),
     include_str!("../walkthroughs/send-pgbreak.toml"),
+    include_str!("../walkthroughs/rx-page-reuse.toml"),
+    include_str!("../walkthroughs/rx-page-reuse-lagging.toml"),
+    include_str!("../walkthroughs/rx-skb-cache.toml"),
+    include_str!("../walkthroughs/rx-skb-cache-rps.toml"),
+    include_str!("../walkthroughs/rx-defer-free.toml"),
 ];
 
 #[derive(Clone, Debug, Deserialize)]

@@ -1,0 +1,90 @@
+//! Bad rx input gets a clear error naming the field and the allowed range; variant strings
+//! name either axis.
+
+use skblab_core::{RunOptions, Scenario};
+
+fn run(text: &str, variant: Option<&str>) -> Result<skblab_core::Trace, skblab_core::Error> {
+    Scenario::parse(text)?.run(&RunOptions {
+        variant: variant.map(str::to_string),
+        counters_only: true,
+    })
+}
+
+const HEAD: &str = "mechanism = \"rx\"\n";
+
+#[test]
+fn bad_input_names_the_field() {
+    // (scenario body after `mechanism = "rx"`, text the error must contain)
+    let table = [
+        ("[[ops]]\nop = \"arrive\"\nframes = 0\n", "`ops[0].frames` = 0 is out of range: allowed 1..=100000"),
+        ("[[ops]]\nop = \"arrive\"\nframes = 2\nlen = 1515\n", "`ops[0].len` = 1515 is out of range: allowed 67..=1514"),
+        ("[[ops]]\nop = \"arrive\"\nlens = [100, 20]\n", "`ops[0].lens[1]` = 20 is out of range: allowed 67..=1514"),
+        ("[[ops]]\nop = \"arrive\"\nframes = 100000\n", "`ops[0]` = 151400000 is out of range"),
+        ("[[ops]]\nop = \"arrive\"\n", "`ops[0]`: arrive takes `frames`"),
+        ("[[ops]]\nop = \"recvmsg\"\nbytes = 1\nskbs = 1\n", "`ops[0]`: recvmsg takes `bytes` or `skbs`"),
+        ("[[ops]]\nop = \"recvmsg\"\nbytes = 0\n", "`ops[0].bytes` = 0 is out of range"),
+        ("[[ops]]\nop = \"release\"\n", "`ops[0]`: release needs a socket the user owns"),
+        ("[[ops]]\nop = \"lock\"\n[[ops]]\nop = \"recvmsg\"\n", "`ops[1]`: the socket is owned by the user"),
+        ("[[ops]]\nop = \"close\"\n[[ops]]\nop = \"recvmsg\"\n", "`ops[1]`: the socket is closed"),
+        ("[[ops]]\nop = \"softirq\"\ncpu = 2\n", "`ops[0].cpu` = 2 is out of range: allowed 0..=1"),
+        ("[[ops]]\nop = \"fly\"\n", "parse error at `ops[0].op`: unknown variant `fly`"),
+        ("[[ops]]\nop = \"arrive\"\nframes = 1\nsize = 3\n", "parse error at `ops[0]`"),
+        ("ops = []\n", "`ops` = 0 is out of range: allowed 1..=10000"),
+        ("[socket]\nmss = 0\n[[ops]]\nop = \"close\"\n", "`socket.mss` = 0 is out of range: allowed 1..=9000"),
+        ("[nic]\nbudget = 0\n[[ops]]\nop = \"close\"\n", "`nic.budget` = 0 is out of range: allowed 1..=1024"),
+        ("[nic]\nhdr_size = 10\n[[ops]]\nop = \"close\"\n", "`nic.hdr_size` = 10 is out of range: allowed 66..=2048"),
+        ("[nic]\ndriver = \"magic\"\n[[ops]]\nop = \"close\"\n", "parse error at `nic.driver`"),
+        ("[app]\ncpu = 2\n[[ops]]\nop = \"close\"\n", "`app.cpu` = 2 is out of range: allowed 0..=1"),
+        ("variant = \"duyck-2013\"\n[[ops]]\nop = \"close\"\n", "unknown variant `duyck-2013`: expected one of pre-2012, duyck-2012, modern, none, dumazet-2019, defer-free, or ALLOCATOR+CACHE"),
+        ("cache = \"modern\"\n[[ops]]\nop = \"close\"\n", "unknown cache `modern`: expected one of none, dumazet-2019, defer-free"),
+    ];
+    for (body, want) in table {
+        let err = run(&format!("{HEAD}{body}"), None)
+            .expect_err(body)
+            .to_string();
+        assert!(err.contains(want), "{body:?}\n got: {err}\nwant: {want}");
+    }
+}
+
+#[test]
+fn variant_strings_name_either_axis() {
+    let text = format!(
+        "{HEAD}variant = \"duyck-2012\"\ncache = \"dumazet-2019\"\n[[ops]]\nop = \"close\"\n"
+    );
+    // (override, trace variant, era)
+    let table = [
+        (None, "duyck-2012+dumazet-2019", "v3.5"),
+        (Some("none"), "duyck-2012+none", "v3.5"),
+        (Some("modern"), "modern+dumazet-2019", "v6.12"),
+        (Some("pre-2012+defer-free"), "pre-2012+defer-free", "v3.5"),
+    ];
+    for (over, name, era) in table {
+        let t = run(&text, over).unwrap();
+        assert_eq!(t.variant, name);
+        assert_eq!(serde_json::to_value(t.era).unwrap(), era);
+    }
+    let t = run(&format!("{HEAD}[[ops]]\nop = \"close\"\n"), None).unwrap();
+    assert_eq!(
+        t.variant, "pre-2012+none",
+        "the default is the first of each axis"
+    );
+}
+
+#[test]
+fn every_variant_pair_within_an_axis_compares() {
+    let s = Scenario::parse(include_str!("../../scenarios/rx-skb-cache.toml")).unwrap();
+    let names = s.variants();
+    assert_eq!(names.len(), 6);
+    for axis in [&names[..3], &names[3..]] {
+        for a in axis {
+            for b in axis {
+                let ta = run(&s_text(), Some(a)).unwrap();
+                let tb = run(&s_text(), Some(b)).unwrap();
+                assert_eq!(ta.variant == tb.variant, a == b, "{a} vs {b}");
+            }
+        }
+    }
+    fn s_text() -> String {
+        include_str!("../../scenarios/rx-skb-cache.toml").to_string()
+    }
+}

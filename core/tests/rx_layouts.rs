@@ -1,0 +1,122 @@
+//! Hand-derived page counts for each allocator, as a data table: a new case is one line.
+//!
+//! Derivations (x86_64, 4 KiB pages):
+//! - full frame, 1514-byte buffers: fragsz = SKB_DATA_ALIGN(1514 + NET_SKB_PAD 64) +
+//!   SKB_DATA_ALIGN(sizeof(skb_shared_info) 320) = 1600 + 320 = 1920, in v3.5 and v6.12.
+//!   An order-0 page holds 2 (3840 <= 4096 < 5760); a 32 KiB page_frag_cache page holds
+//!   floor(32768 / 1920) = 17.
+//! - header split, 256-byte heads: fragsz = SKB_DATA_ALIGN(256 + 64) + 320 = 640, 6 per
+//!   order-0 page (3840 <= 4096 < 4480). In v6.12 a 320-byte head (256 + NET_SKB_PAD) is at
+//!   most SKB_WITH_OVERHEAD(SKB_SMALL_HEAD_CACHE_SIZE 640) = 320, so it is kmalloc'ed: no
+//!   frag cache page at all.
+//! - "prompt" with budget 1: every frame is its own NAPI poll and is read (and freed) right
+//!   after it; "lag k": the newest k skbs stay queued.
+//!
+//! Cases, with GRO off unless noted:
+//! 1. pre-2012, 10 frames, never read: 2 per page -> 5 pages.
+//! 2. pre-2012, 10 frames, prompt: the offset only counts up, frees do not matter -> 5.
+//! 3. duyck-2012, 10 frames, never read: the count never falls to 1 -> 5 pages, no reuse.
+//! 4. duyck-2012, 10 frames, prompt: each frame is freed before the next alloc, the count is
+//!    back to 1, so the page restarts at PAGE_SIZE: 1 page, reused by frames 2..10 = 9.
+//! 5. duyck-2012, 10 frames, lag 1: the previous frame still holds the page when the next
+//!    alloc looks, so pages fill and are replaced as before -> 5 pages, no reuse.
+//! 6. pre-2012, 10 frames, lag 1: 5 pages (no loss against case 5).
+//! 7. modern, 10 frames, never read: 10 <= 17 -> 1 page.
+//! 8. modern, 40 frames, never read: ceil(40 / 17) -> 3 pages.
+//! 9. modern, 40 frames, prompt: at frames 18 and 35 the page is exhausted, every fragment
+//!    came back (count - bias = 0), so it is reused -> 1 page, 2 reuses.
+//! 10. modern, 40 frames, lag 1: at exhaustion one fragment is still out -> 3 pages, 0 reuses.
+//! 11. header split + GRO, pre-2012, 17 frames in one poll: ceil(17 / 6) -> 3 pages.
+//! 12. header split + GRO, duyck-2012, 17 frames in one poll: heads 1..6 fill page A (head 1
+//!     is the held GRO skb's, 2..6 are freed as they merge); head 7 does not fit and A still
+//!     has head 1, so B is taken; from then on every head merges and is freed before the next
+//!     alloc, so B (count 1) restarts each time: 2 pages, reused by heads 8..17 = 10.
+//! 13. header split, modern: kmalloc'ed heads -> 0 frag cache pages.
+
+use skblab_core::rx::{
+    driver::DriverStyle, AppParams, NicParams, RxMachine, RxParams, SocketParams, Variant,
+};
+use skblab_core::trace::{Events, Machine};
+
+struct Case {
+    variant: &'static str,
+    split: bool,
+    gro: bool,
+    frames: u32,
+    prompt: bool,
+    lag: u32,
+    pages: u64,
+    reuses: u64,
+}
+
+#[rustfmt::skip]
+const CASES: &[Case] = &[
+    Case { variant: "pre-2012",   split: false, gro: false, frames: 10, prompt: false, lag: 0, pages: 5, reuses: 0 },
+    Case { variant: "pre-2012",   split: false, gro: false, frames: 10, prompt: true,  lag: 0, pages: 5, reuses: 0 },
+    Case { variant: "duyck-2012", split: false, gro: false, frames: 10, prompt: false, lag: 0, pages: 5, reuses: 0 },
+    Case { variant: "duyck-2012", split: false, gro: false, frames: 10, prompt: true,  lag: 0, pages: 1, reuses: 9 },
+    Case { variant: "duyck-2012", split: false, gro: false, frames: 10, prompt: true,  lag: 1, pages: 5, reuses: 0 },
+    Case { variant: "pre-2012",   split: false, gro: false, frames: 10, prompt: true,  lag: 1, pages: 5, reuses: 0 },
+    Case { variant: "modern",     split: false, gro: false, frames: 10, prompt: false, lag: 0, pages: 1, reuses: 0 },
+    Case { variant: "modern",     split: false, gro: false, frames: 40, prompt: false, lag: 0, pages: 3, reuses: 0 },
+    Case { variant: "modern",     split: false, gro: false, frames: 40, prompt: true,  lag: 0, pages: 1, reuses: 2 },
+    Case { variant: "modern",     split: false, gro: false, frames: 40, prompt: true,  lag: 1, pages: 3, reuses: 0 },
+    Case { variant: "pre-2012",   split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 3, reuses: 0 },
+    Case { variant: "duyck-2012", split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 2, reuses: 10 },
+    Case { variant: "modern",     split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 0, reuses: 0 },
+];
+
+fn run(c: &Case) -> RxMachine {
+    let mut v = Variant::default();
+    v.set(c.variant).unwrap();
+    let nic = NicParams {
+        driver: if c.split {
+            DriverStyle::HeaderSplit
+        } else {
+            DriverStyle::FullFrame
+        },
+        gro: c.gro,
+        // Prompt cases read after every frame: one frame per poll.
+        budget: if c.prompt { 1 } else { 64 },
+        ..NicParams::default()
+    };
+    let app = AppParams {
+        prompt: c.prompt,
+        lag: c.lag,
+        ..AppParams::default()
+    };
+    let p = RxParams::new(v, &Default::default(), nic, SocketParams::default(), app).unwrap();
+    let mut m = RxMachine::new(p);
+    let lens = vec![p.frame_len(); c.frames as usize];
+    m.arrive(&lens, &mut Events::off()).unwrap();
+    m
+}
+
+#[test]
+fn pages_taken_match_hand_derivations() {
+    for (i, c) in CASES.iter().enumerate() {
+        let counters = run(c).counters();
+        let got = (
+            counters.get("frag_cache_pages").unwrap(),
+            counters.get("page_reuses").unwrap(),
+        );
+        assert_eq!(got, (c.pages, c.reuses), "case {} ({})", i + 1, c.variant);
+    }
+}
+
+#[test]
+fn fragsz_follows_the_kernel_formula() {
+    use skblab_core::consts::Era;
+    use skblab_core::rx::driver::fragsz;
+    // (era, buffer length, fragsz)
+    let table = [
+        (Era::V3_5, 1514, 1920),
+        (Era::V3_5, 256, 640),
+        (Era::V3_5, 1, 448),
+        (Era::V6_12, 1514, 1920),
+        (Era::V6_12, 9014, 9408),
+    ];
+    for (era, len, want) in table {
+        assert_eq!(fragsz(&era.consts(), len), want, "{era:?} {len}");
+    }
+}
