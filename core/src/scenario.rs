@@ -3,7 +3,7 @@
 
 use crate::limits::MAX_SCENARIO_TEXT;
 use crate::trace::Trace;
-use crate::{send, Error};
+use crate::{mptcp, send, Error};
 use serde::{Deserialize, Serialize};
 
 /// A scenario names its mechanism; the rest of the fields belong to that mechanism.
@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 pub enum Scenario {
     /// tcp_sendmsg and the transmit path (seed 000).
     Sendmsg(send::SendScenario),
+    /// MPTCP collapsing onto the subflow's tail skb (seed 003).
+    Mptcp(mptcp::MptcpScenario),
 }
 
 /// How to run a scenario.
@@ -88,6 +90,7 @@ impl Scenario {
         };
         match mech.as_str() {
             "sendmsg" => de(v, format).map(Scenario::Sendmsg),
+            "mptcp" => de(v, format).map(Scenario::Mptcp),
             _ => Err(unknown(mech)),
         }
     }
@@ -99,6 +102,7 @@ impl Scenario {
     pub fn mechanism(&self) -> &'static str {
         match self {
             Scenario::Sendmsg(_) => "sendmsg",
+            Scenario::Mptcp(_) => "mptcp",
         }
     }
 
@@ -106,6 +110,7 @@ impl Scenario {
     pub fn variants(&self) -> &'static [&'static str] {
         match self {
             Scenario::Sendmsg(_) => send::VARIANTS,
+            Scenario::Mptcp(_) => mptcp::VARIANTS,
         }
     }
 
@@ -113,6 +118,7 @@ impl Scenario {
     pub fn op_count(&self) -> usize {
         match self {
             Scenario::Sendmsg(s) => s.ops.len(),
+            Scenario::Mptcp(s) => s.ops.len(),
         }
     }
 
@@ -129,12 +135,13 @@ impl Scenario {
     pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
         match self {
             Scenario::Sendmsg(s) => s.run(opts),
+            Scenario::Mptcp(s) => s.run(opts),
         }
     }
 }
 
 /// The mechanisms a scenario can name.
-pub const MECHANISMS: &[&str] = &["sendmsg"];
+pub const MECHANISMS: &[&str] = &["sendmsg", "mptcp"];
 
 impl<'de> Deserialize<'de> for Scenario {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
