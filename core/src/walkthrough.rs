@@ -14,6 +14,7 @@ const FILES: &[&str] = &[
     include_str!("../walkthroughs/send-sg-nogso.toml"),
     include_str!("../walkthroughs/send-nosg.toml"),
     include_str!("../walkthroughs/send-pgbreak.toml"),
+    include_str!("../walkthroughs/mptcp-max-size.toml"),
 ];
 
 #[derive(Clone, Debug, Deserialize)]
