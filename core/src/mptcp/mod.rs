@@ -198,7 +198,7 @@ impl MptcpScenario {
         };
         let subflows = (0..)
             .zip(&self.subflows)
-            .map(|(i, p)| Subflow::new(i, p, era, &tx))
+            .map(|(i, p)| Subflow::new(i, p, era, &k))
             .collect();
         let mut m = Msk {
             cfg: PushCfg {
@@ -373,7 +373,7 @@ impl Machine for Msk {
                 .subflows
                 .iter()
                 .map(|sf| Queue {
-                    name: format!("subflow {} (size goal {})", sf.id, sf.size_goal),
+                    name: format!("subflow {}", sf.id),
                     skbs: sf.skbs.clone(),
                 })
                 .collect(),

@@ -4,7 +4,7 @@
 //! tcp_mark_push as in v5.10).
 
 use super::{SubflowParams, Tx};
-use crate::consts::Era;
+use crate::consts::{Era, KernelConsts};
 use crate::page::PageId;
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
 use crate::skb::{Skb, SkbHead};
@@ -28,6 +28,28 @@ pub fn mss_for_mtu(mtu: u32, timestamps: bool) -> u32 {
     advmss.saturating_sub(if timestamps { TCPOLEN_TSTAMP_ALIGNED } else { 0 })
 }
 
+impl SubflowParams {
+    /// mss_now and tcp_send_mss's size goal (tcp_xmit_size_goal) for this path.
+    pub fn mss_and_size_goal(&self, era: Era, k: &KernelConsts) -> (u32, u32) {
+        let tcp_header_len =
+            TCP_HEADER_LEN + if self.timestamps { TCPOLEN_TSTAMP_ALIGNED } else { 0 };
+        let mss = self.mss.unwrap_or_else(|| mss_for_mtu(self.mtu, self.timestamps));
+        let goal = tcp_xmit_size_goal(
+            era,
+            k,
+            &GoalInput {
+                mss,
+                gso: self.gso,
+                gso_max_size: self.gso_max_size.unwrap_or(k.gso_max_size),
+                max_window: self.max_window,
+                net_header_len: NET_HEADER_LEN,
+                tcp_header_len,
+            },
+        );
+        (mss, goal)
+    }
+}
+
 pub struct Subflow {
     pub id: u32,
     pub mss: u32,
@@ -41,21 +63,8 @@ pub struct Subflow {
 }
 
 impl Subflow {
-    pub fn new(id: u32, p: &SubflowParams, era: Era, tx: &Tx) -> Subflow {
-        let tcp_header_len = TCP_HEADER_LEN + if p.timestamps { TCPOLEN_TSTAMP_ALIGNED } else { 0 };
-        let mss = p.mss.unwrap_or_else(|| mss_for_mtu(p.mtu, p.timestamps));
-        let size_goal = tcp_xmit_size_goal(
-            era,
-            &tx.k,
-            &GoalInput {
-                mss,
-                gso: p.gso,
-                gso_max_size: p.gso_max_size.unwrap_or(tx.k.gso_max_size),
-                max_window: p.max_window,
-                net_header_len: NET_HEADER_LEN,
-                tcp_header_len,
-            },
-        );
+    pub fn new(id: u32, p: &SubflowParams, era: Era, k: &KernelConsts) -> Subflow {
+        let (mss, size_goal) = p.mss_and_size_goal(era, k);
         Subflow {
             id,
             mss,
