@@ -143,13 +143,22 @@ fn loopback_mss_and_size_goal() {
 #[test]
 fn errors_name_the_field() {
     for (text, field) in [
-        ("[[ops]]\nop = \"sendmsg\"\nbytes = 99999999999\n", "ops[0].bytes"),
+        (
+            "[[ops]]\nop = \"sendmsg\"\nbytes = 99999999999\n",
+            "ops[0].bytes",
+        ),
         (
             "[[ops]]\nop = \"sendmsg\"\nbytes = 1\ncount = 0\n",
             "ops[0].count",
         ),
-        ("[[subflows]]\n[[subflows]]\nmss = 3\n[[ops]]\nop = \"ack\"\n", "subflows[1].mss"),
-        ("[[subflows]]\nmtu = 10\n[[ops]]\nop = \"ack\"\n", "subflows[0].mtu"),
+        (
+            "[[subflows]]\n[[subflows]]\nmss = 3\n[[ops]]\nop = \"ack\"\n",
+            "subflows[1].mss",
+        ),
+        (
+            "[[subflows]]\nmtu = 10\n[[ops]]\nop = \"ack\"\n",
+            "subflows[0].mtu",
+        ),
         ("subflows = []\n[[ops]]\nop = \"ack\"\n", "subflows"),
         (
             "[[ops]]\nop = \"transmit\"\nsubflow = 1\n",

@@ -81,7 +81,12 @@ fn check_subflows(s: &MptcpScenario, t: &Trace, st: &State) {
             assert_eq!(skb.frags.iter().map(|f| f.size).sum::<u32>(), skb.len);
             assert_eq!(skb.linear_len, 0);
             assert!(skb.frags.len() <= k.max_skb_frags as usize);
-            assert!(skb.len <= goal, "{}: skb {} > size goal {goal}", q.name, skb.len);
+            assert!(
+                skb.len <= goal,
+                "{}: skb {} > size goal {goal}",
+                q.name,
+                skb.len
+            );
             let m = skb.mapping.expect("every subflow skb has a mapping");
             assert_eq!((m.data_len, m.subflow_seq), (skb.len, skb.seq));
         }
@@ -118,7 +123,12 @@ fn check_tiling(st: &State, written: u64) {
 /// Each live page's count is the sum of its holders: frags, dfrags, the page frag.
 fn check_refcounts(st: &State) {
     let mut holders: BTreeMap<u32, u32> = BTreeMap::new();
-    for f in st.queues.iter().flat_map(|q| &q.skbs).flat_map(|s| &s.frags) {
+    for f in st
+        .queues
+        .iter()
+        .flat_map(|q| &q.skbs)
+        .flat_map(|s| &s.frags)
+    {
         *holders.entry(f.page).or_default() += 1;
     }
     for d in &st.dfrags {
@@ -132,7 +142,11 @@ fn check_refcounts(st: &State) {
     for p in &st.pages {
         assert_eq!(Some(&p.count), holders.get(&p.id), "page {} count", p.id);
     }
-    assert_eq!(holders.len(), st.pages.len(), "a holder points at a freed page");
+    assert_eq!(
+        holders.len(),
+        st.pages.len(),
+        "a holder points at a freed page"
+    );
 }
 
 proptest! {

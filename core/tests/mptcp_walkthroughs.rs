@@ -7,7 +7,10 @@ use skblab_core::walkthrough;
 #[test]
 fn mptcp_walkthrough_checks_hold() {
     let all = walkthrough::all().expect("walkthroughs parse");
-    let mine: Vec<_> = all.iter().filter(|w| w.name.starts_with("mptcp-")).collect();
+    let mine: Vec<_> = all
+        .iter()
+        .filter(|w| w.name.starts_with("mptcp-"))
+        .collect();
     assert!(!mine.is_empty(), "no mptcp walkthrough registered");
     for w in mine {
         assert!(!w.checks.is_empty(), "{}: no checks", w.name);

@@ -84,7 +84,10 @@ impl SendBuf {
                 self.carve(high_order, tx, ev);
             }
             let pfrag_size = self.pfrag.size;
-            let df = self.dfrags.last_mut().expect("model bug: no dfrag to copy into");
+            let df = self
+                .dfrags
+                .last_mut()
+                .expect("model bug: no dfrag to copy into");
             let offset = df.offset + df.data_len;
             let psize = (pfrag_size - offset).min(u32::try_from(left).unwrap_or(u32::MAX));
             let (data_seq, page) = (df.data_seq, df.page);
@@ -105,7 +108,8 @@ impl SendBuf {
     /// mptcp_page_frag_refill + mptcp_carve_data_frag: the header goes at the page frag's
     /// offset rounded up to sizeof(long); the dfrag takes its own page reference.
     fn carve(&mut self, high_order: bool, tx: &mut Tx, ev: &mut Events) {
-        self.pfrag.refill(MPTCP_FRAG_REFILL, high_order, &tx.k, &mut tx.pool, 0, ev);
+        self.pfrag
+            .refill(MPTCP_FRAG_REFILL, high_order, &tx.k, &mut tx.pool, 0, ev);
         let page = self.pfrag.page.expect("model bug: refill left no page");
         let orig = self.pfrag.offset;
         let aligned = orig.next_multiple_of(8);

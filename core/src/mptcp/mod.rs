@@ -227,7 +227,12 @@ impl MptcpScenario {
 
     /// Checks every size against its cap, naming the field.
     fn validate(&self) -> Result<(), Error> {
-        check_range("subflows", self.subflows.len() as u64, 1, MAX_SUBFLOWS as u64)?;
+        check_range(
+            "subflows",
+            self.subflows.len() as u64,
+            1,
+            MAX_SUBFLOWS as u64,
+        )?;
         for (i, p) in self.subflows.iter().enumerate() {
             let f = |name: &str| format!("subflows[{i}].{name}");
             check_range(&f("mtu"), p.mtu as u64, 576, 65536)?;
@@ -254,12 +259,13 @@ impl MptcpScenario {
                     )?;
                     budget.take(&format!("ops[{i}].bytes"), bytes.saturating_mul(count))?;
                     writes += count;
-                    check_range(&format!("ops[{i}].count"), writes, 1, MAX_WRITES)
-                        .map_err(|_| Error::Range {
+                    check_range(&format!("ops[{i}].count"), writes, 1, MAX_WRITES).map_err(
+                        |_| Error::Range {
                             field: format!("ops[{i}].count"),
                             value: format!("{writes} (running total)"),
                             allowed: format!("a scenario total of at most {MAX_WRITES} writes"),
-                        })?;
+                        },
+                    )?;
                 }
                 MptcpOp::Transmit { subflow: Some(s) } => {
                     check_range(
@@ -290,7 +296,8 @@ struct Msk {
 impl Msk {
     /// mptcp_sendmsg: copy everything into dfrags, then push.
     fn sendmsg(&mut self, bytes: u64, ev: &mut Events) {
-        self.buf.sendmsg_copy(bytes, self.high_order, &mut self.tx, ev);
+        self.buf
+            .sendmsg_copy(bytes, self.high_order, &mut self.tx, ev);
         if bytes > 0 {
             push::push_pending(
                 &self.cfg,

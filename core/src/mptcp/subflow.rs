@@ -25,15 +25,25 @@ const IPV4_MAX_PMTU: u32 = 65535;
 pub fn mss_for_mtu(mtu: u32, timestamps: bool) -> u32 {
     let hdrs = NET_HEADER_LEN + TCP_HEADER_LEN;
     let advmss = mtu.saturating_sub(hdrs).min(IPV4_MAX_PMTU - hdrs);
-    advmss.saturating_sub(if timestamps { TCPOLEN_TSTAMP_ALIGNED } else { 0 })
+    advmss.saturating_sub(if timestamps {
+        TCPOLEN_TSTAMP_ALIGNED
+    } else {
+        0
+    })
 }
 
 impl SubflowParams {
     /// mss_now and tcp_send_mss's size goal (tcp_xmit_size_goal) for this path.
     pub fn mss_and_size_goal(&self, era: Era, k: &KernelConsts) -> (u32, u32) {
-        let tcp_header_len =
-            TCP_HEADER_LEN + if self.timestamps { TCPOLEN_TSTAMP_ALIGNED } else { 0 };
-        let mss = self.mss.unwrap_or_else(|| mss_for_mtu(self.mtu, self.timestamps));
+        let tcp_header_len = TCP_HEADER_LEN
+            + if self.timestamps {
+                TCPOLEN_TSTAMP_ALIGNED
+            } else {
+                0
+            };
+        let mss = self
+            .mss
+            .unwrap_or_else(|| mss_for_mtu(self.mtu, self.timestamps));
         let goal = tcp_xmit_size_goal(
             era,
             k,
@@ -217,7 +227,10 @@ impl Subflow {
             for f in &skb.frags {
                 tx.pool.put(f.page, 0, ev);
             }
-            ev.emit(|| Event::FreeSkb { skb: skb.id, cpu: 0 });
+            ev.emit(|| Event::FreeSkb {
+                skb: skb.id,
+                cpu: 0,
+            });
         }
     }
 }
