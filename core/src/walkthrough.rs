@@ -15,6 +15,7 @@ const FILES: &[&str] = &[
     include_str!("../walkthroughs/send-nosg.toml"),
     include_str!("../walkthroughs/send-pgbreak.toml"),
     include_str!("../walkthroughs/mptcp-max-size.toml"),
+    include_str!("../walkthroughs/mptcp-round-robin.toml"),
 ];
 
 #[derive(Clone, Debug, Deserialize)]
