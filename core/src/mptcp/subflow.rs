@@ -250,3 +250,79 @@ fn stream_skb_head(k: &crate::consts::KernelConsts) -> SkbHead {
         truesize: head_bytes,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::PagePool;
+
+    fn setup(max_skb_frags: u32) -> (Subflow, Tx, PageId) {
+        let era = Era::V5_10;
+        let mut k = era.consts();
+        k.max_skb_frags = max_skb_frags;
+        let mut tx = Tx {
+            k,
+            pool: PagePool::default(),
+            next_skb: 0,
+            stats: Default::default(),
+        };
+        let page = tx.pool.alloc(3, k.page_size, 0, &mut Events::off());
+        let sf = Subflow::new(0, &SubflowParams::default(), era, &k);
+        (sf, tx, page)
+    }
+
+    #[test]
+    fn loopback_mss_is_65483_and_ethernet_1448() {
+        assert_eq!(mss_for_mtu(65536, true), 65483);
+        assert_eq!(mss_for_mtu(1500, true), 1448);
+        assert_eq!(mss_for_mtu(1500, false), 1460);
+    }
+
+    /// (goal, page offset, size) per call -> (skb index, copied) per call, and frags at the end.
+    #[test]
+    fn build_frag_table() {
+        type Call = (i64, u32, u32);
+        let cases: &[(u32, &[Call], &[(usize, u32)], &[usize])] = &[
+            // Continuing bytes grow the last frag; a gap makes a second frag.
+            (
+                17,
+                &[(1000, 48, 100), (1000, 148, 100), (1000, 400, 10)],
+                &[(0, 100), (0, 100), (0, 10)],
+                &[2],
+            ),
+            // goal - len <= 0: a new skb, allowed `goal` bytes.
+            (
+                17,
+                &[(100, 48, 100), (100, 148, 500)],
+                &[(0, 100), (1, 100)],
+                &[1, 1],
+            ),
+            // Frag array full: PSH on the full skb and a new one.
+            (
+                2,
+                &[(1000, 0, 10), (1000, 20, 10), (1000, 40, 10)],
+                &[(0, 10), (0, 10), (1, 10)],
+                &[2, 1],
+            ),
+        ];
+        for (max_frags, calls, want, frags) in cases {
+            let (mut sf, mut tx, page) = setup(*max_frags);
+            let got: Vec<_> = calls
+                .iter()
+                .map(|&(goal, off, size)| {
+                    sf.tcp_build_frag(goal, page, off, size, &mut tx, &mut Events::off())
+                })
+                .collect();
+            assert_eq!(&got, want, "{calls:?}");
+            let nr: Vec<_> = sf.skbs.iter().map(|s| s.nr_frags()).collect();
+            assert_eq!(&nr, frags, "{calls:?}");
+        }
+        let (mut sf, mut tx, page) = setup(1);
+        sf.tcp_build_frag(1000, page, 0, 10, &mut tx, &mut Events::off());
+        sf.tcp_build_frag(1000, page, 20, 10, &mut tx, &mut Events::off());
+        assert!(
+            sf.skbs[0].psh && !sf.skbs[1].psh,
+            "tcp_mark_push on the full skb"
+        );
+    }
+}
