@@ -282,7 +282,9 @@ mod tests {
     #[test]
     fn build_frag_table() {
         type Call = (i64, u32, u32);
-        let cases: &[(u32, &[Call], &[(usize, u32)], &[usize])] = &[
+        /// max_skb_frags, calls, (skb, copied) per call, frags per skb at the end.
+        type Case<'a> = (u32, &'a [Call], &'a [(usize, u32)], &'a [usize]);
+        let cases: &[Case] = &[
             // Continuing bytes grow the last frag; a gap makes a second frag.
             (
                 17,
