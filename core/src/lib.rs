@@ -7,6 +7,7 @@
 pub mod consts;
 pub mod error;
 pub mod limits;
+pub mod mptcp;
 pub mod page;
 pub mod page_frag;
 pub mod rx;

@@ -3,7 +3,7 @@
 
 use crate::limits::MAX_SCENARIO_TEXT;
 use crate::trace::Trace;
-use crate::{rx, send, Error};
+use crate::{mptcp, rx, send, Error};
 use serde::{Deserialize, Serialize};
 
 /// A scenario names its mechanism; the rest of the fields belong to that mechanism.
@@ -17,6 +17,8 @@ pub enum Scenario {
     Sendmsg(send::SendScenario),
     /// The receive side on two CPUs (seeds 001 and 002).
     Rx(rx::RxScenario),
+    /// MPTCP collapsing onto the subflow's tail skb (seed 003).
+    Mptcp(mptcp::MptcpScenario),
 }
 
 /// How to run a scenario.
@@ -91,6 +93,7 @@ impl Scenario {
         match mech.as_str() {
             "sendmsg" => de(v, format).map(Scenario::Sendmsg),
             "rx" => de(v, format).map(Scenario::Rx),
+            "mptcp" => de(v, format).map(Scenario::Mptcp),
             _ => Err(unknown(mech)),
         }
     }
@@ -103,6 +106,7 @@ impl Scenario {
         match self {
             Scenario::Sendmsg(_) => "sendmsg",
             Scenario::Rx(_) => "rx",
+            Scenario::Mptcp(_) => "mptcp",
         }
     }
 
@@ -111,6 +115,7 @@ impl Scenario {
         match self {
             Scenario::Sendmsg(_) => send::VARIANTS,
             Scenario::Rx(_) => rx::VARIANTS,
+            Scenario::Mptcp(_) => mptcp::VARIANTS,
         }
     }
 
@@ -119,6 +124,7 @@ impl Scenario {
         match self {
             Scenario::Sendmsg(s) => s.ops.len(),
             Scenario::Rx(s) => s.ops.len(),
+            Scenario::Mptcp(s) => s.ops.len(),
         }
     }
 
@@ -136,12 +142,13 @@ impl Scenario {
         match self {
             Scenario::Sendmsg(s) => s.run(opts),
             Scenario::Rx(s) => s.run(opts),
+            Scenario::Mptcp(s) => s.run(opts),
         }
     }
 }
 
 /// The mechanisms a scenario can name.
-pub const MECHANISMS: &[&str] = &["sendmsg", "rx"];
+pub const MECHANISMS: &[&str] = &["sendmsg", "rx", "mptcp"];
 
 impl<'de> Deserialize<'de> for Scenario {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

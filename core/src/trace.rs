@@ -198,6 +198,60 @@ pub enum Event {
         skbs: u32,
     },
     // -- MPTCP --
+    /// mptcp_carve_data_frag: a dfrag header (`overhead` bytes incl. alignment) is carved at
+    /// `offset` of the socket's page frag; its data starts right after it.
+    CarveDfrag {
+        data_seq: u64,
+        page: PageId,
+        offset: u32,
+        overhead: u32,
+    },
+    /// mptcp_sendmsg copied user bytes into a dfrag.
+    CopyToDfrag {
+        data_seq: u64,
+        page: PageId,
+        offset: u32,
+        bytes: u32,
+    },
+    /// mptcp_subflow_get_send picked a subflow.
+    PickSubflow {
+        subflow: u32,
+    },
+    /// mptcp_sendmsg_frag decided: `goal` is what it passes to tcp_build_frag.
+    SendmsgFrag {
+        subflow: u32,
+        data_seq: u64,
+        size_goal: u32,
+        tail_len: Option<u32>,
+        can_collapse: bool,
+        goal: u32,
+    },
+    /// The tail may not grow any more (TCP_SKB_CB(skb)->eor).
+    MarkEor {
+        skb: SkbId,
+    },
+    /// A DSS mapping on a new skb.
+    NewMapping {
+        skb: SkbId,
+        data_seq: u64,
+        subflow_seq: u32,
+        data_len: u32,
+    },
+    /// Collapsing really happened: the tail's mapping grew.
+    ExtendMapping {
+        skb: SkbId,
+        data_len: u32,
+    },
+    /// The subflow handed its unsent skbs to the device.
+    SubflowXmit {
+        subflow: u32,
+        skbs: u32,
+        bytes: u64,
+    },
+    /// A dfrag fully acknowledged at the data level was dropped (dfrag_clear).
+    ClearDfrag {
+        data_seq: u64,
+    },
 }
 
 /// Collects events when tracing is on; costs nothing when it is off.
@@ -263,6 +317,20 @@ pub struct State {
     pub queues: Vec<Queue>,
     pub pages: Vec<Page>,
     pub cursors: Vec<Cursor>,
+    /// MPTCP data fragments (`struct mptcp_data_frag`) in data-sequence order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dfrags: Vec<Dfrag>,
+}
+
+/// An MPTCP data fragment: user data at `offset` in `page`, `already_sent` of it pushed to
+/// subflows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dfrag {
+    pub data_seq: u64,
+    pub page: PageId,
+    pub offset: u32,
+    pub data_len: u32,
+    pub already_sent: u32,
 }
 
 /// Named counters in the mechanism's chosen order; serialized as a JSON/TOML map.

@@ -19,6 +19,8 @@ const FILES: &[&str] = &[
     include_str!("../walkthroughs/rx-skb-cache.toml"),
     include_str!("../walkthroughs/rx-skb-cache-rps.toml"),
     include_str!("../walkthroughs/rx-defer-free.toml"),
+    include_str!("../walkthroughs/mptcp-max-size.toml"),
+    include_str!("../walkthroughs/mptcp-round-robin.toml"),
 ];
 
 #[derive(Clone, Debug, Deserialize)]

@@ -25,29 +25,50 @@ impl From<skblab_core::Error> for CliError {
 /// Reads a scenario file, refusing anything over the core's text cap before reading it all.
 pub fn read_scenario(path: &Path) -> Result<String, CliError> {
     let cap = skblab_core::limits::MAX_SCENARIO_TEXT as u64;
-    let meta = std::fs::metadata(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
     if meta.len() > cap {
-        return Err(CliError(format!("{}: {} bytes is too large: allowed at most {cap} bytes", path.display(), meta.len())));
+        return Err(CliError(format!(
+            "{}: {} bytes is too large: allowed at most {cap} bytes",
+            path.display(),
+            meta.len()
+        )));
     }
-    std::fs::read_to_string(path).map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))
 }
 
 /// Parses and runs scenario text with an optional variant override.
 pub fn run_text(text: &str, variant: Option<&str>) -> Result<Trace, CliError> {
-    let opts = RunOptions { variant: variant.map(str::to_string), ..Default::default() };
+    let opts = RunOptions {
+        variant: variant.map(str::to_string),
+        ..Default::default()
+    };
     Ok(Scenario::parse(text)?.run(&opts)?)
 }
 
 /// `skblab run FILE [--json] [--variant V]`.
 pub fn run(path: &Path, variant: Option<&str>, json: bool, st: Style) -> Result<String, CliError> {
     let trace = run_text(&read_scenario(path)?, variant)?;
-    Ok(if json { to_json(&trace) } else { render::trace(&trace, st) })
+    Ok(if json {
+        to_json(&trace)
+    } else {
+        render::trace(&trace, st)
+    })
 }
 
 /// `skblab compare FILE --variant A --variant B [--json]`.
-pub fn compare(path: &Path, variants: &[String], json: bool, st: Style) -> Result<String, CliError> {
+pub fn compare(
+    path: &Path,
+    variants: &[String],
+    json: bool,
+    st: Style,
+) -> Result<String, CliError> {
     let [a, b] = variants else {
-        return Err(CliError(format!("--variant: give exactly two variants to compare, got {}", variants.len())));
+        return Err(CliError(format!(
+            "--variant: give exactly two variants to compare, got {}",
+            variants.len()
+        )));
     };
     let text = read_scenario(path)?;
     let (ta, tb) = (run_text(&text, Some(a))?, run_text(&text, Some(b))?);
@@ -63,14 +84,22 @@ pub fn compare(path: &Path, variants: &[String], json: bool, st: Style) -> Resul
 pub fn list_walkthroughs() -> Result<String, CliError> {
     let all = walkthrough::all()?;
     let width = all.iter().map(|w| w.name.len()).max().unwrap_or(0);
-    Ok(all.iter().map(|w| format!("{:<width$}  {}\n", w.name, w.title)).collect())
+    Ok(all
+        .iter()
+        .map(|w| format!("{:<width$}  {}\n", w.name, w.title))
+        .collect())
 }
 
 /// The traces of a walkthrough's variants, in order.
 pub fn walkthrough_traces(w: &Walkthrough) -> Result<Vec<Trace>, CliError> {
     w.variants
         .iter()
-        .map(|v| Ok(w.scenario.run(&RunOptions { variant: Some(v.clone()), ..Default::default() })?))
+        .map(|v| {
+            Ok(w.scenario.run(&RunOptions {
+                variant: Some(v.clone()),
+                ..Default::default()
+            })?)
+        })
         .collect()
 }
 

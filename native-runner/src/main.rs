@@ -8,7 +8,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "skblab", version, about = "How Linux builds and recycles sk_buffs and pages, before and after four kernel patches")]
+#[command(
+    name = "skblab",
+    version,
+    about = "How Linux builds and recycles sk_buffs and pages, before and after four kernel patches"
+)]
 struct Cli {
     /// When to colour the output.
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
@@ -71,8 +75,16 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
     match cli.cmd {
         Cmd::Walkthrough { list: true, .. } => cli::list_walkthroughs(),
         Cmd::Walkthrough { name, .. } => cli::walkthrough(name.as_deref().unwrap_or_default(), st),
-        Cmd::Run { file, json, variant } => cli::run(&file, variant.as_deref(), json, st),
-        Cmd::Compare { file, variants, json } => cli::compare(&file, &variants, json, st),
+        Cmd::Run {
+            file,
+            json,
+            variant,
+        } => cli::run(&file, variant.as_deref(), json, st),
+        Cmd::Compare {
+            file,
+            variants,
+            json,
+        } => cli::compare(&file, &variants, json, st),
     }
 }
 

@@ -63,9 +63,17 @@ pub fn event(e: &Event) -> String {
 
 /// A proportional bar of `n` of `total` using `fill`, padded with dots.
 fn bar(n: u32, total: u32, fill: char) -> String {
-    let w = if total == 0 { 0 } else { ((n as u64 * BAR as u64).div_ceil(total as u64)) as usize };
+    let w = if total == 0 {
+        0
+    } else {
+        ((n as u64 * BAR as u64).div_ceil(total as u64)) as usize
+    };
     let w = w.min(BAR as usize);
-    format!("{}{}", fill.to_string().repeat(w), "·".repeat(BAR as usize - w))
+    format!(
+        "{}{}",
+        fill.to_string().repeat(w),
+        "·".repeat(BAR as usize - w)
+    )
 }
 
 fn skb(out: &mut String, s: &Skb, st: Style) {
@@ -85,8 +93,16 @@ fn skb(out: &mut String, s: &Skb, st: Style) {
         st.linear(&s.linear_len.to_string()),
         st.frag(&s.data_len.to_string()),
         s.head.truesize,
-        if flags.is_empty() { String::new() } else { format!("  [{}]", flags.join(" ")) },
-        if s.cpu != 0 { format!("  cpu{}", s.cpu) } else { String::new() },
+        if flags.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", flags.join(" "))
+        },
+        if s.cpu != 0 {
+            format!("  cpu{}", s.cpu)
+        } else {
+            String::new()
+        },
     );
     let _ = writeln!(
         out,
@@ -97,10 +113,21 @@ fn skb(out: &mut String, s: &Skb, st: Style) {
         s.head.tailroom,
     );
     if let Some(f) = &s.head_frag {
-        let _ = writeln!(out, "      head in page {} @{} +{}", f.page, f.offset, f.size);
+        let _ = writeln!(
+            out,
+            "      head in page {} @{} +{}",
+            f.page, f.offset, f.size
+        );
     }
     for (i, f) in s.frags.iter().enumerate() {
-        let _ = writeln!(out, "      {}", st.frag(&format!("frag[{i}] -> page {} @{} +{}", f.page, f.offset, f.size)));
+        let _ = writeln!(
+            out,
+            "      {}",
+            st.frag(&format!(
+                "frag[{i}] -> page {} @{} +{}",
+                f.page, f.offset, f.size
+            ))
+        );
     }
     if let Some(m) = &s.mapping {
         let _ = writeln!(
@@ -115,9 +142,15 @@ fn skb(out: &mut String, s: &Skb, st: Style) {
 }
 
 fn cursor(c: &Cursor) -> String {
-    let bias = c.bias.map(|b| format!("  pagecnt_bias {b}")).unwrap_or_default();
+    let bias = c
+        .bias
+        .map(|b| format!("  pagecnt_bias {b}"))
+        .unwrap_or_default();
     match c.page {
-        Some(p) => format!("  {} -> page {p} offset {}/{}{bias}", c.name, c.offset, c.size),
+        Some(p) => format!(
+            "  {} -> page {p} offset {}/{}{bias}",
+            c.name, c.offset, c.size
+        ),
         None => format!("  {} -> no page", c.name),
     }
 }
@@ -126,13 +159,23 @@ fn cursor(c: &Cursor) -> String {
 pub fn state(s: &State, st: Style) -> String {
     let mut out = String::new();
     for q in &s.queues {
-        let _ = writeln!(out, "{} ({} skb{})", st.head(&q.name), q.skbs.len(), if q.skbs.len() == 1 { "" } else { "s" });
+        let _ = writeln!(
+            out,
+            "{} ({} skb{})",
+            st.head(&q.name),
+            q.skbs.len(),
+            if q.skbs.len() == 1 { "" } else { "s" }
+        );
         for b in &q.skbs {
             skb(&mut out, b, st);
         }
     }
     if !s.pages.is_empty() {
-        let _ = writeln!(out, "{}", st.head(&format!("pages ({} live)", s.pages.len())));
+        let _ = writeln!(
+            out,
+            "{}",
+            st.head(&format!("pages ({} live)", s.pages.len()))
+        );
     }
     for p in &s.pages {
         let _ = writeln!(
@@ -170,7 +213,11 @@ fn changed(prev: Option<&Counters>, now: &Counters) -> Vec<String> {
 /// One step: events, state, counters that moved.
 pub fn step(i: usize, n: usize, s: &Step, prev: Option<&Step>, st: Style) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}", st.bold(&format!("── step {}/{n}: {} ──", i + 1, s.op)));
+    let _ = writeln!(
+        out,
+        "{}",
+        st.bold(&format!("── step {}/{n}: {} ──", i + 1, s.op))
+    );
     for e in &s.events {
         let _ = writeln!(out, "  {} {}", st.dim("·"), event(e));
     }
@@ -191,7 +238,13 @@ pub fn trace(t: &Trace, st: Style) -> String {
         era_name(t)
     );
     for (i, s) in t.steps.iter().enumerate() {
-        out.push_str(&step(i, t.steps.len(), s, i.checked_sub(1).map(|j| &t.steps[j]), st));
+        out.push_str(&step(
+            i,
+            t.steps.len(),
+            s,
+            i.checked_sub(1).map(|j| &t.steps[j]),
+            st,
+        ));
         out.push('\n');
     }
     out.push_str(&st.head("final counters\n"));
@@ -202,13 +255,23 @@ pub fn trace(t: &Trace, st: Style) -> String {
 }
 
 fn era_name(t: &Trace) -> String {
-    serde_json::to_value(t.era).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+    serde_json::to_value(t.era)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// Counters of two runs side by side with the difference.
 pub fn compare(a: &Trace, b: &Trace, st: Style) -> String {
-    let mut out = format!("{:<28} {:>14} {:>14} {:>14}\n", "counter", a.variant, b.variant, "difference");
-    let names: Vec<&str> = a.counters.names().chain(b.counters.names().filter(|n| a.counters.get(n).is_none())).collect();
+    let mut out = format!(
+        "{:<28} {:>14} {:>14} {:>14}\n",
+        "counter", a.variant, b.variant, "difference"
+    );
+    let names: Vec<&str> = a
+        .counters
+        .names()
+        .chain(b.counters.names().filter(|n| a.counters.get(n).is_none()))
+        .collect();
     for name in names {
         let (x, y) = (a.counters.get(name), b.counters.get(name));
         let diff = match (x, y) {
@@ -217,7 +280,13 @@ pub fn compare(a: &Trace, b: &Trace, st: Style) -> String {
             _ => "n/a".to_string(),
         };
         let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-        let _ = writeln!(out, "{name:<28} {:>14} {:>14} {:>14}", show(x), show(y), diff);
+        let _ = writeln!(
+            out,
+            "{name:<28} {:>14} {:>14} {:>14}",
+            show(x),
+            show(y),
+            diff
+        );
     }
     out
 }
@@ -249,13 +318,21 @@ pub fn wrap(text: &str, indent: &str) -> String {
 /// comparison of the final counters, and the outro. `traces` are the walkthrough's variants
 /// in order.
 pub fn walkthrough(w: &Walkthrough, traces: &[Trace], st: Style) -> String {
-    let mut out = format!("{}\n{}\n\n", st.bold(&w.title), "=".repeat(w.title.chars().count()));
+    let mut out = format!(
+        "{}\n{}\n\n",
+        st.bold(&w.title),
+        "=".repeat(w.title.chars().count())
+    );
     out.push_str(&wrap(&w.intro, ""));
     out.push('\n');
     let n = w.say.len();
     for (i, say) in w.say.iter().enumerate() {
         let op = traces.first().map(|t| t.steps[i].op.as_str()).unwrap_or("");
-        let _ = writeln!(out, "{}", st.bold(&format!("━━ Step {}/{n}: {op} ━━", i + 1)));
+        let _ = writeln!(
+            out,
+            "{}",
+            st.bold(&format!("━━ Step {}/{n}: {op} ━━", i + 1))
+        );
         out.push_str(&wrap(say, ""));
         out.push('\n');
         for t in traces {

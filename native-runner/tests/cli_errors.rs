@@ -3,8 +3,15 @@
 use std::process::Command;
 
 fn skblab(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skblab")).args(args).output().expect("skblab runs");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
+        .args(args)
+        .output()
+        .expect("skblab runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 fn scenario_file(name: &str, text: &str) -> String {
@@ -17,12 +24,42 @@ fn scenario_file(name: &str, text: &str) -> String {
 
 /// (file name, scenario text, extra args, what stderr must contain)
 const CASES: &[(&str, &str, &[&str], &[&str])] = &[
-    ("unknown-field.toml", "mechanism = \"sendmsg\"\nbogus = 1\nops = []\n", &[], &["bogus", "expected one of"]),
-    ("mss0.toml", "mechanism = \"sendmsg\"\n[socket]\nmss = 0\n[[ops]]\nop = \"sendmsg\"\nbytes = 1\n", &[], &["socket.mss", "allowed"]),
-    ("huge.toml", "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 1000000000000000\n", &[], &["ops[0].bytes", "allowed"]),
-    ("variant.toml", "mechanism = \"sendmsg\"\nops = []\n", &["--variant", "nope"], &["unknown variant `nope`", "pre-2010"]),
-    ("mech.toml", "mechanism = \"teleport\"\nops = []\n", &[], &["unknown mechanism `teleport`"]),
-    ("syntax.json", "{\"mechanism\": ", &[], &["JSON parse error", "line 1"]),
+    (
+        "unknown-field.toml",
+        "mechanism = \"sendmsg\"\nbogus = 1\nops = []\n",
+        &[],
+        &["bogus", "expected one of"],
+    ),
+    (
+        "mss0.toml",
+        "mechanism = \"sendmsg\"\n[socket]\nmss = 0\n[[ops]]\nop = \"sendmsg\"\nbytes = 1\n",
+        &[],
+        &["socket.mss", "allowed"],
+    ),
+    (
+        "huge.toml",
+        "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 1000000000000000\n",
+        &[],
+        &["ops[0].bytes", "allowed"],
+    ),
+    (
+        "variant.toml",
+        "mechanism = \"sendmsg\"\nops = []\n",
+        &["--variant", "nope"],
+        &["unknown variant `nope`", "pre-2010"],
+    ),
+    (
+        "mech.toml",
+        "mechanism = \"teleport\"\nops = []\n",
+        &[],
+        &["unknown mechanism `teleport`"],
+    ),
+    (
+        "syntax.json",
+        "{\"mechanism\": ",
+        &[],
+        &["JSON parse error", "line 1"],
+    ),
 ];
 
 #[test]
@@ -45,10 +82,16 @@ fn bad_scenarios_give_one_clear_error_and_exit_2() {
 fn missing_file_and_unknown_walkthrough_are_errors() {
     let (code, _, stderr) = skblab(&["run", "/nonexistent/skblab.toml"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("cannot read /nonexistent/skblab.toml"), "{stderr}");
+    assert!(
+        stderr.contains("cannot read /nonexistent/skblab.toml"),
+        "{stderr}"
+    );
     let (code, _, stderr) = skblab(&["walkthrough", "no-such-walk"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("unknown walkthrough `no-such-walk`"), "{stderr}");
+    assert!(
+        stderr.contains("unknown walkthrough `no-such-walk`"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -15,7 +15,10 @@ fn walkthroughs_match_their_snapshots() {
     settings.bind(|| {
         for w in &all {
             let traces = cli::walkthrough_traces(w).expect("walkthrough scenarios run");
-            insta::assert_snapshot!(w.name.as_str(), render::walkthrough(w, &traces, render::Style::PLAIN));
+            insta::assert_snapshot!(
+                w.name.as_str(),
+                render::walkthrough(w, &traces, render::Style::PLAIN)
+            );
         }
     });
 }

@@ -707,6 +707,7 @@ impl Machine for RxMachine {
                 .iter()
                 .map(|c| c.cursor(self.p.variant.alloc))
                 .collect(),
+            ..State::default()
         }
     }
 

@@ -498,6 +498,7 @@ impl SendSock {
             }],
             pages: self.pool.live().cloned().collect(),
             cursors: vec![self.cursor()],
+            ..State::default()
         }
     }
 }

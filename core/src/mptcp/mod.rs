@@ -1,0 +1,420 @@
+//! Seed 003: MPTCP max-size skbs (Paolo Abeni, November 2020, commit 31859991dc0f, v5.11).
+//!
+//! MPTCP copies user data into dfrags on the socket's page frag ([`dfrag`]), then pushes them
+//! onto TCP subflows ([`push`]) with mptcp_sendmsg_frag ([`sendmsg_frag`]), which collapses
+//! onto a subflow's tail skb through tcp_build_frag ([`subflow`]). Before the seed, the room
+//! left in the tail was passed as tcp_build_frag's goal and tcp_build_frag subtracted the
+//! tail's length again, so skbs stopped near half the size goal.
+//!
+//! This module holds the scenario format for `mechanism = "mptcp"` and the machine. The code
+//! the seed patched is net-next of November 2020 (tcp_build_frag, mptcp_push_pending), which
+//! became v5.11; its constants are those of [`Era::V5_10`].
+
+pub mod dfrag;
+pub mod push;
+pub mod sendmsg_frag;
+pub mod subflow;
+
+use crate::consts::{ConstOverrides, Era, KernelConsts};
+use crate::limits::{check_range, ByteBudget, MAX_OPS};
+use crate::page::PagePool;
+use crate::scenario::{pick_variant, RunOptions};
+use crate::skb::SkbId;
+use crate::trace::{drive, Counters, Events, Machine, Queue, State, Trace};
+use crate::Error;
+use dfrag::SendBuf;
+use push::{PushCfg, Sched, Scheduler, MPTCP_SEND_BURST_SIZE};
+use serde::{Deserialize, Serialize};
+use subflow::Subflow;
+
+/// `pre-2020` (the room left passed as the goal; PSH kept), `abeni-2020` (size_bias added
+/// back; PSH cleared when collapsing).
+pub const VARIANTS: &[&str] = &["pre-2020", "abeni-2020"];
+
+/// At most this many subflows.
+pub const MAX_SUBFLOWS: usize = 8;
+/// At most this many sendmsg calls over a whole scenario (`count`s summed).
+pub const MAX_WRITES: u64 = 100_000;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MptcpScenario {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    #[serde(default, skip_serializing_if = "ConstOverrides::is_empty")]
+    pub consts: ConstOverrides,
+    /// The subflows (default: one over loopback).
+    #[serde(default = "default_subflows")]
+    pub subflows: Vec<SubflowParams>,
+    #[serde(default)]
+    pub scheduler: Scheduler,
+    /// Bytes a subflow keeps before the round-robin scheduler moves on (msk->snd_burst).
+    #[serde(default = "default_burst")]
+    pub burst: u32,
+    /// Subflows send as soon as they are pushed (`true`), or hold their queues until an
+    /// explicit `transmit`.
+    #[serde(default)]
+    pub drain: bool,
+    /// net.core.high_order_alloc_disable: the page frag falls back to 4 KiB pages.
+    #[serde(default)]
+    pub high_order_alloc_disable: bool,
+    pub ops: Vec<MptcpOp>,
+}
+
+fn default_subflows() -> Vec<SubflowParams> {
+    vec![SubflowParams::default()]
+}
+
+fn default_burst() -> u32 {
+    MPTCP_SEND_BURST_SIZE
+}
+
+/// One subflow's path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SubflowParams {
+    /// The path MTU (loopback: 65536).
+    pub mtu: u32,
+    /// mss_now; by default derived from the MTU (loopback with timestamps: 65483).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
+    /// The TCP timestamp option (12 bytes per segment).
+    pub timestamps: bool,
+    /// The device does GSO/TSO.
+    pub gso: bool,
+    /// sk_gso_max_size (default: consts.gso_max_size, 65536).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gso_max_size: Option<u32>,
+    /// tp->max_window, 0 = not bounded.
+    pub max_window: u32,
+}
+
+impl Default for SubflowParams {
+    fn default() -> Self {
+        SubflowParams {
+            mtu: 65536,
+            mss: None,
+            timestamps: true,
+            gso: true,
+            gso_max_size: None,
+            max_window: 0,
+        }
+    }
+}
+
+/// One operation of an MPTCP scenario.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MptcpOp {
+    /// `count` sendmsg calls of `bytes` each (each call copies, then pushes).
+    Sendmsg {
+        bytes: u64,
+        #[serde(default = "one", skip_serializing_if = "is_one")]
+        count: u64,
+    },
+    /// Every subflow (or just `subflow`) hands its unsent skbs to the device.
+    Transmit {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subflow: Option<u32>,
+    },
+    /// The peer acknowledges everything sent, at subflow and data level.
+    Ack,
+    /// close(): free every skb, dfrag and the page frag's page.
+    Close,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
+/// The variant as a strategy: what mptcp_sendmsg_frag does when it collapses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fix {
+    /// Before seed 003.
+    Pre2020,
+    /// Seed 003.
+    Abeni2020,
+}
+
+impl Fix {
+    /// size_bias: what is added back to the room left before it goes to tcp_build_frag.
+    pub fn size_bias(self, tail_len: u32) -> i64 {
+        match self {
+            Fix::Pre2020 => 0,
+            Fix::Abeni2020 => tail_len as i64,
+        }
+    }
+
+    /// Whether collapsing clears TCPHDR_PSH on the tail.
+    pub fn clears_psh(self) -> bool {
+        self == Fix::Abeni2020
+    }
+}
+
+/// Running tallies behind the counters.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub skbs_allocated: u64,
+    pub psh_freed: u64,
+    pub dss_mappings: u64,
+    pub collapses: u64,
+    pub eor_marks: u64,
+    pub dfrags: u64,
+    pub bytes_written: u64,
+    pub bytes_mapped: u64,
+    pub max_skb_bytes: u64,
+}
+
+/// What every part of the send path shares: constants, pages, skb numbering, tallies.
+pub struct Tx {
+    pub k: KernelConsts,
+    pub pool: PagePool,
+    pub next_skb: SkbId,
+    pub stats: Stats,
+}
+
+impl MptcpScenario {
+    pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
+        let variant = pick_variant(opts.variant.as_deref(), self.variant.as_deref(), VARIANTS)?;
+        let fix = if variant == "pre-2020" {
+            Fix::Pre2020
+        } else {
+            Fix::Abeni2020
+        };
+        let era = Era::V5_10;
+        let k = self.consts.apply(era.consts())?;
+        self.validate()?;
+        let tx = Tx {
+            k,
+            pool: PagePool::default(),
+            next_skb: 0,
+            stats: Stats::default(),
+        };
+        let subflows = (0..)
+            .zip(&self.subflows)
+            .map(|(i, p)| Subflow::new(i, p, era, &k))
+            .collect();
+        let mut m = Msk {
+            cfg: PushCfg {
+                fix,
+                scheduler: self.scheduler,
+                burst: self.burst,
+                drain: self.drain,
+            },
+            high_order: !self.high_order_alloc_disable,
+            buf: SendBuf::default(),
+            subflows,
+            sched: Sched::default(),
+            tx,
+            closed: false,
+        };
+        let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
+        Ok(Trace {
+            mechanism: "mptcp".into(),
+            variant: variant.into(),
+            era,
+            consts: k,
+            steps,
+            counters,
+        })
+    }
+
+    /// Checks every size against its cap, naming the field.
+    fn validate(&self) -> Result<(), Error> {
+        check_range(
+            "subflows",
+            self.subflows.len() as u64,
+            1,
+            MAX_SUBFLOWS as u64,
+        )?;
+        for (i, p) in self.subflows.iter().enumerate() {
+            let f = |name: &str| format!("subflows[{i}].{name}");
+            check_range(&f("mtu"), p.mtu as u64, 576, 65536)?;
+            if let Some(mss) = p.mss {
+                check_range(&f("mss"), mss as u64, 64, 65535)?;
+            }
+            if let Some(g) = p.gso_max_size {
+                check_range(&f("gso_max_size"), g as u64, 1024, 524_280)?;
+            }
+            check_range(&f("max_window"), p.max_window as u64, 0, 1 << 30)?;
+        }
+        check_range("burst", self.burst as u64, 1, 1 << 24)?;
+        check_range("ops", self.ops.len() as u64, 0, MAX_OPS as u64)?;
+        let (mut budget, mut writes) = (ByteBudget::default(), 0u64);
+        for (i, op) in self.ops.iter().enumerate() {
+            match *op {
+                MptcpOp::Sendmsg { bytes, count } => {
+                    check_range(&format!("ops[{i}].count"), count, 1, MAX_WRITES)?;
+                    check_range(
+                        &format!("ops[{i}].bytes"),
+                        bytes,
+                        0,
+                        crate::limits::MAX_OP_BYTES,
+                    )?;
+                    budget.take(&format!("ops[{i}].bytes"), bytes.saturating_mul(count))?;
+                    writes += count;
+                    check_range(&format!("ops[{i}].count"), writes, 1, MAX_WRITES).map_err(
+                        |_| Error::Range {
+                            field: format!("ops[{i}].count"),
+                            value: format!("{writes} (running total)"),
+                            allowed: format!("a scenario total of at most {MAX_WRITES} writes"),
+                        },
+                    )?;
+                }
+                MptcpOp::Transmit { subflow: Some(s) } => {
+                    check_range(
+                        &format!("ops[{i}].subflow"),
+                        s as u64,
+                        0,
+                        self.subflows.len() as u64 - 1,
+                    )?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The MPTCP socket and its subflows.
+struct Msk {
+    cfg: PushCfg,
+    high_order: bool,
+    buf: SendBuf,
+    subflows: Vec<Subflow>,
+    sched: Sched,
+    tx: Tx,
+    closed: bool,
+}
+
+impl Msk {
+    /// mptcp_sendmsg: copy everything into dfrags, then push.
+    fn sendmsg(&mut self, bytes: u64, ev: &mut Events) {
+        self.buf
+            .sendmsg_copy(bytes, self.high_order, &mut self.tx, ev);
+        if bytes > 0 {
+            push::push_pending(
+                &self.cfg,
+                &mut self.buf,
+                &mut self.subflows,
+                &mut self.sched,
+                &mut self.tx,
+                ev,
+            );
+        }
+    }
+
+    /// Every sent skb is acknowledged: tcp_clean_rtx_queue on each subflow, then
+    /// __mptcp_clean_una up to the first data byte still unsent on some subflow.
+    fn ack(&mut self, ev: &mut Events) {
+        for sf in &mut self.subflows {
+            sf.free(|s| s.sent, &mut self.tx, ev);
+        }
+        let snd_una = self
+            .subflows
+            .iter()
+            .filter_map(Subflow::first_unsent_data_seq)
+            .min()
+            .unwrap_or(self.buf.write_seq);
+        self.buf.clean_una(snd_una, &mut self.tx, ev);
+    }
+
+    fn close(&mut self, ev: &mut Events) {
+        for sf in &mut self.subflows {
+            sf.free(|_| true, &mut self.tx, ev);
+        }
+        self.buf.release(&mut self.tx, ev);
+        self.closed = true;
+    }
+}
+
+impl Machine for Msk {
+    type Op = MptcpOp;
+
+    fn apply(&mut self, op: &MptcpOp, at: usize, ev: &mut Events) -> Result<(), Error> {
+        if self.closed {
+            return Err(Error::invalid(
+                format!("ops[{at}]"),
+                "the socket is already closed",
+            ));
+        }
+        match *op {
+            MptcpOp::Sendmsg { bytes, count } => {
+                for _ in 0..count {
+                    self.sendmsg(bytes, ev);
+                }
+            }
+            MptcpOp::Transmit { subflow } => {
+                for sf in &mut self.subflows {
+                    if subflow.is_none_or(|s| s == sf.id) {
+                        sf.transmit(ev);
+                    }
+                }
+            }
+            MptcpOp::Ack => self.ack(ev),
+            MptcpOp::Close => self.close(ev),
+        }
+        Ok(())
+    }
+
+    fn describe(&self, op: &MptcpOp) -> String {
+        match *op {
+            MptcpOp::Sendmsg { bytes, count: 1 } => format!("sendmsg {bytes} bytes"),
+            MptcpOp::Sendmsg { bytes, count } => format!("sendmsg {bytes} bytes x {count}"),
+            MptcpOp::Transmit { subflow: None } => "transmit".into(),
+            MptcpOp::Transmit { subflow: Some(s) } => format!("transmit subflow {s}"),
+            MptcpOp::Ack => "ack".into(),
+            MptcpOp::Close => "close".into(),
+        }
+    }
+
+    fn state(&self) -> State {
+        State {
+            queues: self
+                .subflows
+                .iter()
+                .map(|sf| Queue {
+                    name: format!("subflow {}", sf.id),
+                    skbs: sf.skbs.clone(),
+                })
+                .collect(),
+            pages: self.tx.pool.live().cloned().collect(),
+            cursors: vec![self.buf.pfrag.cursor("task_frag")],
+            dfrags: self.buf.dfrags.iter().map(|d| d.view()).collect(),
+        }
+    }
+
+    fn counters(&self) -> Counters {
+        let s = &self.tx.stats;
+        let live_psh = self
+            .subflows
+            .iter()
+            .flat_map(|sf| &sf.skbs)
+            .filter(|skb| skb.psh)
+            .count() as u64;
+        let ps = &self.tx.pool.stats;
+        Counters::default()
+            .with("size_goal", self.subflows[0].size_goal as u64)
+            .with("skbs_allocated", s.skbs_allocated)
+            .with(
+                "avg_skb_bytes",
+                s.bytes_mapped.checked_div(s.skbs_allocated).unwrap_or(0),
+            )
+            .with("max_skb_bytes", s.max_skb_bytes)
+            .with("psh_skbs", s.psh_freed + live_psh)
+            .with("dss_mappings", s.dss_mappings)
+            .with("collapses", s.collapses)
+            .with("eor_marks", s.eor_marks)
+            .with("dfrags", s.dfrags)
+            .with("pages_allocated", ps.allocated)
+            .with("pages_freed", ps.freed)
+            .with("bytes_written", s.bytes_written)
+            .with("bytes_mapped", s.bytes_mapped)
+    }
+}

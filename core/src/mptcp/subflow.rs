@@ -1,0 +1,330 @@
+//! One TCP subflow's side: its size goal, its write queue, and tcp_build_frag, the helper
+//! MPTCP calls to put a dfrag's bytes into the subflow's tail skb (net/ipv4/tcp.c,
+//! tcp_build_frag, factored out of do_tcp_sendpages in November 2020, v5.11; tcp_push and
+//! tcp_mark_push as in v5.10).
+
+use super::{SubflowParams, Tx};
+use crate::consts::{Era, KernelConsts};
+use crate::page::PageId;
+use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
+use crate::skb::{Skb, SkbHead};
+use crate::trace::{Event, Events};
+
+/// IPv4 header (`icsk_af_ops->net_header_len`) and bare TCP header, 20 bytes each.
+const NET_HEADER_LEN: u32 = 20;
+const TCP_HEADER_LEN: u32 = 20;
+/// The timestamp option as it sits in every segment (TCPOLEN_TSTAMP_ALIGNED).
+const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
+/// IPV4_MAX_PMTU: ipv4_default_advmss never advertises an MSS above 65535 - 40.
+const IPV4_MAX_PMTU: u32 = 65535;
+
+/// mss_now (tcp_current_mss) for a path of `mtu` when both ends share it: the peer advertises
+/// ipv4_default_advmss = min(mtu - 40, IPV4_MAX_PMTU - 40), which clamps tcp_mtu_to_mss, then
+/// the timestamp option is taken off. Loopback (MTU 65536): min(65496, 65495) - 12 = 65483;
+/// Ethernet (1500): 1460 - 12 = 1448.
+pub fn mss_for_mtu(mtu: u32, timestamps: bool) -> u32 {
+    let hdrs = NET_HEADER_LEN + TCP_HEADER_LEN;
+    let advmss = mtu.saturating_sub(hdrs).min(IPV4_MAX_PMTU - hdrs);
+    advmss.saturating_sub(if timestamps {
+        TCPOLEN_TSTAMP_ALIGNED
+    } else {
+        0
+    })
+}
+
+impl SubflowParams {
+    /// mss_now and tcp_send_mss's size goal (tcp_xmit_size_goal) for this path.
+    pub fn mss_and_size_goal(&self, era: Era, k: &KernelConsts) -> (u32, u32) {
+        let tcp_header_len = TCP_HEADER_LEN
+            + if self.timestamps {
+                TCPOLEN_TSTAMP_ALIGNED
+            } else {
+                0
+            };
+        let mss = self
+            .mss
+            .unwrap_or_else(|| mss_for_mtu(self.mtu, self.timestamps));
+        let goal = tcp_xmit_size_goal(
+            era,
+            k,
+            &GoalInput {
+                mss,
+                gso: self.gso,
+                gso_max_size: self.gso_max_size.unwrap_or(k.gso_max_size),
+                max_window: self.max_window,
+                net_header_len: NET_HEADER_LEN,
+                tcp_header_len,
+            },
+        );
+        (mss, goal)
+    }
+}
+
+pub struct Subflow {
+    pub id: u32,
+    pub mss: u32,
+    /// tcp_send_mss's size goal (tcp_xmit_size_goal).
+    pub size_goal: u32,
+    /// The retransmit queue (sent) followed by the write queue (unsent), in seq order.
+    pub skbs: Vec<Skb>,
+    /// tp->write_seq, relative (the model starts every subflow at 0); also the subflow's
+    /// rel_write_seq, which DSS mappings carry.
+    pub write_seq: u32,
+}
+
+impl Subflow {
+    pub fn new(id: u32, p: &SubflowParams, era: Era, k: &KernelConsts) -> Subflow {
+        let (mss, size_goal) = p.mss_and_size_goal(era, k);
+        Subflow {
+            id,
+            mss,
+            size_goal,
+            skbs: Vec::new(),
+            write_seq: 0,
+        }
+    }
+
+    /// tcp_write_queue_tail: the last skb not yet handed to the device.
+    pub fn write_queue_tail(&self) -> Option<usize> {
+        let last = self.skbs.len().checked_sub(1)?;
+        (!self.skbs[last].sent).then_some(last)
+    }
+
+    /// tcp_build_frag(ssk, goal, flags, page, offset, &size): appends at most `goal -
+    /// skb->len` bytes to the tail skb, or starts a new skb (0 linear bytes) allowed `goal`
+    /// bytes when that is <= 0 or the tail is EOR; grows the last frag when the bytes
+    /// continue it on the same page; a full frag array marks PSH and starts a new skb.
+    /// Returns the skb's index and the bytes copied.
+    pub fn tcp_build_frag(
+        &mut self,
+        goal: i64,
+        page: PageId,
+        offset: u32,
+        size: u32,
+        tx: &mut Tx,
+        ev: &mut Events,
+    ) -> (usize, u32) {
+        let room = self
+            .write_queue_tail()
+            .map(|i| &self.skbs[i])
+            .filter(|skb| !skb.eor)
+            .map(|skb| goal - skb.len as i64)
+            .filter(|&copy| copy > 0);
+        let mut copy = match room {
+            Some(copy) => copy,
+            None => {
+                self.entail(tx, ev);
+                goal
+            }
+        };
+        let mut i = self.skbs.len() - 1;
+        let mut can_coalesce = self.skbs[i].can_coalesce(page, offset);
+        if !can_coalesce && self.skbs[i].nr_frags() >= tx.k.max_skb_frags as usize {
+            self.mark_push(i, ev);
+            self.entail(tx, ev);
+            copy = goal;
+            i = self.skbs.len() - 1;
+            can_coalesce = false;
+        }
+        let copy = copy.min(size as i64) as u32;
+        let skb = &mut self.skbs[i];
+        let id = skb.id;
+        if can_coalesce {
+            skb.grow_last_frag(copy);
+            let idx = skb.nr_frags() as u32 - 1;
+            ev.emit(|| Event::Coalesce {
+                skb: id,
+                idx,
+                bytes: copy,
+            });
+        } else {
+            tx.pool.get(page, ev);
+            let idx = skb.nr_frags() as u32;
+            skb.add_frag(crate::skb::Frag {
+                page,
+                offset,
+                size: copy,
+            });
+            ev.emit(|| Event::NewFrag {
+                skb: id,
+                idx,
+                page,
+                offset,
+                size: copy,
+            });
+        }
+        skb.head.truesize += copy;
+        tx.stats.max_skb_bytes = tx.stats.max_skb_bytes.max(skb.len as u64);
+        self.write_seq = self.write_seq.wrapping_add(copy);
+        (i, copy)
+    }
+
+    /// sk_stream_alloc_skb(sk, 0, ...) + tcp_skb_entail: a payload-free skb whose head only
+    /// reserves MAX_TCP_HEADER, queued with seq = end_seq = write_seq.
+    fn entail(&mut self, tx: &mut Tx, ev: &mut Events) {
+        let head = stream_skb_head(&tx.k);
+        let id = tx.next_skb;
+        tx.next_skb += 1;
+        tx.stats.skbs_allocated += 1;
+        ev.emit(|| Event::AllocSkb {
+            skb: id,
+            cpu: 0,
+            head_bytes: head.head_bytes,
+            headroom: head.headroom,
+            linear_room: 0,
+        });
+        self.skbs.push(Skb::new(id, 0, head, self.write_seq));
+    }
+
+    /// tcp_mark_push: set PSH on the skb.
+    fn mark_push(&mut self, i: usize, ev: &mut Events) {
+        let skb = &mut self.skbs[i];
+        skb.psh = true;
+        let id = skb.id;
+        ev.emit(|| Event::MarkPsh { skb: id });
+    }
+
+    /// tcp_push(ssk, 0, ...), as mptcp_push_release calls it: without MSG_MORE the tail of
+    /// the write queue is marked PSH.
+    pub fn tcp_push(&mut self, ev: &mut Events) {
+        if let Some(i) = self.write_queue_tail() {
+            self.mark_push(i, ev);
+        }
+    }
+
+    /// tcp_write_xmit with an open window: every unsent skb goes to the device and leaves
+    /// the write queue (it waits in the retransmit queue for its ACK).
+    pub fn transmit(&mut self, ev: &mut Events) {
+        let (mut skbs, mut bytes) = (0, 0);
+        for skb in self.skbs.iter_mut().filter(|s| !s.sent) {
+            skb.sent = true;
+            skbs += 1;
+            bytes += skb.len as u64;
+        }
+        if skbs > 0 {
+            let subflow = self.id;
+            ev.emit(|| Event::SubflowXmit {
+                subflow,
+                skbs,
+                bytes,
+            });
+        }
+    }
+
+    /// The data sequence number of the first byte the device has not sent yet, if any.
+    pub fn first_unsent_data_seq(&self) -> Option<u64> {
+        let skb = self.skbs.iter().find(|s| !s.sent)?;
+        skb.mapping.map(|m| m.data_seq)
+    }
+
+    /// Frees the skbs `which` selects (tcp_clean_rtx_queue for acknowledged ones, the write
+    /// queue purge at close), putting every frag's page.
+    pub fn free(&mut self, which: impl Fn(&Skb) -> bool, tx: &mut Tx, ev: &mut Events) {
+        let (gone, keep): (Vec<Skb>, Vec<Skb>) = self.skbs.drain(..).partition(|s| which(s));
+        self.skbs = keep;
+        for skb in gone {
+            tx.stats.psh_freed += skb.psh as u64;
+            for f in &skb.frags {
+                tx.pool.put(f.page, 0, ev);
+            }
+            ev.emit(|| Event::FreeSkb {
+                skb: skb.id,
+                cpu: 0,
+            });
+        }
+    }
+}
+
+/// The head sk_stream_alloc_skb(sk, 0, ...) gets in 5.10: alloc_skb_fclone(MAX_TCP_HEADER)
+/// kmallocs SKB_DATA_ALIGN(320) + SKB_DATA_ALIGN(sizeof(skb_shared_info)) = 640 bytes, which
+/// the kmalloc-1k cache rounds to 1024; SKB_WITH_OVERHEAD(1024) = 704 bytes of buffer, all of
+/// it reserved as headroom since no linear payload is asked for. The model charges truesize
+/// as head bytes plus payload (struct sk_buff itself is left out).
+fn stream_skb_head(k: &crate::consts::KernelConsts) -> SkbHead {
+    let asked = k.skb_data_align(k.max_tcp_header) + k.skb_data_align(k.shinfo_size);
+    let head_bytes = asked.next_power_of_two();
+    SkbHead {
+        headroom: k.skb_with_overhead(head_bytes),
+        tailroom: 0,
+        head_bytes,
+        truesize: head_bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::PagePool;
+
+    fn setup(max_skb_frags: u32) -> (Subflow, Tx, PageId) {
+        let era = Era::V5_10;
+        let mut k = era.consts();
+        k.max_skb_frags = max_skb_frags;
+        let mut tx = Tx {
+            k,
+            pool: PagePool::default(),
+            next_skb: 0,
+            stats: Default::default(),
+        };
+        let page = tx.pool.alloc(3, k.page_size, 0, &mut Events::off());
+        let sf = Subflow::new(0, &SubflowParams::default(), era, &k);
+        (sf, tx, page)
+    }
+
+    #[test]
+    fn loopback_mss_is_65483_and_ethernet_1448() {
+        assert_eq!(mss_for_mtu(65536, true), 65483);
+        assert_eq!(mss_for_mtu(1500, true), 1448);
+        assert_eq!(mss_for_mtu(1500, false), 1460);
+    }
+
+    /// (goal, page offset, size) per call -> (skb index, copied) per call, and frags at the end.
+    #[test]
+    fn build_frag_table() {
+        type Call = (i64, u32, u32);
+        /// max_skb_frags, calls, (skb, copied) per call, frags per skb at the end.
+        type Case<'a> = (u32, &'a [Call], &'a [(usize, u32)], &'a [usize]);
+        let cases: &[Case] = &[
+            // Continuing bytes grow the last frag; a gap makes a second frag.
+            (
+                17,
+                &[(1000, 48, 100), (1000, 148, 100), (1000, 400, 10)],
+                &[(0, 100), (0, 100), (0, 10)],
+                &[2],
+            ),
+            // goal - len <= 0: a new skb, allowed `goal` bytes.
+            (
+                17,
+                &[(100, 48, 100), (100, 148, 500)],
+                &[(0, 100), (1, 100)],
+                &[1, 1],
+            ),
+            // Frag array full: PSH on the full skb and a new one.
+            (
+                2,
+                &[(1000, 0, 10), (1000, 20, 10), (1000, 40, 10)],
+                &[(0, 10), (0, 10), (1, 10)],
+                &[2, 1],
+            ),
+        ];
+        for (max_frags, calls, want, frags) in cases {
+            let (mut sf, mut tx, page) = setup(*max_frags);
+            let got: Vec<_> = calls
+                .iter()
+                .map(|&(goal, off, size)| {
+                    sf.tcp_build_frag(goal, page, off, size, &mut tx, &mut Events::off())
+                })
+                .collect();
+            assert_eq!(&got, want, "{calls:?}");
+            let nr: Vec<_> = sf.skbs.iter().map(|s| s.nr_frags()).collect();
+            assert_eq!(&nr, frags, "{calls:?}");
+        }
+        let (mut sf, mut tx, page) = setup(1);
+        sf.tcp_build_frag(1000, page, 0, 10, &mut tx, &mut Events::off());
+        sf.tcp_build_frag(1000, page, 20, 10, &mut tx, &mut Events::off());
+        assert!(
+            sf.skbs[0].psh && !sf.skbs[1].psh,
+            "tcp_mark_push on the full skb"
+        );
+    }
+}
