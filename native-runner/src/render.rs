@@ -61,6 +61,33 @@ pub fn event(e: &Event) -> String {
     line
 }
 
+/// A step with more events than this shows the first and last few and counts the rest.
+const EVENTS_SHOWN: usize = 16;
+
+/// The events of one step, one per line; long lists are cut in the middle with a count of
+/// what was left out, by kind (the JSON trace has every event).
+fn events(out: &mut String, list: &[Event], st: Style) {
+    let (head, tail) = (EVENTS_SHOWN * 3 / 4, EVENTS_SHOWN / 4);
+    let cut = list.len() > EVENTS_SHOWN;
+    for (i, e) in list.iter().enumerate() {
+        if cut && i == head {
+            let mut kinds: Vec<(String, usize)> = Vec::new();
+            for e in &list[head..list.len() - tail] {
+                let name = event(e).split(' ').next().unwrap_or_default().to_string();
+                match kinds.iter_mut().find(|(k, _)| *k == name) {
+                    Some((_, n)) => *n += 1,
+                    None => kinds.push((name, 1)),
+                }
+            }
+            let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+            let _ = writeln!(out, "  {} … {} more: {}", st.dim("·"), list.len() - head - tail, kinds.join(", "));
+        }
+        if !cut || i < head || i >= list.len() - tail {
+            let _ = writeln!(out, "  {} {}", st.dim("·"), event(e));
+        }
+    }
+}
+
 /// A proportional bar of `n` of `total` using `fill`, padded with dots.
 fn bar(n: u32, total: u32, fill: char) -> String {
     let w = if total == 0 {
@@ -339,9 +366,7 @@ pub fn walkthrough(w: &Walkthrough, traces: &[Trace], st: Style) -> String {
             let prev = i.checked_sub(1).map(|j| &t.steps[j]);
             let s = &t.steps[i];
             let _ = writeln!(out, "{}", st.head(&format!("[{}]", t.variant)));
-            for e in &s.events {
-                let _ = writeln!(out, "  {} {}", st.dim("·"), event(e));
-            }
+            events(&mut out, &s.events, st);
             out.push_str(&state(&s.state, st));
             let moved = changed(prev.map(|p| &p.counters), &s.counters);
             if !moved.is_empty() {
