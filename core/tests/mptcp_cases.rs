@@ -174,3 +174,19 @@ fn errors_name_the_field() {
         assert!(msg.contains(&format!("`{field}")), "{text}: {msg}");
     }
 }
+
+#[test]
+fn many_writes_within_the_total_run() {
+    // 2000 x 16 KiB = 32 MiB: above one op's 16 MiB cap, within the scenario total.
+    let text = "mechanism = \"mptcp\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 16384\ncount = 2000\n";
+    let t = Scenario::parse(text)
+        .and_then(|s| {
+            s.run(&RunOptions {
+                variant: Some("abeni-2020".into()),
+                counters_only: true,
+            })
+        })
+        .expect("runs");
+    assert_eq!(t.counters.get("bytes_mapped"), Some(2000 * 16384));
+    assert_eq!(t.counters.get("max_skb_bytes"), Some(65483));
+}

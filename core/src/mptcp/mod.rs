@@ -250,22 +250,19 @@ impl MptcpScenario {
         for (i, op) in self.ops.iter().enumerate() {
             match *op {
                 MptcpOp::Sendmsg { bytes, count } => {
-                    check_range(&format!("ops[{i}].count"), count, 1, MAX_WRITES)?;
-                    check_range(
-                        &format!("ops[{i}].bytes"),
-                        bytes,
-                        0,
-                        crate::limits::MAX_OP_BYTES,
-                    )?;
-                    budget.take(&format!("ops[{i}].bytes"), bytes.saturating_mul(count))?;
+                    let field = |name: &str| format!("ops[{i}].{name}");
+                    check_range(&field("count"), count, 1, MAX_WRITES)?;
                     writes += count;
-                    check_range(&format!("ops[{i}].count"), writes, 1, MAX_WRITES).map_err(
-                        |_| Error::Range {
-                            field: format!("ops[{i}].count"),
+                    if writes > MAX_WRITES {
+                        return Err(Error::Range {
+                            field: field("count"),
                             value: format!("{writes} (running total)"),
                             allowed: format!("a scenario total of at most {MAX_WRITES} writes"),
-                        },
-                    )?;
+                        });
+                    }
+                    for _ in 0..count {
+                        budget.take(&field("bytes"), bytes)?;
+                    }
                 }
                 MptcpOp::Transmit { subflow: Some(s) } => {
                     check_range(
