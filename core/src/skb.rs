@@ -45,7 +45,8 @@ pub struct Mapping {
     pub data_seq: u64,
     pub subflow_seq: u32,
     pub data_len: u32,
-    /// A frozen mapping may no longer grow (it has been transmitted).
+    /// A frozen mapping may no longer grow (the kernel sets it for MPTCP zero-window probes;
+    /// the model never does, but the collapse rule checks it).
     pub frozen: bool,
 }
 

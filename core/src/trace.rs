@@ -423,16 +423,44 @@ pub fn drive<M: Machine>(
 ) -> Result<(Vec<Step>, Counters), Error> {
     let mut ev = if tracing { Events::on() } else { Events::off() };
     let mut steps = Vec::with_capacity(if tracing { ops.len() } else { 0 });
+    let mut size = 0;
     for (i, op) in ops.iter().enumerate() {
         m.apply(op, i, &mut ev)?;
         if tracing {
-            steps.push(Step {
+            let step = Step {
                 op: m.describe(op),
                 events: ev.take(),
                 state: m.state(),
                 counters: m.counters(),
-            });
+            };
+            size += step.size();
+            if size > MAX_TRACE_OBJECTS {
+                return Err(Error::Range {
+                    field: "ops".into(),
+                    value: format!("a trace of over {MAX_TRACE_OBJECTS} events, skbs, frags and pages by ops[{i}]"),
+                    allowed: format!("at most {MAX_TRACE_OBJECTS} in a traced run: shorten the scenario, or run it counters-only"),
+                });
+            }
+            steps.push(step);
         }
     }
     Ok((steps, m.counters()))
+}
+
+/// A traced run keeps a full state per step, so its size grows with steps x state. This caps
+/// the events, skbs, frags and pages summed over all steps (a browser tab must never freeze).
+pub const MAX_TRACE_OBJECTS: usize = 250_000;
+
+impl Step {
+    /// The number of objects this step holds (what [`MAX_TRACE_OBJECTS`] counts).
+    pub fn size(&self) -> usize {
+        let skbs: usize = self
+            .state
+            .queues
+            .iter()
+            .flat_map(|q| &q.skbs)
+            .map(|s| 1 + s.frags.len())
+            .sum();
+        self.events.len() + skbs + self.state.pages.len() + self.state.dfrags.len()
+    }
 }

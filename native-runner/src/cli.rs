@@ -71,7 +71,10 @@ pub fn compare(
         )));
     };
     let text = read_scenario(path)?;
-    let (ta, tb) = (run_text(&text, Some(a))?, run_text(&text, Some(b))?);
+    let (ta, tb) = (
+        run_text(&text, Some(a), true)?,
+        run_text(&text, Some(b), true)?,
+    );
     Ok(if json {
         let v = serde_json::json!({ "a": ta.counters, "b": tb.counters, "variants": [a, b] });
         serde_json::to_string_pretty(&v).expect("counters serialize") + "\n"

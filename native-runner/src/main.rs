@@ -48,6 +48,9 @@ enum Cmd {
         /// Run this variant instead of the file's.
         #[arg(long)]
         variant: Option<String>,
+        /// Keep only the final counters (no per-step trace): for scenarios too big to trace.
+        #[arg(long)]
+        counters_only: bool,
     },
     /// Run a scenario in two variants and print their counters side by side.
     Compare {

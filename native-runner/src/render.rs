@@ -80,7 +80,13 @@ fn events(out: &mut String, list: &[Event], st: Style) {
                 }
             }
             let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
-            let _ = writeln!(out, "  {} … {} more: {}", st.dim("·"), list.len() - head - tail, kinds.join(", "));
+            let _ = writeln!(
+                out,
+                "  {} … {} more: {}",
+                st.dim("·"),
+                list.len() - head - tail,
+                kinds.join(", ")
+            );
         }
         if !cut || i < head || i >= list.len() - tail {
             let _ = writeln!(out, "  {} {}", st.dim("·"), event(e));
@@ -215,6 +221,16 @@ pub fn state(s: &State, st: Style) -> String {
             p.size,
             st.bold(&p.count.to_string()),
             p.cpu
+        );
+    }
+    if !s.dfrags.is_empty() {
+        let _ = writeln!(out, "{}", st.head(&format!("dfrags ({})", s.dfrags.len())));
+    }
+    for d in &s.dfrags {
+        let _ = writeln!(
+            out,
+            "  data_seq {} -> page {} @{} +{}  sent {}",
+            d.data_seq, d.page, d.offset, d.data_len, d.already_sent
         );
     }
     if !s.cursors.is_empty() {
