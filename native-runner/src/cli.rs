@@ -39,17 +39,23 @@ pub fn read_scenario(path: &Path) -> Result<String, CliError> {
 }
 
 /// Parses and runs scenario text with an optional variant override.
-pub fn run_text(text: &str, variant: Option<&str>) -> Result<Trace, CliError> {
+pub fn run_text(text: &str, variant: Option<&str>, counters_only: bool) -> Result<Trace, CliError> {
     let opts = RunOptions {
         variant: variant.map(str::to_string),
-        ..Default::default()
+        counters_only,
     };
     Ok(Scenario::parse(text)?.run(&opts)?)
 }
 
-/// `skblab run FILE [--json] [--variant V]`.
-pub fn run(path: &Path, variant: Option<&str>, json: bool, st: Style) -> Result<String, CliError> {
-    let trace = run_text(&read_scenario(path)?, variant)?;
+/// `skblab run FILE [--json] [--variant V] [--counters-only]`.
+pub fn run(
+    path: &Path,
+    variant: Option<&str>,
+    json: bool,
+    counters_only: bool,
+    st: Style,
+) -> Result<String, CliError> {
+    let trace = run_text(&read_scenario(path)?, variant, counters_only)?;
     Ok(if json {
         to_json(&trace)
     } else {
