@@ -82,7 +82,8 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
             file,
             json,
             variant,
-        } => cli::run(&file, variant.as_deref(), json, st),
+            counters_only,
+        } => cli::run(&file, variant.as_deref(), json, counters_only, st),
         Cmd::Compare {
             file,
             variants,
