@@ -14,6 +14,7 @@ const FILES: &[&str] = &[
     include_str!("../walkthroughs/send-sg-nogso.toml"),
     include_str!("../walkthroughs/send-nosg.toml"),
     include_str!("../walkthroughs/send-pgbreak.toml"),
+    include_str!("../walkthroughs/send-modern.toml"),
     include_str!("../walkthroughs/rx-page-reuse.toml"),
     include_str!("../walkthroughs/rx-page-reuse-lagging.toml"),
     include_str!("../walkthroughs/rx-skb-cache.toml"),
