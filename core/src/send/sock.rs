@@ -320,6 +320,10 @@ impl SendSock {
                 bytes: n,
             });
         } else {
+            if i == 0 {
+                // One allocation for the frag array, as the shared info has room for all.
+                skb.frags.reserve_exact(self.cfg.k.max_skb_frags as usize);
+            }
             skb.add_frag(Frag {
                 page: t.page,
                 offset: t.off,
