@@ -84,8 +84,9 @@ pub enum Event {
         skb: SkbId,
         forced: bool,
     },
-    /// `skb_linearize` on the way to a non-SG device: a new head of `head_bytes` is
-    /// allocated and the `copied` frag bytes are pulled into it.
+    /// A non-SG device and an skb with frags: `skb_linearize` allocates a new head of
+    /// `head_bytes` and pulls the `copied` frag bytes into it (for a GSO skb, software GSO's
+    /// `skb_segment` copies them into one new linear skb per segment, `head_bytes` in all).
     Linearize {
         skb: SkbId,
         head_bytes: u32,

@@ -163,17 +163,32 @@ const CASES: &[Case] = &[
             ("linearize_head_bytes", 2 * 2416 + 2160),
         ],
     },
-    // Today the new head's shared info is cache-aligned too: 1920 + 320, 1664 + 320.
+    // Today TCP always has GSO: size_goal 65160 even without SG, so one 4096-byte skb;
+    // software GSO (skb_segment) copies each segment into a new linear skb: heads of
+    // SKB_DATA_ALIGN(320 + 1448) + 320 = 2112 (twice) and SKB_DATA_ALIGN(320 + 1200) + 320.
     Case {
-        name: "modern nosg: linearize",
+        name: "modern nosg: software GSO copies each segment",
         variant: "modern",
         setup: NOSG,
         writes: &[4096],
-        layout: "0+1448 0+1448 0+1200",
+        layout: "0+4096",
         counters: &[
+            ("skbs_allocated", 1),
             ("linearize_copies", 3),
-            ("linearize_head_bytes", 2 * 2240 + 1984),
+            ("linearize_copy_bytes", 4096),
+            ("linearize_head_bytes", 2 * 2112 + 1856),
+            ("wire_segments", 3),
         ],
+    },
+    // A write of one MSS or less stays a non-GSO skb: plain skb_linearize,
+    // SKB_DATA_ALIGN(320 + 1000 + 128) + 320 = 1472 + 320.
+    Case {
+        name: "modern nosg: skb_linearize for a small skb",
+        variant: "modern",
+        setup: NOSG,
+        writes: &[1000],
+        layout: "0+1000",
+        counters: &[("linearize_copies", 1), ("linearize_head_bytes", 1792)],
     },
     // The second call appends to the held tail and clears its PSH; tcp_push sets it again.
     // GSO cuts the 2000-byte skb into 1448 + 552, PSH only on the last.

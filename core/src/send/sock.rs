@@ -42,7 +42,7 @@ impl SendConfig {
             &self.k,
             &GoalInput {
                 mss: self.socket.mss,
-                gso: self.device.gso,
+                gso: self.device.gso || self.variant.gso_always(),
                 gso_max_size: self.k.gso_max_size,
                 max_window: self.socket.max_window,
                 net_header_len: self.socket.net_header_len,

@@ -1,8 +1,8 @@
 //! The transmit path: unsent skbs go to the device (`tcp_write_xmit` -> `tcp_transmit_skb`
 //! -> `dev_queue_xmit`). A non-SG device gets every skb with frags linearized
-//! (`skb_linearize` in `dev_queue_xmit`, 2.6.33; `validate_xmit_skb` today); GSO/TSO cuts a
-//! super-packet into MSS-sized wire segments, PSH only on the last (`tcp_tso_segment` /
-//! `tcp_gso_segment`).
+//! (`skb_linearize` in `dev_queue_xmit`, 2.6.33; `validate_xmit_skb` today), or, for a GSO
+//! skb, cut by software GSO into linear segments. GSO/TSO cuts a super-packet into MSS-sized
+//! wire segments, PSH only on the last (`tcp_tso_segment` / `tcp_gso_segment`).
 
 use super::sock::SendSock;
 use crate::trace::{Event, Events};
@@ -21,34 +21,25 @@ impl SendSock {
     }
 
     fn xmit_one(&mut self, idx: usize, ev: &mut Events) {
-        let (mss, sg) = (self.cfg.socket.mss, self.cfg.device.sg);
-        let skb = &mut self.queue[idx];
-        skb.sent = true;
-        let (id, seq, len) = (skb.id, skb.seq, skb.len);
-        let linearized = !sg && !skb.frags.is_empty();
+        let mss = self.cfg.socket.mss;
+        let skb = &self.queue[idx];
+        let (id, seq, len, psh) = (skb.id, skb.seq, skb.len, skb.psh);
+        // tcp_set_skb_tso_segs: one segment per MSS.
+        let gso_segs = len.div_ceil(mss).max(1);
+        let linearized = !self.cfg.device.sg && !skb.frags.is_empty();
         if linearized {
-            // The transmitted clone shares the head, so __pskb_pull_tail always reallocates:
-            // pskb_expand_head(skb, 0, eat + 128) with eat = the bytes that do not fit the
-            // tailroom, then copies every frag byte into the new head. (The old head's
-            // headers and linear bytes are copied too; not counted here. The transient page
-            // references of the clone are not modelled.)
-            let end = skb.head.headroom + skb.linear_len + skb.head.tailroom;
-            let eat = skb.data_len.saturating_sub(skb.head.tailroom);
-            let extra = if eat > 0 { eat + PULL_TAIL_SLACK } else { 0 };
-            let head_bytes = self.cfg.variant.head_alloc(&self.cfg.k, end + extra);
-            let copied = skb.data_len;
+            let (head_bytes, allocs) = self.linearize_cost(idx, gso_segs);
+            let copied = self.queue[idx].data_len;
             ev.emit(|| Event::Linearize {
                 skb: id,
                 head_bytes,
                 copied,
             });
-            self.c.linearize_copies += 1;
+            self.c.linearize_copies += allocs as u64;
             self.c.linearize_head_bytes += head_bytes as u64;
             self.c.linearize_copy_bytes += copied as u64;
         }
-        // tcp_set_skb_tso_segs: one segment per MSS (a non-GSO skb is never above the MSS).
-        let gso_segs = len.div_ceil(mss).max(1);
-        let psh = skb.psh;
+        self.queue[idx].sent = true;
         ev.emit(|| Event::Xmit {
             skb: id,
             seq,
@@ -72,5 +63,31 @@ impl SendSock {
         self.c.wire_bytes += len as u64;
         self.c.psh_segments += psh as u64;
         self.snd_nxt += len as u64;
+    }
+
+    /// What a non-SG device costs for the frags of `queue[idx]`: (head bytes allocated,
+    /// allocations).
+    ///
+    /// One MSS or less (every 2.6.33 skb on such a device): `skb_linearize`. The transmitted
+    /// clone shares the head, so `__pskb_pull_tail` always reallocates it:
+    /// `pskb_expand_head(skb, 0, eat + 128)` with `eat` = the bytes that do not fit the
+    /// tailroom; then every frag byte is copied in. A GSO skb (today TCP always builds them)
+    /// goes through software GSO instead: `skb_segment` allocates each segment with its
+    /// payload copied into the linear area (head sized headroom + segment, approximate).
+    /// Not counted: the old head's headers copied along, and the clone's transient page
+    /// references.
+    fn linearize_cost(&self, idx: usize, gso_segs: u32) -> (u32, u32) {
+        let (v, k, mss) = (self.cfg.variant, &self.cfg.k, self.cfg.socket.mss);
+        let skb = &self.queue[idx];
+        if gso_segs > 1 {
+            let bytes = (0..gso_segs)
+                .map(|s| v.head_alloc(k, skb.head.headroom + mss.min(skb.len - s * mss)))
+                .sum();
+            return (bytes, gso_segs);
+        }
+        let end = skb.head.headroom + skb.linear_len + skb.head.tailroom;
+        let eat = skb.data_len.saturating_sub(skb.head.tailroom);
+        let extra = if eat > 0 { eat + PULL_TAIL_SLACK } else { 0 };
+        (v.head_alloc(k, end + extra), 1)
     }
 }
