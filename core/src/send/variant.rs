@@ -20,8 +20,9 @@ pub enum Variant {
     /// tcp_sendmsg in 2.6.33 before the patch: `select_size` sizes the linear area, data
     /// fills it first, a non-SG route never gets frags.
     Pre2010,
-    /// Krishna Kumar's patch (2010): `sk_stream_alloc_skb(sk, 0, ...)`, all payload in page
-    /// frags on every device; non-SG devices pay `skb_linearize` in the driver path.
+    /// Krishna Kumar's RFC patch (2010, the seed's diff on 2.6.33; not merged as posted):
+    /// `sk_stream_alloc_skb(sk, 0, ...)`, all payload in page frags on every device; non-SG
+    /// devices pay `skb_linearize` in the driver path.
     Kumar2010,
     /// tcp_sendmsg_locked (v6.12): `tcp_stream_alloc_skb`, the socket page frag refilled by
     /// `skb_page_frag_refill` (32 KiB), `sysctl_max_skb_frags`, MSG_EOR.
