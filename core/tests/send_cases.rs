@@ -16,6 +16,8 @@ struct Case {
     setup: &'static str,
     /// Payload of each sendmsg (queue held: device.drain = false unless `setup` says so).
     writes: &'static [u64],
+    /// Every write carries MSG_EOR.
+    eor: bool,
     /// The write queue after the writes.
     layout: &'static str,
     /// Counters after the writes, a transmit, an ack of everything and close.
@@ -34,6 +36,7 @@ const CASES: &[Case] = &[
         name: "pre-2010 sg-nogso: MSS-sized linear skbs",
         variant: "pre-2010",
         setup: SG_NOGSO,
+        eor: false,
         writes: &[4096],
         layout: "1448 1448 1200",
         counters: &[
@@ -51,6 +54,7 @@ const CASES: &[Case] = &[
         name: "kumar-2010 sg-nogso: frag-only skbs",
         variant: "kumar-2010",
         setup: SG_NOGSO,
+        eor: false,
         writes: &[4096],
         layout: "0+1448 0+1448 0+1200",
         counters: &[
@@ -68,6 +72,7 @@ const CASES: &[Case] = &[
         name: "pre-2010 sg-gso: already frag-only",
         variant: "pre-2010",
         setup: SG_GSO,
+        eor: false,
         writes: &[16384],
         layout: "0+4096+4096+4096+4096",
         counters: &[
@@ -82,6 +87,7 @@ const CASES: &[Case] = &[
         name: "kumar-2010 sg-gso: unchanged",
         variant: "kumar-2010",
         setup: SG_GSO,
+        eor: false,
         writes: &[16384],
         layout: "0+4096+4096+4096+4096",
         counters: &[
@@ -96,6 +102,7 @@ const CASES: &[Case] = &[
         name: "modern sg-gso: 32 KiB page frags",
         variant: "modern",
         setup: SG_GSO,
+        eor: false,
         writes: &[65536],
         layout: "0+32768+32392 0+376",
         counters: &[
@@ -113,6 +120,7 @@ const CASES: &[Case] = &[
         name: "pre-2010 jumbo: pgbreak",
         variant: "pre-2010",
         setup: JUMBO_SG_NOGSO,
+        eor: false,
         writes: &[16384],
         layout: "3280+4096+1572 3280+2524+1632",
         counters: &[
@@ -126,6 +134,7 @@ const CASES: &[Case] = &[
         name: "kumar-2010 jumbo: no linear part",
         variant: "kumar-2010",
         setup: JUMBO_SG_NOGSO,
+        eor: false,
         writes: &[16384],
         layout: "0+4096+4096+756 0+3340+4096",
         counters: &[
@@ -139,6 +148,7 @@ const CASES: &[Case] = &[
         name: "pre-2010 nosg: linear, no linearize",
         variant: "pre-2010",
         setup: NOSG,
+        eor: false,
         writes: &[4096],
         layout: "1448 1448 1200",
         counters: &[
@@ -154,6 +164,7 @@ const CASES: &[Case] = &[
         name: "kumar-2010 nosg: the copy moves to skb_linearize",
         variant: "kumar-2010",
         setup: NOSG,
+        eor: false,
         writes: &[4096],
         layout: "0+1448 0+1448 0+1200",
         counters: &[
@@ -170,6 +181,7 @@ const CASES: &[Case] = &[
         name: "modern nosg: software GSO copies each segment",
         variant: "modern",
         setup: NOSG,
+        eor: false,
         writes: &[4096],
         layout: "0+4096",
         counters: &[
@@ -186,6 +198,7 @@ const CASES: &[Case] = &[
         name: "modern nosg: skb_linearize for a small skb",
         variant: "modern",
         setup: NOSG,
+        eor: false,
         writes: &[1000],
         layout: "0+1000",
         counters: &[("linearize_copies", 1), ("linearize_head_bytes", 1792)],
@@ -196,6 +209,7 @@ const CASES: &[Case] = &[
         name: "pre-2010 held writes share an skb, one PSH",
         variant: "pre-2010",
         setup: SG_GSO,
+        eor: false,
         writes: &[1000, 1000],
         layout: "0+2000",
         counters: &[
@@ -210,6 +224,7 @@ const CASES: &[Case] = &[
         name: "kumar-2010 MAX_SKB_FRAGS reached",
         variant: "kumar-2010",
         setup: "[device]\nsg = true\ngso = true\n[consts]\nmax_skb_frags = 2\n",
+        eor: false,
         writes: &[16384],
         layout: "0+4096+4096 0+4096+4096",
         counters: &[("max_frags_per_skb", 2), ("psh_segments", 2)],
@@ -220,10 +235,53 @@ const CASES: &[Case] = &[
         name: "pre-2010 forced_push with a small peer window",
         variant: "pre-2010",
         setup: "[socket]\nmax_window = 20000\n[device]\nsg = true\ngso = true\n",
+        eor: false,
         writes: &[65536],
         layout: "0+4096+4096+496 0+3600+4096+992 0+3104+4096+1488 0+2608+4096+1984 \
                  0+2112+4096+2480 0+1616+4096+2976 0+1120+4096+3472 0+624+4096",
         counters: &[("psh_segments", 4), ("skbs_allocated", 8)],
+    },
+    // MSG_EOR (today only): the tail may not be appended to, so each write starts an skb.
+    Case {
+        name: "modern MSG_EOR: no collapse",
+        variant: "modern",
+        setup: SG_GSO,
+        eor: true,
+        writes: &[1000, 1000],
+        layout: "0+1000 0+1000",
+        counters: &[("skbs_allocated", 2), ("frags", 2), ("psh_segments", 2)],
+    },
+    // 2.6.33 has no MSG_EOR for TCP: the second write joins the first skb.
+    Case {
+        name: "kumar-2010 ignores MSG_EOR",
+        variant: "kumar-2010",
+        setup: SG_GSO,
+        eor: true,
+        writes: &[1000, 1000],
+        layout: "0+2000",
+        counters: &[("skbs_allocated", 1)],
+    },
+    // A draining device: tcp_push at the end of each call sends the tail, so the next
+    // write cannot join it (sent skbs wait for their ack on the queue).
+    Case {
+        name: "pre-2010 draining device: one skb per write",
+        variant: "pre-2010",
+        setup: "[device]\nsg = true\ngso = true\ndrain = true\n",
+        eor: false,
+        writes: &[1000, 1000],
+        layout: "0+1000 0+1000",
+        counters: &[("skbs_allocated", 2), ("psh_segments", 2)],
+    },
+    // net.core.high_order_alloc_disable: order-0 socket pages; each refill finds fewer than
+    // 32 bytes left and the page shared with a frag, so it moves on: one page per 4 KiB.
+    Case {
+        name: "modern order-0 page frags",
+        variant: "modern",
+        setup: "[device]\nsg = true\ngso = true\nhigh_order_alloc_disable = true\n",
+        eor: false,
+        writes: &[16384],
+        layout: "0+4096+4096+4096+4096",
+        counters: &[("pages_allocated", 4), ("frags", 4)],
     },
 ];
 
@@ -233,7 +291,7 @@ fn scenario(c: &Case, held_ops_only: bool) -> String {
         c.variant, c.setup
     );
     for w in c.writes {
-        s += &format!("[[ops]]\nop = \"sendmsg\"\nbytes = {w}\n");
+        s += &format!("[[ops]]\nop = \"sendmsg\"\nbytes = {w}\neor = {}\n", c.eor);
     }
     if !held_ops_only {
         s += "[[ops]]\nop = \"transmit\"\n[[ops]]\nop = \"ack\"\n[[ops]]\nop = \"close\"\n";
