@@ -57,6 +57,10 @@ send_counters! {
     pages_freed,
     /// Times the socket page frag rewound a page it alone still held (modern).
     pages_reused,
+    /// Pages alive now.
+    pages_live,
+    /// The sum of the live pages' reference counts (frags + the socket's).
+    page_refs,
     /// Bytes copied from user memory in sendmsg (linear_bytes + frag_bytes).
     sendmsg_copy_bytes,
     /// skbs handed to the device.

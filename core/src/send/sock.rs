@@ -472,6 +472,8 @@ impl SendSock {
         c.pages_allocated = self.pool.stats.allocated;
         c.pages_freed = self.pool.stats.freed;
         c.pages_reused = self.pool.stats.reused;
+        c.pages_live = self.pool.live_count() as u64;
+        c.page_refs = self.pool.live().map(|p| p.count as u64).sum();
         c
     }
 
