@@ -18,6 +18,8 @@ const CASES: &[(&str, &[&str])] = &[
     ("[[ops]]\nop = \"sendmsg\"\nbytes = 1\niov = [1]\n", &["ops[0]"]),
     ("[device]\nsg = false\ngso = true\n[[ops]]\nop = \"close\"\n", &["device.gso"]),
     ("[device]\ncsum = false\n[[ops]]\nop = \"close\"\n", &["device.sg"]),
+    ("[socket]\nsndbuf = 4096\n[[ops]]\nop = \"sendmsg\"\nbytes = 100000\n", &["ops[0]", "would block", "socket.sndbuf"]),
+    ("[socket]\nsndbuf = 100\n[[ops]]\nop = \"close\"\n", &["socket.sndbuf", "4096..=67108864"]),
     ("[consts]\nmax_skb_frags = 0\n[[ops]]\nop = \"close\"\n", &["consts.max_skb_frags", "1..=64"]),
     ("variant = \"2011\"\n[[ops]]\nop = \"close\"\n", &["variant", "pre-2010, kumar-2010, modern"]),
     ("[[ops]]\nop = \"close\"\n[[ops]]\nop = \"transmit\"\n", &["ops[1]", "closed"]),

@@ -58,6 +58,7 @@ fn scenario() -> impl Strategy<Value = (SendScenario, Variant)> {
                 socket: SocketParams {
                     mss,
                     max_window,
+                    sndbuf: 64 << 20,
                     ..SocketParams::default()
                 },
                 device,

@@ -53,6 +53,10 @@ pub struct SocketParams {
     pub tcp_header_len: u32,
     /// net_header_len: 20 for IPv4.
     pub net_header_len: u32,
+    /// sk_sndbuf: a new skb is allocated only while the queued truesize (sk_wmem_queued) is
+    /// below it (sk_stream_memory_free); default 4 MiB, tcp_wmem[2], as if autotuned to the
+    /// maximum.
+    pub sndbuf: u32,
 }
 
 impl Default for SocketParams {
@@ -62,6 +66,7 @@ impl Default for SocketParams {
             max_window: 0,
             tcp_header_len: 32,
             net_header_len: 20,
+            sndbuf: 4 << 20,
         }
     }
 }
@@ -155,6 +160,7 @@ impl SendScenario {
         // mss_cache = MTU less the IP and TCP headers (options included).
         check_range("socket.mss", s.mss as u64, MIN_MSS, d.mtu as u64 - headers)?;
         check_range("socket.max_window", s.max_window as u64, 0, MAX_WINDOW)?;
+        check_range("socket.sndbuf", s.sndbuf as u64, 4096, MAX_SNDBUF)?;
         if d.gso && !d.sg {
             return Err(Error::invalid(
                 "device.gso",
@@ -219,6 +225,8 @@ impl SendScenario {
 pub const MIN_MSS: u64 = 48;
 /// The largest max_window: 65535 << 14 (the largest window scale), about 1 GiB.
 pub const MAX_WINDOW: u64 = 65_535 << 14;
+/// The largest sndbuf a scenario may ask for (it bounds the write queue a step can show).
+pub const MAX_SNDBUF: u64 = 64 << 20;
 
 /// [`SendSock`] driven by scenario operations.
 struct SendMachine {
@@ -243,7 +251,17 @@ impl Machine for SendMachine {
                     (None, Some(iov)) => iov.iter().map(|&l| l as u32).collect(),
                     (None, None) => Vec::new(),
                 };
-                sock.sendmsg(&iov, *eor, ev);
+                sock.sendmsg(&iov, *eor, ev).map_err(|queued| {
+                    Error::invalid(
+                        format!("ops[{at}]"),
+                        format!(
+                            "sendmsg would block: the write queue holds {queued} bytes of \
+                             truesize, socket.sndbuf is {}; acknowledge data first (an `ack` \
+                             op) or raise socket.sndbuf",
+                            sock.cfg.socket.sndbuf
+                        ),
+                    )
+                })?;
             }
             SendOp::Transmit => sock.transmit(ev),
             SendOp::Ack { bytes: None } => sock.ack_all(ev),

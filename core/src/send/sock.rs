@@ -88,6 +88,8 @@ pub struct SendSock {
     pub(super) snd_una: u64,
     /// Stream offset of the front skb's seq.
     pub(super) front_seq: u64,
+    /// sk_wmem_queued: the truesize of every skb on the write queue.
+    wmem_queued: u64,
     next_skb: SkbId,
     pub(super) closed: bool,
     pub(super) c: SendCounters,
@@ -111,6 +113,7 @@ impl SendSock {
             snd_nxt: 0,
             snd_una: 0,
             front_seq: 0,
+            wmem_queued: 0,
             next_skb: 0,
             closed: false,
             c: SendCounters::default(),
@@ -121,8 +124,10 @@ impl SendSock {
         self.size_goal
     }
 
-    /// tcp_sendmsg of the iovecs `iov`; `eor` is MSG_EOR. Returns the bytes copied (all).
-    pub fn sendmsg(&mut self, iov: &[u32], eor: bool, ev: &mut Events) -> u64 {
+    /// tcp_sendmsg of the iovecs `iov`; `eor` is MSG_EOR. Returns the bytes copied (all),
+    /// or, when a new skb is needed while sk_wmem_queued >= sk_sndbuf (a blocking socket
+    /// would wait for acknowledgements that only a later op can bring), the queued truesize.
+    pub fn sendmsg(&mut self, iov: &[u32], eor: bool, ev: &mut Events) -> Result<u64, u64> {
         let mut left: u64 = iov.iter().map(|&l| l as u64).sum();
         let mut copied = 0u64;
         // `goto new_segment`: the tail may not take this chunk; allocate without asking.
@@ -137,6 +142,9 @@ impl SendSock {
                 };
                 new_segment = false;
                 if copy == 0 {
+                    if self.wmem_queued >= self.cfg.socket.sndbuf as u64 {
+                        return Err(self.wmem_queued);
+                    }
                     self.new_skb(ev);
                     (copy, max) = (self.size_goal, self.size_goal);
                 }
@@ -181,7 +189,7 @@ impl SendSock {
             self.push(false, ev);
         }
         self.c.bytes_written += copied;
-        copied
+        Ok(copied)
     }
 
     /// (copy, max) for the tail skb: it takes more only while unsent (and, today, not EOR)
@@ -212,6 +220,7 @@ impl SendSock {
         self.next_skb += 1;
         self.c.skbs_allocated += 1;
         self.c.skb_head_bytes += head.head_bytes as u64;
+        self.wmem_queued += head.truesize as u64;
         ev.emit(|| Event::AllocSkb {
             skb: id,
             cpu: CPU,
@@ -309,6 +318,7 @@ impl SendSock {
             bytes: n,
         });
         skb.head.truesize += n;
+        self.wmem_queued += n as u64;
         let i = skb.nr_frags() as u32;
         // Does the frag take a new reference (get_page), or the page's first one?
         let mut get = true;
@@ -436,6 +446,7 @@ impl SendSock {
 
     /// sk_wmem_free_skb: put_page per frag, then the skb.
     fn free_skb(&mut self, skb: Skb, ev: &mut Events) {
+        self.wmem_queued -= skb.head.truesize as u64;
         for f in &skb.frags {
             self.pool.put(f.page, CPU, ev);
         }
