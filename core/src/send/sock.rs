@@ -439,6 +439,11 @@ impl SendSock {
         self.ack_to(self.snd_nxt, ev);
     }
 
+    /// The stream offset everything before which is acknowledged.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
     /// Bytes sent and not yet acknowledged.
     pub fn in_flight(&self) -> u64 {
         self.snd_nxt - self.snd_una
