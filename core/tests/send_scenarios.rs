@@ -4,23 +4,19 @@
 use skblab_core::send::VARIANTS;
 use skblab_core::{run_text, RunOptions};
 
+/// `(name, text)` of a file under `scenarios/`.
+macro_rules! scenario {
+    ($name:literal) => {
+        ($name, include_str!(concat!("../../scenarios/", $name)))
+    };
+}
+
 const FILES: &[(&str, &str)] = &[
-    (
-        "sendmsg-sg-gso.toml",
-        include_str!("../../scenarios/sendmsg-sg-gso.toml"),
-    ),
-    (
-        "sendmsg-sg-nogso.toml",
-        include_str!("../../scenarios/sendmsg-sg-nogso.toml"),
-    ),
-    (
-        "sendmsg-nosg.json",
-        include_str!("../../scenarios/sendmsg-nosg.json"),
-    ),
-    (
-        "sendmsg-pgbreak.toml",
-        include_str!("../../scenarios/sendmsg-pgbreak.toml"),
-    ),
+    scenario!("sendmsg-sg-gso.toml"),
+    scenario!("sendmsg-sg-nogso.toml"),
+    scenario!("sendmsg-nosg.toml"),
+    scenario!("sendmsg-pgbreak.toml"),
+    scenario!("sendmsg-modern-eor.json"),
 ];
 
 #[test]
@@ -37,4 +33,15 @@ fn example_scenarios_run_under_every_variant() {
             assert_eq!(c.get("pages_allocated"), c.get("pages_freed"), "{name} {v}");
         }
     }
+}
+
+#[test]
+fn modern_eor_example_shows_eor_and_rewind() {
+    let (_, text) = scenario!("sendmsg-modern-eor.json");
+    let t = run_text(text, &RunOptions::default()).expect("runs");
+    // MSG_EOR on the first write: the second write may not join its skb.
+    assert_eq!(t.steps[1].counters.get("skbs_allocated"), Some(2));
+    // After the ack the socket alone holds its 32 KiB page: the next write rewinds it.
+    assert_eq!(t.counters.get("pages_reused"), Some(1));
+    assert_eq!(t.counters.get("pages_allocated"), Some(1));
 }

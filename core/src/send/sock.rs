@@ -512,6 +512,8 @@ impl SendSock {
         }
     }
 
+    /// The write queue, the live pages and the page-frag cursor. (A page's `used` is kept
+    /// up to date only while events are on: the counters-only path skips it.)
     pub fn state(&self) -> State {
         State {
             queues: vec![Queue {
