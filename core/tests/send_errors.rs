@@ -57,3 +57,25 @@ fn caps_on_ops_iovecs_and_total() {
     let big = "[[ops]]\nop = \"sendmsg\"\nbytes = 16777216\n".repeat(17);
     check(&big, &["ops[16].bytes", "running total"]);
 }
+
+#[test]
+fn a_trace_too_large_to_show_is_an_error_but_counters_only_runs() {
+    // 16 MiB held in 1448-byte skbs (11,587 of them), shown by 100 more steps.
+    let text = format!(
+        "mechanism = \"sendmsg\"\n[socket]\nsndbuf = 67108864\n[device]\ngso = false\n\
+         [[ops]]\nop = \"sendmsg\"\nbytes = 16777216\n{}",
+        "[[ops]]\nop = \"transmit\"\n".repeat(100)
+    );
+    let err = run_text(&text, &RunOptions::default()).expect_err("too big to trace");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("`ops`") && msg.contains("counters-only"),
+        "{msg}"
+    );
+    let quiet = RunOptions {
+        variant: None,
+        counters_only: true,
+    };
+    let t = run_text(&text, &quiet).expect("counters-only runs");
+    assert_eq!(t.counters.get("wire_bytes"), Some(16 << 20));
+}

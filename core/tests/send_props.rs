@@ -44,7 +44,7 @@ fn op() -> impl Strategy<Value = SendOp> {
 fn scenario() -> impl Strategy<Value = (SendScenario, Variant)> {
     (
         device(),
-        48u32..=1448,
+        200u32..=1448,
         prop_oneof![Just(0u32), 1_000u32..2_000_000],
         prop_oneof![Just(None), (1u32..=20).prop_map(Some)],
         prop::collection::vec(op(), 0..24),
