@@ -223,3 +223,23 @@ proptest! {
         prop_assert_eq!(c.bytes_acked, c.bytes_written);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// The seed's teaching point: with GSO, select_size() already returned 0, so before and
+    /// after the patch build exactly the same skbs, pages and segments.
+    #[test]
+    fn sg_gso_layout_is_unchanged_by_the_patch((mut s, _) in scenario()) {
+        s.device.sg = true;
+        s.device.gso = true;
+        s.device.csum = true;
+        let sc = Scenario::Sendmsg(s);
+        let run = |v: &str| {
+            let opts = RunOptions { variant: Some(v.to_string()), counters_only: false };
+            sc.run(&opts).expect("runs")
+        };
+        let (before, after) = (run("pre-2010"), run("kumar-2010"));
+        prop_assert!(before.steps == after.steps, "pre-2010 and kumar-2010 differ with GSO");
+    }
+}
