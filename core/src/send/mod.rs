@@ -131,7 +131,7 @@ pub enum SendOp {
 impl SendScenario {
     pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
         let name = pick_variant(opts.variant.as_deref(), self.variant.as_deref(), VARIANTS)?;
-        let variant = Variant::from_name(name).expect("VARIANTS names every Variant");
+        let variant = Variant::from_name(name).expect("model bug: VARIANTS names every Variant");
         let cfg = self.config(variant)?;
         self.check_ops()?;
         let mut m = SendMachine {

@@ -175,6 +175,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn names_match_the_scenario_variants() {
+        let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+        assert_eq!(names, super::super::VARIANTS);
+    }
+
+    #[test]
     fn select_size_rules() {
         let k = Era::V2_6_33.consts();
         let v = Variant::Pre2010;
