@@ -3,8 +3,8 @@
 //!
 //! A cache is `{page, offset}` on one CPU. It hands out `fragsz`-byte pieces of its page and
 //! each piece holds one page reference, dropped with `put_page` when the skb that uses it is
-//! freed. The three variants differ only in how the cursor moves and when a page is reused, so
-//! they are one function with a small strategy ([`Allocator`]).
+//! freed. The three variants ([`Allocator`]) share refill, release and accounting; each is one
+//! short function saying how the cursor moves and when a page is reused.
 
 use super::{Allocator, Kernel};
 use crate::page::PageId;
