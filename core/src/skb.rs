@@ -69,6 +69,10 @@ pub struct Skb {
     /// The head itself lives in a page fragment (build_skb, `skb->head_frag`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head_frag: Option<Frag>,
+    /// skb_shinfo(skb)->frag_list: whole skbs chained behind this one; their bytes count in
+    /// `len` and `data_len` (GRO builds full-sized skbs this way since v3.19).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frag_list: Vec<Skb>,
     /// TCPHDR_PSH in TCP_SKB_CB(skb)->tcp_flags.
     pub psh: bool,
     /// TCP_SKB_CB(skb)->eor: nothing may be appended.
@@ -94,6 +98,7 @@ impl Skb {
             head,
             frags: Vec::new(),
             head_frag: None,
+            frag_list: Vec::new(),
             psh: false,
             eor: false,
             sent: false,

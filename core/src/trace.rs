@@ -143,6 +143,11 @@ pub enum Event {
         into: SkbId,
         stolen_head: bool,
     },
+    /// GRO chained `skb`, head and all, on the frag_list of `into` (v3.19+).
+    GroChain {
+        skb: SkbId,
+        into: SkbId,
+    },
     /// GRO passed `skb` (made of `segs` segments) up the stack.
     GroFlush {
         skb: SkbId,

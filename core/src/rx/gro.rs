@@ -12,11 +12,14 @@
 //!   held skb (its page reference moves with it), and only the `struct sk_buff` is freed
 //!   (NAPI_GRO_FREE_STOLEN_HEAD).
 //!
-//! Simplification: since v3.19 a held skb whose frags are full chains further segments on its
-//! `frag_list` up to 64 KiB; the model passes it up instead, as v3.5 did. A kmalloc'ed head
-//! (no head_frag) is not merged either (the kernel would chain it on `frag_list`).
+//! When the frags are full, v3.5 passes the packet up (-E2BIG): 18 segments at most with
+//! stolen heads. Since commit 8a29111c7ca6 "net: gro: allow to build full sized skb" (v3.19,
+//! so `modern`), the segment is chained whole on the held skb's `frag_list`, and later
+//! segments fill that chained skb's frags, up to 64 KiB (45 segments of 1448 bytes).
+//! Simplification: in v3.5 a kmalloc'ed head (no head_frag) is not merged (the kernel would
+//! build a frag_list behind a new head skb).
 
-use super::Kernel;
+use super::{Allocator, Kernel};
 use crate::skb::{Frag, Skb};
 use crate::trace::{Event, Events, Queue};
 use crate::Cpu;
@@ -51,12 +54,12 @@ impl Gro {
             "model bug: GRO got an out-of-order segment"
         );
         match merge(p, skb, k, cpu, ev) {
-            Err(skb) => {
+            Some(skb) => {
                 let out = self.flush(ev);
                 self.hold(skb);
                 out
             }
-            Ok(()) => {
+            None => {
                 self.segs += 1;
                 k.stats.gro_merged += 1;
                 if len < self.gso_size {
@@ -88,7 +91,7 @@ impl Gro {
     }
 
     pub fn held_count(&self) -> usize {
-        usize::from(self.held.is_some())
+        self.held.iter().map(super::skbs_in).sum()
     }
 
     pub fn queue(&self, cpu: Cpu) -> Queue {
@@ -99,42 +102,76 @@ impl Gro {
     }
 }
 
-/// skb_gro_receive: moves `skb`'s payload into `p` and frees what is left of `skb` on `cpu`,
-/// or hands `skb` back when `p` is full.
-fn merge(p: &mut Skb, mut skb: Skb, k: &mut Kernel, cpu: Cpu, ev: &mut Events) -> Result<(), Skb> {
-    let max_frags = k.consts.max_skb_frags as usize;
-    if GRO_L3L4_HEADERS + p.len + skb.len >= k.consts.gso_max_size {
-        return Err(skb);
+/// skb_gro_receive: moves `skb`'s payload into the last skb of `p` (`p` itself, or the last
+/// one on its frag_list) and frees what is left of `skb` on `cpu`; since v3.19 (`modern`), when
+/// that skb's frags are full, chains `skb` whole on `p`'s frag_list instead. Returns `skb`
+/// when `p` is full (-E2BIG).
+fn merge(p: &mut Skb, mut skb: Skb, k: &mut Kernel, cpu: Cpu, ev: &mut Events) -> Option<Skb> {
+    let len = skb.len;
+    if GRO_L3L4_HEADERS + p.len + len >= k.consts.gso_max_size {
+        return Some(skb);
     }
-    let stolen_head = skb.linear_len > 0;
-    if !stolen_head {
-        if p.nr_frags() + skb.nr_frags() > max_frags {
-            return Err(skb);
+    let max_frags = k.consts.max_skb_frags as usize;
+    let (id, into) = (skb.id, p.id);
+    let stolen = match p.frag_list.last_mut() {
+        Some(lp) => steal(lp, &mut skb, max_frags),
+        None => steal(p, &mut skb, max_frags),
+    };
+    let chained = !p.frag_list.is_empty();
+    match stolen {
+        Some(stolen_head) => {
+            if chained {
+                // `steal` grew the last chained skb; the packet grows with it.
+                grow(p, len, 0);
+            }
+            ev.emit(|| Event::GroMerge {
+                skb: id,
+                into,
+                stolen_head,
+            });
+            k.free_skb(skb, cpu, ev);
+        }
+        None if k.variant.alloc == Allocator::Modern => {
+            grow(p, len, skb.head.truesize);
+            ev.emit(|| Event::GroChain { skb: id, into });
+            p.frag_list.push(skb);
+        }
+        None => return Some(skb),
+    }
+    None
+}
+
+/// The two ways a segment's payload joins `lp`'s frags; `Some(stolen_head)` when it did.
+/// - payload in frags (header split): the frags move (NAPI_GRO_FREE: the head is freed);
+/// - payload in a page-fragment head: the head becomes a frag (NAPI_GRO_FREE_STOLEN_HEAD).
+fn steal(lp: &mut Skb, skb: &mut Skb, max_frags: usize) -> Option<bool> {
+    if skb.linear_len == 0 {
+        if lp.nr_frags() + skb.nr_frags() > max_frags {
+            return None;
         }
         for f in std::mem::take(&mut skb.frags) {
-            p.add_frag(f);
+            lp.add_frag(f);
         }
-    } else {
-        let Some(head) = skb.head_frag else {
-            return Err(skb);
-        };
-        if p.nr_frags() + 1 + skb.nr_frags() > max_frags {
-            return Err(skb);
-        }
-        p.add_frag(Frag {
-            page: head.page,
-            offset: head.offset + skb.head.headroom,
-            size: skb.linear_len,
-        });
-        p.head.truesize += head.size;
-        skb.head_frag = None;
+        return Some(false);
     }
-    let (id, into) = (skb.id, p.id);
-    ev.emit(|| Event::GroMerge {
-        skb: id,
-        into,
-        stolen_head,
+    let head = skb.head_frag?;
+    if lp.nr_frags() + 1 + skb.nr_frags() > max_frags {
+        return None;
+    }
+    lp.add_frag(Frag {
+        page: head.page,
+        offset: head.offset + skb.head.headroom,
+        size: skb.linear_len,
     });
-    k.free_skb(skb, cpu, ev);
-    Ok(())
+    lp.head.truesize += head.size;
+    skb.head_frag = None;
+    Some(true)
+}
+
+/// `p` carries `len` more bytes in its frag_list (p->len, p->data_len, p->truesize).
+fn grow(p: &mut Skb, len: u32, truesize: u32) {
+    p.len += len;
+    p.data_len += len;
+    p.end_seq = p.end_seq.wrapping_add(len);
+    p.head.truesize += truesize;
 }

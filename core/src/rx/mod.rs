@@ -423,12 +423,16 @@ impl Kernel {
 
     /// __kfree_skb on `cpu`: the head fragment's and every frag's page reference, then the
     /// skb itself; remote when `cpu` is not the CPU that allocated it.
-    pub fn free_skb(&mut self, skb: Skb, cpu: Cpu, ev: &mut Events) {
+    pub fn free_skb(&mut self, mut skb: Skb, cpu: Cpu, ev: &mut Events) {
         if let Some(h) = skb.head_frag {
             self.put_page(h.page, cpu, ev);
         }
         for f in &skb.frags {
             self.put_page(f.page, cpu, ev);
+        }
+        // skb_drop_fraglist: the chained skbs go with it, on the same CPU.
+        for chained in std::mem::take(&mut skb.frag_list) {
+            self.free_skb(chained, cpu, ev);
         }
         self.stats.skb_frees[cpu as usize] += 1;
         if skb.cpu != cpu {
@@ -559,7 +563,7 @@ impl RxMachine {
     pub fn skbs_live(&self) -> usize {
         self.gro.iter().map(Gro::held_count).sum::<usize>()
             + self.sock.skb_count()
-            + self.k.defer.iter().map(Vec::len).sum::<usize>()
+            + self.k.defer.iter().flatten().map(skbs_in).sum::<usize>()
     }
 
     /// Frame lengths for an `arrive` op, checked and named after `ops[at]`.
@@ -596,6 +600,11 @@ impl RxMachine {
         check_range(&field("bytes (frames x len)"), bytes, 1, MAX_OP_BYTES)?;
         Ok(out)
     }
+}
+
+/// An skb and the skbs on its frag_list.
+pub fn skbs_in(skb: &Skb) -> usize {
+    1 + skb.frag_list.iter().map(skbs_in).sum::<usize>()
 }
 
 /// At most this many frames in one `arrive`.

@@ -148,7 +148,7 @@ impl Socket {
             }
             RxCache::DeferFree if tcp => defer_free(skb, cpu, k, ev),
             _ => {
-                k.stats.recvmsg_skbs_freed += 1;
+                k.stats.recvmsg_skbs_freed += super::skbs_in(&skb) as u64;
                 k.free_skb(skb, cpu, ev);
             }
         }
@@ -215,8 +215,14 @@ impl Socket {
         self.copied
     }
 
+    /// Skbs held by the socket, frag_list members included.
     pub fn skb_count(&self) -> usize {
-        self.receive_queue.len() + self.backlog.len() + usize::from(self.rx_cache.is_some())
+        self.receive_queue
+            .iter()
+            .chain(&self.backlog)
+            .chain(&self.rx_cache)
+            .map(super::skbs_in)
+            .sum()
     }
 }
 
@@ -225,7 +231,7 @@ pub fn defer_free(skb: Skb, cpu: Cpu, k: &mut Kernel, ev: &mut Events) {
     let to = skb.cpu;
     let list_len = k.defer[to as usize].len();
     if to == cpu || list_len >= SKB_DEFER_MAX {
-        k.stats.recvmsg_skbs_freed += 1;
+        k.stats.recvmsg_skbs_freed += super::skbs_in(&skb) as u64;
         k.free_skb(skb, cpu, ev);
         return;
     }
