@@ -120,3 +120,47 @@ fn fragsz_follows_the_kernel_formula() {
         assert_eq!(fragsz(&era.consts(), len), want, "{era:?} {len}");
     }
 }
+
+/// GRO packet shapes, one poll, nobody reading: (variant, header split, frames, packets
+/// delivered, sk_buffs alive).
+/// - Full frame, v3.5: the first skb keeps its head, each further segment's head is stolen as
+///   a frag; MAX_SKB_FRAGS 17 gives 18 segments, and the 19th starts a new packet.
+/// - Full frame, v6.12: frame 19 is chained whole on the frag_list, 20..36 fill its frags,
+///   37 is chained, up to 64 KiB: 52 + 45 * 1448 = 65212 < 65536 <= 65212 + 1448, so 45
+///   segments in 3 sk_buffs, and the 46th starts a new packet.
+/// - Header split: payload frags move; the first skb's own payload frag leaves room for 16
+///   more, so the 18th segment starts a new packet in v3.5 and is chained in v6.12.
+#[test]
+fn gro_packet_shapes() {
+    #[rustfmt::skip]
+    let table = [
+        ("pre-2012", false, 18, 1, 1),
+        ("pre-2012", false, 19, 2, 2),
+        ("modern",   false, 45, 1, 3),
+        ("modern",   false, 46, 2, 4),
+        ("pre-2012", true,  18, 2, 2),
+        ("modern",   true,  18, 1, 2),
+    ];
+    for (variant, split, frames, packets, live) in table {
+        let c = Case {
+            variant,
+            split,
+            gro: true,
+            frames,
+            prompt: false,
+            lag: 0,
+            pages: 0,
+            reuses: 0,
+        };
+        let k = run(&c).counters();
+        let got = (
+            k.get("skbs_delivered").unwrap(),
+            k.get("skbs_live").unwrap(),
+        );
+        assert_eq!(
+            got,
+            (packets, live),
+            "{variant} split={split} frames={frames}"
+        );
+    }
+}
