@@ -164,3 +164,50 @@ fn gro_packet_shapes() {
         );
     }
 }
+
+/// page_frag_cache refill knobs, 40 full frames, one per poll, read at once:
+/// - normal: one 32 KiB page, reused at frames 18 and 35 (every fragment came back);
+/// - high_order_fails: order-0 pages, 2 fragments each; at every exhaustion the previous
+///   fragments are back, so the same 4 KiB page is reused 19 times (frames 3, 5, ..., 39);
+/// - pfmemalloc: a page from the reserves is freed instead of reused: 3 pages, 0 reuses.
+#[test]
+fn page_frag_cache_refill_knobs() {
+    // (high_order_fails, pfmemalloc, frag cache pages, reuses, order of the live page)
+    let table = [
+        (false, false, 1, 2, 3),
+        (true, false, 1, 19, 0),
+        (false, true, 3, 0, 3),
+    ];
+    for (high_order_fails, pfmemalloc, pages, reuses, order) in table {
+        let mut v = Variant::default();
+        v.set("modern").unwrap();
+        let nic = NicParams {
+            gro: false,
+            budget: 1,
+            high_order_fails,
+            pfmemalloc,
+            ..NicParams::default()
+        };
+        let app = AppParams {
+            prompt: true,
+            ..AppParams::default()
+        };
+        let p = RxParams::new(v, &Default::default(), nic, SocketParams::default(), app).unwrap();
+        let mut m = RxMachine::new(p);
+        m.arrive(&vec![p.frame_len(); 40], &mut Events::off())
+            .unwrap();
+        let k = m.counters();
+        let got = (
+            k.get("frag_cache_pages").unwrap(),
+            k.get("page_reuses").unwrap(),
+        );
+        assert_eq!(
+            got,
+            (pages, reuses),
+            "high_order_fails={high_order_fails} pfmemalloc={pfmemalloc}"
+        );
+        let st = m.state();
+        assert_eq!(st.pages.len(), 1);
+        assert_eq!(st.pages[0].order, order);
+    }
+}
