@@ -194,8 +194,7 @@ fn page_frag_cache_refill_knobs() {
         };
         let p = RxParams::new(v, &Default::default(), nic, SocketParams::default(), app).unwrap();
         let mut m = RxMachine::new(p);
-        m.arrive(&vec![p.frame_len(); 40], &mut Events::off())
-            .unwrap();
+        m.arrive(&[p.frame_len(); 40], &mut Events::off()).unwrap();
         let k = m.counters();
         let got = (
             k.get("frag_cache_pages").unwrap(),
