@@ -4,9 +4,10 @@
 //! - **full-frame**: every rx buffer is one fragment from the CPU's frag cache, sized for the
 //!   largest frame, and the skb is built around it (`__netdev_alloc_skb` -> `build_skb`,
 //!   `skb->head_frag`). The whole frame, payload included, sits in the head.
-//! - **header-split**: the NIC writes the headers into a small skb head
-//!   (`netdev_alloc_skb(dev, hdr_size)`, ixgbe's IXGBE_RX_HDR_SIZE = 256) and the payload into
-//!   a page the driver owns, attached as a frag. The model gives each frame's payload a fresh
+//! - **header-split**: the headers go into a small skb head (`netdev_alloc_skb(dev,
+//!   hdr_size)`, ixgbe's IXGBE_RX_HDR_SIZE = 256; ixgbe copies them out of its receive page,
+//!   NICs with header split write them there) and the payload stays in a page the driver
+//!   owns, attached as a frag. The model gives each frame's payload a fresh
 //!   order-0 page (real drivers recycle half pages or use page_pool).
 
 use super::frag_cache::RefillKnobs;

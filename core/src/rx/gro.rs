@@ -4,8 +4,8 @@
 //! In-order segments of a flow are merged into the held skb; the first segment's payload
 //! length is its `gso_size`. A segment longer than that is not merged; a shorter one is merged
 //! and ends the packet. `skb_gro_receive` refuses (-E2BIG) once the packet would reach 64 KiB
-//! (`p->len + len >= 65536`, headers counted) or MAX_SKB_FRAGS frags, and the held packet goes
-//! up. A merged segment's payload moves into the held skb:
+//! (`p->len + len >= 65536`, headers counted), and the held packet goes up. A merged segment's
+//! payload moves into the held skb:
 //! - payload in frags (header split): the frags move, and the segment's head is freed;
 //! - payload in a page-fragment head (`skb->head_frag`, build_skb): since commit d7e8883cfcf4
 //!   "net: make GRO aware of skb->head_frag" (v3.5) the head page itself becomes a frag of the
