@@ -1,6 +1,6 @@
 //! Receive-path speed: for each variant pair, one million full-sized frames through NAPI,
 //! GRO and a prompt reader, counters only (modelled frames per second); then a 10,000-step
-//! traced run (arrive / recvmsg alternating), the largest scenario a browser tab may get.
+//! traced run (one-frame arrive / recvmsg alternating), within MAX_TRACE_OBJECTS.
 //!
 //! `cargo bench -p skblab-core --bench rx_polls` (add `-- --quick` for 100,000 frames).
 
@@ -48,7 +48,7 @@ fn main() {
     let ops: Vec<RxOp> = (0..10_000)
         .map(|i| match i % 2 {
             0 => RxOp::Arrive {
-                frames: Some(18),
+                frames: Some(1),
                 len: None,
                 lens: None,
             },
