@@ -119,10 +119,10 @@ fn merge(p: &mut Skb, mut skb: Skb, k: &mut Kernel, cpu: Cpu, ev: &mut Events) -
     };
     let chained = !p.frag_list.is_empty();
     match stolen {
-        Some(stolen_head) => {
+        Some((stolen_head, delta_truesize)) => {
             if chained {
                 // `steal` grew the last chained skb; the packet grows with it.
-                grow(p, len, 0);
+                grow(p, len, delta_truesize);
             }
             ev.emit(|| Event::GroMerge {
                 skb: id,
@@ -141,10 +141,11 @@ fn merge(p: &mut Skb, mut skb: Skb, k: &mut Kernel, cpu: Cpu, ev: &mut Events) -
     None
 }
 
-/// The two ways a segment's payload joins `lp`'s frags; `Some(stolen_head)` when it did.
+/// The two ways a segment's payload joins `lp`'s frags; when it did, whether the head was
+/// stolen and the truesize that moved (`delta_truesize`):
 /// - payload in frags (header split): the frags move (NAPI_GRO_FREE: the head is freed);
 /// - payload in a page-fragment head: the head becomes a frag (NAPI_GRO_FREE_STOLEN_HEAD).
-fn steal(lp: &mut Skb, skb: &mut Skb, max_frags: usize) -> Option<bool> {
+fn steal(lp: &mut Skb, skb: &mut Skb, max_frags: usize) -> Option<(bool, u32)> {
     if skb.linear_len == 0 {
         if lp.nr_frags() + skb.nr_frags() > max_frags {
             return None;
@@ -152,7 +153,9 @@ fn steal(lp: &mut Skb, skb: &mut Skb, max_frags: usize) -> Option<bool> {
         for f in std::mem::take(&mut skb.frags) {
             lp.add_frag(f);
         }
-        return Some(false);
+        let delta = skb.head.truesize - skb.head.head_bytes;
+        lp.head.truesize += delta;
+        return Some((false, delta));
     }
     let head = skb.head_frag?;
     if lp.nr_frags() + 1 + skb.nr_frags() > max_frags {
@@ -165,7 +168,7 @@ fn steal(lp: &mut Skb, skb: &mut Skb, max_frags: usize) -> Option<bool> {
     });
     lp.head.truesize += head.size;
     skb.head_frag = None;
-    Some(true)
+    Some((true, head.size))
 }
 
 /// `p` carries `len` more bytes in its frag_list (p->len, p->data_len, p->truesize).
