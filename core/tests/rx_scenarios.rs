@@ -82,3 +82,13 @@ fn traces_are_deterministic_json() {
         assert_eq!(a, b, "{name}");
     }
 }
+
+/// A scenario survives JSON and back (permalinks carry scenarios as JSON).
+#[test]
+fn scenarios_round_trip_through_json() {
+    for (name, text) in FILES {
+        let s = Scenario::parse(text).unwrap();
+        let again = Scenario::parse(&s.to_json()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(s, again, "{name}");
+    }
+}
