@@ -107,6 +107,11 @@ impl Skb {
         }
     }
 
+    /// This skb, its frags and everything on its frag_list (what a trace must hold).
+    pub fn objects(&self) -> usize {
+        1 + self.frags.len() + self.frag_list.iter().map(Skb::objects).sum::<usize>()
+    }
+
     pub fn nr_frags(&self) -> usize {
         self.frags.len()
     }

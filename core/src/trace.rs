@@ -465,7 +465,7 @@ impl Step {
             .queues
             .iter()
             .flat_map(|q| &q.skbs)
-            .map(|s| 1 + s.frags.len())
+            .map(Skb::objects)
             .sum();
         self.events.len() + skbs + self.state.pages.len() + self.state.dfrags.len()
     }

@@ -162,6 +162,17 @@ fn skb(out: &mut String, s: &Skb, st: Style) {
             ))
         );
     }
+    for inner in &s.frag_list {
+        let _ = writeln!(
+            out,
+            "      frag_list -> skb#{} seq {}..{} len {} ({} frags)",
+            inner.id,
+            inner.seq,
+            inner.end_seq,
+            inner.len,
+            inner.frags.len()
+        );
+    }
     if let Some(m) = &s.mapping {
         let _ = writeln!(
             out,
