@@ -27,11 +27,7 @@ pub enum Engine {
 pub fn run(engine: Engine, scenario: &str, opts: &RunOptions) -> Result<Trace, EngineError> {
     match engine {
         Engine::Native => skblab_core::run_text(scenario, opts).map_err(|e| (&e).into()),
-        Engine::Wasm => {
-            let json = WasmHost::shared()?.run_json(scenario, opts)?;
-            serde_json::from_str(&json)
-                .map_err(|e| EngineError::BadReply(format!("the trace JSON does not parse: {e}")))
-        }
+        Engine::Wasm => WasmHost::shared()?.run(scenario, opts),
     }
 }
 
@@ -204,25 +200,36 @@ impl WasmHost {
         &self.loaded
     }
 
-    /// Runs a scenario in the guest; the trace JSON exactly as the guest wrote it.
-    pub fn run_json(&self, scenario: &str, opts: &RunOptions) -> Result<String, EngineError> {
-        let request = Request::new(scenario, opts)
-            .encode()
-            .map_err(EngineError::Scenario)?;
-        self.call(&request)
+    /// Runs a scenario in the guest.
+    pub fn run(&self, scenario: &str, opts: &RunOptions) -> Result<Trace, EngineError> {
+        let json = self.run_json(scenario, opts)?;
+        serde_json::from_str(&json)
+            .map_err(|e| EngineError::BadReply(format!("the trace JSON does not parse: {e}")))
     }
 
-    /// Sends raw request bytes (see `docs/wasm-abi.md`) and decodes the reply.
-    pub fn call(&self, request: &[u8]) -> Result<String, EngineError> {
-        let reply = self.exchange(request)?;
+    /// Runs a scenario in the guest; the trace JSON exactly as the guest wrote it.
+    pub fn run_json(&self, scenario: &str, opts: &RunOptions) -> Result<String, EngineError> {
+        self.call(&self.request(scenario, opts)?).map(|(json, _)| json)
+    }
+
+    /// The request bytes for a scenario (see `docs/wasm-abi.md`).
+    pub fn request(&self, scenario: &str, opts: &RunOptions) -> Result<Vec<u8>, EngineError> {
+        Request::new(scenario, opts)
+            .encode()
+            .map_err(EngineError::Scenario)
+    }
+
+    /// Sends raw request bytes and decodes the reply; also returns the fuel the call used.
+    pub fn call(&self, request: &[u8]) -> Result<(String, u64), EngineError> {
+        let (reply, fuel) = self.exchange(request)?;
         match Reply::decode(&reply).map_err(EngineError::BadReply)? {
-            Reply::Trace(json) => Ok(json.to_string()),
+            Reply::Trace(json) => Ok((json.to_string(), fuel)),
             Reply::Error(e) => Err(EngineError::Scenario(e)),
         }
     }
 
     /// One fresh instance: alloc, write the request, run, copy the reply out, free both.
-    fn exchange(&self, request: &[u8]) -> Result<Vec<u8>, EngineError> {
+    fn exchange(&self, request: &[u8]) -> Result<(Vec<u8>, u64), EngineError> {
         let mut store = Store::new(&self.engine, Guard::new(self.limits.memory_bytes));
         store.limiter(|g| g);
         store
@@ -245,7 +252,8 @@ impl WasmHost {
         for buf in [(ptr, len), (out_ptr, out_len)] {
             self.call_export::<(u32, u32), ()>(&mut store, &instance, "dealloc", buf)?;
         }
-        Ok(reply)
+        let fuel = self.limits.fuel - store.get_fuel().unwrap_or(0);
+        Ok((reply, fuel))
     }
 
     fn call_export<P, R>(
