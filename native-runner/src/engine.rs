@@ -31,6 +31,19 @@ pub fn run(engine: Engine, scenario: &str, opts: &RunOptions) -> Result<Trace, E
     }
 }
 
+/// Runs an already parsed scenario (a walkthrough's): natively as is, in wasm through its JSON
+/// form, which parses back to the same scenario.
+pub fn run_scenario(
+    engine: Engine,
+    scenario: &skblab_core::Scenario,
+    opts: &RunOptions,
+) -> Result<Trace, EngineError> {
+    match engine {
+        Engine::Native => scenario.run(opts).map_err(|e| (&e).into()),
+        Engine::Wasm => run(engine, &scenario.to_json(), opts),
+    }
+}
+
 /// Like [`run`], but returns the trace exactly as serialized (`serde_json::to_string`): the
 /// bytes the two engines must agree on.
 pub fn run_json(engine: Engine, scenario: &str, opts: &RunOptions) -> Result<String, EngineError> {
@@ -209,7 +222,8 @@ impl WasmHost {
 
     /// Runs a scenario in the guest; the trace JSON exactly as the guest wrote it.
     pub fn run_json(&self, scenario: &str, opts: &RunOptions) -> Result<String, EngineError> {
-        self.call(&self.request(scenario, opts)?).map(|(json, _)| json)
+        self.call(&self.request(scenario, opts)?)
+            .map(|(json, _)| json)
     }
 
     /// The request bytes for a scenario (see `docs/wasm-abi.md`).
@@ -245,8 +259,11 @@ impl WasmHost {
         let ptr = self.call_export::<u32, u32>(&mut store, &instance, "alloc", len)?;
         memory
             .write(&mut store, ptr as usize, request)
-            .map_err(|_| EngineError::BadReply(format!("alloc({len}) gave {ptr:#x}: outside memory")))?;
-        let packed = self.call_export::<(u32, u32), u64>(&mut store, &instance, "run", (ptr, len))?;
+            .map_err(|_| {
+                EngineError::BadReply(format!("alloc({len}) gave {ptr:#x}: outside memory"))
+            })?;
+        let packed =
+            self.call_export::<(u32, u32), u64>(&mut store, &instance, "run", (ptr, len))?;
         let (out_ptr, out_len) = ((packed >> 32) as u32, packed as u32);
         let reply = read(&store, memory, out_ptr, out_len)?;
         for buf in [(ptr, len), (out_ptr, out_len)] {

@@ -72,11 +72,21 @@ impl<'a> Request<'a> {
         let variant = self.variant.unwrap_or("");
         let len = |field: &str, s: &str| {
             u32::try_from(s.len()).map_err(|_| {
-                envelope(field, format!("{} bytes; allowed at most {}", s.len(), u32::MAX))
+                envelope(
+                    field,
+                    format!("{} bytes; allowed at most {}", s.len(), u32::MAX),
+                )
             })
         };
-        let flags = if self.counters_only { FLAG_COUNTERS_ONLY } else { 0 }
-            | if self.variant.is_some() { FLAG_VARIANT } else { 0 };
+        let flags = if self.counters_only {
+            FLAG_COUNTERS_ONLY
+        } else {
+            0
+        } | if self.variant.is_some() {
+            FLAG_VARIANT
+        } else {
+            0
+        };
         let words = [
             u32::from_le_bytes(MAGIC),
             flags,
@@ -95,7 +105,10 @@ impl<'a> Request<'a> {
         let Some((header, body)) = bytes.split_first_chunk::<HEADER_LEN>() else {
             return Err(envelope(
                 "envelope",
-                format!("{} bytes: truncated, the header alone is {HEADER_LEN}", bytes.len()),
+                format!(
+                    "{} bytes: truncated, the header alone is {HEADER_LEN}",
+                    bytes.len()
+                ),
             ));
         };
         let word = |i: usize| u32::from_le_bytes(header[4 * i..4 * i + 4].try_into().unwrap());
@@ -215,12 +228,8 @@ fn envelope(field: &str, what: String) -> ErrorReply {
 }
 
 fn utf8<'a>(field: &str, bytes: &'a [u8]) -> Result<&'a str, ErrorReply> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        envelope(
-            field,
-            format!("not UTF-8 at byte {}", e.valid_up_to()),
-        )
-    })
+    std::str::from_utf8(bytes)
+        .map_err(|e| envelope(field, format!("not UTF-8 at byte {}", e.valid_up_to())))
 }
 
 /// The exports. Buffers cross the boundary as `Box<[u8]>`: whoever holds a (ptr, len) pair
@@ -263,8 +272,7 @@ mod tests {
 
     #[test]
     fn requests_round_trip() {
-        for (variant, counters_only) in [(None, false), (Some("modern"), true), (Some(""), false)]
-        {
+        for (variant, counters_only) in [(None, false), (Some("modern"), true), (Some(""), false)] {
             let req = Request {
                 scenario: "mechanism = \"sendmsg\"\nops = []\n",
                 variant,
@@ -300,16 +308,26 @@ mod tests {
         ];
         for (bytes, field) in cases {
             let e = Request::decode(bytes).unwrap_err();
-            assert_eq!((e.kind.as_str(), e.field.as_str()), ("envelope", *field), "{e}");
+            assert_eq!(
+                (e.kind.as_str(), e.field.as_str()),
+                ("envelope", *field),
+                "{e}"
+            );
         }
     }
 
     #[test]
     fn replies_carry_trace_bytes_or_errors() {
         let e = skblab_core::Error::invalid("ops[0]", "no");
-        let reply = respond(&Request { scenario: "{", variant: None, counters_only: true }
+        let reply = respond(
+            &Request {
+                scenario: "{",
+                variant: None,
+                counters_only: true,
+            }
             .encode()
-            .unwrap());
+            .unwrap(),
+        );
         assert!(matches!(Reply::decode(&reply), Ok(Reply::Error(e)) if e.kind == "parse"));
         assert_eq!(ErrorReply::from(&e).message, e.to_string());
         assert_eq!(Reply::decode(b"\0{}"), Ok(Reply::Trace("{}")));
