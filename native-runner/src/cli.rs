@@ -1,8 +1,9 @@
 //! The subcommands that run the model: `run`, `compare`, `walkthrough`.
 
+use crate::engine::{self, Engine, EngineError};
 use crate::render::{self, Style};
 use skblab_core::walkthrough::{self, Walkthrough};
-use skblab_core::{RunOptions, Scenario, Trace};
+use skblab_core::{RunOptions, Trace};
 use std::fmt;
 use std::path::Path;
 
@@ -13,6 +14,12 @@ pub struct CliError(pub String);
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl From<EngineError> for CliError {
+    fn from(e: EngineError) -> Self {
+        CliError(e.to_string())
     }
 }
 
@@ -38,13 +45,18 @@ pub fn read_scenario(path: &Path) -> Result<String, CliError> {
         .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))
 }
 
-/// Parses and runs scenario text with an optional variant override.
-pub fn run_text(text: &str, variant: Option<&str>, counters_only: bool) -> Result<Trace, CliError> {
+/// Parses and runs scenario text on `engine` with an optional variant override.
+pub fn run_text(
+    text: &str,
+    variant: Option<&str>,
+    counters_only: bool,
+    engine: Engine,
+) -> Result<Trace, CliError> {
     let opts = RunOptions {
         variant: variant.map(str::to_string),
         counters_only,
     };
-    Ok(Scenario::parse(text)?.run(&opts)?)
+    Ok(engine::run(engine, text, &opts)?)
 }
 
 /// `skblab run FILE [--json] [--variant V] [--counters-only]`.
@@ -53,9 +65,10 @@ pub fn run(
     variant: Option<&str>,
     json: bool,
     counters_only: bool,
+    engine: Engine,
     st: Style,
 ) -> Result<String, CliError> {
-    let trace = run_text(&read_scenario(path)?, variant, counters_only)?;
+    let trace = run_text(&read_scenario(path)?, variant, counters_only, engine)?;
     Ok(if json {
         to_json(&trace)
     } else {
@@ -68,6 +81,7 @@ pub fn compare(
     path: &Path,
     variants: &[String],
     json: bool,
+    engine: Engine,
     st: Style,
 ) -> Result<String, CliError> {
     let [a, b] = variants else {
@@ -78,8 +92,8 @@ pub fn compare(
     };
     let text = read_scenario(path)?;
     let (ta, tb) = (
-        run_text(&text, Some(a), true)?,
-        run_text(&text, Some(b), true)?,
+        run_text(&text, Some(a), true, engine)?,
+        run_text(&text, Some(b), true, engine)?,
     );
     Ok(if json {
         let v = serde_json::json!({ "a": ta.counters, "b": tb.counters, "variants": [a, b] });
@@ -100,22 +114,23 @@ pub fn list_walkthroughs() -> Result<String, CliError> {
 }
 
 /// The traces of a walkthrough's variants, in order.
-pub fn walkthrough_traces(w: &Walkthrough) -> Result<Vec<Trace>, CliError> {
+pub fn walkthrough_traces(w: &Walkthrough, engine: Engine) -> Result<Vec<Trace>, CliError> {
     w.variants
         .iter()
         .map(|v| {
-            Ok(w.scenario.run(&RunOptions {
+            let opts = RunOptions {
                 variant: Some(v.clone()),
                 ..Default::default()
-            })?)
+            };
+            Ok(engine::run_scenario(engine, &w.scenario, &opts)?)
         })
         .collect()
 }
 
 /// `skblab walkthrough NAME`.
-pub fn walkthrough(name: &str, st: Style) -> Result<String, CliError> {
+pub fn walkthrough(name: &str, engine: Engine, st: Style) -> Result<String, CliError> {
     let w = walkthrough::find(name)?;
-    let traces = walkthrough_traces(&w)?;
+    let traces = walkthrough_traces(&w, engine)?;
     Ok(render::walkthrough(&w, &traces, st))
 }
 

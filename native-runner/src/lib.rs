@@ -3,4 +3,5 @@
 //! A thin shell: it reads files, picks colours and prints; the core computes everything.
 
 pub mod cli;
+pub mod engine;
 pub mod render;

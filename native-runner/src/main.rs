@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use skblab_runner::cli::{self, CliError};
+use skblab_runner::engine::Engine;
 use skblab_runner::render::Style;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -17,6 +18,10 @@ struct Cli {
     /// When to colour the output.
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
     color: Color,
+    /// Which build of the core runs the model: this binary's, or the wasm module under
+    /// wasmtime (same output, byte for byte).
+    #[arg(long, value_enum, default_value_t = Engine::Native, global = true)]
+    engine: Engine,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -77,18 +82,27 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
     let st = style(cli.color);
     match cli.cmd {
         Cmd::Walkthrough { list: true, .. } => cli::list_walkthroughs(),
-        Cmd::Walkthrough { name, .. } => cli::walkthrough(name.as_deref().unwrap_or_default(), st),
+        Cmd::Walkthrough { name, .. } => {
+            cli::walkthrough(name.as_deref().unwrap_or_default(), cli.engine, st)
+        }
         Cmd::Run {
             file,
             json,
             variant,
             counters_only,
-        } => cli::run(&file, variant.as_deref(), json, counters_only, st),
+        } => cli::run(
+            &file,
+            variant.as_deref(),
+            json,
+            counters_only,
+            cli.engine,
+            st,
+        ),
         Cmd::Compare {
             file,
             variants,
             json,
-        } => cli::compare(&file, &variants, json, st),
+        } => cli::compare(&file, &variants, json, cli.engine, st),
     }
 }
 

@@ -2,6 +2,7 @@
 //! repository root, reviewed line by line (`cargo insta review`).
 
 use skblab_core::walkthrough;
+use skblab_runner::engine::Engine;
 use skblab_runner::{cli, render};
 
 #[test]
@@ -14,7 +15,8 @@ fn walkthroughs_match_their_snapshots() {
     settings.set_omit_expression(true);
     settings.bind(|| {
         for w in &all {
-            let traces = cli::walkthrough_traces(w).expect("walkthrough scenarios run");
+            let traces =
+                cli::walkthrough_traces(w, Engine::Native).expect("walkthrough scenarios run");
             insta::assert_snapshot!(
                 w.name.as_str(),
                 render::walkthrough(w, &traces, render::Style::PLAIN)

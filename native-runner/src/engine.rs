@@ -1,0 +1,444 @@
+//! The two engines behind `--engine`: the core linked into this binary, or the same core
+//! compiled to wasm (`wasm-module/`, ABI in `docs/wasm-abi.md`) and run under wasmtime.
+//!
+//! The wasm guest is untrusted in the sense that matters here: it runs with a fuel budget and a
+//! memory limit, and every way it can fail (limits, traps, malformed replies) comes back as an
+//! [`EngineError`] naming the cause, never as a crash of the runner.
+
+use skblab_core::{RunOptions, Trace};
+use skblab_wasm::{ErrorReply, Reply, Request};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use wasmtime::{Instance, Memory, Module, ResourceLimiter, Store, StoreLimits, Trap};
+
+/// Which build of the core runs a scenario.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// The core compiled into this binary.
+    #[default]
+    Native,
+    /// The core as a wasm module under wasmtime (must give byte-identical traces).
+    Wasm,
+}
+
+/// Runs `scenario` text with `opts` on `engine`.
+pub fn run(engine: Engine, scenario: &str, opts: &RunOptions) -> Result<Trace, EngineError> {
+    match engine {
+        Engine::Native => skblab_core::run_text(scenario, opts).map_err(|e| (&e).into()),
+        Engine::Wasm => WasmHost::shared()?.run(scenario, opts),
+    }
+}
+
+/// Runs an already parsed scenario (a walkthrough's): natively as is, in wasm through its JSON
+/// form, which parses back to the same scenario.
+pub fn run_scenario(
+    engine: Engine,
+    scenario: &skblab_core::Scenario,
+    opts: &RunOptions,
+) -> Result<Trace, EngineError> {
+    match engine {
+        Engine::Native => scenario.run(opts).map_err(|e| (&e).into()),
+        Engine::Wasm => run(engine, &scenario.to_json(), opts),
+    }
+}
+
+/// Like [`run`], but returns the trace exactly as serialized (`serde_json::to_string`): the
+/// bytes the two engines must agree on.
+pub fn run_json(engine: Engine, scenario: &str, opts: &RunOptions) -> Result<String, EngineError> {
+    match engine {
+        Engine::Native => run(engine, scenario, opts).and_then(|t| {
+            serde_json::to_string(&t).map_err(|e| EngineError::BadReply(e.to_string()))
+        }),
+        Engine::Wasm => WasmHost::shared()?.run_json(scenario, opts),
+    }
+}
+
+/// Everything that can go wrong running a scenario on either engine.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The scenario itself is wrong; both engines report it identically.
+    #[error("{0}")]
+    Scenario(ErrorReply),
+    #[error(
+        "the wasm module is not built (looked for {looked}); build it with \
+         `{BUILD_COMMAND}`, or point SKBLAB_WASM at a skblab_wasm.wasm"
+    )]
+    ModuleMissing { looked: String },
+    #[error("wasm module {path}: {message}")]
+    Module { path: String, message: String },
+    #[error(
+        "the wasm guest ran out of fuel (limit {limit} units): the scenario runs too long \
+         for the wasm engine's budget"
+    )]
+    OutOfFuel { limit: u64 },
+    #[error(
+        "the wasm guest hit its memory limit ({limit} bytes; it asked to grow to {requested} \
+         bytes)"
+    )]
+    MemoryLimit { limit: usize, requested: usize },
+    #[error("the wasm guest trapped: {0}")]
+    Trap(String),
+    #[error("the wasm guest sent a malformed reply: {0}")]
+    BadReply(String),
+}
+
+impl From<&skblab_core::Error> for EngineError {
+    fn from(e: &skblab_core::Error) -> Self {
+        EngineError::Scenario(e.into())
+    }
+}
+
+/// How to build the module the wasm engine loads.
+pub const BUILD_COMMAND: &str =
+    "cargo build --release --target wasm32-unknown-unknown -p skblab-wasm";
+/// Where that command puts it, relative to a cargo target directory.
+const MODULE_IN_TARGET: &str = "wasm32-unknown-unknown/release/skblab_wasm.wasm";
+
+/// The guest's budgets. Every scenario within the caps of `skblab_core::limits` fits both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Wasmtime fuel: about one unit per wasm instruction.
+    pub fuel: u64,
+    /// The guest's linear memory, in bytes.
+    pub memory_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel: 20_000_000_000,
+            memory_bytes: 1 << 30,
+        }
+    }
+}
+
+/// How a module came to be ready to run.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub path: PathBuf,
+    /// The compiled-module cache file, when it could be used or written.
+    pub cache: Option<PathBuf>,
+    /// Whether the code came from that cache (otherwise it was compiled now).
+    pub from_cache: bool,
+    pub elapsed: Duration,
+}
+
+/// A compiled module plus the limits every call runs under. Each call gets a fresh instance,
+/// so no state (or leaked memory) carries over between scenarios.
+pub struct WasmHost {
+    engine: wasmtime::Engine,
+    module: Module,
+    limits: Limits,
+    loaded: Loaded,
+}
+
+impl WasmHost {
+    /// The process-wide host with default limits, loaded (and cached) on first use.
+    pub fn shared() -> Result<&'static WasmHost, EngineError> {
+        static HOST: OnceLock<Result<WasmHost, EngineError>> = OnceLock::new();
+        HOST.get_or_init(|| WasmHost::load(&module_path()?, Limits::default()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Loads the module at `path`, from the compiled-module cache when it holds this exact
+    /// module for this exact wasmtime configuration, else compiling it and filling the cache.
+    pub fn load(path: &Path, limits: Limits) -> Result<WasmHost, EngineError> {
+        let start = Instant::now();
+        let engine = new_engine();
+        let fail = |message: String| EngineError::Module {
+            path: path.display().to_string(),
+            message,
+        };
+        let wasm = std::fs::read(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+        let cache = cache_file(path, &engine, &wasm);
+        let cached = cache.as_deref().filter(|c| c.exists()).and_then(|c| {
+            // SAFETY: deserializing runs native code from the file. We only read files in our
+            // own cache directory, written whole (write then rename) by `Module::serialize`
+            // below; wasmtime rejects artifacts of another version or configuration. Anyone
+            // able to change them could equally change this binary next to them.
+            unsafe { Module::deserialize_file(&engine, c) }.ok()
+        });
+        let from_cache = cached.is_some();
+        let module = match cached {
+            Some(m) => m,
+            None => {
+                let m = Module::new(&engine, &wasm).map_err(|e| fail(format!("{e:#}")))?;
+                if let Some(c) = &cache {
+                    // A cache we cannot write only costs the next run a compile.
+                    let _ = write_cache(&m, c);
+                }
+                m
+            }
+        };
+        let loaded = Loaded {
+            path: path.to_path_buf(),
+            cache,
+            from_cache,
+            elapsed: start.elapsed(),
+        };
+        Ok(WasmHost {
+            engine,
+            module,
+            limits,
+            loaded,
+        })
+    }
+
+    /// Compiles `wasm` bytes without touching any cache (tests with hand-made modules).
+    pub fn from_bytes(wasm: &[u8], limits: Limits) -> Result<WasmHost, EngineError> {
+        let start = Instant::now();
+        let engine = new_engine();
+        let module = Module::new(&engine, wasm).map_err(|e| EngineError::Module {
+            path: "<bytes>".into(),
+            message: format!("{e:#}"),
+        })?;
+        let loaded = Loaded {
+            path: "<bytes>".into(),
+            cache: None,
+            from_cache: false,
+            elapsed: start.elapsed(),
+        };
+        Ok(WasmHost {
+            engine,
+            module,
+            limits,
+            loaded,
+        })
+    }
+
+    pub fn loaded(&self) -> &Loaded {
+        &self.loaded
+    }
+
+    /// Runs a scenario in the guest.
+    pub fn run(&self, scenario: &str, opts: &RunOptions) -> Result<Trace, EngineError> {
+        let json = self.run_json(scenario, opts)?;
+        serde_json::from_str(&json)
+            .map_err(|e| EngineError::BadReply(format!("the trace JSON does not parse: {e}")))
+    }
+
+    /// Runs a scenario in the guest; the trace JSON exactly as the guest wrote it.
+    pub fn run_json(&self, scenario: &str, opts: &RunOptions) -> Result<String, EngineError> {
+        self.call(&self.request(scenario, opts)?)
+            .map(|(json, _)| json)
+    }
+
+    /// The request bytes for a scenario (see `docs/wasm-abi.md`).
+    pub fn request(&self, scenario: &str, opts: &RunOptions) -> Result<Vec<u8>, EngineError> {
+        Request::new(scenario, opts)
+            .encode()
+            .map_err(EngineError::Scenario)
+    }
+
+    /// Sends raw request bytes and decodes the reply; also returns the fuel the call used.
+    pub fn call(&self, request: &[u8]) -> Result<(String, u64), EngineError> {
+        let (reply, fuel) = self.exchange(request)?;
+        match Reply::decode(&reply).map_err(EngineError::BadReply)? {
+            Reply::Trace(json) => Ok((json.to_string(), fuel)),
+            Reply::Error(e) => Err(EngineError::Scenario(e)),
+        }
+    }
+
+    /// One fresh instance: alloc, write the request, run, copy the reply out, free both.
+    fn exchange(&self, request: &[u8]) -> Result<(Vec<u8>, u64), EngineError> {
+        let mut store = Store::new(&self.engine, Guard::new(self.limits.memory_bytes));
+        store.limiter(|g| g);
+        store
+            .set_fuel(self.limits.fuel)
+            .map_err(|e| self.module_error(format!("{e:#}")))?;
+        let instance = Instance::new(&mut store, &self.module, &[])
+            .map_err(|e| guest_error(&store, self.limits, e))?;
+        let memory = instance
+            .get_memory(&mut store, "memory")
+            .ok_or_else(|| self.module_error("exports no `memory`".into()))?;
+        let len = u32::try_from(request.len())
+            .map_err(|_| EngineError::BadReply("request over 4 GiB".into()))?;
+        let ptr = self.call_export::<u32, u32>(&mut store, &instance, "alloc", len)?;
+        memory
+            .write(&mut store, ptr as usize, request)
+            .map_err(|_| {
+                EngineError::BadReply(format!("alloc({len}) gave {ptr:#x}: outside memory"))
+            })?;
+        let packed =
+            self.call_export::<(u32, u32), u64>(&mut store, &instance, "run", (ptr, len))?;
+        let (out_ptr, out_len) = ((packed >> 32) as u32, packed as u32);
+        let reply = read(&store, memory, out_ptr, out_len)?;
+        for buf in [(ptr, len), (out_ptr, out_len)] {
+            self.call_export::<(u32, u32), ()>(&mut store, &instance, "dealloc", buf)?;
+        }
+        let fuel = self.limits.fuel - store.get_fuel().unwrap_or(0);
+        Ok((reply, fuel))
+    }
+
+    fn call_export<P, R>(
+        &self,
+        store: &mut Store<Guard>,
+        instance: &Instance,
+        name: &str,
+        params: P,
+    ) -> Result<R, EngineError>
+    where
+        P: wasmtime::WasmParams,
+        R: wasmtime::WasmResults,
+    {
+        let func = instance
+            .get_typed_func::<P, R>(&mut *store, name)
+            .map_err(|e| self.module_error(format!("export `{name}`: {e:#}")))?;
+        func.call(&mut *store, params)
+            .map_err(|e| guest_error(store, self.limits, e))
+    }
+
+    fn module_error(&self, message: String) -> EngineError {
+        EngineError::Module {
+            path: self.loaded.path.display().to_string(),
+            message,
+        }
+    }
+}
+
+/// Copies the reply out of guest memory, checking the guest's (ptr, len) first.
+fn read(store: &Store<Guard>, memory: Memory, ptr: u32, len: u32) -> Result<Vec<u8>, EngineError> {
+    let (start, end) = (ptr as usize, ptr as usize + len as usize);
+    memory
+        .data(store)
+        .get(start..end)
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| {
+            EngineError::BadReply(format!(
+                "reply at {start:#x}..{end:#x} lies outside the guest's {} bytes of memory",
+                memory.data_size(store)
+            ))
+        })
+}
+
+/// Names the limit a failed guest call ran into, else passes the trap on.
+fn guest_error(store: &Store<Guard>, limits: Limits, e: wasmtime::Error) -> EngineError {
+    if let Some(requested) = store.data().denied {
+        EngineError::MemoryLimit {
+            limit: limits.memory_bytes,
+            requested,
+        }
+    } else if e.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel) {
+        EngineError::OutOfFuel { limit: limits.fuel }
+    } else {
+        EngineError::Trap(format!("{e:#}"))
+    }
+}
+
+/// The store's limiter: wasmtime's [`StoreLimits`], remembering a refused memory growth so the
+/// trap that follows (Rust aborts when an allocation fails) can be reported as the limit.
+struct Guard {
+    limits: StoreLimits,
+    denied: Option<usize>,
+}
+
+impl Guard {
+    fn new(memory_bytes: usize) -> Self {
+        Guard {
+            limits: wasmtime::StoreLimitsBuilder::new()
+                .memory_size(memory_bytes)
+                .instances(1)
+                .build(),
+            denied: None,
+        }
+    }
+}
+
+impl ResourceLimiter for Guard {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let ok = self.limits.memory_growing(current, desired, maximum)?;
+        if !ok {
+            self.denied = Some(desired);
+        }
+        Ok(ok)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
+    }
+}
+
+fn new_engine() -> wasmtime::Engine {
+    let mut config = wasmtime::Config::new();
+    config.consume_fuel(true);
+    wasmtime::Engine::new(&config).expect("a fixed, valid wasmtime configuration")
+}
+
+/// The module to load: `$SKBLAB_WASM`, else [`MODULE_IN_TARGET`] under the target directory
+/// this executable was built into (found by walking up from it, so `CARGO_TARGET_DIR` and test
+/// binaries in `target/debug/deps` work alike), else under this workspace's `target/`.
+pub fn module_path() -> Result<PathBuf, EngineError> {
+    if let Some(p) = std::env::var_os("SKBLAB_WASM") {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(EngineError::ModuleMissing {
+                looked: format!("{} (from SKBLAB_WASM)", p.display()),
+            })
+        };
+    }
+    let exe = std::env::current_exe().unwrap_or_default();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let candidates: Vec<PathBuf> = exe
+        .ancestors()
+        .skip(1)
+        .chain([workspace.as_path()])
+        .map(|dir| dir.join(MODULE_IN_TARGET))
+        .collect();
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .ok_or_else(|| EngineError::ModuleMissing {
+            looked: format!(
+                "{} under the target directory of {}",
+                MODULE_IN_TARGET,
+                exe.display()
+            ),
+        })
+}
+
+/// `skblab-cache/<key>.cwasm` beside the module; the key hashes the module bytes and
+/// everything wasmtime says a compiled artifact depends on (its version and configuration).
+fn cache_file(module: &Path, engine: &wasmtime::Engine, wasm: &[u8]) -> Option<PathBuf> {
+    let mut h = std::hash::DefaultHasher::new();
+    wasm.hash(&mut h);
+    engine.precompile_compatibility_hash().hash(&mut h);
+    let dir = module.parent()?.join("skblab-cache");
+    Some(dir.join(format!("skblab_wasm-{:016x}.cwasm", h.finish())))
+}
+
+/// Writes atomically, so concurrent runs (parallel tests) never read a half-written file.
+fn write_cache(module: &Module, path: &Path) -> std::io::Result<()> {
+    let bytes = module.serialize().map_err(std::io::Error::other)?;
+    std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
