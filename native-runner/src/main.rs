@@ -67,6 +67,8 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the built playground (dist/) on 127.0.0.1 and print its URL.
+    Serve(skblab_runner::serve::Args),
 }
 
 fn style(c: Color) -> Style {
@@ -103,6 +105,9 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
             variants,
             json,
         } => cli::compare(&file, &variants, json, cli.engine, st),
+        Cmd::Serve(a) => skblab_runner::serve::serve(&a.dir, a.port)
+            .map(|()| String::new())
+            .map_err(CliError),
     }
 }
 
