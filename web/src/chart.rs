@@ -1,0 +1,62 @@
+//! A small line chart of one counter over the steps, one line per variant, with the current
+//! step marked. The values are the trace's own counters.
+
+use crate::diagram::esc;
+use std::fmt::Write;
+
+const W: u64 = 420;
+const H: u64 = 120;
+const L: u64 = 44;
+const B: u64 = 18;
+const COLORS: [&str; 2] = ["#4c7bd9", "#e8590c"];
+
+/// `series`: (variant, value after each step); `at`: the current position (0 = before step 1).
+pub fn svg(counter: &str, series: &[(&str, Vec<u64>)], at: usize) -> String {
+    let steps = series.iter().map(|(_, v)| v.len()).max().unwrap_or(0) as u64;
+    let max = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let x = |i: u64| L + i * (W - L - 8) / steps.max(1);
+    let y = |v: u64| 6 + (H - B - 6) - v.min(max) * (H - B - 6) / max;
+    let mut out = format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{c} over the steps"><g style="font:10px system-ui,sans-serif;fill:#4a5568"><text x="2" y="12">{max}</text><text x="2" y="{yb}">0</text><text x="{L}" y="{ht}">step 0</text><text x="{xe}" y="{ht}" text-anchor="end">{steps}</text></g><path d="M{L} {y0}H{xr}" stroke="#c3cbe0"/>"##,
+        c = esc(counter),
+        yb = H - B,
+        ht = H - 4,
+        xe = W - 8,
+        y0 = y(0),
+        xr = W - 8,
+    );
+    for ((name, vals), color) in series.iter().zip(COLORS) {
+        let mut pts = String::new();
+        for (i, v) in vals.iter().enumerate() {
+            let _ = write!(pts, "{},{} ", x(i as u64 + 1), y(*v));
+        }
+        let _ = write!(
+            out,
+            r#"<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"><title>{}</title></polyline>"#,
+            esc(name)
+        );
+    }
+    let cx = x(at as u64);
+    let _ = write!(
+        out,
+        r##"<path d="M{cx} 4V{}" stroke="#c2412d" stroke-dasharray="3 2"/></svg>"##,
+        H - B
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_line_per_variant_and_a_step_marker() {
+        let s = super::svg("pages", &[("a", vec![1, 2, 2]), ("b", vec![1, 1, 3])], 2);
+        assert_eq!(s.matches("<polyline").count(), 2);
+        assert!(s.contains(">3</text>"), "{s}");
+        assert!(s.contains("stroke-dasharray"));
+    }
+}

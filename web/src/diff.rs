@@ -1,0 +1,129 @@
+//! What differs between two states: the previous step and this one, or the two variants of a
+//! split view. Items are matched by their ids (skbs, pages) and names (cursors).
+
+use skblab_core::page::PageId;
+use skblab_core::skb::SkbId;
+use skblab_core::trace::{Counters, State};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The items of a state that are new or different from another state.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Changed {
+    pub skbs: BTreeSet<SkbId>,
+    pub pages: BTreeSet<PageId>,
+    pub cursors: BTreeSet<String>,
+}
+
+impl Changed {
+    /// Items of `cur` that `base` lacks or holds differently. With no `base`, nothing is
+    /// marked (the first drawing of a scene, where everything would be).
+    pub fn between(base: Option<&State>, cur: &State) -> Changed {
+        let Some(base) = base else {
+            return Changed::default();
+        };
+        let base_skbs: BTreeMap<_, _> = base
+            .queues
+            .iter()
+            .flat_map(|q| &q.skbs)
+            .map(|s| (s.id, s))
+            .collect();
+        let skbs = cur
+            .queues
+            .iter()
+            .flat_map(|q| &q.skbs)
+            .filter(|s| base_skbs.get(&s.id).copied() != Some(s))
+            .map(|s| s.id)
+            .collect();
+        let base_pages: BTreeMap<_, _> = base.pages.iter().map(|p| (p.id, p)).collect();
+        let pages = cur
+            .pages
+            .iter()
+            .filter(|p| base_pages.get(&p.id).copied() != Some(p))
+            .map(|p| p.id)
+            .collect();
+        let cursors = cur
+            .cursors
+            .iter()
+            .filter(|c| !base.cursors.contains(c))
+            .map(|c| c.name.clone())
+            .collect();
+        Changed {
+            skbs,
+            pages,
+            cursors,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.skbs.is_empty() && self.pages.is_empty() && self.cursors.is_empty()
+    }
+}
+
+/// `cur - prev` for a counter (`prev` absent counts as 0).
+pub fn delta(prev: Option<&Counters>, cur: &Counters, name: &str) -> i128 {
+    let p = prev.and_then(|c| c.get(name)).unwrap_or(0);
+    i128::from(cur.get(name).unwrap_or(0)) - i128::from(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skblab_core::page::Page;
+    use skblab_core::skb::{Skb, SkbHead};
+    use skblab_core::trace::{Cursor, Queue};
+
+    fn state(skbs: &[(SkbId, u32)], pages: &[(PageId, u32)], cursor_off: u32) -> State {
+        State {
+            queues: vec![Queue {
+                name: "write".into(),
+                skbs: skbs
+                    .iter()
+                    .map(|&(id, len)| {
+                        let mut s = Skb::new(id, 0, SkbHead::default(), 0);
+                        s.len = len;
+                        s
+                    })
+                    .collect(),
+            }],
+            pages: pages
+                .iter()
+                .map(|&(id, count)| Page {
+                    id,
+                    order: 0,
+                    size: 4096,
+                    count,
+                    cpu: 0,
+                    used: 0,
+                })
+                .collect(),
+            cursors: vec![Cursor {
+                name: "sk_page_frag".into(),
+                page: Some(0),
+                offset: cursor_off,
+                size: 4096,
+                bias: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn marks_new_and_changed_items_only() {
+        let a = state(&[(1, 10), (2, 20)], &[(0, 1), (1, 2)], 0);
+        let b = state(&[(1, 10), (2, 25), (3, 0)], &[(0, 1), (1, 1)], 100);
+        let c = Changed::between(Some(&a), &b);
+        assert_eq!(c.skbs, BTreeSet::from([2, 3]));
+        assert_eq!(c.pages, BTreeSet::from([1]));
+        assert_eq!(c.cursors, BTreeSet::from(["sk_page_frag".to_string()]));
+        assert!(Changed::between(Some(&b), &b).is_empty());
+        assert!(Changed::between(None, &b).is_empty());
+    }
+
+    #[test]
+    fn deltas() {
+        let a = Counters::default().with("pages", 2);
+        let b = Counters::default().with("pages", 1).with("skbs", 4);
+        assert_eq!(delta(Some(&a), &b, "pages"), -1);
+        assert_eq!(delta(Some(&a), &b, "skbs"), 4);
+        assert_eq!(delta(None, &b, "pages"), 1);
+    }
+}

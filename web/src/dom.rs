@@ -1,0 +1,72 @@
+//! The little the app needs from the browser: the URL fragment, downloads, a clock for the
+//! benchmark, and the panic message.
+
+use wasm_bindgen::{JsCast, JsValue};
+
+fn window() -> web_sys::Window {
+    web_sys::window().expect("a browser window")
+}
+
+/// The URL fragment, with its `#`.
+pub fn fragment() -> String {
+    window().location().hash().unwrap_or_default()
+}
+
+/// Replaces the fragment without adding a history entry or firing `hashchange`.
+pub fn set_fragment(f: &str) {
+    if let Ok(h) = window().history() {
+        let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&format!("#{f}")));
+    }
+}
+
+/// Milliseconds since the page started loading.
+pub fn now() -> f64 {
+    window().performance().map_or(0.0, |p| p.now())
+}
+
+/// Publishes a figure for the benchmark (`window.__skblab.NAME`).
+pub fn publish(name: &str, value: f64) {
+    let w: JsValue = window().into();
+    let key = JsValue::from_str("__skblab");
+    let obj = match js_sys::Reflect::get(&w, &key) {
+        Ok(o) if o.is_object() => o,
+        _ => {
+            let o: JsValue = js_sys::Object::new().into();
+            let _ = js_sys::Reflect::set(&w, &key, &o);
+            o
+        }
+    };
+    let _ = js_sys::Reflect::set(&obj, &JsValue::from_str(name), &JsValue::from_f64(value));
+}
+
+/// Offers `content` as a file download.
+pub fn download(filename: &str, mime: &str, content: &str) {
+    let parts = js_sys::Array::of1(&JsValue::from_str(content));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    let doc = window().document().expect("a document");
+    if let Ok(a) = doc.create_element("a") {
+        let a: web_sys::HtmlAnchorElement = a.unchecked_into();
+        a.set_href(&url);
+        a.set_download(filename);
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+/// Shows `message` in the page's panic banner (kept outside the Yew tree, which may be dead).
+pub fn show_panic(message: &str) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    if let Some(el) = doc.get_element_by_id("panic") {
+        el.set_text_content(Some(message));
+        let _ = el.remove_attribute("hidden");
+    }
+}

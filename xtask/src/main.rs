@@ -1,0 +1,221 @@
+//! `cargo xtask <task>`: the developer tasks cargo alone does not cover.
+//!
+//! - `setup`       the wasm32 target and wasm-bindgen-cli (idempotent, instant when done)
+//! - `build-web`   the playground into `dist/`
+//! - `serve`       build-web, then `skblab serve --dir dist` (`--port N`, default 8000)
+//! - `test-web`    build-web, then the browser tests in headless Chromium
+//! - `bench-web`   build-web, then wasm size, first render and per-step render time
+
+mod wasm;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+const USAGE: &str = "usage: cargo xtask <setup | build-web | serve [--port N] | test-web | bench-web>";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("setup") => setup().map(|_| ()),
+        Some("build-web") => build_web().map(|_| ()),
+        Some("serve") => port_arg(&args[1..]).and_then(serve),
+        Some("test-web") => browser("test"),
+        Some("bench-web") => browser("bench"),
+        _ => Err(USAGE.to_string()),
+    };
+    if let Err(e) = result {
+        eprintln!("xtask: error: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// The workspace root (xtask lives one level below it).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask is inside the workspace")
+        .to_path_buf()
+}
+
+/// Says what is about to happen.
+pub fn step(what: &str) {
+    eprintln!("xtask: {what}");
+}
+
+/// Runs `cmd`, failing with its name when it fails.
+pub fn run(cmd: &mut Command) -> Result<(), String> {
+    let name = format!("{cmd:?}");
+    let status = cmd.status().map_err(|e| format!("cannot start {name}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{name} failed ({status})"))
+    }
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c
+}
+
+fn port_arg(args: &[String]) -> Result<u16, String> {
+    match args {
+        [] => Ok(8000),
+        [flag, n] if flag == "--port" => n
+            .parse()
+            .map_err(|_| format!("--port {n}: expected a port number 0..=65535")),
+        _ => Err(USAGE.to_string()),
+    }
+}
+
+fn setup() -> Result<(wasm::WasmToolchain, PathBuf), String> {
+    let tc = wasm::ensure_wasm_target()?;
+    let bindgen = wasm::ensure_wasm_bindgen()?;
+    Ok((tc, bindgen))
+}
+
+/// Builds the playground into `dist/`: the wasm, its JS glue, index.html and static assets.
+fn build_web() -> Result<PathBuf, String> {
+    let (tc, bindgen) = setup()?;
+    let wasm = wasm::cargo_build_wasm(&tc, "skblab-web")?;
+    let dist = root().join("dist");
+    step("wasm-bindgen --target web --out-dir dist");
+    run(Command::new(&bindgen)
+        .args(["--target", "web", "--no-typescript", "--out-dir"])
+        .arg(&dist)
+        .arg(&wasm))?;
+    step("copying index.html and web/static/ into dist/");
+    copy(&root().join("index.html"), &dist.join("index.html"))?;
+    let assets = root().join("web/static");
+    for entry in std::fs::read_dir(&assets).map_err(|e| format!("{}: {e}", assets.display()))? {
+        let p = entry.map_err(|e| e.to_string())?.path();
+        if p.is_file() {
+            copy(&p, &dist.join(p.file_name().expect("a file name")))?;
+        }
+    }
+    Ok(dist)
+}
+
+fn copy(from: &Path, to: &Path) -> Result<(), String> {
+    std::fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("copying {} to {}: {e}", from.display(), to.display()))
+}
+
+/// The `skblab` binary (built in the dev profile, shared with `cargo test`).
+fn skblab_bin() -> Result<PathBuf, String> {
+    step("cargo build -p skblab-runner");
+    run(cargo().args(["build", "--quiet", "-p", "skblab-runner"]))?;
+    Ok(root().join("target/debug/skblab"))
+}
+
+fn serve(port: u16) -> Result<(), String> {
+    let dist = build_web()?;
+    let bin = skblab_bin()?;
+    step(&format!("skblab serve --dir dist --port {port}"));
+    run(Command::new(bin)
+        .arg("serve")
+        .arg("--dir")
+        .arg(dist)
+        .args(["--port", &port.to_string()]))
+}
+
+/// A running `skblab serve`, stopped when dropped (even when a test fails).
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(bin: &Path, dist: &Path) -> Result<Server, String> {
+        step("skblab serve --dir dist --port 0 (a free port)");
+        let mut child = Command::new(bin)
+            .arg("serve")
+            .arg("--dir")
+            .arg(dist)
+            .args(["--port", "0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .map(String::from);
+        match url {
+            Some(url) => Ok(Server { child, url }),
+            None => {
+                let _ = child.kill();
+                Err(format!("skblab serve printed no URL: {line:?}"))
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn ensure_chromium() -> Result<(), String> {
+    if Path::new(CHROMIUM).is_file() {
+        return Ok(());
+    }
+    step("apt-get update && apt-get install -y chromium chromium-driver");
+    run(Command::new("apt-get").arg("update"))?;
+    run(Command::new("apt-get").args(["install", "-y", "chromium", "chromium-driver"]))
+}
+
+fn ensure_playwright(dir: &Path) -> Result<(), String> {
+    if dir.join("node_modules/playwright-core/package.json").is_file() {
+        return Ok(());
+    }
+    let ci = dir.join("package-lock.json").is_file();
+    step(if ci {
+        "npm ci (tests/browser)"
+    } else {
+        "npm install (tests/browser)"
+    });
+    run(Command::new("npm")
+        .current_dir(dir)
+        .arg(if ci { "ci" } else { "install" })
+        .args(["--no-audit", "--no-fund"]))
+}
+
+/// Builds, serves and drives the playground in headless Chromium: `test` runs the browser
+/// tests with node's test runner, `bench` prints the performance figures.
+fn browser(what: &str) -> Result<(), String> {
+    let dist = build_web()?;
+    ensure_chromium()?;
+    let tests = root().join("tests/browser");
+    ensure_playwright(&tests)?;
+    let bin = skblab_bin()?;
+    let server = Server::start(&bin, &dist)?;
+    let shots = root().join("target/screenshots");
+    std::fs::create_dir_all(&shots).map_err(|e| format!("{}: {e}", shots.display()))?;
+    let mut node = Command::new("node");
+    node.current_dir(&tests)
+        .env("SKBLAB_URL", &server.url)
+        .env("SKBLAB_BIN", &bin)
+        .env("SKBLAB_DIST", &dist)
+        .env("SKBLAB_SCREENSHOTS", &shots)
+        .env("CHROMIUM", CHROMIUM);
+    if what == "test" {
+        step(&format!("node --test (browser tests against {})", server.url));
+        node.args(["--test", "--test-concurrency=1", "playground.test.mjs"]);
+    } else {
+        step(&format!("node bench.mjs (against {})", server.url));
+        node.arg("bench.mjs");
+    }
+    let result = run(&mut node);
+    drop(server);
+    result
+}
