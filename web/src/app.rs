@@ -302,6 +302,11 @@ impl App {
     /// why the link could not be used.
     fn open_fragment(&mut self) {
         let link = Link::decode(&dom::fragment());
+        // A broken scenario link still hands its text to the editor, to be fixed there.
+        let keep = match &link {
+            Ok(Some(Link::Custom { text, .. })) => Some(text.clone()),
+            _ => None,
+        };
         let opened = match link {
             Ok(None) => Ok(false),
             Ok(Some(Link::Walk { name, step })) => {
@@ -334,6 +339,9 @@ impl App {
                     "This link could not be opened ({e}); showing the default walkthrough."
                 ));
                 let _ = self.open_walk(0, 0);
+                if let Some(text) = keep {
+                    self.set_text(text);
+                }
             }
         }
     }
@@ -422,7 +430,9 @@ impl App {
                     changed: &changed,
                     differs: &differs,
                 };
-                AttrValue::from(diagram::svg(cur, &marks, t.consts.max_skb_frags, &label))
+                // Side by side, each drawing wraps narrower so it stays legible.
+                let width = if n == 2 { 620 } else { 1000 };
+                AttrValue::from(diagram::svg(cur, &marks, t.consts.max_skb_frags, width, &label))
             })
             .collect();
     }
@@ -467,11 +477,11 @@ impl App {
             .unwrap_or_else(|| "before the first operation".into());
         html! {
             <section class="controls" aria-label="Step controls">
-                <button data-action="first" aria-label="First step" title="First (Home)" onclick={link.callback(|_| Msg::Go(0))}>{ "⏮" }</button>
-                <button data-action="prev" aria-label="Previous step" title="Previous (←)" onclick={link.callback(|_| Msg::Step(-1))}>{ "◀" }</button>
-                <button data-action="play" aria-label={if playing { "Pause" } else { "Play" }} aria-pressed={playing.to_string()} title="Play/pause (space)" onclick={link.callback(|_| Msg::TogglePlay)}>{ if playing { "⏸" } else { "▶︎ play" } }</button>
-                <button data-action="next" aria-label="Next step" title="Next (→)" onclick={link.callback(|_| Msg::Step(1))}>{ "▶" }</button>
-                <button data-action="last" aria-label="Last step" title="Last (End)" onclick={link.callback(|_| Msg::Last)}>{ "⏭" }</button>
+                <button data-action="first" aria-label="First step" title="First (Home)" onclick={link.callback(|_| Msg::Go(0))}>{ "⇤ first" }</button>
+                <button data-action="prev" aria-label="Previous step" title="Previous (←)" onclick={link.callback(|_| Msg::Step(-1))}>{ "◀ prev" }</button>
+                <button data-action="play" aria-label={if playing { "Pause" } else { "Play" }} aria-pressed={playing.to_string()} title="Play/pause (space)" onclick={link.callback(|_| Msg::TogglePlay)}>{ if playing { "❚❚ pause" } else { "▶ play" } }</button>
+                <button data-action="next" aria-label="Next step" title="Next (→)" onclick={link.callback(|_| Msg::Step(1))}>{ "next ▶" }</button>
+                <button data-action="last" aria-label="Last step" title="Last (End)" onclick={link.callback(|_| Msg::Last)}>{ "last ⇥" }</button>
                 <label>{ "Speed " }
                     <select aria-label="Play speed" onchange={link.batch_callback(|e: Event| e.target_unchecked_into::<HtmlSelectElement>().value().parse().ok().map(Msg::Speed))}>
                         { for SPEEDS.iter().map(|sp| html! { <option value={sp.to_string()} selected={*sp == self.speed}>{ format!("{sp} step/s") }</option> }) }
@@ -513,7 +523,7 @@ impl App {
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, svg))| html! {
                     <figure data-variant={t.variant.clone()}>
                         <figcaption>
-                            <strong>{ &t.variant }</strong>{ format!(" · {:?}", t.era) }
+                            <strong>{ &t.variant }</strong>{ format!(" · kernel {}", era_name(t)) }
                             <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={ctx.link().callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
                             <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={ctx.link().callback(move |_| Msg::ExportJson(i))}>{ "trace JSON" }</button>
                         </figcaption>
@@ -664,4 +674,12 @@ fn event_text(e: &TraceEvent) -> String {
         out.push_str(&format!(" {k}={v}"));
     }
     out
+}
+
+/// The era as the trace spells it (`v6.12`).
+fn era_name(t: &skblab_core::Trace) -> String {
+    serde_json::to_value(t.era)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }

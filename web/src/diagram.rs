@@ -16,7 +16,6 @@ use skblab_core::trace::State;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-const WIDTH: u32 = 960;
 const PAD: u32 = 10;
 const HEAD_W: u32 = 150;
 const FRAG_W: u32 = 34;
@@ -40,8 +39,9 @@ pub struct Marks<'a> {
     pub differs: &'a Changed,
 }
 
-/// Draws `state`; `max_frags` is the era's MAX_SKB_FRAGS (empty slots are summarised).
-pub fn svg(state: &State, marks: &Marks, max_frags: u32, label: &str) -> String {
+/// Draws `state` `width` units wide (skbs and pages wrap); `max_frags` is the era's
+/// MAX_SKB_FRAGS (the empty slots are summarised in one cell).
+pub fn svg(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str) -> String {
     let mut out = String::with_capacity(1024 + 700 * state.pages.len() + 900 * skb_count(state));
     let mut body = String::new();
     let mut y = PAD;
@@ -59,7 +59,7 @@ pub fn svg(state: &State, marks: &Marks, max_frags: u32, label: &str) -> String 
         let mut x = PAD;
         for skb in &q.skbs {
             let w = skb_width(skb, max_frags);
-            if x + w > WIDTH - PAD && x > PAD {
+            if x + w > width - PAD && x > PAD {
                 x = PAD;
                 y += SKB_H + GAP;
             }
@@ -81,7 +81,7 @@ pub fn svg(state: &State, marks: &Marks, max_frags: u32, label: &str) -> String 
     );
     y += 8;
     let mut page_pos = BTreeMap::new();
-    let per_row = (WIDTH - PAD) / (PAGE_W + GAP);
+    let per_row = (width - PAD) / (PAGE_W + GAP);
     for (i, p) in state.pages.iter().enumerate() {
         let (col, row) = (i as u32 % per_row, i as u32 / per_row);
         let (px, py) = (PAD + col * (PAGE_W + GAP), y + row * (PAGE_H + GAP));
@@ -112,7 +112,7 @@ pub fn svg(state: &State, marks: &Marks, max_frags: u32, label: &str) -> String 
     let height = y + PAD + 6;
     let _ = write!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{}"><style>{STYLE}</style>{body}</svg>"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}"><style>{STYLE}</style>{body}</svg>"#,
         esc(label)
     );
     out
@@ -363,6 +363,7 @@ mod tests {
                 differs: &Changed::default(),
             },
             17,
+            1000,
             "modern",
         );
         for want in [

@@ -3,8 +3,8 @@
 //! - [`ensure_wasm_target`]: the `wasm32-unknown-unknown` standard library, through rustup, or
 //!   when rustup cannot download it, built from source with Debian's `rustc-web` toolchain
 //!   unpacked (not installed) under `.tools/rustc-web`.
-//! - [`cargo_build_wasm`]: `cargo build --release --target wasm32-unknown-unknown -p PACKAGE`
-//!   with whatever environment that toolchain needs; returns the `.wasm` path.
+//! - [`cargo_build_wasm`]: `cargo build --profile wasm-release --target wasm32-unknown-unknown -p PACKAGE`
+//!   (size-optimised profile) with whatever environment that toolchain needs; returns the `.wasm` path.
 //! - [`ensure_wasm_bindgen`]: `wasm-bindgen-cli` of exactly the version in Cargo.lock, installed
 //!   into `.tools/`.
 
@@ -121,18 +121,21 @@ fn fallback_toolchain(prefix: &Path) -> Result<WasmToolchain, String> {
     })
 }
 
-/// Builds `package` for wasm32 in release mode; returns the path of its `.wasm`.
+/// The size-optimised profile of the workspace Cargo.toml used for every wasm32 build.
+pub const PROFILE: &str = "wasm-release";
+
+/// Builds `package` for wasm32 with [`PROFILE`]; returns the path of its `.wasm`.
 pub fn cargo_build_wasm(tc: &WasmToolchain, package: &str) -> Result<PathBuf, String> {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root())
-        .args(["build", "--release", "--target", TARGET, "-p", package])
+        .args(["build", "--profile", PROFILE, "--target", TARGET, "-p", package])
         .envs(tc.env.iter().map(|(k, v)| (k, v)));
-    step(&format!("cargo build --release --target {TARGET} -p {package}"));
+    step(&format!("cargo build --profile {PROFILE} --target {TARGET} -p {package}"));
     run(&mut cmd)?;
     let wasm = root()
         .join("target")
         .join(TARGET)
-        .join("release")
+        .join(PROFILE)
         .join(format!("{}.wasm", package.replace('-', "_")));
     if wasm.is_file() {
         Ok(wasm)

@@ -1,0 +1,58 @@
+// The playground's performance figures (a benchmark, not a test): wasm size raw and gzip,
+// time to first render, and render time per step on a scenario of about 500 skbs.
+// Run through `cargo xtask bench-web`.
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { launch, open, position } from './lib.mjs';
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const max = (xs) => Math.max(...xs);
+const fmt = (ms) => `${ms.toFixed(1)} ms`;
+
+const wasm = readFileSync(join(process.env.SKBLAB_DIST, 'skblab_web_bg.wasm'));
+const gz = gzipSync(wasm, { level: 9 }).length;
+console.log(`wasm size:          ${(wasm.length / 1024).toFixed(0)} KiB raw, ${(gz / 1024).toFixed(0)} KiB gzip (goal <= 300 KiB gzip)`);
+
+const browser = await launch();
+try {
+  const firsts = [];
+  for (let i = 0; i < 5; i++) {
+    const page = await open(browser);
+    firsts.push(await page.evaluate(() => window.__skblab.firstRenderMs));
+    await page.close();
+  }
+  console.log(`first render:       ${fmt(median(firsts))} median of 5 (navigation start to the first drawn walkthrough)`);
+
+  // No GSO: one MSS per skb, so 20 writes of 25 segments queue 500 skbs (nothing is acked).
+  const ops = Array.from({ length: 20 }, () => '[[ops]]\nop = "sendmsg"\nbytes = 36200\n').join('');
+  const text = `mechanism = "sendmsg"\ntitle = "500 skbs"\n[device]\ngso = false\n[socket]\nmss = 1448\n${ops}`;
+  const frag = '#s=' + Buffer.from(text).toString('base64url') + '&step=0';
+  const page = await open(browser, frag);
+  const { len } = await position(page);
+  const step = () => page.evaluate(async () => {
+    const t0 = performance.now();
+    document.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+    // Yew renders in a microtask; a zero timeout runs after it, then force style and layout.
+    await new Promise((r) => setTimeout(r, 0));
+    document.body.getBoundingClientRect();
+    return { total: performance.now() - t0, app: window.__skblab.renderMs };
+  });
+  const rows = [];
+  for (let k = 1; k <= len; k++) {
+    const r = await step();
+    const skbs = await page.$$eval('figure:first-of-type [data-skb]', (e) => e.length);
+    rows.push({ k, skbs, ...r });
+  }
+  const big = rows.filter((r) => r.skbs >= 400);
+  const last = rows[rows.length - 1];
+  console.log(`scenario:           ${len} steps, ${last.skbs} skbs at the end (${big.length} steps with >= 400 skbs)`);
+  if (big.length) {
+    console.log(`step render, >=400 skbs: app ${fmt(median(big.map((r) => r.app)))} median / ${fmt(max(big.map((r) => r.app)))} max;` +
+      ` with style+layout ${fmt(median(big.map((r) => r.total)))} median / ${fmt(max(big.map((r) => r.total)))} max (goal <= 16 ms)`);
+  }
+  console.log(`step render, all steps: with style+layout ${fmt(median(rows.map((r) => r.total)))} median / ${fmt(max(rows.map((r) => r.total)))} max`);
+  await page.close();
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,47 @@
+// Shared by the browser tests and the benchmark: start Debian's Chromium headless and open
+// the playground that `cargo xtask test-web` serves (SKBLAB_URL).
+import { chromium } from 'playwright-core';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const URL = process.env.SKBLAB_URL;
+export const BIN = process.env.SKBLAB_BIN;
+export const SHOTS = process.env.SKBLAB_SCREENSHOTS;
+if (!URL || !BIN || !SHOTS) {
+  throw new Error('run these through `cargo xtask test-web` (SKBLAB_URL, SKBLAB_BIN, SKBLAB_SCREENSHOTS unset)');
+}
+
+// Without the background-networking flags Chromium keeps calling hosts that are not there.
+const FLAGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+/** Launches Chromium; a browser that fails to start throws (the run fails, never skips). */
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: [...FLAGS, `--user-data-dir=${mkdtempSync(join(tmpdir(), 'skblab-chromium-'))}`],
+  });
+}
+
+/** A page on the playground (optionally at a fragment), failing on any page error. */
+export async function open(browser, fragment = '') {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.errors = errors;
+  await page.goto(URL + fragment);
+  await page.waitForSelector('[data-testid=step]');
+  return page;
+}
+
+/** The position and the number of steps shown ("step 2 / 7"). */
+export async function position(page) {
+  const text = await page.locator('[data-testid=step]').textContent();
+  const m = text.match(/step (\d+) \/ (\d+)/);
+  if (!m) throw new Error(`unexpected step text: ${text}`);
+  return { at: Number(m[1]), len: Number(m[2]) };
+}

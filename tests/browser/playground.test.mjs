@@ -1,0 +1,184 @@
+// The playground in a real headless Chromium: walkthroughs, counters against the native
+// binary, permalinks, the editor's inline errors, keyboard-only use. Screenshots go to
+// target/screenshots/ for review.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { launch, open, position, BIN, SHOTS } from './lib.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+
+/** `skblab run --json` on the scenario text, in one variant. */
+function runNative(text, variant) {
+  const file = join(mkdtempSync(join(tmpdir(), 'skblab-scn-')), 'scenario.toml');
+  writeFileSync(file, text);
+  const out = execFileSync(BIN, ['run', file, '--json', '--variant', variant], { encoding: 'utf8' });
+  return JSON.parse(out);
+}
+
+/** The counters the DOM shows for `variant`: { name: number }. */
+async function domCounters(page, variant) {
+  return page.$$eval(`td[data-variant="${variant}"] [data-counter]`, (els) =>
+    Object.fromEntries(els.map((e) => [e.dataset.counter, Number(e.textContent)])));
+}
+
+async function variantsShown(page) {
+  return page.$$eval('figure[data-variant]', (els) => els.map((e) => e.dataset.variant));
+}
+
+test('every walkthrough, stepped with Next, shows the counters of `skblab run --json`', async () => {
+  const page = await open(browser);
+  const options = await page.$$eval('#walkthrough option', (os) => os.map((o) => o.value).filter((v) => v !== ''));
+  assert.ok(options.length > 0, 'the picker lists walkthroughs');
+  for (const value of options) {
+    await page.selectOption('#walkthrough', value);
+    const { len } = await position(page);
+    assert.equal((await position(page)).at, 0);
+    const text = await page.inputValue('#scenario');
+    const variants = await variantsShown(page);
+    const expected = Object.fromEntries(variants.map((v) => [v, runNative(text, v)]));
+    for (let k = 1; k <= len; k++) {
+      await page.getByRole('button', { name: 'Next step' }).click();
+      assert.equal((await position(page)).at, k);
+      for (const v of variants) {
+        const want = expected[v].steps?.[k - 1]?.counters;
+        if (want) assert.deepEqual(await domCounters(page, v), want, `${value} ${v} step ${k}`);
+      }
+    }
+    for (const v of variants) {
+      assert.deepEqual(await domCounters(page, v), expected[v].counters, `${value} ${v} final counters`);
+    }
+    await shot(page, `walkthrough-${value}-end`);
+  }
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a permalink restores the walkthrough and the step', async () => {
+  const page = await open(browser);
+  await page.selectOption('#walkthrough', { index: (await page.$$('#walkthrough option')).length - 1 });
+  const title = await page.locator('[data-testid=title]').textContent();
+  const { len } = await position(page);
+  const target = Math.min(2, len);
+  for (let i = 0; i < target; i++) await page.getByRole('button', { name: 'Next step' }).click();
+  const link = page.url();
+  assert.match(link, /#w=.*&step=/);
+  const again = await open(browser, link.slice(link.indexOf('#')));
+  assert.equal((await position(again)).at, target);
+  assert.equal(await again.locator('[data-testid=title]').textContent(), title);
+  await shot(again, 'permalink-walkthrough');
+  await again.close();
+  await page.close();
+});
+
+test('a permalink restores an edited scenario, its comparison and the step', async () => {
+  const page = await open(browser);
+  const text = (await page.inputValue('#scenario')) + '\n# edited in the browser test\n';
+  await page.fill('#scenario', text);
+  await page.getByRole('button', { name: 'Run this scenario' }).click();
+  const { len } = await position(page);
+  await page.getByRole('button', { name: 'Last step' }).click();
+  const variants = await variantsShown(page);
+  const link = page.url();
+  assert.match(link, /#s=/);
+  const again = await open(browser, link.slice(link.indexOf('#')));
+  assert.deepEqual(await position(again), { at: len, len });
+  assert.equal(await again.inputValue('#scenario'), text);
+  assert.deepEqual(await variantsShown(again), variants);
+  for (const v of variants) assert.deepEqual(await domCounters(again, v), await domCounters(page, v));
+  await shot(again, 'permalink-scenario');
+  await again.close();
+  await page.close();
+});
+
+test('a hostile or broken permalink shows a message and the default walkthrough', async () => {
+  const first = await open(browser);
+  const title = await first.locator('[data-testid=title]').textContent();
+  await first.close();
+  const bad = ['#s=%%%', '#s=' + 'A'.repeat(2_000_000), '#w=bm9wZQ&step=1', '#s=bWVjaGFuaXNtID0gMw&step=1', '#step=x'];
+  for (const frag of bad) {
+    const page = await open(browser, frag);
+    await page.waitForSelector('[data-testid=notice]');
+    assert.match(await page.locator('[data-testid=notice]').textContent(), /could not be opened/);
+    assert.equal(await page.locator('[data-testid=title]').textContent(), title, frag.slice(0, 20));
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  }
+});
+
+test('an invalid scenario shows an inline error and keeps the text', async () => {
+  const page = await open(browser);
+  const editor = page.locator('#scenario');
+  const cases = [
+    ['mechanism = "sendmsg"\nops = 3\n', /ops/],
+    ['mechanism = "sendmsg"\n[[ops]]\nop = "sendmsg"\nbytes = 99999999999\n', /out of range/],
+    ['mechanism = "nope"\nops = []\n', /unknown mechanism `nope`/],
+    ['{ "mechanism": "sendmsg", ', /JSON parse error/],
+  ];
+  for (const [text, want] of cases) {
+    await editor.fill(text);
+    const status = page.locator('[data-testid=editor-status]');
+    assert.match(await status.textContent(), want);
+    assert.equal(await status.getAttribute('class'), 'error');
+    assert.equal(await editor.getAttribute('aria-invalid'), 'true');
+    assert.equal(await editor.inputValue(), text, 'the text is kept');
+    assert.ok(await page.getByRole('button', { name: 'Run this scenario' }).isDisabled());
+  }
+  await shot(page, 'editor-error');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a scenario over the size cap is refused at once and the tab stays responsive', async () => {
+  const page = await open(browser);
+  const ops = Array.from({ length: 10_001 }, () => '[[ops]]\nop = "transmit"\n').join('');
+  const started = Date.now();
+  await page.locator('#scenario').fill('mechanism = "sendmsg"\n' + ops);
+  assert.match(await page.locator('[data-testid=editor-status]').textContent(), /ops|operations|out of range/);
+  // The page still answers (a frozen tab would time this out).
+  assert.equal(await page.evaluate(() => 1 + 1), 2);
+  assert.ok(Date.now() - started < 60_000);
+  await page.close();
+});
+
+test('keyboard only: arrows, Home/End, space and the labelled buttons move the steps', async () => {
+  const page = await open(browser);
+  const { len } = await position(page);
+  assert.ok(len >= 2, 'the default walkthrough has steps');
+  await page.locator('body').focus();
+  await page.keyboard.press('End');
+  assert.equal((await position(page)).at, len);
+  await page.keyboard.press('Home');
+  assert.equal((await position(page)).at, 0);
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  assert.equal((await position(page)).at, 2);
+  await page.keyboard.press('ArrowLeft');
+  assert.equal((await position(page)).at, 1);
+  // Tab to the "Next step" button and press it with Enter.
+  for (let i = 0; i < 20; i++) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate(() => document.activeElement?.getAttribute('aria-label')) === 'Next step') break;
+  }
+  await page.keyboard.press('Enter');
+  assert.equal((await position(page)).at, 2);
+  // Space (outside a button) plays; the steps advance on their own, then it pauses.
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.keyboard.press('Home');
+  await page.keyboard.press(' ');
+  await page.waitForFunction(() => /step [1-9]/.test(document.querySelector('[data-testid=step]').textContent));
+  await page.keyboard.press(' ');
+  const paused = (await position(page)).at;
+  await page.waitForTimeout(1200);
+  assert.equal((await position(page)).at, paused, 'space paused the playback');
+  await shot(page, 'keyboard');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
