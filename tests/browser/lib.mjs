@@ -1,9 +1,6 @@
 // Shared by the browser tests and the benchmark: start Debian's Chromium headless and open
 // the playground that `cargo xtask test-web` serves (SKBLAB_URL).
 import { chromium } from 'playwright-core';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 export const URL = process.env.SKBLAB_URL;
 export const BIN = process.env.SKBLAB_BIN;
@@ -23,7 +20,8 @@ export async function launch() {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
-    args: [...FLAGS, `--user-data-dir=${mkdtempSync(join(tmpdir(), 'skblab-chromium-'))}`],
+    // Playwright gives every launch a fresh temporary profile (the note's --user-data-dir).
+    args: FLAGS,
   });
 }
 

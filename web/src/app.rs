@@ -1,7 +1,7 @@
 //! The Yew app: picker, step controls, narration, diagrams, counters, chart, editor, export.
 //! It holds a [`Session`] and a position; every fact it shows comes from the session's traces.
 
-use crate::diagram::{self, Marks};
+use crate::diagram::{self, Drawing, Marks};
 use crate::diff::{self, Changed};
 use crate::form::{self, Knob};
 use crate::session::{self, Link, Session};
@@ -14,6 +14,7 @@ use skblab_core::walkthrough::{self, Walkthrough};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement, KeyboardEvent};
 use yew::prelude::*;
+use yew::virtual_dom::Key;
 
 pub enum Msg {
     Pick(usize),
@@ -49,7 +50,7 @@ pub struct App {
     session: Option<Session>,
     pos: usize,
     /// The drawings for `pos`, one per trace (rebuilt when `pos` or the session changes).
-    drawn: Vec<AttrValue>,
+    drawn: Vec<Shown>,
     play: Option<Interval>,
     speed: u32,
     notice: Option<String>,
@@ -63,6 +64,37 @@ pub struct App {
 }
 
 const SPEEDS: [u32; 4] = [1, 2, 4, 8];
+
+/// A drawing and its pieces as shared strings (cheap to hand to the virtual DOM each render).
+struct Shown {
+    drawing: Drawing,
+    pieces: Vec<(Key, AttrValue)>,
+}
+
+impl Shown {
+    fn new(drawing: Drawing) -> Shown {
+        let pieces = drawing
+            .pieces
+            .iter()
+            .map(|(k, b)| (Key::from(k.as_str()), AttrValue::from(b.clone())))
+            .collect();
+        Shown { drawing, pieces }
+    }
+
+    /// The same markup as [`Drawing::to_svg`], with each piece keyed so unchanged pieces stay.
+    fn view(&self) -> Html {
+        let d = &self.drawing;
+        html! {
+            <svg xmlns="http://www.w3.org/2000/svg" viewBox={format!("0 0 {} {}", d.width, d.height)}
+                width={d.width.to_string()} height={d.height.to_string()} role="img" aria-label={d.label.clone()}>
+                <style>{ Drawing::STYLE }</style>
+                { for self.pieces.iter().map(|(k, body)| html! {
+                    <g key={k.clone()}>{ Html::from_html_unchecked(body.clone()) }</g>
+                }) }
+            </svg>
+        }
+    }
+}
 
 impl Component for App {
     type Message = Msg;
@@ -159,12 +191,12 @@ impl Component for App {
                 return false;
             }
             Msg::ExportSvg(i) => {
-                if let (Some(s), Some(svg)) = (&self.session, self.drawn.get(i)) {
+                if let (Some(s), Some(shown)) = (&self.session, self.drawn.get(i)) {
                     let t = &s.traces[i];
                     dom::download(
                         &format!("skblab-{}-{}-step{}.svg", t.mechanism, t.variant, self.pos),
                         "image/svg+xml",
-                        svg,
+                        &shown.drawing.to_svg(),
                     );
                 }
                 return false;
@@ -432,7 +464,7 @@ impl App {
                 };
                 // Side by side, each drawing wraps narrower so it stays legible.
                 let width = if n == 2 { 620 } else { 1000 };
-                AttrValue::from(diagram::svg(cur, &marks, t.consts.max_skb_frags, width, &label))
+                Shown::new(diagram::draw(cur, &marks, t.consts.max_skb_frags, width, &label))
             })
             .collect();
     }
@@ -520,14 +552,14 @@ impl App {
         let split = s.traces.len() > 1;
         html! {
             <section class={classes!("diagrams", split.then_some("split"))} aria-label="Diagram">
-                { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, svg))| html! {
+                { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
                         <figcaption>
                             <strong>{ &t.variant }</strong>{ format!(" · kernel {}", era_name(t)) }
                             <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={ctx.link().callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
                             <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={ctx.link().callback(move |_| Msg::ExportJson(i))}>{ "trace JSON" }</button>
                         </figcaption>
-                        <div class="svgwrap">{ Html::from_html_unchecked(svg.clone()) }</div>
+                        <div class="svgwrap">{ shown.view() }</div>
                     </figure>
                 }) }
                 <p class="legend">

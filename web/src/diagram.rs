@@ -2,9 +2,9 @@
 //! headroom, linear data and tailroom; frag slots), the live pages (how full, refcount), arrows
 //! from frags to their pages, and the page-frag cursors.
 //!
-//! The drawing is a self-contained SVG string (its own `<style>`), so the page shows and the
-//! export button saves exactly the same picture, and a large state costs one string build and
-//! one parse instead of thousands of virtual-DOM nodes.
+//! The drawing is SVG markup in keyed pieces with its own `<style>`, so the page shows and the
+//! export button saves exactly the same picture, and a step re-parses only the pieces it
+//! changed instead of diffing thousands of virtual-DOM nodes.
 //!
 //! A mechanism that needs more than this generic form adds a hook here, keyed by
 //! `Trace::mechanism`; none does today (MPTCP mappings ride on the skb and are drawn with it).
@@ -39,21 +39,56 @@ pub struct Marks<'a> {
     pub differs: &'a Changed,
 }
 
+/// A drawing: an SVG cut into keyed pieces (one per skb, page, arrow bundle, label). The
+/// page keeps unchanged pieces in place between steps, so a step that touches one skb of 500
+/// costs one piece; [`Drawing::to_svg`] joins them into the file the export saves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Drawing {
+    pub width: u32,
+    pub height: u32,
+    pub label: String,
+    /// (key, SVG markup drawn inside a `<g>`), in painting order.
+    pub pieces: Vec<(String, String)>,
+}
+
+impl Drawing {
+    /// The stylesheet every drawing carries, so an exported file looks as it does on the page.
+    pub const STYLE: &'static str = STYLE;
+
+    /// The whole drawing as one standalone SVG document.
+    pub fn to_svg(&self) -> String {
+        let mut out = format!(
+            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{l}"><style>{STYLE}</style>"#,
+            w = self.width,
+            h = self.height,
+            l = esc(&self.label)
+        );
+        for (_, body) in &self.pieces {
+            let _ = write!(out, "<g>{body}</g>");
+        }
+        out.push_str("</svg>");
+        out
+    }
+}
+
 /// Draws `state` `width` units wide (skbs and pages wrap); `max_frags` is the era's
 /// MAX_SKB_FRAGS (the empty slots are summarised in one cell).
-pub fn svg(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str) -> String {
-    let mut out = String::with_capacity(1024 + 700 * state.pages.len() + 900 * skb_count(state));
-    let mut body = String::new();
+pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str) -> Drawing {
+    let mut pieces = Vec::with_capacity(2 * skb_count(state) + state.pages.len() + 8);
+    let mut piece = |key: String, body: String| pieces.push((key, body));
     let mut y = PAD;
-    let mut frag_ends = Vec::new(); // (x, y, page, head?) where an arrow starts
-    for q in &state.queues {
+    // Where arrows start: (owner, x, y, page, head?), in drawing order.
+    let mut frag_ends: Vec<(String, u32, u32, PageId, bool)> = Vec::new();
+    for (qi, q) in state.queues.iter().enumerate() {
         y += 14;
-        let _ = write!(
-            body,
-            r#"<text class="q" x="{PAD}" y="{y}">{} ({} skb{})</text>"#,
-            esc(&q.name),
-            q.skbs.len(),
-            if q.skbs.len() == 1 { "" } else { "s" }
+        piece(
+            format!("q{qi}"),
+            format!(
+                r#"<text class="q" x="{PAD}" y="{y}">{} ({} skb{})</text>"#,
+                esc(&q.name),
+                q.skbs.len(),
+                if q.skbs.len() == 1 { "" } else { "s" }
+            ),
         );
         y += 8;
         let mut x = PAD;
@@ -63,21 +98,38 @@ pub fn svg(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str
                 x = PAD;
                 y += SKB_H + GAP;
             }
-            draw_skb(&mut body, skb, x, y, max_frags, marks, &mut frag_ends);
+            let mut body = String::with_capacity(1200);
+            let mut ends = Vec::new();
+            draw_skb(&mut body, skb, x, y, max_frags, marks, &mut ends);
+            let key = format!("s{qi}-{}", skb.id);
+            frag_ends.extend(ends.into_iter().map(|(fx, fy, pg, h)| (key.clone(), fx, fy, pg, h)));
+            piece(key, body);
             x += w + GAP;
         }
         if q.skbs.is_empty() {
-            let _ = write!(body, r#"<text class="s" x="{PAD}" y="{}">empty</text>"#, y + 14);
+            piece(
+                format!("q{qi}e"),
+                format!(r#"<text class="s" x="{PAD}" y="{}">empty</text>"#, y + 14),
+            );
             y += 20;
         } else {
             y += SKB_H + GAP;
         }
     }
+    if !state.dfrags.is_empty() {
+        let mut body = String::new();
+        let mut ends = Vec::new();
+        y = draw_dfrags(&mut body, state, y, width, &mut ends);
+        frag_ends.extend(ends.into_iter().map(|(fx, fy, pg, h)| ("d".to_string(), fx, fy, pg, h)));
+        piece("d".into(), body);
+    }
     y += 16;
-    let _ = write!(
-        body,
-        r#"<text class="q" x="{PAD}" y="{y}">pages ({} live)</text>"#,
-        state.pages.len()
+    piece(
+        "pl".into(),
+        format!(
+            r#"<text class="q" x="{PAD}" y="{y}">pages ({} live)</text>"#,
+            state.pages.len()
+        ),
     );
     y += 8;
     let mut page_pos = BTreeMap::new();
@@ -86,36 +138,50 @@ pub fn svg(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str
         let (col, row) = (i as u32 % per_row, i as u32 / per_row);
         let (px, py) = (PAD + col * (PAGE_W + GAP), y + row * (PAGE_H + GAP));
         page_pos.insert(p.id, (px, py));
+        let mut body = String::with_capacity(700);
         draw_page(&mut body, p, px, py, state, marks);
+        piece(format!("p{}", p.id), body);
     }
     let rows = (state.pages.len() as u32).div_ceil(per_row);
     y += rows * (PAGE_H + GAP);
     for c in state.cursors.iter().filter(|c| c.page.is_none()) {
         y += 14;
-        let _ = write!(
-            body,
-            r#"<text class="s" x="{PAD}" y="{y}">{}: no page</text>"#,
-            esc(&c.name)
+        piece(
+            format!("c{}", c.name),
+            format!(
+                r#"<text class="s" x="{PAD}" y="{y}">{}: no page</text>"#,
+                esc(&c.name)
+            ),
         );
     }
-    for (fx, fy, page, head) in frag_ends {
-        if let Some(&(px, py)) = page_pos.get(&page) {
-            let (tx, ty) = (px + PAGE_W / 2, py);
-            let mid = (fy + ty) / 2;
-            let _ = write!(
-                body,
-                r#"<path class="{}" d="M{fx} {fy}C{fx} {mid} {tx} {mid} {tx} {ty}"/>"#,
-                if head { "harrow" } else { "arrow" }
-            );
+    // One arrow bundle per owner (an skb, or the dfrags), drawn over the boxes.
+    let mut bundle: Option<(String, String)> = None;
+    for (owner, fx, fy, page, head) in frag_ends {
+        let Some(&(px, py)) = page_pos.get(&page) else {
+            continue;
+        };
+        if bundle.as_ref().is_some_and(|(o, _)| *o != owner) {
+            let (o, b) = bundle.take().expect("checked");
+            piece(format!("a{o}"), b);
         }
+        let (_, body) = bundle.get_or_insert_with(|| (owner, String::new()));
+        let (tx, ty) = (px + PAGE_W / 2, py);
+        let mid = (fy + ty) / 2;
+        let _ = write!(
+            body,
+            r#"<path class="{}" d="M{fx} {fy}C{fx} {mid} {tx} {mid} {tx} {ty}"/>"#,
+            if head { "harrow" } else { "arrow" }
+        );
     }
-    let height = y + PAD + 6;
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}"><style>{STYLE}</style>{body}</svg>"#,
-        esc(label)
-    );
-    out
+    if let Some((o, b)) = bundle {
+        piece(format!("a{o}"), b);
+    }
+    Drawing {
+        width,
+        height: y + PAD + 6,
+        label: label.to_string(),
+        pieces,
+    }
 }
 
 fn skb_count(state: &State) -> usize {
@@ -247,6 +313,52 @@ fn draw_skb(
     out.push_str("</g>");
 }
 
+/// MPTCP's data frags (`mptcp_data_frag`): bytes pushed to subflows out of each, and the page
+/// each lives in. Returns the y below them.
+fn draw_dfrags(
+    out: &mut String,
+    state: &State,
+    mut y: u32,
+    width: u32,
+    frag_ends: &mut Vec<(u32, u32, PageId, bool)>,
+) -> u32 {
+    const W: u32 = 150;
+    const H: u32 = 40;
+    y += 14;
+    let _ = write!(
+        out,
+        r#"<text class="q" x="{PAD}" y="{y}">MPTCP data frags ({})</text>"#,
+        state.dfrags.len()
+    );
+    y += 8;
+    let mut x = PAD;
+    for d in &state.dfrags {
+        if x + W > width - PAD && x > PAD {
+            x = PAD;
+            y += H + GAP;
+        }
+        let sent = (u64::from(d.already_sent.min(d.data_len)) * u64::from(W - 12)
+            / u64::from(d.data_len.max(1))) as u32;
+        let _ = write!(
+            out,
+            r#"<g data-dfrag="{ds}"><title>dfrag: data_seq {ds}, {len} bytes at offset {off} in page {pg}, already_sent {as_}</title><rect class="box" x="{x}" y="{y}" width="{W}" height="{H}" rx="4"/><text x="{tx}" y="{ty}">dseq {ds} · {len} B</text><rect class="bar" x="{tx}" y="{by}" width="{bw}" height="8"/><rect class="fr" x="{tx}" y="{by}" width="{sent}" height="8"/><text class="s" x="{tx}" y="{ly}">sent {as_}</text></g>"#,
+            ds = d.data_seq,
+            len = d.data_len,
+            off = d.offset,
+            pg = d.page,
+            as_ = d.already_sent,
+            tx = x + 6,
+            ty = y + 13,
+            by = y + 18,
+            bw = W - 12,
+            ly = y + 36,
+        );
+        frag_ends.push((x + W / 2, y + H, d.page, true));
+        x += W + GAP;
+    }
+    y + H + GAP
+}
+
 fn draw_page(out: &mut String, p: &Page, x: u32, y: u32, state: &State, marks: &Marks) {
     let mark = mark_class(
         marks.changed.pages.contains(&p.id),
@@ -346,6 +458,7 @@ mod tests {
                 size: 4096,
                 bias: None,
             }],
+            ..Default::default()
         }
     }
 
@@ -356,7 +469,7 @@ mod tests {
             skbs: [7].into(),
             ..Default::default()
         };
-        let svg = svg(
+        let drawing = draw(
             &s,
             &Marks {
                 changed: &changed,
@@ -366,6 +479,9 @@ mod tests {
             1000,
             "modern",
         );
+        let keys: Vec<&str> = drawing.pieces.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["q0", "s0-7", "pl", "p2", "as0-7"]);
+        let svg = drawing.to_svg();
         for want in [
             r#"data-skb="7""#,
             "skb 7 · len 1448",
@@ -380,6 +496,7 @@ mod tests {
         ] {
             assert!(svg.contains(want), "missing {want} in {svg}");
         }
-        assert_eq!(svg.matches("<g ").count(), svg.matches("</g>").count());
+        let opened = svg.matches("<g ").count() + svg.matches("<g>").count();
+        assert_eq!(opened, svg.matches("</g>").count());
     }
 }

@@ -103,6 +103,7 @@ mod tests {
                 size: 4096,
                 bias: None,
             }],
+            ..Default::default()
         }
     }
 

@@ -10,9 +10,6 @@ use skblab_core::limits::MAX_SCENARIO_TEXT;
 use skblab_core::walkthrough::Walkthrough;
 use skblab_core::{RunOptions, Scenario, Trace};
 
-/// The playground keeps a full state per step; longer scenarios belong to `skblab run`.
-pub const MAX_TRACED_STEPS: usize = 2_000;
-
 /// A loaded scenario: its traces (one per variant shown) and its text for the editor.
 #[derive(Clone, Debug)]
 pub struct Session {
@@ -80,18 +77,12 @@ pub fn load_walkthrough(w: &Walkthrough) -> Result<Session, String> {
     })
 }
 
-/// Checks scenario text the way the editor does as the learner types: parse, every cap, and
-/// the playground's step limit. Cheap: the core runs it with tracing off.
+/// Checks scenario text the way the editor does as the learner types: parse and every cap.
+/// Cheap: the core runs it with tracing off. (The traced run has one more cap, on the trace's
+/// size; [`load_custom`] reports it.)
 pub fn check(text: &str) -> Result<Scenario, String> {
     let s = Scenario::parse(text).map_err(|e| e.to_string())?;
     s.validate().map_err(|e| e.to_string())?;
-    if s.op_count() > MAX_TRACED_STEPS {
-        return Err(format!(
-            "`ops` has {} operations: the playground shows at most {MAX_TRACED_STEPS} steps \
-             (run longer scenarios with `skblab run`)",
-            s.op_count()
-        ));
-    }
     Ok(s)
 }
 
@@ -121,10 +112,10 @@ fn run(s: &Scenario, variant: Option<&str>) -> Result<Trace, String> {
     .map_err(|e| e.to_string())
 }
 
-/// A scenario as TOML for the editor (JSON if TOML cannot express it).
+/// A scenario as text for the editor: the core's JSON (the editor reads TOML and JSON alike;
+/// a TOML writer would cost the download more than the 300 KiB budget leaves).
 pub fn scenario_text(s: &Scenario) -> String {
-    let v: serde_json::Value = serde_json::from_str(&s.to_json()).expect("scenario JSON");
-    toml::to_string(&v).unwrap_or_else(|_| s.to_json())
+    s.to_json()
 }
 
 /// What a permalink names.

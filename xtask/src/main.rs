@@ -83,7 +83,9 @@ fn build_web() -> Result<PathBuf, String> {
     let dist = root().join("dist");
     step("wasm-bindgen --target web --out-dir dist");
     run(Command::new(&bindgen)
-        .args(["--target", "web", "--no-typescript", "--out-dir"])
+        .args(["--target", "web", "--no-typescript"])
+        // The name section only helps a debugger; it is a third of the file.
+        .args(["--remove-name-section", "--remove-producers-section", "--out-dir"])
         .arg(&dist)
         .arg(&wasm))?;
     step("copying index.html and web/static/ into dist/");
