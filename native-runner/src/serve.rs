@@ -34,7 +34,10 @@ pub fn serve(dir: &Path, port: u16) -> Result<(), String> {
     let listener = TcpListener::bind(("127.0.0.1", port))
         .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("skblab playground: http://{addr}/  (serving {})", root.display());
+    println!(
+        "skblab playground: http://{addr}/  (serving {})",
+        root.display()
+    );
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
         let root = root.clone();
@@ -59,14 +62,32 @@ fn handle(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
     let mut parts = request.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     if method != "GET" && method != "HEAD" {
-        return respond(&mut stream, "405 Method Not Allowed", "text/plain", b"", true);
+        return respond(
+            &mut stream,
+            "405 Method Not Allowed",
+            "text/plain",
+            b"",
+            true,
+        );
     }
     let Some(file) = resolve(root, target) else {
-        return respond(&mut stream, "403 Forbidden", "text/plain", b"forbidden\n", true);
+        return respond(
+            &mut stream,
+            "403 Forbidden",
+            "text/plain",
+            b"forbidden\n",
+            true,
+        );
     };
     match std::fs::read(&file) {
         Ok(body) => respond(&mut stream, "200 OK", mime(&file), &body, method == "GET"),
-        Err(_) => respond(&mut stream, "404 Not Found", "text/plain", b"not found\n", true),
+        Err(_) => respond(
+            &mut stream,
+            "404 Not Found",
+            "text/plain",
+            b"not found\n",
+            true,
+        ),
     }
 }
 

@@ -14,6 +14,7 @@ const wasm = readFileSync(join(process.env.SKBLAB_DIST, 'skblab_web_bg.wasm'));
 const gz = gzipSync(wasm, { level: 9 }).length;
 console.log(`wasm size:          ${(wasm.length / 1024).toFixed(0)} KiB raw, ${(gz / 1024).toFixed(0)} KiB gzip (goal <= 300 KiB gzip)`);
 
+console.log(`machine load:       ${(await import('node:os')).loadavg()[0].toFixed(1)} (1-min load average; figures below scale with it)`);
 const browser = await launch();
 try {
   const firsts = [];
@@ -35,8 +36,10 @@ try {
     document.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
     // Yew renders in a microtask; a zero timeout runs after it, then force style and layout.
     await new Promise((r) => setTimeout(r, 0));
+    const t1 = performance.now();
     document.body.getBoundingClientRect();
-    return { total: performance.now() - t0, app: window.__skblab.renderMs };
+    const t2 = performance.now();
+    return { total: t2 - t0, layout: t2 - t1, app: window.__skblab.renderMs, draw: window.__skblab.drawMs };
   });
   const rows = [];
   for (let k = 1; k <= len; k++) {
@@ -49,7 +52,8 @@ try {
   console.log(`scenario:           ${len} steps, ${last.skbs} skbs at the end (${big.length} steps with >= 400 skbs)`);
   if (big.length) {
     console.log(`step render, >=400 skbs: app ${fmt(median(big.map((r) => r.app)))} median / ${fmt(max(big.map((r) => r.app)))} max;` +
-      ` with style+layout ${fmt(median(big.map((r) => r.total)))} median / ${fmt(max(big.map((r) => r.total)))} max (goal <= 16 ms)`);
+      ` with style+layout ${fmt(median(big.map((r) => r.total)))} median / ${fmt(max(big.map((r) => r.total)))} max (goal <= 16 ms);` +
+      ` of which building the drawing ${fmt(median(big.map((r) => r.draw)))}, style+layout ${fmt(median(big.map((r) => r.layout)))} (medians)`);
   }
   console.log(`step render, all steps: with style+layout ${fmt(median(rows.map((r) => r.total)))} median / ${fmt(max(rows.map((r) => r.total)))} max`);
   await page.close();

@@ -103,7 +103,10 @@ impl Component for App {
     fn create(ctx: &Context<Self>) -> Self {
         let (walks, notice) = match walkthrough::all() {
             Ok(w) => (w, None),
-            Err(e) => (Vec::new(), Some(format!("The walkthroughs failed to load: {e}"))),
+            Err(e) => (
+                Vec::new(),
+                Some(format!("The walkthroughs failed to load: {e}")),
+            ),
         };
         let mut app = App {
             walks,
@@ -385,7 +388,11 @@ impl App {
         match session::load_walkthrough(w) {
             Ok(s) => {
                 self.set_text(s.text.clone());
-                self.compare = s.traces.get(1).map(|t| t.variant.clone()).unwrap_or_default();
+                self.compare = s
+                    .traces
+                    .get(1)
+                    .map(|t| t.variant.clone())
+                    .unwrap_or_default();
                 self.show(s, step);
                 Ok(())
             }
@@ -418,7 +425,8 @@ impl App {
                 ops: s.op_count(),
                 knobs: form::knobs(&s),
                 variants: s.variants().to_vec(),
-                variant: serde_json::from_str::<Value>(&s.to_json()).ok()
+                variant: serde_json::from_str::<Value>(&s.to_json())
+                    .ok()
                     .and_then(|v| v["variant"].as_str().map(String::from))
                     .unwrap_or_else(|| s.variants()[0].to_string()),
             },
@@ -436,6 +444,12 @@ impl App {
     }
 
     fn redraw(&mut self) {
+        let t0 = dom::now();
+        self.draw_all();
+        dom::publish("drawMs", dom::now() - t0);
+    }
+
+    fn draw_all(&mut self) {
         let Some(s) = &self.session else {
             self.drawn.clear();
             return;
@@ -464,7 +478,13 @@ impl App {
                 };
                 // Side by side, each drawing wraps narrower so it stays legible.
                 let width = if n == 2 { 620 } else { 1000 };
-                Shown::new(diagram::draw(cur, &marks, t.consts.max_skb_frags, width, &label))
+                Shown::new(diagram::draw(
+                    cur,
+                    &marks,
+                    t.consts.max_skb_frags,
+                    width,
+                    &label,
+                ))
             })
             .collect();
     }
@@ -620,7 +640,11 @@ impl App {
             .traces
             .iter()
             .map(|t| {
-                let vals = t.steps.iter().map(|st| st.counters.get(name).unwrap_or(0)).collect();
+                let vals = t
+                    .steps
+                    .iter()
+                    .map(|st| st.counters.get(name).unwrap_or(0))
+                    .collect();
                 (t.variant.as_str(), vals)
             })
             .collect();
@@ -701,7 +725,11 @@ fn event_text(e: &TraceEvent) -> String {
     let Ok(Value::Object(o)) = serde_json::to_value(e) else {
         return format!("{e:?}");
     };
-    let mut out = o.get("ev").and_then(Value::as_str).unwrap_or("?").to_string();
+    let mut out = o
+        .get("ev")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_string();
     for (k, v) in o.iter().filter(|(k, _)| *k != "ev") {
         out.push_str(&format!(" {k}={v}"));
     }

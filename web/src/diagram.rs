@@ -24,7 +24,8 @@ const PAGE_W: u32 = 124;
 const PAGE_H: u32 = 62;
 const GAP: u32 = 10;
 
-const STYLE: &str = "text{font:11px system-ui,sans-serif;fill:#1d2430}.s{font-size:9px;fill:#4a5568}\
+const STYLE: &str =
+    "text{font:11px system-ui,sans-serif;fill:#1d2430}.s{font-size:9px;fill:#4a5568}\
 .q{font-weight:600;font-size:12px}.box{fill:#fff;stroke:#8a94a6}.sent{fill:#f2f4f7}\
 .hr{fill:#d5d9e0}.ln{fill:#4c7bd9}.tr{fill:#eef2fb;stroke:#c3cbe0}.fr{fill:#5bb37f}\
 .free{fill:none;stroke:#b8c0cc;stroke-dasharray:3 2}.pg{fill:#fff;stroke:#8a94a6}\
@@ -102,7 +103,10 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             let mut ends = Vec::new();
             draw_skb(&mut body, skb, x, y, max_frags, marks, &mut ends);
             let key = format!("s{qi}-{}", skb.id);
-            frag_ends.extend(ends.into_iter().map(|(fx, fy, pg, h)| (key.clone(), fx, fy, pg, h)));
+            frag_ends.extend(
+                ends.into_iter()
+                    .map(|(fx, fy, pg, h)| (key.clone(), fx, fy, pg, h)),
+            );
             piece(key, body);
             x += w + GAP;
         }
@@ -120,7 +124,10 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         let mut body = String::new();
         let mut ends = Vec::new();
         y = draw_dfrags(&mut body, state, y, width, &mut ends);
-        frag_ends.extend(ends.into_iter().map(|(fx, fy, pg, h)| ("d".to_string(), fx, fy, pg, h)));
+        frag_ends.extend(
+            ends.into_iter()
+                .map(|(fx, fy, pg, h)| ("d".to_string(), fx, fy, pg, h)),
+        );
         piece("d".into(), body);
     }
     y += 16;
@@ -253,7 +260,13 @@ fn draw_skb(
     }
     // The head: headroom | linear data | tailroom, to scale within HEAD_W.
     let total = (h.headroom + skb.linear_len + h.tailroom).max(1);
-    let scale = |n: u32| if n == 0 { 0 } else { (n * HEAD_W / total).max(2) };
+    let scale = |n: u32| {
+        if n == 0 {
+            0
+        } else {
+            (n * HEAD_W / total).max(2)
+        }
+    };
     let (hx, hy) = (x + 6, y + 20);
     let parts = [
         ("hr", scale(h.headroom)),
@@ -386,14 +399,20 @@ fn draw_page(out: &mut String, p: &Page, x: u32, y: u32, state: &State, marks: &
         by = y + 33,
     );
     for c in state.cursors.iter().filter(|c| c.page == Some(p.id)) {
-        let cx = x + 6 + (u64::from(c.offset.min(p.size)) * u64::from(bar_w) / u64::from(p.size.max(1))) as u32;
+        let cx = x
+            + 6
+            + (u64::from(c.offset.min(p.size)) * u64::from(bar_w) / u64::from(p.size.max(1)))
+                as u32;
         let cy = y + 44;
         let cmark = if marks.changed.cursors.contains(&c.name) {
             " chg"
         } else {
             ""
         };
-        let bias = c.bias.map(|b| format!(", pagecnt_bias {b}")).unwrap_or_default();
+        let bias = c
+            .bias
+            .map(|b| format!(", pagecnt_bias {b}"))
+            .unwrap_or_default();
         let _ = write!(
             out,
             r#"<path class="cur{cmark}" d="M{cx} {cy}l-4 7h8z"><title>{name}: offset {off} of {size}{bias}</title></path><text class="s" x="{tx}" y="{ly}">{name} @{off}</text>"#,

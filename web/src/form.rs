@@ -25,21 +25,17 @@ pub fn knobs(s: &Scenario) -> Vec<Knob> {
     let mut out = Vec::new();
     for (k, v) in &top {
         match v {
-            Value::Object(inner) => out.extend(
-                inner
-                    .iter()
-                    .filter(|(_, v)| is_scalar(v))
-                    .map(|(ik, iv)| Knob {
-                        path: format!("{k}.{ik}"),
-                        value: iv.clone(),
-                    }),
-            ),
-            v if is_scalar(v) && !["mechanism", "title", "variant"].contains(&k.as_str()) => {
-                out.push(Knob {
+            Value::Object(inner) => out.extend(inner.iter().filter(|(_, v)| is_scalar(v)).map(
+                |(ik, iv)| Knob {
+                    path: format!("{k}.{ik}"),
+                    value: iv.clone(),
+                },
+            )),
+            v if is_scalar(v) && !["mechanism", "title", "variant"].contains(&k.as_str()) => out
+                .push(Knob {
                     path: k.clone(),
                     value: v.clone(),
-                })
-            }
+                }),
             _ => {}
         }
     }
@@ -57,7 +53,9 @@ pub fn set(text: &str, path: &str, value: Value) -> Result<String, String> {
     let mut v: Value = serde_json::from_str(&s.to_json()).expect("scenario JSON");
     let slot = path
         .split('.')
-        .try_fold(&mut v, |v, k| v.as_object_mut().map(|o| o.entry(k).or_insert(Value::Null)))
+        .try_fold(&mut v, |v, k| {
+            v.as_object_mut().map(|o| o.entry(k).or_insert(Value::Null))
+        })
         .ok_or_else(|| format!("`{path}` is not a setting of this scenario"))?;
     *slot = value;
     let s = Scenario::from_value(v, "form").map_err(|e| e.to_string())?;

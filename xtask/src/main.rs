@@ -12,7 +12,8 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-const USAGE: &str = "usage: cargo xtask <setup | build-web | serve [--port N] | test-web | bench-web>";
+const USAGE: &str =
+    "usage: cargo xtask <setup | build-web | serve [--port N] | test-web | bench-web>";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -46,7 +47,9 @@ pub fn step(what: &str) {
 /// Runs `cmd`, failing with its name when it fails.
 pub fn run(cmd: &mut Command) -> Result<(), String> {
     let name = format!("{cmd:?}");
-    let status = cmd.status().map_err(|e| format!("cannot start {name}: {e}"))?;
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start {name}: {e}"))?;
     if status.success() {
         Ok(())
     } else {
@@ -85,7 +88,11 @@ fn build_web() -> Result<PathBuf, String> {
     run(Command::new(&bindgen)
         .args(["--target", "web", "--no-typescript"])
         // The name section only helps a debugger; it is a third of the file.
-        .args(["--remove-name-section", "--remove-producers-section", "--out-dir"])
+        .args([
+            "--remove-name-section",
+            "--remove-producers-section",
+            "--out-dir",
+        ])
         .arg(&dist)
         .arg(&wasm))?;
     step("copying index.html and web/static/ into dist/");
@@ -177,7 +184,10 @@ fn ensure_chromium() -> Result<(), String> {
 }
 
 fn ensure_playwright(dir: &Path) -> Result<(), String> {
-    if dir.join("node_modules/playwright-core/package.json").is_file() {
+    if dir
+        .join("node_modules/playwright-core/package.json")
+        .is_file()
+    {
         return Ok(());
     }
     let ci = dir.join("package-lock.json").is_file();
@@ -211,7 +221,10 @@ fn browser(what: &str) -> Result<(), String> {
         .env("SKBLAB_SCREENSHOTS", &shots)
         .env("CHROMIUM", CHROMIUM);
     if what == "test" {
-        step(&format!("node --test (browser tests against {})", server.url));
+        step(&format!(
+            "node --test (browser tests against {})",
+            server.url
+        ));
         node.args(["--test", "--test-concurrency=1", "playground.test.mjs"]);
     } else {
         step(&format!("node bench.mjs (against {})", server.url));

@@ -47,7 +47,11 @@ fn rustup_has_target() -> bool {
     Command::new("rustup")
         .args(["target", "list", "--installed"])
         .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == TARGET))
+        .is_ok_and(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == TARGET)
+        })
 }
 
 /// Downloads Debian's rustc-web, its wasm std sources and their libraries, and unpacks them
@@ -60,7 +64,12 @@ fn unpack_rustc_web(prefix: &Path) -> Result<(), String> {
     std::fs::create_dir_all(&debs).map_err(|e| format!("creating {}: {e}", debs.display()))?;
     run(Command::new("apt-get")
         .current_dir(&debs)
-        .args(["download", "rustc-web", "libstd-rust-web-dev", "rust-web-src"])
+        .args([
+            "download",
+            "rustc-web",
+            "libstd-rust-web-dev",
+            "rust-web-src",
+        ])
         .args([&std_pkg, &llvm]))?;
     for deb in std::fs::read_dir(&debs).map_err(|e| e.to_string())? {
         let deb = deb.map_err(|e| e.to_string())?.path();
@@ -71,7 +80,10 @@ fn unpack_rustc_web(prefix: &Path) -> Result<(), String> {
         .map_err(|e| format!("rust-web-src unpacked no sources: {e}"))?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rustc-")))
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("rustc-"))
+        })
         .ok_or("rust-web-src unpacked no usr/src/rustc-* folder")?;
     let link = prefix.join("usr/lib/rustlib/src/rust");
     std::fs::create_dir_all(link.parent().expect("has a parent")).map_err(|e| e.to_string())?;
@@ -128,9 +140,19 @@ pub const PROFILE: &str = "wasm-release";
 pub fn cargo_build_wasm(tc: &WasmToolchain, package: &str) -> Result<PathBuf, String> {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root())
-        .args(["build", "--profile", PROFILE, "--target", TARGET, "-p", package])
+        .args([
+            "build",
+            "--profile",
+            PROFILE,
+            "--target",
+            TARGET,
+            "-p",
+            package,
+        ])
         .envs(tc.env.iter().map(|(k, v)| (k, v)));
-    step(&format!("cargo build --profile {PROFILE} --target {TARGET} -p {package}"));
+    step(&format!(
+        "cargo build --profile {PROFILE} --target {TARGET} -p {package}"
+    ));
     run(&mut cmd)?;
     let wasm = root()
         .join("target")
@@ -163,10 +185,9 @@ pub fn locked_wasm_bindgen_version() -> Result<String, String> {
 pub fn ensure_wasm_bindgen() -> Result<PathBuf, String> {
     let version = locked_wasm_bindgen_version()?;
     let bin = root().join(".tools/bin/wasm-bindgen");
-    let installed = Command::new(&bin)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == format!("wasm-bindgen {version}"));
+    let installed = Command::new(&bin).arg("--version").output().is_ok_and(|o| {
+        String::from_utf8_lossy(&o.stdout).trim() == format!("wasm-bindgen {version}")
+    });
     if installed {
         return Ok(bin);
     }
@@ -174,8 +195,17 @@ pub fn ensure_wasm_bindgen() -> Result<PathBuf, String> {
         "cargo install wasm-bindgen-cli --version {version} --root .tools (a few minutes, once)"
     ));
     // No --locked: the CLI's own lockfile names a crate version this registry lacks.
-    run(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(root())
-        .args(["install", "wasm-bindgen-cli", "--version", &version, "--root", ".tools"]))?;
+    run(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(root())
+            .args([
+                "install",
+                "wasm-bindgen-cli",
+                "--version",
+                &version,
+                "--root",
+                ".tools",
+            ]),
+    )?;
     Ok(bin)
 }
