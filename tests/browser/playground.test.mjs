@@ -47,6 +47,7 @@ test('every walkthrough, stepped with Next, shows the counters of `skblab run --
     for (let k = 1; k <= len; k++) {
       await page.getByRole('button', { name: 'Next step' }).click();
       assert.equal((await position(page)).at, k);
+      if (k === Math.ceil(len / 2)) await page.screenshot({ path: join(SHOTS, `walkthrough-${value}-mid.png`) });
       for (const v of variants) {
         const want = expected[v].steps?.[k - 1]?.counters;
         if (want) assert.deepEqual(await domCounters(page, v), want, `${value} ${v} step ${k}`);
@@ -80,7 +81,8 @@ test('a permalink restores the walkthrough and the step', async () => {
 
 test('a permalink restores an edited scenario, its comparison and the step', async () => {
   const page = await open(browser);
-  const text = (await page.inputValue('#scenario')) + '\n# edited in the browser test\n';
+  // The same scenario, laid out differently: the link must carry the learner's exact text.
+  const text = JSON.stringify(JSON.parse(await page.inputValue('#scenario')), null, 1);
   await page.fill('#scenario', text);
   await page.getByRole('button', { name: 'Run this scenario' }).click();
   const { len } = await position(page);
