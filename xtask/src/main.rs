@@ -5,7 +5,9 @@
 //! - `serve`       build-web, then `skblab serve --dir dist` (`--port N`, default 8000)
 //! - `test-web`    build-web, then the browser tests in headless Chromium
 //! - `bench-web`   build-web, then wasm size, first render and per-step render time
+//! - `test`        everything CI runs (installs what is missing first)
 
+mod test;
 mod wasm;
 
 use std::io::{BufRead, BufReader};
@@ -13,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 const USAGE: &str =
-    "usage: cargo xtask <setup | build-web | serve [--port N] | test-web | bench-web>";
+    "usage: cargo xtask <setup | build-web | serve [--port N] | test | test-web | bench-web>";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,6 +25,7 @@ fn main() {
         Some("serve") => port_arg(&args[1..]).and_then(serve),
         Some("test-web") => browser("test"),
         Some("bench-web") => browser("bench"),
+        Some("test") => test::all(),
         _ => Err(USAGE.to_string()),
     };
     if let Err(e) = result {
@@ -174,15 +177,6 @@ impl Drop for Server {
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
-fn ensure_chromium() -> Result<(), String> {
-    if Path::new(CHROMIUM).is_file() {
-        return Ok(());
-    }
-    step("apt-get update && apt-get install -y chromium chromium-driver");
-    run(Command::new("apt-get").arg("update"))?;
-    run(Command::new("apt-get").args(["install", "-y", "chromium", "chromium-driver"]))
-}
-
 fn ensure_playwright(dir: &Path) -> Result<(), String> {
     if dir
         .join("node_modules/playwright-core/package.json")
@@ -206,7 +200,7 @@ fn ensure_playwright(dir: &Path) -> Result<(), String> {
 /// tests with node's test runner, `bench` prints the performance figures.
 fn browser(what: &str) -> Result<(), String> {
     let dist = build_web()?;
-    ensure_chromium()?;
+    test::ensure_debian_packages()?;
     let tests = root().join("tests/browser");
     ensure_playwright(&tests)?;
     let bin = skblab_bin()?;
