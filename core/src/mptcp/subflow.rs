@@ -238,7 +238,8 @@ impl Subflow {
 /// The head sk_stream_alloc_skb(sk, 0, ...) gets in 5.10: alloc_skb_fclone(MAX_TCP_HEADER)
 /// kmallocs SKB_DATA_ALIGN(320) + SKB_DATA_ALIGN(sizeof(skb_shared_info)) = 640 bytes, which
 /// the kmalloc-1k cache rounds to 1024; __alloc_skb keeps SKB_WITH_OVERHEAD(ksize) = 704
-/// bytes of buffer and charges SKB_TRUESIZE(704). sk_stream_alloc_skb then reserves
+/// bytes of buffer and charges SKB_TRUESIZE(704) (struct sk_buff aligns to 256 bytes in 5.10
+/// as in 6.x, so the 6.x helper serves). sk_stream_alloc_skb then reserves
 /// MAX_TCP_HEADER as headroom and sets reserved_tailroom to the other 384 bytes, so that no
 /// payload goes into the linear area (tcp_build_frag only adds frags).
 fn stream_skb_head(k: &crate::consts::KernelConsts) -> SkbHead {
