@@ -190,3 +190,26 @@ fn many_writes_within_the_total_run() {
     assert_eq!(t.counters.get("bytes_mapped"), Some(2000 * 16384));
     assert_eq!(t.counters.get("max_skb_bytes"), Some(65483));
 }
+
+/// The head of a subflow skb in 5.10 (sk_stream_alloc_skb(sk, 0, ...)): alloc_skb_fclone(320)
+/// kmallocs SKB_DATA_ALIGN(320) + SKB_DATA_ALIGN(320 shinfo) = 640, rounded by kmalloc-1k to
+/// 1024; __alloc_skb keeps SKB_WITH_OVERHEAD(ksize) = 704 bytes of buffer and charges
+/// truesize SKB_TRUESIZE(704) = 704 + 256 + 320 = 1280. skb_reserve(MAX_TCP_HEADER 320), then
+/// reserved_tailroom = 704 - 320 - 0 = 384. So headroom 320, tailroom 384, and one 16 KiB
+/// frag makes truesize 1280 + 16384.
+#[test]
+fn subflow_skb_head_5_10() {
+    let t = Scenario::parse("mechanism = \"mptcp\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 16384\n")
+        .and_then(|s| s.run(&RunOptions::default()))
+        .expect("runs");
+    let skb = &t.steps[0].state.queues[0].skbs[0];
+    assert_eq!(
+        (
+            skb.head.headroom,
+            skb.head.tailroom,
+            skb.head.head_bytes,
+            skb.head.truesize
+        ),
+        (320, 384, 1024, 1280 + 16384)
+    );
+}

@@ -237,17 +237,20 @@ impl Subflow {
 
 /// The head sk_stream_alloc_skb(sk, 0, ...) gets in 5.10: alloc_skb_fclone(MAX_TCP_HEADER)
 /// kmallocs SKB_DATA_ALIGN(320) + SKB_DATA_ALIGN(sizeof(skb_shared_info)) = 640 bytes, which
-/// the kmalloc-1k cache rounds to 1024; SKB_WITH_OVERHEAD(1024) = 704 bytes of buffer, all of
-/// it reserved as headroom since no linear payload is asked for. The model charges truesize
-/// as head bytes plus payload (struct sk_buff itself is left out).
+/// the kmalloc-1k cache rounds to 1024; __alloc_skb keeps SKB_WITH_OVERHEAD(ksize) = 704
+/// bytes of buffer and charges SKB_TRUESIZE(704) (struct sk_buff aligns to 256 bytes in 5.10
+/// as in 6.x, so the 6.x helper serves). sk_stream_alloc_skb then reserves
+/// MAX_TCP_HEADER as headroom and sets reserved_tailroom to the other 384 bytes, so that no
+/// payload goes into the linear area (tcp_build_frag only adds frags).
 fn stream_skb_head(k: &crate::consts::KernelConsts) -> SkbHead {
     let asked = k.skb_data_align(k.max_tcp_header) + k.skb_data_align(k.shinfo_size);
     let head_bytes = asked.next_power_of_two();
+    let end = k.skb_with_overhead(head_bytes);
     SkbHead {
-        headroom: k.skb_with_overhead(head_bytes),
-        tailroom: 0,
+        headroom: k.max_tcp_header,
+        tailroom: end - k.max_tcp_header,
         head_bytes,
-        truesize: head_bytes,
+        truesize: crate::send::variant::skb_truesize(k, end),
     }
 }
 
