@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use skblab_runner::cli::{self, CliError};
 use skblab_runner::engine::Engine;
 use skblab_runner::render::Style;
+use skblab_runner::tap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +70,8 @@ enum Cmd {
     },
     /// Serve the built playground (dist/) on 127.0.0.1 and print its URL.
     Serve(skblab_runner::serve::Args),
+    /// The model's segments on a real wire against the kernel's TCP (root, /dev/net/tun).
+    Tap(tap::TapArgs),
 }
 
 fn style(c: Color) -> Style {
@@ -108,11 +111,22 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
         Cmd::Serve(a) => skblab_runner::serve::serve(&a.dir, a.port)
             .map(|()| String::new())
             .map_err(CliError),
+        Cmd::Tap(_) => unreachable!("tap runs before dispatch"),
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `tap` unshares the network namespace, which must happen before any thread starts.
+    if let Cmd::Tap(args) = &cli.cmd {
+        return match tap::run(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("skblab: error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match dispatch(cli) {
         Ok(out) => {
             // A closed pipe (`skblab ... | head`) is not an error worth a panic.

@@ -1,0 +1,286 @@
+//! The private network namespace and the TAP device inside it.
+//!
+//! Everything happens in a namespace this process creates with `unshare(CLONE_NEWNET)` before
+//! any thread exists (a namespace change moves only the calling thread; threads started later
+//! inherit it). The namespace, its TAP and its addresses vanish when the process exits: nothing
+//! ever touches the host's network. Addresses come from 192.0.2.0/24 (TEST-NET-1, RFC 5737).
+
+use std::ffi::CString;
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// The kernel side of the TAP (the address the kernel's sockets use).
+pub const KERNEL_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
+/// The runner's userspace TCP endpoint.
+pub const RUNNER_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 2);
+/// A locally administered MAC for the runner.
+pub const RUNNER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
+/// The TAP's name inside the namespace.
+pub const TAP_NAME: &str = "skbtap0";
+
+// <linux/if_tun.h>: _IOW('T', 202, int), _IOW('T', 208, unsigned int), _IOW('T', 216, int).
+const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+const TUNSETVNETHDRSZ: libc::c_ulong = 0x4004_54d8;
+const IFF_TAP: libc::c_short = 0x0002;
+const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
+/// TUN_F_CSUM | TUN_F_TSO4: the "device" takes partial checksums and TCPv4 super-packets.
+const TUN_F_CSUM_TSO4: libc::c_uint = 0x01 | 0x02;
+
+/// `struct ifreq`: a name and a 24-byte union (sockaddr, flags, ...).
+#[repr(C)]
+struct IfReq {
+    name: [u8; libc::IFNAMSIZ],
+    data: [u8; 24],
+}
+
+impl IfReq {
+    fn new(name: &str) -> IfReq {
+        let mut r = IfReq {
+            name: [0; libc::IFNAMSIZ],
+            data: [0; 24],
+        };
+        r.name[..name.len()].copy_from_slice(name.as_bytes());
+        r
+    }
+
+    fn set_flags(&mut self, flags: libc::c_short) {
+        self.data[..2].copy_from_slice(&flags.to_ne_bytes());
+    }
+
+    fn flags(&self) -> libc::c_short {
+        libc::c_short::from_ne_bytes([self.data[0], self.data[1]])
+    }
+
+    fn set_addr(&mut self, ip: Ipv4Addr) {
+        let sin = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: 0,
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(ip).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        // SAFETY: sockaddr_in is 16 plain bytes and fits the 24-byte union.
+        let bytes: [u8; 16] = unsafe { std::mem::transmute(sin) };
+        self.data[..16].copy_from_slice(&bytes);
+    }
+}
+
+fn os_err(what: &str) -> String {
+    format!("{what}: {}", io::Error::last_os_error())
+}
+
+/// Says exactly what this machine lacks for a TAP run, if anything.
+pub fn preflight() -> Result<(), String> {
+    let mut missing = Vec::new();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        missing.push("root (CAP_SYS_ADMIN for unshare(CLONE_NEWNET), CAP_NET_ADMIN for the TAP)");
+    }
+    let tun = CString::new("/dev/net/tun").expect("no NUL");
+    // SAFETY: a valid C string.
+    if unsafe { libc::access(tun.as_ptr(), libc::R_OK | libc::W_OK) } != 0 {
+        missing.push("/dev/net/tun (read-write): the tun module or the device node");
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "a TAP run needs {}; nothing was run",
+            missing.join(" and ")
+        ))
+    }
+}
+
+/// Threads in this process, from /proc/self/status.
+fn thread_count() -> Option<u32> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Moves the process into a new, private network namespace. Must run before any thread
+/// starts: a thread started earlier would stay in the host's namespace.
+pub fn enter_private_netns() -> Result<(), String> {
+    if let Some(n) = thread_count().filter(|&n| n != 1) {
+        return Err(format!(
+            "model bug: the TAP runner must unshare before any thread starts ({n} threads running)"
+        ));
+    }
+    // SAFETY: unshare has no memory preconditions.
+    if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+        return Err(os_err("unshare(CLONE_NEWNET)"));
+    }
+    Ok(())
+}
+
+/// An AF_INET datagram socket, the handle interface ioctls go through.
+fn ctl_socket() -> Result<OwnedFd, String> {
+    // SAFETY: plain socket(2).
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(os_err("socket(AF_INET)"));
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn ioctl(fd: &OwnedFd, req: libc::c_ulong, r: &mut IfReq, what: &str) -> Result<(), String> {
+    // SAFETY: r is a valid ifreq for these requests.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), req as _, r as *mut IfReq) } != 0 {
+        return Err(os_err(what));
+    }
+    Ok(())
+}
+
+/// Brings an interface up (IFF_UP | IFF_RUNNING kept from its flags).
+pub fn link_up(name: &str) -> Result<(), String> {
+    let s = ctl_socket()?;
+    let mut r = IfReq::new(name);
+    ioctl(&s, libc::SIOCGIFFLAGS, &mut r, "SIOCGIFFLAGS")?;
+    r.set_flags(r.flags() | libc::IFF_UP as libc::c_short);
+    ioctl(
+        &s,
+        libc::SIOCSIFFLAGS,
+        &mut r,
+        &format!("SIOCSIFFLAGS {name} up"),
+    )
+}
+
+/// Sets an interface's MTU.
+pub fn set_mtu(name: &str, mtu: u32) -> Result<(), String> {
+    let s = ctl_socket()?;
+    let mut r = IfReq::new(name);
+    r.data[..4].copy_from_slice(&(mtu as libc::c_int).to_ne_bytes());
+    ioctl(
+        &s,
+        libc::SIOCSIFMTU,
+        &mut r,
+        &format!("SIOCSIFMTU {name} {mtu}"),
+    )
+}
+
+/// Gives an interface an IPv4 address and netmask.
+pub fn set_addr_mask(name: &str, ip: Ipv4Addr, mask: Ipv4Addr) -> Result<(), String> {
+    let s = ctl_socket()?;
+    let mut r = IfReq::new(name);
+    r.set_addr(ip);
+    ioctl(
+        &s,
+        libc::SIOCSIFADDR,
+        &mut r,
+        &format!("SIOCSIFADDR {name}"),
+    )?;
+    let mut r = IfReq::new(name);
+    r.set_addr(mask);
+    ioctl(
+        &s,
+        libc::SIOCSIFNETMASK,
+        &mut r,
+        &format!("SIOCSIFNETMASK {name}"),
+    )
+}
+
+/// A TAP device with a 12-byte virtio-net header on every frame.
+pub struct Tap {
+    fd: OwnedFd,
+}
+
+impl Tap {
+    /// Opens the TAP (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR), addresses it and brings it and
+    /// `lo` up. Offloads start off.
+    pub fn open() -> Result<Tap, String> {
+        let path = CString::new("/dev/net/tun").expect("no NUL");
+        // SAFETY: a valid C string.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(os_err("open /dev/net/tun"));
+        }
+        // SAFETY: fd is a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let mut r = IfReq::new(TAP_NAME);
+        r.set_flags(IFF_TAP | IFF_NO_PI | IFF_VNET_HDR);
+        ioctl(&fd, TUNSETIFF, &mut r, "TUNSETIFF")?;
+        let hdr_len: libc::c_int = super::vnet::LEN as libc::c_int;
+        // SAFETY: TUNSETVNETHDRSZ reads an int.
+        if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETVNETHDRSZ as _, &hdr_len) } != 0 {
+            return Err(os_err("TUNSETVNETHDRSZ"));
+        }
+        // IPv6 would add router solicitations to the wire; the namespace is IPv4-only.
+        let _ = std::fs::write(
+            format!("/proc/sys/net/ipv6/conf/{TAP_NAME}/disable_ipv6"),
+            "1",
+        );
+        link_up("lo")?;
+        set_addr_mask(TAP_NAME, KERNEL_IP, Ipv4Addr::new(255, 255, 255, 0))?;
+        link_up(TAP_NAME)?;
+        // SAFETY: F_SETFL on our own descriptor.
+        unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+        let tap = Tap { fd };
+        tap.set_offload(false)?;
+        Ok(tap)
+    }
+
+    /// With `on` the kernel may hand the TAP partial checksums and TCPv4 GSO super-packets
+    /// (TUN_F_CSUM | TUN_F_TSO4); off, it checksums and segments in software.
+    pub fn set_offload(&self, on: bool) -> Result<(), String> {
+        let off = if on { TUN_F_CSUM_TSO4 } else { 0 };
+        // SAFETY: TUNSETOFFLOAD takes the flags by value.
+        if unsafe {
+            libc::ioctl(
+                self.fd.as_raw_fd(),
+                TUNSETOFFLOAD as _,
+                off as libc::c_ulong,
+            )
+        } != 0
+        {
+            return Err(os_err("TUNSETOFFLOAD"));
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout_ms` for a frame to read.
+    pub fn wait(&self, timeout_ms: i32) -> Result<(), String> {
+        let mut p = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        if unsafe { libc::poll(&mut p, 1, timeout_ms) } < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(format!("poll on the TAP: {e}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one frame (virtio-net header first) into `buf`; `None` when none is waiting.
+    pub fn read(&self, buf: &mut [u8]) -> Result<Option<usize>, String> {
+        // SAFETY: buf is valid for buf.len() bytes.
+        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
+                _ => Err(format!("read from the TAP: {e}")),
+            };
+        }
+        Ok(Some(n as usize))
+    }
+
+    /// Writes one frame (virtio-net header first).
+    pub fn write(&self, frame: &[u8]) -> Result<(), String> {
+        // SAFETY: frame is valid for frame.len() bytes.
+        let n = unsafe { libc::write(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len()) };
+        if n < 0 {
+            return Err(format!("write to the TAP: {}", io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+}

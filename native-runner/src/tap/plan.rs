@@ -1,0 +1,220 @@
+//! The model's side of a TAP run: where the send model cut the stream into skbs, and the
+//! receive model fed with the frames that really arrived. The runner computes no layout: it
+//! reads the core's trace and counters.
+
+use super::tcp::{Arrival, Chunk};
+use skblab_core::consts::{ConstOverrides, Era};
+use skblab_core::rx::{self, AppParams, NicParams, RxMachine, RxParams};
+use skblab_core::scenario::RunOptions;
+use skblab_core::size_goal::{tcp_xmit_size_goal, GoalInput};
+use skblab_core::trace::{Counters, Event, Events, Machine};
+use skblab_core::Scenario;
+use std::collections::BTreeMap;
+
+/// Ethernet + IPv4 + TCP with timestamps: what each wire frame adds to its payload.
+const FRAME_HEADERS: u32 = 14 + 20 + 32;
+
+/// The core's size goal for an MSS on a GSO device, under today's constants and the default
+/// GSO limit.
+pub fn size_goal(mss: u32, max_window: u32) -> u32 {
+    let era = Era::V6_12;
+    let k = era.consts();
+    tcp_xmit_size_goal(
+        era,
+        &k,
+        &GoalInput {
+            mss,
+            gso: true,
+            gso_max_size: k.gso_max_size,
+            max_window,
+            net_header_len: 20,
+            tcp_header_len: 32,
+        },
+    )
+}
+
+/// What the send model handed to the device.
+#[derive(Debug)]
+pub struct SendPlan {
+    pub variant: String,
+    /// One chunk per skb (`Event::Xmit`), PSH where its last wire segment carries it.
+    pub chunks: Vec<Chunk>,
+    /// Skb payload sizes -> how many.
+    pub skbs: BTreeMap<u64, u64>,
+    pub counters: Counters,
+}
+
+/// Runs a sendmsg scenario through the model and collects its transmitted skbs.
+pub fn send_plan(sc: &Scenario, variant: Option<&str>) -> Result<SendPlan, String> {
+    let trace = sc
+        .run(&RunOptions {
+            variant: variant.map(str::to_string),
+            counters_only: false,
+        })
+        .map_err(|e| e.to_string())?;
+    let mut chunks: Vec<Chunk> = Vec::new();
+    let mut at = 0u64;
+    for ev in trace.steps.iter().flat_map(|s| &s.events) {
+        match *ev {
+            Event::Xmit { seq, len, .. } => {
+                if seq != at as u32 {
+                    return Err(format!(
+                        "model bug: an skb handed to the device at seq {seq}, expected {at}"
+                    ));
+                }
+                at += u64::from(len);
+                chunks.push(Chunk {
+                    end: at,
+                    psh: false,
+                });
+            }
+            Event::Segment {
+                seq,
+                len,
+                psh: true,
+            } if seq.wrapping_add(len) == at as u32 => {
+                if let Some(c) = chunks.last_mut() {
+                    c.psh = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    let written = trace.counters.get("bytes_written").unwrap_or(0);
+    if at == 0 || at != written {
+        return Err(format!(
+            "the scenario hands {at} of its {written} written bytes to the device: end it with a \
+             `transmit` op (or set device.drain = true) so every byte goes on the wire"
+        ));
+    }
+    let mut skbs = BTreeMap::new();
+    let mut prev = 0;
+    for c in &chunks {
+        *skbs.entry(c.end - prev).or_insert(0) += 1;
+        prev = c.end;
+    }
+    Ok(SendPlan {
+        variant: trace.variant,
+        chunks,
+        skbs,
+        counters: trace.counters,
+    })
+}
+
+/// Feeds the receive model the frames that reached the runner, one NAPI interrupt per batch
+/// the TAP delivered at once. A kernel super-packet stands for the `gso_size` wire frames it
+/// would have been on a real wire. Returns the variant's name and the model's counters.
+pub fn receive(
+    variant: Option<&str>,
+    mss: u64,
+    batches: &[Vec<Arrival>],
+) -> Result<(String, Counters), String> {
+    let mut v = rx::Variant::default();
+    if let Some(s) = variant {
+        v.set(s).map_err(|e| e.to_string())?;
+    }
+    let p = RxParams::new(
+        v,
+        &ConstOverrides::default(),
+        NicParams::default(),
+        rx::SocketParams {
+            mss: mss as u32,
+            ..rx::SocketParams::default()
+        },
+        AppParams {
+            prompt: true,
+            ..AppParams::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let mut m = RxMachine::new(p);
+    let mut ev = Events::off();
+    for batch in batches {
+        let lens: Vec<u32> = batch.iter().flat_map(|a| wire_frames(a, mss)).collect();
+        if !lens.is_empty() {
+            m.arrive(&lens, &mut ev).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok((v.name(), m.counters()))
+}
+
+/// The wire frame lengths an arrival stands for.
+fn wire_frames(a: &Arrival, mss: u64) -> Vec<u32> {
+    let seg = if a.gso_size > 0 {
+        u32::from(a.gso_size)
+    } else {
+        a.len.max(1)
+    };
+    let seg = seg.min(mss as u32).max(1);
+    let mut out = Vec::new();
+    let mut left = a.len;
+    while left > 0 {
+        let n = left.min(seg);
+        out.push(n + FRAME_HEADERS);
+        left -= n;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(text: &str, variant: &str) -> Result<SendPlan, String> {
+        send_plan(&Scenario::parse(text).unwrap(), Some(variant))
+    }
+
+    #[test]
+    fn the_model_cuts_a_big_write_into_size_goal_skbs_in_every_variant() {
+        let text = "mechanism = \"sendmsg\"\nops = [{ op = \"sendmsg\", bytes = 140000 }, \
+                    { op = \"transmit\" }]";
+        for v in skblab_core::send::VARIANTS {
+            let p = plan(text, v).unwrap();
+            let ends: Vec<(u64, bool)> = p.chunks.iter().map(|c| (c.end, c.psh)).collect();
+            assert_eq!(
+                ends,
+                [(65_160, false), (130_320, false), (140_000, true)],
+                "{v}"
+            );
+            assert_eq!(p.counters.get("wire_segments"), Some(97), "{v}");
+        }
+    }
+
+    #[test]
+    fn a_scenario_that_never_transmits_is_refused() {
+        let text = "mechanism = \"sendmsg\"\nops = [{ op = \"sendmsg\", bytes = 1000 }]";
+        let e = plan(text, "modern").unwrap_err();
+        assert!(e.contains("`transmit`"), "{e}");
+    }
+
+    #[test]
+    fn super_packets_stand_for_their_wire_frames() {
+        let a = Arrival {
+            len: 3000,
+            gso_size: 1448,
+        };
+        assert_eq!(wire_frames(&a, 1448), [1514, 1514, 170]);
+        let plain = Arrival {
+            len: 1000,
+            gso_size: 0,
+        };
+        assert_eq!(wire_frames(&plain, 1448), [1066]);
+    }
+
+    #[test]
+    fn the_receive_model_counts_the_real_frames() {
+        let batches = vec![
+            vec![Arrival {
+                len: 65_160,
+                gso_size: 1448,
+            }],
+            vec![Arrival {
+                len: 1448,
+                gso_size: 0,
+            }],
+        ];
+        let (name, c) = receive(Some("duyck-2012+dumazet-2019"), 1448, &batches).unwrap();
+        assert_eq!(name, "duyck-2012+dumazet-2019");
+        assert_eq!(c.get("frames_arrived"), Some(46));
+    }
+}

@@ -1,0 +1,326 @@
+//! TAP runs against the real kernel, in a fresh process each (the binary unshares its own
+//! network namespace). They need root and /dev/net/tun; where either is missing they say so
+//! and fail, unless SKBLAB_ALLOW_NO_TAP=1 asks to skip them (visibly). The pcap verdict needs
+//! tshark (`apt-get install -y tshark`).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Whether this machine can run TAP tests; prints why not, and fails unless skipping is
+/// explicitly allowed.
+fn tap_available(test: &str) -> bool {
+    let root = euid_is_root();
+    let tun = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+        .is_ok();
+    if root && tun {
+        return true;
+    }
+    let why = match (root, tun) {
+        (false, false) => "not root and no usable /dev/net/tun",
+        (false, true) => "not root",
+        _ => "no usable /dev/net/tun",
+    };
+    if std::env::var("SKBLAB_ALLOW_NO_TAP").as_deref() == Ok("1") {
+        eprintln!("SKIPPED {test}: {why} (SKBLAB_ALLOW_NO_TAP=1)");
+        return false;
+    }
+    panic!(
+        "{test} cannot run: {why}; run as root with /dev/net/tun, or set SKBLAB_ALLOW_NO_TAP=1 \
+         to skip"
+    );
+}
+
+/// The effective uid is 0, read from /proc.
+fn euid_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|v| v.split_whitespace().nth(1).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("skblab-tap-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn scenario(name: &str, gso: bool, bytes: u64) -> PathBuf {
+    let p = tmp(&format!("{name}.toml"));
+    let text = format!(
+        "mechanism = \"sendmsg\"\n[device]\ngso = {gso}\n\
+         [[ops]]\nop = \"sendmsg\"\nbytes = {bytes}\n[[ops]]\nop = \"transmit\"\n"
+    );
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Runs `skblab tap ARGS --json --pcap FILE` and returns the report and the pcap path.
+fn tap(name: &str, args: &[&str]) -> (Value, PathBuf) {
+    let pcap = tmp(&format!("{name}.pcap"));
+    let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
+        .arg("tap")
+        .args(args)
+        .args(["--json", "--timeout", "60", "--pcap"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{name}: skblab tap {args:?} failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{name}: {e}\n{stdout}"));
+    (v, pcap)
+}
+
+/// Frames tshark flags with a bad IP or TCP checksum (tshark must be installed).
+fn tshark_bad_checksums(pcap: &Path) -> usize {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args([
+            "-o",
+            "tcp.check_checksum:TRUE",
+            "-o",
+            "ip.check_checksum:TRUE",
+            "-Y",
+            "tcp.checksum.status == \"Bad\" || ip.checksum.status == \"Bad\"",
+        ])
+        .output()
+        .expect("tshark is needed for the pcap verdict: apt-get install -y tshark");
+    assert!(
+        out.status.success(),
+        "tshark: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let frames = Command::new("tshark").arg("-r").arg(pcap).output().unwrap();
+    let n = String::from_utf8_lossy(&frames.stdout).lines().count();
+    assert!(n >= 8, "tshark read only {n} frames from {pcap:?}");
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+fn counter(v: &Value, name: &str) -> u64 {
+    v["kernel_counters"][name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no {name} in {v}"))
+}
+
+/// One run: a name, the command, the model's variant, extra flags, whether it corrupts.
+struct Case {
+    name: &'static str,
+    cmd: &'static str,
+    variant: &'static str,
+    flags: &'static [&'static str],
+    corrupt: bool,
+}
+
+const LOSSY: &[&str] = &["--drop", "0.05", "--reorder", "0.05", "--seed", "7"];
+const CORRUPT: &[&str] = &["--corrupt", "0.03", "--seed", "3"];
+
+/// Every send variant and every receive variant (each allocator and each rx cache), plain
+/// and GSO, on a clean wire.
+#[rustfmt::skip]
+const CLEAN: &[Case] = &[
+    Case { name: "send_plain_pre2010", cmd: "send-plain", variant: "pre-2010", flags: &[], corrupt: false },
+    Case { name: "send_gso_pre2010", cmd: "send-gso", variant: "pre-2010", flags: &[], corrupt: false },
+    Case { name: "send_plain_kumar", cmd: "send-plain", variant: "kumar-2010", flags: &[], corrupt: false },
+    Case { name: "send_gso_kumar", cmd: "send-gso", variant: "kumar-2010", flags: &[], corrupt: false },
+    Case { name: "send_plain_modern", cmd: "send-plain", variant: "modern", flags: &[], corrupt: false },
+    Case { name: "send_gso_modern", cmd: "send-gso", variant: "modern", flags: &[], corrupt: false },
+    Case { name: "recv_plain_pre2012", cmd: "recv-plain", variant: "pre-2012+none", flags: &[], corrupt: false },
+    Case { name: "recv_gso_pre2012", cmd: "recv-gso", variant: "pre-2012+none", flags: &[], corrupt: false },
+    Case { name: "recv_plain_duyck", cmd: "recv-plain", variant: "duyck-2012+dumazet-2019", flags: &[], corrupt: false },
+    Case { name: "recv_gso_duyck", cmd: "recv-gso", variant: "duyck-2012+dumazet-2019", flags: &[], corrupt: false },
+    Case { name: "recv_plain_modern", cmd: "recv-plain", variant: "modern+defer-free", flags: &[], corrupt: false },
+    Case { name: "recv_gso_modern", cmd: "recv-gso", variant: "modern+defer-free", flags: &[], corrupt: false },
+];
+
+/// Both directions, plain and GSO, with 5 % drop and 5 % reordering each way; corruption.
+#[rustfmt::skip]
+const FAULTY: &[Case] = &[
+    Case { name: "lossy_send_plain", cmd: "send-plain", variant: "modern", flags: LOSSY, corrupt: false },
+    Case { name: "lossy_send_gso", cmd: "send-gso", variant: "modern", flags: LOSSY, corrupt: false },
+    Case { name: "lossy_recv_plain", cmd: "recv-plain", variant: "modern+defer-free", flags: LOSSY, corrupt: false },
+    Case { name: "lossy_recv_gso", cmd: "recv-gso", variant: "modern+defer-free", flags: LOSSY, corrupt: false },
+    Case { name: "corrupt_send_plain", cmd: "send-plain", variant: "modern", flags: CORRUPT, corrupt: true },
+    Case { name: "corrupt_send_gso", cmd: "send-gso", variant: "modern", flags: CORRUPT, corrupt: true },
+];
+
+fn check(c: &Case) {
+    let mut args: Vec<String> = match c.cmd {
+        "send-plain" => vec![
+            "send".into(),
+            scenario(c.name, false, 1 << 20).display().to_string(),
+        ],
+        "send-gso" => vec![
+            "send".into(),
+            scenario(c.name, true, 1 << 20).display().to_string(),
+        ],
+        "recv-plain" => vec!["recv".into()],
+        "recv-gso" => vec!["recv".into(), "--gso".into()],
+        other => panic!("unknown case command {other}"),
+    };
+    args.extend(["--variant".to_string(), c.variant.to_string()]);
+    args.extend(c.flags.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (v, pcap) = tap(c.name, &args);
+    let n = c.name;
+    assert_eq!(v["intact"], true, "{n}: {v}");
+    assert_eq!(v["sha256_sent"], v["sha256_received"], "{n}");
+    assert_eq!(v["bytes"], 1 << 20, "{n}");
+    for k in ["Tcp.OutRsts", "Tcp.EstabResets", "Tcp.AttemptFails"] {
+        assert_eq!(counter(&v, k), 0, "{n}: the kernel counted {k}: {v}");
+    }
+    // The model ran on this very traffic.
+    let (model, runner) = (&v["model"]["counters"], &v["runner"]);
+    if c.cmd.starts_with("send") {
+        assert_eq!(v["model"]["variant"], c.variant, "{n}");
+        assert_eq!(model["bytes_written"], 1 << 20, "{n}");
+        if c.flags.is_empty() {
+            // On a clean wire the runner's segments are exactly the model's (a spurious
+            // timeout on a busy machine may resend some).
+            let resent = runner["retransmitted_segments"].as_u64().unwrap();
+            let segs = runner["segments_out"].as_u64().unwrap();
+            assert_eq!(
+                model["wire_segments"].as_u64(),
+                Some(segs - resent),
+                "{n}: {v}"
+            );
+        }
+    } else {
+        assert_eq!(v["model"]["variant"], c.variant, "{n}");
+        assert_eq!(model["bytes_arrived"], runner["bytes_in"], "{n}: {v}");
+        assert_eq!(model["frames_arrived"], runner["segments_in"], "{n}: {v}");
+    }
+    if c.cmd == "recv-gso" {
+        // The kernel never builds a packet above the model's size goal (loss may keep it below).
+        assert_eq!(v["gso_check"]["kernel_exceeds_model"], false, "{n}: {v}");
+        if c.flags.is_empty() {
+            assert_eq!(v["gso_check"]["agree"], true, "{n}: {v}");
+        }
+    }
+    let csum = counter(&v, "Tcp.InCsumErrors");
+    if c.corrupt {
+        let corrupted = v["faults_to_kernel"]["corrupted"].as_u64().unwrap();
+        assert!(corrupted > 0, "{n}: nothing was corrupted");
+        assert_eq!(
+            csum, corrupted,
+            "{n}: every corrupted frame, and only those, fails the kernel's checksum"
+        );
+    } else {
+        assert_eq!(csum, 0, "{n}: {v}");
+        assert_eq!(
+            tshark_bad_checksums(&pcap),
+            0,
+            "{n}: tshark found bad checksums in {pcap:?}"
+        );
+    }
+}
+
+#[test]
+fn every_variant_both_directions_plain_and_gso() {
+    for c in CLEAN {
+        if tap_available(c.name) {
+            check(c);
+        }
+    }
+}
+
+#[test]
+fn lossy_reordered_and_corrupted_transfers_complete_intact() {
+    for c in FAULTY {
+        if tap_available(c.name) {
+            check(c);
+        }
+    }
+}
+
+#[test]
+fn kernel_gso_super_packets_match_the_models_size_goal() {
+    if !tap_available("kernel_gso_super_packets_match_the_models_size_goal") {
+        return;
+    }
+    let (v, _) = tap("gso_goal", &["recv", "--gso"]);
+    let g = &v["gso_check"];
+    assert_eq!(g["mss"], 1448, "{v}");
+    assert_eq!(g["model_size_goal"], 45 * 1448, "{v}");
+    assert_eq!(g["kernel_largest"], g["model_size_goal"], "{v}");
+    assert_eq!(g["agree"], true);
+    assert_eq!(g["kernel_exceeds_model"], false);
+}
+
+#[test]
+fn a_closed_window_is_waited_out() {
+    if !tap_available("a_closed_window_is_waited_out") {
+        return;
+    }
+    let s = scenario("zero_window", true, 1 << 20);
+    let (v, _) = tap(
+        "zero_window",
+        &["send", s.to_str().unwrap(), "--zero-window"],
+    );
+    assert_eq!(v["intact"], true, "{v}");
+    assert!(
+        counter(&v, "TcpExt.TCPToZeroWindowAdv") > 0,
+        "the kernel never closed its window: {v}"
+    );
+}
+
+#[test]
+fn without_root_the_runner_says_what_is_missing() {
+    let mut cmd = if euid_is_root() {
+        // Drop to nobody to see the refusal.
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_skblab"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_skblab"))
+    };
+    let out = cmd
+        .args(["tap", "recv"])
+        .output()
+        .expect("setpriv (util-linux)");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a TAP run needs root"), "{err}");
+}
+
+#[test]
+fn every_example_send_scenario_crosses_the_wire_as_the_model_cut_it() {
+    if !tap_available("every_example_send_scenario_crosses_the_wire_as_the_model_cut_it") {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut ran = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !name.starts_with("sendmsg-") {
+            continue;
+        }
+        let (v, pcap) = tap(&name, &["send", path.to_str().unwrap()]);
+        assert_eq!(v["intact"], true, "{name}: {v}");
+        assert_eq!(
+            v["model"]["counters"]["wire_segments"].as_u64(),
+            v["runner"]["segments_out"]
+                .as_u64()
+                .zip(v["runner"]["retransmitted_segments"].as_u64())
+                .map(|(s, r)| s - r),
+            "{name}: {v}"
+        );
+        assert_eq!(tshark_bad_checksums(&pcap), 0, "{name}");
+        ran += 1;
+    }
+    assert!(ran >= 3, "only {ran} sendmsg scenarios under {dir:?}");
+}
