@@ -43,15 +43,47 @@ pub struct Walkthrough {
     pub scenario: Scenario,
 }
 
-/// "After step `step` (1-based; 0 = the end) of `variant`, counter `counter` is `equals`."
+/// "After step `step` (1-based; 0 = the end) of `variant`, counter `counter` is `equals`";
+/// or, with `path` instead of `counter`, the number at that JSON pointer into the step
+/// (`/state/queues/0/skbs/1/len`) or, at step 0, into the trace (`/consts/max_skb_frags`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Check {
     pub variant: String,
     #[serde(default)]
     pub step: usize,
-    pub counter: String,
+    #[serde(default)]
+    pub counter: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
     pub equals: u64,
+}
+
+impl Check {
+    /// The value this check reads from a trace of its variant, or why it cannot.
+    pub fn read(&self, t: &crate::Trace) -> Result<u64, String> {
+        let step = match self.step {
+            0 => None,
+            n => Some(t.steps.get(n - 1).ok_or(format!("no step {n}"))?),
+        };
+        match (&self.counter, &self.path) {
+            (Some(c), None) => step
+                .map_or(&t.counters, |s| &s.counters)
+                .get(c)
+                .ok_or(format!("no counter `{c}`")),
+            (None, Some(p)) => {
+                let v = match step {
+                    Some(s) => serde_json::to_value(s),
+                    None => serde_json::to_value(t),
+                }
+                .map_err(|e| e.to_string())?;
+                v.pointer(p)
+                    .and_then(|v| v.as_u64())
+                    .ok_or(format!("no number at `{p}`"))
+            }
+            _ => Err("give exactly one of `counter` and `path`".into()),
+        }
+    }
 }
 
 /// Every walkthrough, parsed. The files are part of the build, so a parse error is a bug
