@@ -210,3 +210,46 @@ fn page_frag_cache_refill_knobs() {
         assert_eq!(st.pages[0].order, order);
     }
 }
+
+/// skb->truesize of the packet GRO delivers, one poll, nobody reading. Every skb is built
+/// by build_skb around its buffer: `truesize = SKB_TRUESIZE(fragsz - SKB_DATA_ALIGN(shinfo))`
+/// = fragsz + SKB_DATA_ALIGN(sizeof(struct sk_buff)) = fragsz + 256 (sizeof 232 on x86_64).
+/// - Full frame, 1 frame: 1920 + 256 = 2176.
+/// - Full frame, v3.5, 18 frames: each stolen head adds `truesize - SKB_DATA_ALIGN(sizeof
+///   (struct sk_buff))` = 1920: 2176 + 17 * 1920 = 34816.
+/// - Full frame, v6.12, 45 frames: two more sk_buffs chained on the frag_list, each adding
+///   its whole truesize (2176), plus 17 + 8 stolen heads: 34816 + 2176 + 17 * 1920 + 2176 +
+///   8 * 1920 = 87168.
+/// - Header split, v3.5, 1 frame: 640 + 256 + one 4096-byte payload page (the model's) = 4992;
+///   2 frames: the second adds `truesize - SKB_TRUESIZE(skb_end_offset)` = 4992 - 896 = 4096.
+#[test]
+fn gro_packet_truesize() {
+    #[rustfmt::skip]
+    let table = [
+        ("pre-2012", false, 1, 2176),
+        ("pre-2012", false, 18, 34816),
+        ("modern",   false, 45, 87168),
+        ("pre-2012", true,  1, 4992),
+        ("pre-2012", true,  2, 9088),
+    ];
+    for (variant, split, frames, want) in table {
+        let c = Case {
+            variant,
+            split,
+            gro: true,
+            frames,
+            prompt: false,
+            lag: 0,
+            pages: 0,
+            reuses: 0,
+        };
+        let state = run(&c).state();
+        let queue = state
+            .queues
+            .iter()
+            .find(|q| q.name == "sk_receive_queue")
+            .expect("receive queue drawn");
+        let got: Vec<u32> = queue.skbs.iter().map(|s| s.head.truesize).collect();
+        assert_eq!(got, [want], "{variant} split={split} frames={frames}");
+    }
+}

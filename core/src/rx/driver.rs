@@ -34,6 +34,13 @@ pub fn fragsz(c: &KernelConsts, length: u32) -> u32 {
     c.skb_data_align(length + c.net_skb_pad) + c.skb_data_align(c.shinfo_size)
 }
 
+/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))`, the part of `SKB_TRUESIZE` that is the sk_buff
+/// itself: 256 on x86_64. sizeof is 232 in 6.x (pahole); the v3.5 struct is of about the same
+/// size (not confirmed with pahole), and anything from 193 to 256 bytes aligns to 256.
+pub fn sk_buff_truesize(c: &KernelConsts) -> u32 {
+    c.skb_data_align(crate::send::variant::SIZEOF_SK_BUFF_6_12)
+}
+
 /// SKB_SMALL_HEAD_CACHE_SIZE (v6.3+): SKB_HEAD_ALIGN(MAX_TCP_HEADER) = 640, not a power of
 /// two, so used as is.
 fn small_head_cache_size(c: &KernelConsts) -> u32 {
@@ -100,7 +107,8 @@ pub fn rx_frame(
         headroom: c.net_skb_pad + hdrs,
         tailroom: room - c.net_skb_pad - hdrs,
         head_bytes,
-        truesize: head_bytes,
+        // build_skb: SKB_TRUESIZE(fragsz - SKB_DATA_ALIGN(sizeof(struct skb_shared_info))).
+        truesize: head_bytes + sk_buff_truesize(&c),
     };
     let id = k.new_skb_id();
     let mut skb = Skb::new(id, cpu, head, seq);

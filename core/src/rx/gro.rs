@@ -113,9 +113,10 @@ fn merge(p: &mut Skb, mut skb: Skb, k: &mut Kernel, cpu: Cpu, ev: &mut Events) -
     }
     let max_frags = k.consts.max_skb_frags as usize;
     let (id, into) = (skb.id, p.id);
+    let sk_buff = super::driver::sk_buff_truesize(&k.consts);
     let stolen = match p.frag_list.last_mut() {
-        Some(lp) => steal(lp, &mut skb, max_frags),
-        None => steal(p, &mut skb, max_frags),
+        Some(lp) => steal(lp, &mut skb, max_frags, sk_buff),
+        None => steal(p, &mut skb, max_frags, sk_buff),
     };
     let chained = !p.frag_list.is_empty();
     match stolen {
@@ -142,10 +143,14 @@ fn merge(p: &mut Skb, mut skb: Skb, k: &mut Kernel, cpu: Cpu, ev: &mut Events) -
 }
 
 /// The two ways a segment's payload joins `lp`'s frags; when it did, whether the head was
-/// stolen and the truesize that moved (`delta_truesize`):
+/// stolen and the truesize that moved (`delta_truesize`); `sk_buff` is
+/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))`:
 /// - payload in frags (header split): the frags move (NAPI_GRO_FREE: the head is freed);
-/// - payload in a page-fragment head: the head becomes a frag (NAPI_GRO_FREE_STOLEN_HEAD).
-fn steal(lp: &mut Skb, skb: &mut Skb, max_frags: usize) -> Option<(bool, u32)> {
+///   `delta_truesize = truesize - SKB_TRUESIZE(skb_end_offset)`, the frags' share;
+/// - payload in a page-fragment head: the head becomes a frag (NAPI_GRO_FREE_STOLEN_HEAD);
+///   `delta_truesize = truesize - SKB_DATA_ALIGN(sizeof(struct sk_buff))`: only the struct
+///   is freed.
+fn steal(lp: &mut Skb, skb: &mut Skb, max_frags: usize, sk_buff: u32) -> Option<(bool, u32)> {
     if skb.linear_len == 0 {
         if lp.nr_frags() + skb.nr_frags() > max_frags {
             return None;
@@ -153,7 +158,7 @@ fn steal(lp: &mut Skb, skb: &mut Skb, max_frags: usize) -> Option<(bool, u32)> {
         for f in std::mem::take(&mut skb.frags) {
             lp.add_frag(f);
         }
-        let delta = skb.head.truesize - skb.head.head_bytes;
+        let delta = skb.head.truesize - (skb.head.head_bytes + sk_buff);
         lp.head.truesize += delta;
         return Some((false, delta));
     }
@@ -166,9 +171,10 @@ fn steal(lp: &mut Skb, skb: &mut Skb, max_frags: usize) -> Option<(bool, u32)> {
         offset: head.offset + skb.head.headroom,
         size: skb.linear_len,
     });
-    lp.head.truesize += head.size;
+    let delta = skb.head.truesize - sk_buff;
+    lp.head.truesize += delta;
     skb.head_frag = None;
-    Some((true, head.size))
+    Some((true, delta))
 }
 
 /// `p` carries `len` more bytes in its frag_list (p->len, p->data_len, p->truesize).
