@@ -253,3 +253,45 @@ fn gro_packet_truesize() {
         assert_eq!(got, [want], "{variant} split={split} frames={frames}");
     }
 }
+
+/// The alloc_skb event shows the head as allocated, before any header is pulled: headroom
+/// NET_SKB_PAD (64) and the room the driver asked for behind it. v3.5, header split: a
+/// 640-byte fragment, 640 - 320 (shinfo) - 64 = 256 = IXGBE_RX_HDR_SIZE; full frame:
+/// 1920 - 320 - 64 = 1536 >= 1514.
+#[test]
+fn alloc_skb_event_shows_the_fresh_head() {
+    use skblab_core::trace::Event;
+    for (split, want) in [(true, (640, 64, 256)), (false, (1920, 64, 1536))] {
+        let mut v = Variant::default();
+        v.set("pre-2012").unwrap();
+        let nic = NicParams {
+            driver: if split {
+                DriverStyle::HeaderSplit
+            } else {
+                DriverStyle::FullFrame
+            },
+            ..NicParams::default()
+        };
+        let p = RxParams::new(
+            v,
+            &Default::default(),
+            nic,
+            SocketParams::default(),
+            AppParams::default(),
+        )
+        .unwrap();
+        let mut m = RxMachine::new(p);
+        let mut ev = Events::on();
+        m.arrive(&[p.frame_len()], &mut ev).unwrap();
+        let got = ev.take().into_iter().find_map(|e| match e {
+            Event::AllocSkb {
+                head_bytes,
+                headroom,
+                linear_room,
+                ..
+            } => Some((head_bytes, headroom, linear_room)),
+            _ => None,
+        });
+        assert_eq!(got, Some(want), "split={split}");
+    }
+}

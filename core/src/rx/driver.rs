@@ -113,12 +113,13 @@ pub fn rx_frame(
     let id = k.new_skb_id();
     let mut skb = Skb::new(id, cpu, head, seq);
     skb.head_frag = head_frag;
+    // The head as allocated: NET_SKB_PAD reserved, no header pulled yet.
     ev.emit(|| Event::AllocSkb {
         skb: id,
         cpu,
         head_bytes,
-        headroom: head.headroom,
-        linear_room: head.tailroom,
+        headroom: c.net_skb_pad,
+        linear_room: room - c.net_skb_pad,
     });
     ev.emit(|| Event::RxFrame {
         skb: id,
