@@ -118,13 +118,13 @@ fn skb(out: &mut String, s: &Skb, st: Style) {
     }
     let _ = writeln!(
         out,
-        "  {} seq {}..{}  len {} = linear {} + frags {}  truesize {}{}{}",
+        "  {} seq {}..{}  len {} = linear {} + {}  truesize {}{}{}",
         st.bold(&format!("skb#{}", s.id)),
         s.seq,
         s.end_seq,
         s.len,
         st.linear(&s.linear_len.to_string()),
-        st.frag(&s.data_len.to_string()),
+        st.frag(&data_len(s)),
         s.head.truesize,
         if flags.is_empty() {
             String::new()
@@ -183,6 +183,15 @@ fn skb(out: &mut String, s: &Skb, st: Style) {
             if m.frozen { " (frozen)" } else { "" }
         );
     }
+}
+
+/// "frags N", or, when GRO chained skbs on the frag_list, how data_len splits between them.
+fn data_len(s: &Skb) -> String {
+    if s.frag_list.is_empty() {
+        return format!("frags {}", s.data_len);
+    }
+    let chained: u32 = s.frag_list.iter().map(|c| c.len).sum();
+    format!("frags {} + frag_list {chained}", s.data_len - chained)
 }
 
 fn cursor(c: &Cursor) -> String {
