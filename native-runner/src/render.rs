@@ -55,7 +55,7 @@ pub fn event(e: &Event) -> String {
     let v = serde_json::to_value(e).expect("events serialize");
     let obj = v.as_object().expect("events are tagged objects");
     let mut line = obj["ev"].as_str().unwrap_or("?").to_string();
-    for (k, v) in obj.iter().filter(|(k, _)| *k != "ev") {
+    for (k, v) in obj.iter().filter(|(k, v)| *k != "ev" && !v.is_null()) {
         let _ = write!(line, " {k}={v}");
     }
     line
