@@ -47,7 +47,7 @@ pub fn all() -> Result<(), String> {
     let module = wasm::cargo_build_wasm(&tc, "skblab-wasm")?;
     step("cargo test (core, runner, snapshots, engines, TAP)");
     run(cargo()
-        .args(["test", "--quiet"])
+        .args(["test", "--quiet", "--no-fail-fast"])
         .env("SKBLAB_WASM", &module))?;
     crate::browser("test")
 }
