@@ -29,8 +29,10 @@ fn assert_identical(name: &str, text: &str, variants: &[String]) -> usize {
             let wasm = engine::run_json(Engine::Wasm, text, &opts);
             assert!(
                 native == wasm,
-                "{name} (variant {variant:?}, counters_only {counters_only}): engines differ\n\
-                 native: {native:.300?}\nwasm:   {wasm:.300?}"
+                "{name} (variant {variant:?}, counters_only {counters_only}): engines differ \
+                 (if the core changed since the module was built, rebuild it: `{}`)\n\
+                 native: {native:.300?}\nwasm:   {wasm:.300?}",
+                engine::BUILD_COMMAND
             );
             runs += 1;
         }
