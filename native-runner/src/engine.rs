@@ -398,7 +398,7 @@ fn new_engine() -> wasmtime::Engine {
 /// `CARGO_TARGET_DIR` and test binaries in `target/debug/deps` work alike), else under this
 /// workspace's `target/`.
 pub fn module_path() -> Result<PathBuf, EngineError> {
-    if let Some(p) = std::env::var_os("SKBLAB_WASM") {
+    if let Some(p) = std::env::var_os("SKBLAB_WASM").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return if p.is_file() {
             Ok(p)
