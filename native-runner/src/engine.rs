@@ -90,11 +90,15 @@ impl From<&skblab_core::Error> for EngineError {
     }
 }
 
-/// How to build the module the wasm engine loads.
-pub const BUILD_COMMAND: &str =
-    "cargo build --release --target wasm32-unknown-unknown -p skblab-wasm";
-/// Where that command puts it, relative to a cargo target directory.
-const MODULE_IN_TARGET: &str = "wasm32-unknown-unknown/release/skblab_wasm.wasm";
+/// How to build the module the wasm engine loads (plain cargo: `cargo build --release
+/// --target wasm32-unknown-unknown -p skblab-wasm`).
+pub const BUILD_COMMAND: &str = "cargo xtask build-wasm-module";
+/// Where builds put it, relative to a cargo target directory: `release` (the command above,
+/// fastest code) or `wasm-release` (what `cargo xtask test` builds, smallest code).
+const MODULE_IN_TARGET: [&str; 2] = [
+    "wasm32-unknown-unknown/release/skblab_wasm.wasm",
+    "wasm32-unknown-unknown/wasm-release/skblab_wasm.wasm",
+];
 
 /// The guest's budgets. Every scenario within the caps of `skblab_core::limits` fits both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,11 +393,12 @@ fn new_engine() -> wasmtime::Engine {
     wasmtime::Engine::new(&config).expect("a fixed, valid wasmtime configuration")
 }
 
-/// The module to load: `$SKBLAB_WASM`, else [`MODULE_IN_TARGET`] under the target directory
-/// this executable was built into (found by walking up from it, so `CARGO_TARGET_DIR` and test
-/// binaries in `target/debug/deps` work alike), else under this workspace's `target/`.
+/// The module to load: `$SKBLAB_WASM`, else the newest of [`MODULE_IN_TARGET`] under the
+/// target directory this executable was built into (found by walking up from it, so
+/// `CARGO_TARGET_DIR` and test binaries in `target/debug/deps` work alike), else under this
+/// workspace's `target/`.
 pub fn module_path() -> Result<PathBuf, EngineError> {
-    if let Some(p) = std::env::var_os("SKBLAB_WASM") {
+    if let Some(p) = std::env::var_os("SKBLAB_WASM").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return if p.is_file() {
             Ok(p)
@@ -405,23 +410,26 @@ pub fn module_path() -> Result<PathBuf, EngineError> {
     }
     let exe = std::env::current_exe().unwrap_or_default();
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let candidates: Vec<PathBuf> = exe
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let found = exe
         .ancestors()
         .skip(1)
         .chain([workspace.as_path()])
-        .map(|dir| dir.join(MODULE_IN_TARGET))
-        .collect();
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .ok_or_else(|| EngineError::ModuleMissing {
-            looked: format!(
-                "{} under the target directory of {}",
-                MODULE_IN_TARGET,
-                exe.display()
-            ),
-        })
+        .find_map(|dir| {
+            MODULE_IN_TARGET
+                .iter()
+                .map(|m| dir.join(m))
+                .filter_map(|p| Some((modified(&p)?, p)))
+                .max()
+                .map(|(_, p)| p)
+        });
+    found.ok_or_else(|| EngineError::ModuleMissing {
+        looked: format!(
+            "{} under the target directory of {}",
+            MODULE_IN_TARGET.join(" or "),
+            exe.display()
+        ),
+    })
 }
 
 /// `skblab-cache/<key>.cwasm` beside the module; the key hashes the module bytes and

@@ -2,8 +2,8 @@
 //! bytes (trace JSON, or error) natively and as the wasm module under wasmtime; and whatever
 //! the guest does (run out of fuel or memory, trap, reply garbage), the host reports an error.
 //!
-//! These tests need the module built first (`cargo build --release --target
-//! wasm32-unknown-unknown -p skblab-wasm`); without it they fail, saying so.
+//! These tests need the module built first (`cargo xtask build-wasm-module`; `cargo xtask test`
+//! builds it itself); without it they fail, saying so.
 
 use skblab_core::{walkthrough, RunOptions, Scenario};
 use skblab_runner::engine::{self, module_path, Engine, EngineError, Limits, WasmHost};
@@ -29,8 +29,10 @@ fn assert_identical(name: &str, text: &str, variants: &[String]) -> usize {
             let wasm = engine::run_json(Engine::Wasm, text, &opts);
             assert!(
                 native == wasm,
-                "{name} (variant {variant:?}, counters_only {counters_only}): engines differ\n\
-                 native: {native:.300?}\nwasm:   {wasm:.300?}"
+                "{name} (variant {variant:?}, counters_only {counters_only}): engines differ \
+                 (if the core changed since the module was built, rebuild it: `{}`)\n\
+                 native: {native:.300?}\nwasm:   {wasm:.300?}",
+                engine::BUILD_COMMAND
             );
             runs += 1;
         }
@@ -46,6 +48,7 @@ fn variants_of(text: &str) -> Vec<String> {
 
 #[test]
 fn every_walkthrough_is_byte_identical() {
+    host();
     let all = walkthrough::all().expect("the walkthroughs parse");
     assert!(!all.is_empty(), "no walkthroughs are registered");
     for w in &all {
@@ -280,9 +283,10 @@ fn traps_and_malformed_replies_are_errors() {
 #[test]
 fn a_missing_module_says_how_to_build_it() {
     let err = EngineError::ModuleMissing { looked: "x".into() };
-    assert!(err
-        .to_string()
-        .contains("cargo build --release --target wasm32-unknown-unknown -p skblab-wasm"));
+    assert!(
+        err.to_string().contains("cargo xtask build-wasm-module"),
+        "{err}"
+    );
     let err = WasmHost::load(
         Path::new("/nonexistent/skblab_wasm.wasm"),
         Limits::default(),

@@ -5,6 +5,8 @@
 //! - `serve`       build-web, then `skblab serve --dir dist` (`--port N`, default 8000)
 //! - `test-web`    build-web, then the browser tests in headless Chromium
 //! - `bench-web`   build-web, then wasm size, first render and per-step render time
+//! - `build-wasm-module`  the core as a wasm module for `skblab --engine wasm` (release
+//!   profile: the engine wants fast code, not small code; see docs/wasm-abi.md)
 //! - `test`        everything CI runs (installs what is missing first)
 
 mod test;
@@ -15,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 const USAGE: &str =
-    "usage: cargo xtask <setup | build-web | serve [--port N] | test | test-web | bench-web>";
+    "usage: cargo xtask <setup | build-web | build-wasm-module | serve [--port N] | test | test-web | bench-web>";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,6 +27,9 @@ fn main() {
         Some("serve") => port_arg(&args[1..]).and_then(serve),
         Some("test-web") => browser("test"),
         Some("bench-web") => browser("bench"),
+        Some("build-wasm-module") => wasm::ensure_wasm_target()
+            .and_then(|tc| wasm::cargo_build_wasm_profile(&tc, "skblab-wasm", "release"))
+            .map(|_| ()),
         Some("test") => test::all(),
         _ => Err(USAGE.to_string()),
     };

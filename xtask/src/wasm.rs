@@ -138,12 +138,21 @@ pub const PROFILE: &str = "wasm-release";
 
 /// Builds `package` for wasm32 with [`PROFILE`]; returns the path of its `.wasm`.
 pub fn cargo_build_wasm(tc: &WasmToolchain, package: &str) -> Result<PathBuf, String> {
+    cargo_build_wasm_profile(tc, package, PROFILE)
+}
+
+/// Builds `package` for wasm32 with cargo profile `profile`; returns the path of its `.wasm`.
+pub fn cargo_build_wasm_profile(
+    tc: &WasmToolchain,
+    package: &str,
+    profile: &str,
+) -> Result<PathBuf, String> {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root())
         .args([
             "build",
             "--profile",
-            PROFILE,
+            profile,
             "--target",
             TARGET,
             "-p",
@@ -151,13 +160,13 @@ pub fn cargo_build_wasm(tc: &WasmToolchain, package: &str) -> Result<PathBuf, St
         ])
         .envs(tc.env.iter().map(|(k, v)| (k, v)));
     step(&format!(
-        "cargo build --profile {PROFILE} --target {TARGET} -p {package}"
+        "cargo build --profile {profile} --target {TARGET} -p {package}"
     ));
     run(&mut cmd)?;
     let wasm = root()
         .join("target")
         .join(TARGET)
-        .join(PROFILE)
+        .join(profile)
         .join(format!("{}.wasm", package.replace('-', "_")));
     if wasm.is_file() {
         Ok(wasm)
