@@ -248,6 +248,23 @@ fn draw_skb(
         tx = x + 6,
         ty = y + 14,
     );
+    if !skb.frag_list.is_empty() {
+        // Chained skbs (GRO's frag_list): counted in the head line, their frags' pages
+        // reached by arrows from the bottom of this box.
+        let bytes: u32 = skb.frag_list.iter().map(|c| c.len).sum();
+        let _ = write!(
+            out,
+            r#"<text class="s" x="{}" y="{}">frag_list: {} skb(s), {bytes} B</text>"#,
+            x + 6,
+            y + SKB_H - 4,
+            skb.frag_list.len()
+        );
+        for c in &skb.frag_list {
+            for f in &c.frags {
+                frag_ends.push((x + w / 2, y + SKB_H, f.page, true));
+            }
+        }
+    }
     if skb.psh {
         let _ = write!(
             out,
