@@ -16,7 +16,7 @@ pub struct Args {
     #[arg(long, default_value = "dist")]
     pub dir: PathBuf,
     /// The port on 127.0.0.1; 0 picks a free one (the printed URL names it).
-    #[arg(long, default_value_t = 8000)]
+    #[arg(long, default_value_t = 8080)]
     pub port: u16,
 }
 

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launch, open, position, BIN, SHOTS } from './lib.mjs';
@@ -48,6 +48,8 @@ test('every walkthrough, stepped with Next, shows the counters of `skblab run --
       await page.getByRole('button', { name: 'Next step' }).click();
       assert.equal((await position(page)).at, k);
       if (k === Math.ceil(len / 2)) await page.screenshot({ path: join(SHOTS, `walkthrough-${value}-mid.png`) });
+      // The README's picture: the first walkthrough at step 3.
+      if (value === options[0] && k === 3) await page.screenshot({ path: join(SHOTS, 'playground.png') });
       for (const v of variants) {
         const want = expected[v].steps?.[k - 1]?.counters;
         if (want) assert.deepEqual(await domCounters(page, v), want, `${value} ${v} step ${k}`);
@@ -190,5 +192,30 @@ test('keyboard only: arrows, Home/End, space and the labelled buttons move the s
   assert.equal((await position(page)).at, paused, 'space paused the playback');
   await shot(page, 'keyboard');
   assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the trace exports as JSON and the diagram as SVG', async () => {
+  const page = await open(browser);
+  await page.keyboard.press('End');
+  const variant = (await variantsShown(page))[0];
+  const save = async (name) => {
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name }).click(),
+    ]);
+    const file = join(mkdtempSync(join(tmpdir(), 'skblab-dl-')), download.suggestedFilename());
+    await download.saveAs(file);
+    return { name: download.suggestedFilename(), text: readFileSync(file, 'utf8') };
+  };
+  const json = await save(`Download the ${variant} trace as JSON`);
+  assert.match(json.name, new RegExp(`-${variant}\\.json$`));
+  const trace = JSON.parse(json.text);
+  assert.equal(trace.variant, variant);
+  assert.deepEqual(await domCounters(page, variant), trace.counters);
+  const svg = await save(`Download the ${variant} diagram as SVG`);
+  assert.match(svg.name, /\.svg$/);
+  assert.match(svg.text, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*><style>/);
+  assert.ok(svg.text.endsWith('</svg>'));
   await page.close();
 });

@@ -77,6 +77,11 @@ impl Drawing {
 pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str) -> Drawing {
     let mut pieces = Vec::with_capacity(2 * skb_count(state) + state.pages.len() + 8);
     let mut piece = |key: String, body: String| pieces.push((key, body));
+    // Pages stand in a column on the right, so a new skb never moves a page (nor a new page an
+    // skb): a step then changes only the pieces it touched.
+    let page_cols = if width >= 900 { 2 } else { 1 };
+    let px0 = width - PAD - page_cols * (PAGE_W + GAP) + GAP;
+    let right = px0 - 2 * GAP;
     let mut y = PAD;
     // Where arrows start: (owner, x, y, page, head?), in drawing order.
     let mut frag_ends: Vec<(String, u32, u32, PageId, bool)> = Vec::new();
@@ -95,7 +100,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         let mut x = PAD;
         for skb in &q.skbs {
             let w = skb_width(skb, max_frags);
-            if x + w > width - PAD && x > PAD {
+            if x + w > right && x > PAD {
                 x = PAD;
                 y += SKB_H + GAP;
             }
@@ -123,44 +128,43 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
     if !state.dfrags.is_empty() {
         let mut body = String::new();
         let mut ends = Vec::new();
-        y = draw_dfrags(&mut body, state, y, width, &mut ends);
+        y = draw_dfrags(&mut body, state, y, right + PAD, &mut ends);
         frag_ends.extend(
             ends.into_iter()
                 .map(|(fx, fy, pg, h)| ("d".to_string(), fx, fy, pg, h)),
         );
         piece("d".into(), body);
     }
-    y += 16;
+    let mut py = PAD + 14;
     piece(
         "pl".into(),
         format!(
-            r#"<text class="q" x="{PAD}" y="{y}">pages ({} live)</text>"#,
+            r#"<text class="q" x="{px0}" y="{py}">pages ({} live)</text>"#,
             state.pages.len()
         ),
     );
-    y += 8;
+    py += 8;
     let mut page_pos = BTreeMap::new();
-    let per_row = (width - PAD) / (PAGE_W + GAP);
     for (i, p) in state.pages.iter().enumerate() {
-        let (col, row) = (i as u32 % per_row, i as u32 / per_row);
-        let (px, py) = (PAD + col * (PAGE_W + GAP), y + row * (PAGE_H + GAP));
-        page_pos.insert(p.id, (px, py));
+        let (col, row) = (i as u32 % page_cols, i as u32 / page_cols);
+        let (x, y) = (px0 + col * (PAGE_W + GAP), py + row * (PAGE_H + GAP));
+        page_pos.insert(p.id, (x, y));
         let mut body = String::with_capacity(700);
-        draw_page(&mut body, p, px, py, state, marks);
+        draw_page(&mut body, p, x, y, state, marks);
         piece(format!("p{}", p.id), body);
     }
-    let rows = (state.pages.len() as u32).div_ceil(per_row);
-    y += rows * (PAGE_H + GAP);
+    py += (state.pages.len() as u32).div_ceil(page_cols) * (PAGE_H + GAP);
     for c in state.cursors.iter().filter(|c| c.page.is_none()) {
-        y += 14;
+        py += 14;
         piece(
             format!("c{}", c.name),
             format!(
-                r#"<text class="s" x="{PAD}" y="{y}">{}: no page</text>"#,
+                r#"<text class="s" x="{px0}" y="{py}">{}: no page</text>"#,
                 esc(&c.name)
             ),
         );
     }
+    let y = y.max(py);
     // One arrow bundle per owner (an skb, or the dfrags), drawn over the boxes.
     let mut bundle: Option<(String, String)> = None;
     for (owner, fx, fy, page, head) in frag_ends {
@@ -172,11 +176,12 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             piece(format!("a{o}"), b);
         }
         let (_, body) = bundle.get_or_insert_with(|| (owner, String::new()));
-        let (tx, ty) = (px + PAGE_W / 2, py);
-        let mid = (fy + ty) / 2;
+        // Down out of the frag, then across into the page's left edge.
+        let (tx, ty) = (px, py + PAGE_H / 2);
+        let (c1, c2) = (fy + 24, tx.saturating_sub(40));
         let _ = write!(
             body,
-            r#"<path class="{}" d="M{fx} {fy}C{fx} {mid} {tx} {mid} {tx} {ty}"/>"#,
+            r#"<path class="{}" d="M{fx} {fy}C{fx} {c1} {c2} {ty} {tx} {ty}"/>"#,
             if head { "harrow" } else { "arrow" }
         );
     }
@@ -248,6 +253,23 @@ fn draw_skb(
         tx = x + 6,
         ty = y + 14,
     );
+    if !skb.frag_list.is_empty() {
+        // Chained skbs (GRO's frag_list): counted in the head line, their frags' pages
+        // reached by arrows from the bottom of this box.
+        let bytes: u32 = skb.frag_list.iter().map(|c| c.len).sum();
+        let _ = write!(
+            out,
+            r#"<text class="s" x="{}" y="{}">frag_list: {} skb(s), {bytes} B</text>"#,
+            x + 6,
+            y + SKB_H - 4,
+            skb.frag_list.len()
+        );
+        for c in &skb.frag_list {
+            for f in &c.frags {
+                frag_ends.push((x + w / 2, y + SKB_H, f.page, true));
+            }
+        }
+    }
     if skb.psh {
         let _ = write!(
             out,

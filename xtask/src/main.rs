@@ -2,7 +2,7 @@
 //!
 //! - `setup`       the wasm32 target and wasm-bindgen-cli (idempotent, instant when done)
 //! - `build-web`   the playground into `dist/`
-//! - `serve`       build-web, then `skblab serve --dir dist` (`--port N`, default 8000)
+//! - `serve`       build-web, then `skblab serve --dir dist` (`--port N`, default 8080)
 //! - `test-web`    build-web, then the browser tests in headless Chromium
 //! - `bench-web`   build-web, then wasm size, first render and per-step render time
 //! - `build-wasm-module`  the core as a wasm module for `skblab --engine wasm` (release
@@ -73,7 +73,7 @@ fn cargo() -> Command {
 
 fn port_arg(args: &[String]) -> Result<u16, String> {
     match args {
-        [] => Ok(8000),
+        [] => Ok(8080),
         [flag, n] if flag == "--port" => n
             .parse()
             .map_err(|_| format!("--port {n}: expected a port number 0..=65535")),
