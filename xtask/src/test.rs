@@ -44,10 +44,23 @@ pub fn all() -> Result<(), String> {
     run(cargo().args(["fmt", "--all", "--check"]))?;
     step("cargo clippy --all-targets -- -D warnings");
     run(cargo().args(["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"]))?;
+    step("cargo clippy -p skblab-web --target wasm32-unknown-unknown -- -D warnings");
+    run(cargo()
+        .args([
+            "clippy",
+            "--quiet",
+            "-p",
+            "skblab-web",
+            "--target",
+            wasm::TARGET,
+        ])
+        .args(["--", "-D", "warnings"])
+        .envs(tc.env.iter().map(|(k, v)| (k, v))))?;
     let module = wasm::cargo_build_wasm(&tc, "skblab-wasm")?;
     step("cargo test (core, runner, snapshots, engines, TAP)");
     run(cargo()
-        .args(["test", "--quiet", "--no-fail-fast"])
+        .args(["test", "--quiet", "--no-fail-fast", "-p", "skblab-core"])
+        .args(["-p", "skblab-runner", "-p", "skblab-web"])
         .env("SKBLAB_WASM", &module))?;
     crate::browser("test")
 }
