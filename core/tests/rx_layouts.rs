@@ -49,6 +49,22 @@ struct Case {
     reuses: u64,
 }
 
+impl Case {
+    /// One GRO'd burst of `frames` with nobody reading (the packet-shape tables).
+    fn gro_burst(variant: &'static str, split: bool, frames: u32) -> Case {
+        Case {
+            variant,
+            split,
+            gro: true,
+            frames,
+            prompt: false,
+            lag: 0,
+            pages: 0,
+            reuses: 0,
+        }
+    }
+}
+
 #[rustfmt::skip]
 const CASES: &[Case] = &[
     Case { variant: "pre-2012",   split: false, gro: false, frames: 10, prompt: false, lag: 0, pages: 5, reuses: 0 },
@@ -142,16 +158,7 @@ fn gro_packet_shapes() {
         ("modern",   true,  18, 1, 2),
     ];
     for (variant, split, frames, packets, live) in table {
-        let c = Case {
-            variant,
-            split,
-            gro: true,
-            frames,
-            prompt: false,
-            lag: 0,
-            pages: 0,
-            reuses: 0,
-        };
+        let c = Case::gro_burst(variant, split, frames);
         let k = run(&c).counters();
         let got = (
             k.get("skbs_delivered").unwrap(),
@@ -233,16 +240,7 @@ fn gro_packet_truesize() {
         ("pre-2012", true,  2, 9088),
     ];
     for (variant, split, frames, want) in table {
-        let c = Case {
-            variant,
-            split,
-            gro: true,
-            frames,
-            prompt: false,
-            lag: 0,
-            pages: 0,
-            reuses: 0,
-        };
+        let c = Case::gro_burst(variant, split, frames);
         let state = run(&c).state();
         let queue = state
             .queues
