@@ -61,6 +61,7 @@ fn traced_10k() {
                 bytes: Some(3000),
                 iov: None,
                 eor: false,
+                count: 1,
             },
             2 => SendOp::Transmit,
             _ => SendOp::Ack { bytes: None },

@@ -15,31 +15,88 @@ pub const MAX_IOVECS: usize = 1024;
 /// At most this many bytes of scenario text (TOML or JSON).
 pub const MAX_SCENARIO_TEXT: usize = 1 << 20;
 
+/// At most this many sendmsg calls over a whole scenario (`count`s summed).
+pub const MAX_WRITES: u64 = 1_000_000;
+
+/// A field's name for an error message. A closure builds it only when the error happens, so
+/// checking 10,000 ops formats no names when all of them are in range.
+pub trait Field {
+    fn name(self) -> String;
+}
+
+impl Field for &str {
+    fn name(self) -> String {
+        self.to_string()
+    }
+}
+
+impl Field for &String {
+    fn name(self) -> String {
+        self.clone()
+    }
+}
+
+impl<F: FnOnce() -> String> Field for F {
+    fn name(self) -> String {
+        self()
+    }
+}
+
 /// Checks `lo <= value <= hi`, naming `field` in the error.
-pub fn check_range(field: &str, value: u64, lo: u64, hi: u64) -> Result<u64, Error> {
+pub fn check_range(field: impl Field, value: u64, lo: u64, hi: u64) -> Result<u64, Error> {
     if (lo..=hi).contains(&value) {
         Ok(value)
     } else {
         Err(Error::Range {
-            field: field.to_string(),
+            field: field.name(),
             value: value.to_string(),
             allowed: format!("{lo}..={hi}"),
         })
     }
 }
 
-/// Sums per-op byte counts against [`MAX_TOTAL_BYTES`].
+/// Sums a scenario's payload bytes against [`MAX_TOTAL_BYTES`] and its sendmsg calls against
+/// [`MAX_WRITES`].
 #[derive(Default)]
-pub struct ByteBudget(u64);
+pub struct ByteBudget {
+    bytes: u64,
+    writes: u64,
+}
 
 impl ByteBudget {
-    pub fn take(&mut self, field: &str, bytes: u64) -> Result<(), Error> {
+    /// Takes one op's `bytes` (at most [`MAX_OP_BYTES`]).
+    pub fn take(&mut self, field: impl Field + Copy, bytes: u64) -> Result<(), Error> {
         check_range(field, bytes, 0, MAX_OP_BYTES)?;
-        self.0 += bytes;
-        if self.0 > MAX_TOTAL_BYTES {
+        self.add(field, bytes)
+    }
+
+    /// Takes `count` sendmsg calls of `bytes` each; `bytes_field` and `count_field` name the
+    /// op's fields.
+    pub fn writes(
+        &mut self,
+        (bytes_field, bytes): (impl Field + Copy, u64),
+        (count_field, count): (impl Field + Copy, u64),
+    ) -> Result<(), Error> {
+        check_range(bytes_field, bytes, 0, MAX_OP_BYTES)?;
+        check_range(count_field, count, 1, MAX_WRITES)?;
+        self.writes += count;
+        if self.writes > MAX_WRITES {
             return Err(Error::Range {
-                field: field.to_string(),
-                value: format!("{} (running total)", self.0),
+                field: count_field.name(),
+                value: format!("{} (running total)", self.writes),
+                allowed: format!("a scenario total of at most {MAX_WRITES} writes"),
+            });
+        }
+        // At most MAX_OP_BYTES x MAX_WRITES (2^44): no overflow.
+        self.add(bytes_field, bytes * count)
+    }
+
+    fn add(&mut self, field: impl Field, bytes: u64) -> Result<(), Error> {
+        self.bytes += bytes;
+        if self.bytes > MAX_TOTAL_BYTES {
+            return Err(Error::Range {
+                field: field.name(),
+                value: format!("{} (running total)", self.bytes),
                 allowed: format!("a scenario total of at most {MAX_TOTAL_BYTES} bytes"),
             });
         }

@@ -168,6 +168,15 @@ fn de<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// The default `count` of a sendmsg op: one call.
+pub(crate) fn one() -> u64 {
+    1
+}
+
+pub(crate) fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
 fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     let Some(span) = span else {
         return "scenario".into();

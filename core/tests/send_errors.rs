@@ -27,6 +27,9 @@ const CASES: &[(&str, &[&str])] = &[
         &["ops[2].bytes", "0..=1000"]),
     ("[[ops]]\nop = \"splice\"\n", &["ops[0]", "splice"]),
     ("[socket]\nmss = \"big\"\n[[ops]]\nop = \"close\"\n", &["socket.mss"]),
+    ("[[ops]]\nop = \"sendmsg\"\nbytes = 1\ncount = 0\n", &["ops[0].count", "1..=1000000"]),
+    ("[socket]\nsndbuf = 65536\n[[ops]]\nop = \"sendmsg\"\nbytes = 60000\ncount = 5\n",
+        &["ops[0]", "call 2 of 5", "would block"]),
 ];
 
 fn check(body: &str, words: &[&str]) {
@@ -56,6 +59,13 @@ fn caps_on_ops_iovecs_and_total() {
     );
     let big = "[[ops]]\nop = \"sendmsg\"\nbytes = 16777216\n".repeat(17);
     check(&big, &["ops[16].bytes", "running total"]);
+    let many = "[[ops]]\nop = \"sendmsg\"\nbytes = 1\ncount = 600000\n".repeat(2);
+    check(
+        &many,
+        &["ops[1].count", "1200000 (running total)", "1000000 writes"],
+    );
+    let heavy = "[[ops]]\nop = \"sendmsg\"\niov = [16384, 16384]\ncount = 9000\n";
+    check(heavy, &["ops[0].iov", "294912000 (running total)"]);
 }
 
 #[test]

@@ -33,9 +33,10 @@ fn device() -> impl Strategy<Value = DeviceParams> {
 
 fn op() -> impl Strategy<Value = SendOp> {
     prop_oneof![
-        4 => (0u64..70_000, any::<bool>()).prop_map(|(b, eor)| SendOp::Sendmsg { bytes: Some(b), iov: None, eor }),
+        4 => (0u64..70_000, any::<bool>(), 1u64..4)
+            .prop_map(|(b, eor, count)| SendOp::Sendmsg { bytes: Some(b), iov: None, eor, count }),
         2 => prop::collection::vec(0u64..20_000, 0..5)
-            .prop_map(|iov| SendOp::Sendmsg { bytes: None, iov: Some(iov), eor: false }),
+            .prop_map(|iov| SendOp::Sendmsg { bytes: None, iov: Some(iov), eor: false, count: 1 }),
         1 => Just(SendOp::Transmit),
         1 => Just(SendOp::Ack { bytes: None }),
     ]
@@ -241,5 +242,30 @@ proptest! {
         };
         let (before, after) = (run("pre-2010"), run("kumar-2010"));
         prop_assert!(before.steps == after.steps, "pre-2010 and kumar-2010 differ with GSO");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// `count = n` is n calls in one step: the same final state and counters as n ops.
+    #[test]
+    fn count_is_that_many_calls_in_one_step((s, v) in scenario()) {
+        let mut unrolled = s.clone();
+        unrolled.ops = s.ops.iter().flat_map(|op| match op {
+            SendOp::Sendmsg { bytes, iov, eor, count } => {
+                let one = SendOp::Sendmsg { bytes: *bytes, iov: iov.clone(), eor: *eor, count: 1 };
+                vec![one; *count as usize]
+            }
+            other => vec![other.clone()],
+        }).collect();
+        let opts = RunOptions { variant: Some(v.name().to_string()), counters_only: false };
+        let (t, u) = (Scenario::Sendmsg(s.clone()).run(&opts), Scenario::Sendmsg(unrolled).run(&opts));
+        prop_assert_eq!(t.is_ok(), u.is_ok(), "one runs, the other fails: {:?} {:?}", t.as_ref().err(), u.as_ref().err());
+        if let (Ok(t), Ok(u)) = (t, u) {
+            prop_assert_eq!(t.steps.len(), s.ops.len());
+            prop_assert_eq!(&t.counters, &u.counters);
+            prop_assert_eq!(t.steps.last().map(|s| &s.state), u.steps.last().map(|s| &s.state));
+        }
     }
 }

@@ -18,7 +18,7 @@ pub mod subflow;
 use crate::consts::{ConstOverrides, Era, KernelConsts};
 use crate::limits::{check_range, ByteBudget, MAX_OPS};
 use crate::page::PagePool;
-use crate::scenario::{pick_variant, RunOptions};
+use crate::scenario::{is_one, one, pick_variant, RunOptions};
 use crate::skb::SkbId;
 use crate::trace::{drive, Counters, Events, Machine, Queue, State, Trace};
 use crate::Error;
@@ -33,8 +33,6 @@ pub const VARIANTS: &[&str] = &["pre-2020", "abeni-2020"];
 
 /// At most this many subflows.
 pub const MAX_SUBFLOWS: usize = 8;
-/// At most this many sendmsg calls over a whole scenario (`count`s summed).
-pub const MAX_WRITES: u64 = 100_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -123,14 +121,6 @@ pub enum MptcpOp {
     Ack,
     /// close(): free every skb, dfrag and the page frag's page.
     Close,
-}
-
-fn one() -> u64 {
-    1
-}
-
-fn is_one(n: &u64) -> bool {
-    *n == 1
 }
 
 /// The variant as a strategy: what mptcp_sendmsg_frag does when it collapses.
@@ -246,27 +236,16 @@ impl MptcpScenario {
         }
         check_range("burst", self.burst as u64, 1, 1 << 24)?;
         check_range("ops", self.ops.len() as u64, 0, MAX_OPS as u64)?;
-        let (mut budget, mut writes) = (ByteBudget::default(), 0u64);
+        let mut budget = ByteBudget::default();
         for (i, op) in self.ops.iter().enumerate() {
             match *op {
                 MptcpOp::Sendmsg { bytes, count } => {
-                    let field = |name: &str| format!("ops[{i}].{name}");
-                    check_range(&field("count"), count, 1, MAX_WRITES)?;
-                    writes += count;
-                    if writes > MAX_WRITES {
-                        return Err(Error::Range {
-                            field: field("count"),
-                            value: format!("{writes} (running total)"),
-                            allowed: format!("a scenario total of at most {MAX_WRITES} writes"),
-                        });
-                    }
-                    for _ in 0..count {
-                        budget.take(&field("bytes"), bytes)?;
-                    }
+                    let field = |name| move || format!("ops[{i}].{name}");
+                    budget.writes((field("bytes"), bytes), (field("count"), count))?;
                 }
                 MptcpOp::Transmit { subflow: Some(s) } => {
                     check_range(
-                        &format!("ops[{i}].subflow"),
+                        || format!("ops[{i}].subflow"),
                         s as u64,
                         0,
                         self.subflows.len() as u64 - 1,

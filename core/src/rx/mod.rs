@@ -508,7 +508,7 @@ impl RxMachine {
         let lo = u64::from(self.p.socket.proto.headers()) + 1;
         let hi = u64::from(self.p.frame_len());
         for (i, &l) in lens.iter().enumerate() {
-            check_range(&format!("{field}[{i}]"), l.into(), lo, hi)?;
+            check_range(|| format!("{field}[{i}]"), l.into(), lo, hi)?;
         }
         Ok(())
     }
@@ -580,7 +580,7 @@ impl RxMachine {
                 lens.iter()
                     .enumerate()
                     .map(|(i, &l)| {
-                        check_range(&field(&format!("lens[{i}]")), l, lo, hi).map(|l| l as u32)
+                        check_range(|| field(&format!("lens[{i}]")), l, lo, hi).map(|l| l as u32)
                     })
                     .collect::<Result<_, _>>()?
             }
@@ -629,9 +629,12 @@ impl Machine for RxMachine {
                         1,
                         MAX_OP_BYTES,
                     )?),
-                    (None, Some(n)) => {
-                        ReadLimit::Skbs(check_range(&format!("ops[{at}].skbs"), *n, 1, MAX_FRAMES)?)
-                    }
+                    (None, Some(n)) => ReadLimit::Skbs(check_range(
+                        || format!("ops[{at}].skbs"),
+                        *n,
+                        1,
+                        MAX_FRAMES,
+                    )?),
                     (None, None) => ReadLimit::All,
                     (Some(_), Some(_)) => {
                         return Err(fail("recvmsg takes `bytes` or `skbs`, not both".into()))
@@ -807,7 +810,7 @@ impl RxScenario {
                     (_, Some(l)) => l.iter().fold(0u64, |a, &b| a.saturating_add(b)),
                     _ => 0,
                 };
-                budget.take(&format!("ops[{i}]"), bytes)?;
+                budget.take(|| format!("ops[{i}]"), bytes)?;
             }
         }
         Ok(())

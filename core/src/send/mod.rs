@@ -17,7 +17,7 @@ pub use variant::Variant;
 
 use crate::consts::ConstOverrides;
 use crate::limits::{check_range, ByteBudget, MAX_IOVECS, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_BYTES};
-use crate::scenario::{pick_variant, RunOptions};
+use crate::scenario::{is_one, one, pick_variant, RunOptions};
 use crate::trace::{drive, Counters, Events, Machine, State, Trace};
 use crate::Error;
 use serde::{Deserialize, Serialize};
@@ -116,6 +116,9 @@ pub enum SendOp {
         /// MSG_EOR: nothing may be appended to the last skb (modern only; 2.6.33 ignores it).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         eor: bool,
+        /// This many calls of the same write, one after another (default 1).
+        #[serde(default = "one", skip_serializing_if = "is_one")]
+        count: u64,
     },
     /// Hand every unsent skb to the device.
     Transmit,
@@ -191,19 +194,25 @@ impl SendScenario {
                 SendOp::Sendmsg {
                     bytes: Some(b),
                     iov: None,
+                    count,
                     ..
-                } => budget.take(&format!("ops[{i}].bytes"), *b)?,
+                } => budget.writes(
+                    (|| format!("ops[{i}].bytes"), *b),
+                    (|| format!("ops[{i}].count"), *count),
+                )?,
                 SendOp::Sendmsg {
                     bytes: None,
                     iov: Some(iov),
+                    count,
                     ..
                 } => {
-                    let field = format!("ops[{i}].iov");
-                    check_range(&field, iov.len() as u64, 0, MAX_IOVECS as u64)?;
+                    let field = || format!("ops[{i}].iov");
+                    check_range(field, iov.len() as u64, 0, MAX_IOVECS as u64)?;
                     for (j, l) in iov.iter().enumerate() {
-                        check_range(&format!("ops[{i}].iov[{j}]"), *l, 0, MAX_OP_BYTES)?;
+                        check_range(|| format!("ops[{i}].iov[{j}]"), *l, 0, MAX_OP_BYTES)?;
                     }
-                    budget.take(&field, iov.iter().sum())?;
+                    let count_field = || format!("ops[{i}].count");
+                    budget.writes((field, iov.iter().sum()), (count_field, *count))?;
                 }
                 SendOp::Sendmsg { .. } => {
                     return Err(Error::invalid(
@@ -212,7 +221,7 @@ impl SendScenario {
                     ))
                 }
                 SendOp::Ack { bytes: Some(b) } => {
-                    check_range(&format!("ops[{i}].bytes"), *b, 0, MAX_TOTAL_BYTES)?;
+                    check_range(|| format!("ops[{i}].bytes"), *b, 0, MAX_TOTAL_BYTES)?;
                 }
                 SendOp::Transmit | SendOp::Ack { bytes: None } | SendOp::Close => {}
             }
@@ -227,6 +236,24 @@ pub const MIN_MSS: u64 = 48;
 pub const MAX_WINDOW: u64 = 65_535 << 14;
 /// The largest sndbuf a scenario may ask for (it bounds the write queue a step can show).
 pub const MAX_SNDBUF: u64 = 64 << 20;
+
+/// The error for a sendmsg that finds the write queue full (`sk_stream_memory_free` false):
+/// the model does not sleep, so the scenario must ack first.
+fn would_block(at: usize, (call, count): (u64, u64), queued: u64, sock: &SendSock) -> Error {
+    let which = if count > 1 {
+        format!(" (call {call} of {count})")
+    } else {
+        String::new()
+    };
+    Error::invalid(
+        format!("ops[{at}]"),
+        format!(
+            "sendmsg{which} would block: the write queue holds {queued} bytes of truesize, \
+             socket.sndbuf is {}; acknowledge data first (an `ack` op) or raise socket.sndbuf",
+            sock.cfg.socket.sndbuf
+        ),
+    )
+}
 
 /// [`SendSock`] driven by scenario operations.
 struct SendMachine {
@@ -245,29 +272,26 @@ impl Machine for SendMachine {
             ));
         }
         match op {
-            SendOp::Sendmsg { bytes, iov, eor } => {
+            SendOp::Sendmsg {
+                bytes,
+                iov,
+                eor,
+                count,
+            } => {
                 let iov: Vec<u32> = match (bytes, iov) {
                     (Some(b), _) => vec![*b as u32],
                     (None, Some(iov)) => iov.iter().map(|&l| l as u32).collect(),
                     (None, None) => Vec::new(),
                 };
-                sock.sendmsg(&iov, *eor, ev).map_err(|queued| {
-                    Error::invalid(
-                        format!("ops[{at}]"),
-                        format!(
-                            "sendmsg would block: the write queue holds {queued} bytes of \
-                             truesize, socket.sndbuf is {}; acknowledge data first (an `ack` \
-                             op) or raise socket.sndbuf",
-                            sock.cfg.socket.sndbuf
-                        ),
-                    )
-                })?;
+                for call in 1..=*count {
+                    sock.sendmsg(&iov, *eor, ev)
+                        .map_err(|queued| would_block(at, (call, *count), queued, sock))?;
+                }
             }
             SendOp::Transmit => sock.transmit(ev),
             SendOp::Ack { bytes: None } => sock.ack_all(ev),
             SendOp::Ack { bytes: Some(b) } => {
-                let field = format!("ops[{at}].bytes");
-                check_range(&field, *b, 0, sock.in_flight())?;
+                check_range(|| format!("ops[{at}].bytes"), *b, 0, sock.in_flight())?;
                 sock.ack_to(sock.snd_una + b, ev);
             }
             SendOp::Close => sock.close(ev),
@@ -278,25 +302,32 @@ impl Machine for SendMachine {
     fn describe(&self, op: &SendOp) -> String {
         match op {
             SendOp::Sendmsg {
-                bytes: Some(b),
+                bytes,
+                iov,
                 eor,
-                ..
-            } => format!("sendmsg {b} bytes{}", if *eor { " (MSG_EOR)" } else { "" }),
-            SendOp::Sendmsg {
-                iov: Some(iov),
-                eor,
-                ..
+                count,
             } => {
-                let parts: Vec<String> = iov.iter().map(u64::to_string).collect();
-                let total: u64 = iov.iter().sum();
-                format!(
-                    "sendmsg {} iovecs ({} = {total} bytes){}",
-                    iov.len(),
-                    parts.join(" + "),
-                    if *eor { " (MSG_EOR)" } else { "" }
-                )
+                let what = match (bytes, iov) {
+                    (Some(b), _) => format!("{b} bytes"),
+                    (None, Some(iov)) => {
+                        let parts: Vec<String> = iov.iter().map(u64::to_string).collect();
+                        let total: u64 = iov.iter().sum();
+                        format!(
+                            "{} iovecs ({} = {total} bytes)",
+                            iov.len(),
+                            parts.join(" + ")
+                        )
+                    }
+                    (None, None) => "0 bytes".to_string(),
+                };
+                let eor = if *eor { " (MSG_EOR)" } else { "" };
+                let times = if *count > 1 {
+                    format!(" x {count}")
+                } else {
+                    String::new()
+                };
+                format!("sendmsg {what}{eor}{times}")
             }
-            SendOp::Sendmsg { .. } => "sendmsg 0 bytes".to_string(),
             SendOp::Transmit => "transmit".to_string(),
             SendOp::Ack { bytes: None } => "ack everything sent".to_string(),
             SendOp::Ack { bytes: Some(b) } => format!("ack {b} bytes"),
