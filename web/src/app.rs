@@ -87,7 +87,9 @@ impl Shown {
         html! {
             <svg xmlns="http://www.w3.org/2000/svg" viewBox={format!("0 0 {} {}", d.width, d.height)}
                 width={d.width.to_string()} height={d.height.to_string()} role="img" aria-label={d.label.clone()}>
-                <style>{ Drawing::STYLE }</style>
+                // Keyed too: `for` is flattened into the <svg>'s children, and Yew diffs them by
+                // key only when every child has one (else a new skb shifts every later piece).
+                <style key="style">{ Drawing::STYLE }</style>
                 { for self.pieces.iter().map(|(k, body)| html! {
                     <g key={k.clone()}>{ Html::from_html_unchecked(body.clone()) }</g>
                 }) }
