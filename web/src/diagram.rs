@@ -72,38 +72,119 @@ impl Drawing {
     }
 }
 
-/// Draws `state` `width` units wide (skbs and pages wrap); `max_frags` is the era's
-/// MAX_SKB_FRAGS (the empty slots are summarised in one cell).
-pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str) -> Drawing {
-    let mut pieces = Vec::with_capacity(2 * skb_count(state) + state.pages.len() + 8);
-    let mut piece = |key: String, body: String| pieces.push((key, body));
+/// Where everything goes, apart from how it looks: [`draw`] paints it, and [`height`] sizes
+/// a canvas for a whole trace without building any markup.
+struct Layout {
+    /// Per queue: its label's baseline and each skb's top-left corner.
+    queues: Vec<(u32, Vec<(u32, u32)>)>,
+    /// The dfrags' label baseline and each dfrag's corner.
+    dfrags: (u32, Vec<(u32, u32)>),
+    /// The page column's left edge and its label's baseline; each page's corner.
+    px0: u32,
+    pages_label: u32,
+    pages: Vec<(u32, u32)>,
+    /// Where the cursors that hold no page are listed, one line each.
+    idle_cursors: u32,
+    height: u32,
+}
+
+const DFRAG_W: u32 = 150;
+const DFRAG_H: u32 = 40;
+
+/// Places boxes of the given widths left to right from `*y`, wrapping before `right`, and
+/// leaves `*y` below the last row.
+fn flow(y: &mut u32, right: u32, h: u32, widths: impl Iterator<Item = u32>) -> Vec<(u32, u32)> {
+    let mut x = PAD;
+    let mut spots = Vec::new();
+    for w in widths {
+        if x + w > right && x > PAD {
+            x = PAD;
+            *y += h + GAP;
+        }
+        spots.push((x, *y));
+        x += w + GAP;
+    }
+    if !spots.is_empty() {
+        *y += h + GAP;
+    }
+    spots
+}
+
+fn layout(state: &State, max_frags: u32, width: u32) -> Layout {
     // Pages stand in a column on the right, so a new skb never moves a page (nor a new page an
     // skb): a step then changes only the pieces it touched.
     let page_cols = if width >= 900 { 2 } else { 1 };
     let px0 = width - PAD - page_cols * (PAGE_W + GAP) + GAP;
     let right = px0 - 2 * GAP;
     let mut y = PAD;
+    // A label's baseline, and room below it.
+    let labelled = |y: &mut u32| {
+        *y += 22;
+        *y - 8
+    };
+    let queues = (state.queues.iter())
+        .map(|q| {
+            let label = labelled(&mut y);
+            let widths = q.skbs.iter().map(|s| skb_width(s, max_frags));
+            let spots = flow(&mut y, right, SKB_H, widths);
+            if spots.is_empty() {
+                y += 20; // "empty"
+            }
+            (label, spots)
+        })
+        .collect();
+    let dfrags = if state.dfrags.is_empty() {
+        (y, Vec::new())
+    } else {
+        let label = labelled(&mut y);
+        let widths = state.dfrags.iter().map(|_| DFRAG_W);
+        (label, flow(&mut y, right, DFRAG_H, widths))
+    };
+    let rows = (state.pages.len() as u32).div_ceil(page_cols);
+    let pages = (0..state.pages.len() as u32)
+        .map(|i| {
+            let (col, row) = (i % page_cols, i / page_cols);
+            (px0 + col * (PAGE_W + GAP), PAD + 22 + row * (PAGE_H + GAP))
+        })
+        .collect();
+    let idle_cursors = PAD + 22 + rows * (PAGE_H + GAP);
+    let idle = state.cursors.iter().filter(|c| c.page.is_none()).count() as u32;
+    Layout {
+        queues,
+        dfrags,
+        px0,
+        pages_label: PAD + 14,
+        pages,
+        idle_cursors,
+        height: y.max(idle_cursors + 14 * idle) + PAD + 6,
+    }
+}
+
+/// The height [`draw`] gives `state`: the app sizes one canvas for every step of a trace, so
+/// stepping never resizes the SVG (which would lay out all of it again).
+pub fn height(state: &State, max_frags: u32, width: u32) -> u32 {
+    layout(state, max_frags, width).height
+}
+
+/// Draws `state` `width` units wide (skbs and pages wrap); `max_frags` is the era's
+/// MAX_SKB_FRAGS (the empty slots are summarised in one cell).
+pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str) -> Drawing {
+    let at = layout(state, max_frags, width);
+    let mut pieces = Vec::with_capacity(2 * skb_count(state) + state.pages.len() + 8);
+    let mut piece = |key: String, body: String| pieces.push((key, body));
     // Where arrows start: (owner, x, y, page, head?), in drawing order.
     let mut frag_ends: Vec<(String, u32, u32, PageId, bool)> = Vec::new();
-    for (qi, q) in state.queues.iter().enumerate() {
-        y += 14;
+    for (qi, (q, (ly, spots))) in state.queues.iter().zip(&at.queues).enumerate() {
         piece(
             format!("q{qi}"),
             format!(
-                r#"<text class="q" x="{PAD}" y="{y}">{} ({} skb{})</text>"#,
+                r#"<text class="q" x="{PAD}" y="{ly}">{} ({} skb{})</text>"#,
                 esc(&q.name),
                 q.skbs.len(),
                 if q.skbs.len() == 1 { "" } else { "s" }
             ),
         );
-        y += 8;
-        let mut x = PAD;
-        for skb in &q.skbs {
-            let w = skb_width(skb, max_frags);
-            if x + w > right && x > PAD {
-                x = PAD;
-                y += SKB_H + GAP;
-            }
+        for (skb, &(x, y)) in q.skbs.iter().zip(spots) {
             let mut body = String::with_capacity(1200);
             let mut ends = Vec::new();
             draw_skb(&mut body, skb, x, y, max_frags, marks, &mut ends);
@@ -113,47 +194,41 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
                     .map(|(fx, fy, pg, h)| (key.clone(), fx, fy, pg, h)),
             );
             piece(key, body);
-            x += w + GAP;
         }
         if q.skbs.is_empty() {
             piece(
                 format!("q{qi}e"),
-                format!(r#"<text class="s" x="{PAD}" y="{}">empty</text>"#, y + 14),
+                format!(r#"<text class="s" x="{PAD}" y="{}">empty</text>"#, ly + 22),
             );
-            y += 20;
-        } else {
-            y += SKB_H + GAP;
         }
     }
     if !state.dfrags.is_empty() {
         let mut body = String::new();
         let mut ends = Vec::new();
-        y = draw_dfrags(&mut body, state, y, right + PAD, &mut ends);
+        draw_dfrags(&mut body, state, &at.dfrags, &mut ends);
         frag_ends.extend(
             ends.into_iter()
                 .map(|(fx, fy, pg, h)| ("d".to_string(), fx, fy, pg, h)),
         );
         piece("d".into(), body);
     }
-    let mut py = PAD + 14;
+    let px0 = at.px0;
     piece(
         "pl".into(),
         format!(
-            r#"<text class="q" x="{px0}" y="{py}">pages ({} live)</text>"#,
+            r#"<text class="q" x="{px0}" y="{}">pages ({} live)</text>"#,
+            at.pages_label,
             state.pages.len()
         ),
     );
-    py += 8;
     let mut page_pos = BTreeMap::new();
-    for (i, p) in state.pages.iter().enumerate() {
-        let (col, row) = (i as u32 % page_cols, i as u32 / page_cols);
-        let (x, y) = (px0 + col * (PAGE_W + GAP), py + row * (PAGE_H + GAP));
+    for (p, &(x, y)) in state.pages.iter().zip(&at.pages) {
         page_pos.insert(p.id, (x, y));
         let mut body = String::with_capacity(700);
         draw_page(&mut body, p, x, y, state, marks);
         piece(format!("p{}", p.id), body);
     }
-    py += (state.pages.len() as u32).div_ceil(page_cols) * (PAGE_H + GAP);
+    let mut py = at.idle_cursors;
     for c in state.cursors.iter().filter(|c| c.page.is_none()) {
         py += 14;
         piece(
@@ -164,7 +239,6 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             ),
         );
     }
-    let y = y.max(py);
     // One arrow bundle per owner (an skb, or the dfrags), drawn over the boxes.
     let mut bundle: Option<(String, String)> = None;
     for (owner, fx, fy, page, head) in frag_ends {
@@ -190,7 +264,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
     }
     Drawing {
         width,
-        height: y + PAD + 6,
+        height: at.height,
         label: label.to_string(),
         pieces,
     }
@@ -348,30 +422,22 @@ fn draw_skb(
     out.push_str("</g>");
 }
 
-/// MPTCP's data frags (`mptcp_data_frag`): bytes pushed to subflows out of each, and the page
-/// each lives in. Returns the y below them.
+/// MPTCP's data frags (`mptcp_data_frag`) at `at` (label baseline, corners): bytes pushed to
+/// subflows out of each, and the page each lives in.
 fn draw_dfrags(
     out: &mut String,
     state: &State,
-    mut y: u32,
-    width: u32,
+    (label, spots): &(u32, Vec<(u32, u32)>),
     frag_ends: &mut Vec<(u32, u32, PageId, bool)>,
-) -> u32 {
-    const W: u32 = 150;
-    const H: u32 = 40;
-    y += 14;
+) {
+    const W: u32 = DFRAG_W;
+    const H: u32 = DFRAG_H;
     let _ = write!(
         out,
-        r#"<text class="q" x="{PAD}" y="{y}">MPTCP data frags ({})</text>"#,
+        r#"<text class="q" x="{PAD}" y="{label}">MPTCP data frags ({})</text>"#,
         state.dfrags.len()
     );
-    y += 8;
-    let mut x = PAD;
-    for d in &state.dfrags {
-        if x + W > width - PAD && x > PAD {
-            x = PAD;
-            y += H + GAP;
-        }
+    for (d, &(x, y)) in state.dfrags.iter().zip(spots) {
         let sent = (u64::from(d.already_sent.min(d.data_len)) * u64::from(W - 12)
             / u64::from(d.data_len.max(1))) as u32;
         let _ = write!(
@@ -389,9 +455,7 @@ fn draw_dfrags(
             ly = y + 36,
         );
         frag_ends.push((x + W / 2, y + H, d.page, true));
-        x += W + GAP;
     }
-    y + H + GAP
 }
 
 fn draw_page(out: &mut String, p: &Page, x: u32, y: u32, state: &State, marks: &Marks) {
