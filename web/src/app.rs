@@ -51,6 +51,8 @@ pub struct App {
     pos: usize,
     /// The drawings for `pos`, one per trace (rebuilt when `pos` or the session changes).
     drawn: Vec<Shown>,
+    /// Per trace, the height of its tallest drawing (computed when the session opens).
+    canvas: Vec<u32>,
     play: Option<Interval>,
     speed: u32,
     notice: Option<String>,
@@ -69,32 +71,61 @@ const SPEEDS: [u32; 4] = [1, 2, 4, 8];
 struct Shown {
     drawing: Drawing,
     pieces: Vec<(Key, AttrValue)>,
+    /// The SVG's height for every step of the trace (see [`canvas_height`]).
+    canvas: u32,
 }
 
 impl Shown {
-    fn new(drawing: Drawing) -> Shown {
+    fn new(drawing: Drawing, canvas: u32) -> Shown {
+        let canvas = canvas.max(drawing.height);
         let pieces = drawing
             .pieces
             .iter()
             .map(|(k, b)| (Key::from(k.as_str()), AttrValue::from(b.clone())))
             .collect();
-        Shown { drawing, pieces }
+        Shown {
+            drawing,
+            pieces,
+            canvas,
+        }
     }
 
     /// The same markup as [`Drawing::to_svg`], with each piece keyed so unchanged pieces stay.
+    /// The SVG keeps the trace's canvas size at every step (resizing an SVG lays out every
+    /// node in it again); the box around it shows only this step's drawing.
     fn view(&self) -> Html {
         let d = &self.drawing;
         html! {
-            <svg xmlns="http://www.w3.org/2000/svg" viewBox={format!("0 0 {} {}", d.width, d.height)}
-                width={d.width.to_string()} height={d.height.to_string()} role="img" aria-label={d.label.clone()}>
-                // Keyed too: `for` is flattened into the <svg>'s children, and Yew diffs them by
-                // key only when every child has one (else a new skb shifts every later piece).
-                <style key="style">{ Drawing::STYLE }</style>
-                { for self.pieces.iter().map(|(k, body)| html! {
-                    <g key={k.clone()}>{ Html::from_html_unchecked(body.clone()) }</g>
-                }) }
-            </svg>
+            <div class="canvas" style={format!("aspect-ratio:{}/{}", d.width, d.height)}>
+                <svg xmlns="http://www.w3.org/2000/svg" viewBox={format!("0 0 {} {}", d.width, self.canvas)}
+                    width={d.width.to_string()} height={self.canvas.to_string()} role="img" aria-label={d.label.clone()}>
+                    // Keyed too: `for` is flattened into the <svg>'s children, and Yew diffs them
+                    // by key only when every child has one (else a new skb shifts every later piece).
+                    <style key="style">{ Drawing::STYLE }</style>
+                    { for self.pieces.iter().map(|(k, body)| html! {
+                        <g key={k.clone()}>{ Html::from_html_unchecked(body.clone()) }</g>
+                    }) }
+                </svg>
+            </div>
         }
+    }
+}
+
+/// The tallest drawing of trace `t` `width` units wide, over all its steps.
+fn canvas_height(t: &skblab_core::Trace, width: u32) -> u32 {
+    let max_frags = t.consts.max_skb_frags;
+    (t.steps.iter())
+        .map(|st| diagram::height(&st.state, max_frags, width))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Side by side, each drawing wraps narrower so it stays legible.
+fn drawing_width(traces: usize) -> u32 {
+    if traces == 2 {
+        620
+    } else {
+        1000
     }
 }
 
@@ -115,6 +146,7 @@ impl Component for App {
             session: None,
             pos: 0,
             drawn: Vec::new(),
+            canvas: Vec::new(),
             play: None,
             speed: 2,
             notice,
@@ -417,6 +449,8 @@ impl App {
         if !self.chart.as_ref().is_some_and(|c| names.contains(c)) {
             self.chart = names.first().cloned();
         }
+        let width = drawing_width(s.traces.len());
+        self.canvas = s.traces.iter().map(|t| canvas_height(t, width)).collect();
         self.session = Some(s);
         self.go(pos);
     }
@@ -478,15 +512,9 @@ impl App {
                     changed: &changed,
                     differs: &differs,
                 };
-                // Side by side, each drawing wraps narrower so it stays legible.
-                let width = if n == 2 { 620 } else { 1000 };
-                Shown::new(diagram::draw(
-                    cur,
-                    &marks,
-                    t.consts.max_skb_frags,
-                    width,
-                    &label,
-                ))
+                let width = drawing_width(n);
+                let drawing = diagram::draw(cur, &marks, t.consts.max_skb_frags, width, &label);
+                Shown::new(drawing, self.canvas.get(i).copied().unwrap_or(0))
             })
             .collect();
     }
