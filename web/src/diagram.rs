@@ -31,7 +31,7 @@ const STYLE: &str =
 .free{fill:none;stroke:#b8c0cc;stroke-dasharray:3 2}.pg{fill:#fff;stroke:#8a94a6}\
 .fill{fill:#f0b35a}.bar{fill:#f5efe4;stroke:#d4c7ad}.arrow{stroke:#5bb37f;fill:none;opacity:.55}\
 .harrow{stroke:#4c7bd9;fill:none;stroke-dasharray:4 3;opacity:.6}.cur{fill:#c2412d}\
-.psh{fill:#7a3db8}.chg{stroke:#e8590c;stroke-width:3}.dif{stroke:#7a3db8;stroke-width:2.5;\
+.psh{fill:#7a3db8}.mk{fill:none;pointer-events:none}.chg{stroke:#e8590c;stroke-width:3}.dif{stroke:#7a3db8;stroke-width:2.5;\
 stroke-dasharray:6 3}.chg.dif{stroke:#e8590c;stroke-dasharray:6 3}";
 
 /// How to mark items: `changed` by the current step, `differs` from the other variant.
@@ -172,6 +172,17 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
     let at = layout(state, max_frags, width);
     let mut pieces = Vec::with_capacity(2 * skb_count(state) + state.pages.len() + 8);
     let mut piece = |key: String, body: String| pieces.push((key, body));
+    // The marks, outlines over the boxes in one piece of their own: a step that only unmarks
+    // what the step before changed then redraws this piece, not every box it had marked.
+    let mut outlines = String::new();
+    let mut outline = |x: u32, y: u32, w: u32, h: u32, mark: &str| {
+        if !mark.is_empty() {
+            let _ = write!(
+                outlines,
+                r#"<rect class="mk{mark}" x="{x}" y="{y}" width="{w}" height="{h}" rx="4"/>"#
+            );
+        }
+    };
     // Where arrows start: (owner, x, y, page, head?), in drawing order.
     let mut frag_ends: Vec<(String, u32, u32, PageId, bool)> = Vec::new();
     for (qi, (q, (ly, spots))) in state.queues.iter().zip(&at.queues).enumerate() {
@@ -187,7 +198,10 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         for (skb, &(x, y)) in q.skbs.iter().zip(spots) {
             let mut body = String::with_capacity(1200);
             let mut ends = Vec::new();
-            draw_skb(&mut body, skb, x, y, max_frags, marks, &mut ends);
+            draw_skb(&mut body, skb, x, y, max_frags, &mut ends);
+            let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
+            let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
+            outline(x, y, skb_width(skb, max_frags), SKB_H, mark);
             let key = format!("s{qi}-{}", skb.id);
             frag_ends.extend(
                 ends.into_iter()
@@ -226,6 +240,8 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         page_pos.insert(p.id, (x, y));
         let mut body = String::with_capacity(700);
         draw_page(&mut body, p, x, y, state, marks);
+        let (c, d) = (&marks.changed.pages, &marks.differs.pages);
+        outline(x, y, PAGE_W, PAGE_H, mark_class(c.contains(&p.id), d.contains(&p.id)));
         piece(format!("p{}", p.id), body);
     }
     let mut py = at.idle_cursors;
@@ -239,6 +255,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             ),
         );
     }
+    piece("m".into(), outlines);
     // One arrow bundle per owner (an skb, or the dfrags), drawn over the boxes.
     let mut bundle: Option<(String, String)> = None;
     for (owner, fx, fy, page, head) in frag_ends {
@@ -298,18 +315,13 @@ fn draw_skb(
     x: u32,
     y: u32,
     max_frags: u32,
-    marks: &Marks,
     frag_ends: &mut Vec<(u32, u32, PageId, bool)>,
 ) {
     let w = skb_width(skb, max_frags);
-    let mark = mark_class(
-        marks.changed.skbs.contains(&skb.id),
-        marks.differs.skbs.contains(&skb.id),
-    );
     let h = &skb.head;
     let _ = write!(
         out,
-        r#"<g data-skb="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, head {hb} bytes, truesize {ts}{psh}{sent}</title><rect class="box{sentc}{mark}" x="{x}" y="{y}" width="{w}" height="{SKB_H}" rx="4"/><text x="{tx}" y="{ty}">skb {id} · len {len}</text>"#,
+        r#"<g data-skb="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, head {hb} bytes, truesize {ts}{psh}{sent}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{SKB_H}" rx="4"/><text x="{tx}" y="{ty}">skb {id} · len {len}</text>"#,
         id = skb.id,
         seq = skb.seq,
         end = skb.end_seq,
@@ -459,15 +471,11 @@ fn draw_dfrags(
 }
 
 fn draw_page(out: &mut String, p: &Page, x: u32, y: u32, state: &State, marks: &Marks) {
-    let mark = mark_class(
-        marks.changed.pages.contains(&p.id),
-        marks.differs.pages.contains(&p.id),
-    );
     let bar_w = PAGE_W - 12;
     let fill = (u64::from(p.used.min(p.size)) * u64::from(bar_w) / u64::from(p.size.max(1))) as u32;
     let _ = write!(
         out,
-        r#"<g data-page="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}, allocated on CPU {cpu}</title><rect class="pg{mark}" x="{x}" y="{y}" width="{PAGE_W}" height="{PAGE_H}" rx="4"/><text x="{tx}" y="{ty}">page {id}{order}</text><text x="{tx}" y="{ry}" class="s">ref {c} · {used}/{size}</text><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><rect class="fill" x="{tx}" y="{by}" width="{fill}" height="10"/>"#,
+        r#"<g data-page="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}, allocated on CPU {cpu}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{PAGE_H}" rx="4"/><text x="{tx}" y="{ty}">page {id}{order}</text><text x="{tx}" y="{ry}" class="s">ref {c} · {used}/{size}</text><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><rect class="fill" x="{tx}" y="{by}" width="{fill}" height="10"/>"#,
         id = p.id,
         o = p.order,
         size = p.size,
@@ -585,12 +593,12 @@ mod tests {
             "modern",
         );
         let keys: Vec<&str> = drawing.pieces.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["q0", "s0-7", "pl", "p2", "as0-7"]);
+        assert_eq!(keys, ["q0", "s0-7", "pl", "p2", "m", "as0-7"]);
         let svg = drawing.to_svg();
         for want in [
             r#"data-skb="7""#,
             "skb 7 · len 1448",
-            r#"class="box chg""#,
+            r#"<rect class="mk chg" x="10" y="32" width="162" height="80" rx="4"/>"#,
             "frag 0: page 2, offset 0, size 1448",
             "+16",
             r#"data-page="2""#,
