@@ -241,7 +241,13 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         let mut body = String::with_capacity(700);
         draw_page(&mut body, p, x, y, state, marks);
         let (c, d) = (&marks.changed.pages, &marks.differs.pages);
-        outline(x, y, PAGE_W, PAGE_H, mark_class(c.contains(&p.id), d.contains(&p.id)));
+        outline(
+            x,
+            y,
+            PAGE_W,
+            PAGE_H,
+            mark_class(c.contains(&p.id), d.contains(&p.id)),
+        );
         piece(format!("p{}", p.id), body);
     }
     let mut py = at.idle_cursors;
