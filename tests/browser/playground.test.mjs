@@ -71,6 +71,8 @@ test('a permalink restores the walkthrough and the step', async () => {
   const { len } = await position(page);
   const target = Math.min(2, len);
   for (let i = 0; i < target; i++) await page.getByRole('button', { name: 'Next step' }).click();
+  // The URL follows the position once stepping pauses.
+  await page.waitForURL(new RegExp(`&step=${target}$`));
   const link = page.url();
   assert.match(link, /#w=.*&step=/);
   const again = await open(browser, link.slice(link.indexOf('#')));
@@ -90,6 +92,7 @@ test('a permalink restores an edited scenario, its comparison and the step', asy
   const { len } = await position(page);
   await page.getByRole('button', { name: 'Last step' }).click();
   const variants = await variantsShown(page);
+  await page.waitForURL(new RegExp(`&step=${len}$`));
   const link = page.url();
   assert.match(link, /#s=/);
   const again = await open(browser, link.slice(link.indexOf('#')));

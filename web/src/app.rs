@@ -7,7 +7,7 @@ use crate::form::{self, Knob};
 use crate::session::{self, Link, Session};
 use crate::{chart, dom};
 use gloo_events::{EventListener, EventListenerOptions};
-use gloo_timers::callback::Interval;
+use gloo_timers::callback::{Interval, Timeout};
 use serde_json::Value;
 use skblab_core::trace::{Event as TraceEvent, State};
 use skblab_core::walkthrough::{self, Walkthrough};
@@ -61,11 +61,16 @@ pub struct App {
     compare: String,
     chart: Option<String>,
     fragment: String,
+    /// Writes `fragment` into the URL once stepping pauses: `replaceState` costs milliseconds,
+    /// too much to pay on every step while playing or holding an arrow key.
+    pending_link: Option<Timeout>,
     started: Option<f64>,
     _listeners: [EventListener; 2],
 }
 
 const SPEEDS: [u32; 4] = [1, 2, 4, 8];
+/// How long the position must rest before the URL follows it.
+const LINK_DELAY_MS: u32 = 300;
 
 /// A drawing and its pieces as shared strings (cheap to hand to the virtual DOM each render).
 struct Shown {
@@ -155,6 +160,7 @@ impl Component for App {
             compare: String::new(),
             chart: None,
             fragment: String::new(),
+            pending_link: None,
             started: None,
             _listeners: listeners(ctx),
         };
@@ -260,8 +266,15 @@ impl Component for App {
         if let Some(s) = &self.session {
             let f = s.link(self.pos).encode();
             if f != self.fragment {
-                dom::set_fragment(&f);
-                self.fragment = f;
+                self.fragment = f.clone();
+                let write = move || dom::set_fragment(&f);
+                // Replacing the timer cancels the write it had pending.
+                self.pending_link = if first {
+                    write();
+                    None
+                } else {
+                    Some(Timeout::new(LINK_DELAY_MS, write))
+                };
             }
         }
     }
