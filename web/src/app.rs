@@ -32,6 +32,8 @@ pub enum Msg {
     ExportJson(usize),
     ExportSvg(usize),
     HashChanged,
+    /// Diagram `i` was scrolled: the band of it to keep in the page.
+    Scroll(usize, (u32, u32)),
 }
 
 /// The editor's verdict on its text.
@@ -53,6 +55,8 @@ pub struct App {
     drawn: Vec<Shown>,
     /// Per trace, the height of its tallest drawing (computed when the session opens).
     canvas: Vec<u32>,
+    /// Per diagram, the band of it in the page ([`diagram::window`]).
+    windows: Vec<(u32, u32)>,
     play: Option<Interval>,
     speed: u32,
     notice: Option<String>,
@@ -69,6 +73,8 @@ pub struct App {
 }
 
 const SPEEDS: [u32; 4] = [1, 2, 4, 8];
+/// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
+const FIRST_WINDOW: (u32, u32) = (0, 3000);
 /// How long the position must rest before the URL follows it.
 const LINK_DELAY_MS: u32 = 300;
 
@@ -83,10 +89,8 @@ struct Shown {
 impl Shown {
     fn new(drawing: Drawing, canvas: u32) -> Shown {
         let canvas = canvas.max(drawing.height);
-        let pieces = drawing
-            .pieces
-            .iter()
-            .map(|(k, b)| (Key::from(k.as_str()), AttrValue::from(b.clone())))
+        let pieces = (drawing.pieces.iter())
+            .map(|p| (Key::from(p.key.as_str()), AttrValue::from(p.body.clone())))
             .collect();
         Shown {
             drawing,
@@ -95,11 +99,13 @@ impl Shown {
         }
     }
 
-    /// The same markup as [`Drawing::to_svg`], with each piece keyed so unchanged pieces stay.
-    /// The SVG keeps the trace's canvas size at every step (resizing an SVG lays out every
-    /// node in it again); the box around it shows only this step's drawing.
-    fn view(&self) -> Html {
+    /// The markup of [`Drawing::to_svg`] near the view (the pieces meeting `window`), each
+    /// piece keyed so unchanged pieces stay. The SVG keeps the trace's canvas size at every
+    /// step (resizing an SVG lays out every node in it again); the box around it shows only
+    /// this step's drawing.
+    fn view(&self, (top, bottom): (u32, u32)) -> Html {
         let d = &self.drawing;
+        let near = (d.pieces.iter().zip(&self.pieces)).filter(|(p, _)| p.meets(top, bottom));
         html! {
             <div class="canvas" style={format!("aspect-ratio:{}/{}", d.width, d.height)}>
                 <svg xmlns="http://www.w3.org/2000/svg" viewBox={format!("0 0 {} {}", d.width, self.canvas)}
@@ -107,7 +113,7 @@ impl Shown {
                     // Keyed too: `for` is flattened into the <svg>'s children, and Yew diffs them
                     // by key only when every child has one (else a new skb shifts every later piece).
                     <style key="style">{ Drawing::STYLE }</style>
-                    { for self.pieces.iter().map(|(k, body)| html! {
+                    { for near.map(|(_, (k, body))| html! {
                         <g key={k.clone()}>{ Html::from_html_unchecked(body.clone()) }</g>
                     }) }
                 </svg>
@@ -152,6 +158,7 @@ impl Component for App {
             pos: 0,
             drawn: Vec::new(),
             canvas: Vec::new(),
+            windows: Vec::new(),
             play: None,
             speed: 2,
             notice,
@@ -169,6 +176,12 @@ impl Component for App {
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
+        if let Msg::Scroll(i, band) = msg {
+            if self.windows.len() <= i {
+                self.windows.resize(i + 1, FIRST_WINDOW);
+            }
+            return std::mem::replace(&mut self.windows[i], band) != band;
+        }
         self.started.get_or_insert_with(dom::now);
         let len = self.len();
         match msg {
@@ -244,6 +257,7 @@ impl Component for App {
                 }
                 return false;
             }
+            Msg::Scroll(..) => unreachable!("handled above"),
             Msg::HashChanged => {
                 if dom::fragment().trim_start_matches('#') != self.fragment {
                     self.stop();
@@ -301,6 +315,20 @@ impl Component for App {
             </>
         }
     }
+}
+
+/// Tells the app which band of diagram `i` (`width` units wide) to keep as it scrolls.
+fn on_scroll(ctx: &Context<App>, i: usize, width: u32) -> Callback<Event> {
+    ctx.link().callback(move |e: Event| {
+        let el = e.target_unchecked_into::<web_sys::Element>();
+        let band = diagram::window(
+            el.scroll_top(),
+            el.client_height(),
+            el.client_width(),
+            width,
+        );
+        Msg::Scroll(i, band)
+    })
 }
 
 /// Keyboard shortcuts (outside text fields) and `hashchange` (a pasted permalink).
@@ -622,7 +650,9 @@ impl App {
                             <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={ctx.link().callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
                             <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={ctx.link().callback(move |_| Msg::ExportJson(i))}>{ "trace JSON" }</button>
                         </figcaption>
-                        <div class="svgwrap">{ shown.view() }</div>
+                        <div class="svgwrap" onscroll={on_scroll(ctx, i, shown.drawing.width)}>
+                            { shown.view(self.windows.get(i).copied().unwrap_or(FIRST_WINDOW)) }
+                        </div>
                     </figure>
                 }) }
                 <p class="legend">

@@ -48,8 +48,25 @@ pub struct Drawing {
     pub width: u32,
     pub height: u32,
     pub label: String,
-    /// (key, SVG markup drawn inside a `<g>`), in painting order.
-    pub pieces: Vec<(String, String)>,
+    /// In painting order.
+    pub pieces: Vec<Piece>,
+}
+
+/// A keyed part of a drawing: SVG markup drawn inside a `<g>`, and the band of y it covers
+/// (so the page can leave out what is far from view).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub key: String,
+    pub top: u32,
+    pub bottom: u32,
+    pub body: String,
+}
+
+impl Piece {
+    /// Whether any of it lies in the band `top..=bottom`.
+    pub fn meets(&self, top: u32, bottom: u32) -> bool {
+        self.top <= bottom && top <= self.bottom
+    }
 }
 
 impl Drawing {
@@ -64,12 +81,27 @@ impl Drawing {
             h = self.height,
             l = esc(&self.label)
         );
-        for (_, body) in &self.pieces {
-            let _ = write!(out, "<g>{body}</g>");
+        for p in &self.pieces {
+            let _ = write!(out, "<g>{}</g>", p.body);
         }
         out.push_str("</svg>");
         out
     }
+}
+
+/// The band of drawing units the page keeps of a drawing `width` units wide, shown scaled
+/// into a scroll area `view_w` by `view_h` pixels scrolled down `scroll_top`: what is in view
+/// and one view's height above and below, rounded out to whole bands of 1000 units so that
+/// scrolling a little changes nothing. A 500-skb queue is 11000 units tall; a step then
+/// touches only the few dozen skbs near the view.
+pub fn window(scroll_top: i32, view_h: i32, view_w: i32, width: u32) -> (u32, u32) {
+    const BAND: f64 = 1000.0;
+    let per_px = f64::from(width) / f64::from(view_w.max(1));
+    let top = f64::from(scroll_top.max(0)) * per_px;
+    let h = f64::from(view_h.max(0)) * per_px;
+    let lo = ((top - h) / BAND).floor().max(0.0) * BAND;
+    let hi = ((top + 2.0 * h) / BAND).ceil() * BAND;
+    (lo as u32, hi as u32)
 }
 
 /// Where everything goes, apart from how it looks: [`draw`] paints it, and [`height`] sizes
@@ -171,7 +203,16 @@ pub fn height(state: &State, max_frags: u32, width: u32) -> u32 {
 pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str) -> Drawing {
     let at = layout(state, max_frags, width);
     let mut pieces = Vec::with_capacity(2 * skb_count(state) + state.pages.len() + 8);
-    let mut piece = |key: String, body: String| pieces.push((key, body));
+    let mut piece = |key: String, (top, bottom): (u32, u32), body: String| {
+        pieces.push(Piece {
+            key,
+            top,
+            bottom,
+            body,
+        })
+    };
+    // The band a line of text at baseline `y` covers.
+    let line = |y: u32| (y - 12, y + 4);
     // The marks, outlines over the boxes in one piece of their own: a step that only unmarks
     // what the step before changed then redraws this piece, not every box it had marked.
     let mut outlines = String::new();
@@ -188,6 +229,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
     for (qi, (q, (ly, spots))) in state.queues.iter().zip(&at.queues).enumerate() {
         piece(
             format!("q{qi}"),
+            line(*ly),
             format!(
                 r#"<text class="q" x="{PAD}" y="{ly}">{} ({} skb{})</text>"#,
                 esc(&q.name),
@@ -207,11 +249,12 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
                 ends.into_iter()
                     .map(|(fx, fy, pg, h)| (key.clone(), fx, fy, pg, h)),
             );
-            piece(key, body);
+            piece(key, (y, y + SKB_H), body);
         }
         if q.skbs.is_empty() {
             piece(
                 format!("q{qi}e"),
+                line(ly + 22),
                 format!(r#"<text class="s" x="{PAD}" y="{}">empty</text>"#, ly + 22),
             );
         }
@@ -224,11 +267,14 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             ends.into_iter()
                 .map(|(fx, fy, pg, h)| ("d".to_string(), fx, fy, pg, h)),
         );
-        piece("d".into(), body);
+        let (label, spots) = &at.dfrags;
+        let bottom = spots.last().map_or(*label, |s| s.1 + DFRAG_H);
+        piece("d".into(), (label - 12, bottom), body);
     }
     let px0 = at.px0;
     piece(
         "pl".into(),
+        line(at.pages_label),
         format!(
             r#"<text class="q" x="{px0}" y="{}">pages ({} live)</text>"#,
             at.pages_label,
@@ -248,42 +294,44 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             PAGE_H,
             mark_class(c.contains(&p.id), d.contains(&p.id)),
         );
-        piece(format!("p{}", p.id), body);
+        piece(format!("p{}", p.id), (y, y + PAGE_H), body);
     }
     let mut py = at.idle_cursors;
     for c in state.cursors.iter().filter(|c| c.page.is_none()) {
         py += 14;
         piece(
             format!("c{}", c.name),
+            line(py),
             format!(
                 r#"<text class="s" x="{px0}" y="{py}">{}: no page</text>"#,
                 esc(&c.name)
             ),
         );
     }
-    piece("m".into(), outlines);
+    piece("m".into(), (0, at.height), outlines);
     // One arrow bundle per owner (an skb, or the dfrags), drawn over the boxes.
-    let mut bundle: Option<(String, String)> = None;
+    let mut bundle: Option<(String, (u32, u32), String)> = None;
     for (owner, fx, fy, page, head) in frag_ends {
         let Some(&(px, py)) = page_pos.get(&page) else {
             continue;
         };
-        if bundle.as_ref().is_some_and(|(o, _)| *o != owner) {
-            let (o, b) = bundle.take().expect("checked");
-            piece(format!("a{o}"), b);
+        if bundle.as_ref().is_some_and(|(o, ..)| *o != owner) {
+            let (o, band, b) = bundle.take().expect("checked");
+            piece(format!("a{o}"), band, b);
         }
-        let (_, body) = bundle.get_or_insert_with(|| (owner, String::new()));
+        let (_, band, body) = bundle.get_or_insert_with(|| (owner, (fy, fy), String::new()));
         // Down out of the frag, then across into the page's left edge.
         let (tx, ty) = (px, py + PAGE_H / 2);
         let (c1, c2) = (fy + 24, tx.saturating_sub(40));
+        *band = (band.0.min(ty), band.1.max(c1).max(ty));
         let _ = write!(
             body,
             r#"<path class="{}" d="M{fx} {fy}C{fx} {c1} {c2} {ty} {tx} {ty}"/>"#,
             if head { "harrow" } else { "arrow" }
         );
     }
-    if let Some((o, b)) = bundle {
-        piece(format!("a{o}"), b);
+    if let Some((o, band, b)) = bundle {
+        piece(format!("a{o}"), band, b);
     }
     Drawing {
         width,
@@ -582,6 +630,26 @@ mod tests {
     }
 
     #[test]
+    fn window_keeps_a_view_above_and_below_in_whole_bands() {
+        // (scroll_top, view_h, view_w, width) -> band, in drawing units.
+        for (args, want) in [
+            ((0, 600, 1000, 1000), (0, 2000)),
+            ((2500, 600, 1000, 1000), (1000, 4000)),
+            ((2500, 600, 500, 1000), (3000, 8000)),
+            ((0, 0, 0, 1000), (0, 0)),
+        ] {
+            assert_eq!(window(args.0, args.1, args.2, args.3), want, "{args:?}");
+        }
+        let p = Piece {
+            key: "s".into(),
+            top: 900,
+            bottom: 1100,
+            body: String::new(),
+        };
+        assert!(p.meets(1000, 2000) && p.meets(0, 900) && !p.meets(1101, 3000));
+    }
+
+    #[test]
     fn draws_skbs_frags_pages_arrows_cursors() {
         let s = sample();
         let changed = Changed {
@@ -598,8 +666,21 @@ mod tests {
             1000,
             "modern",
         );
-        let keys: Vec<&str> = drawing.pieces.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["q0", "s0-7", "pl", "p2", "m", "as0-7"]);
+        let keys: Vec<(&str, u32, u32)> = (drawing.pieces.iter())
+            .map(|p| (p.key.as_str(), p.top, p.bottom))
+            .collect();
+        // The arrow's band: from the page's middle (y 63) to its bend below the frag (y 128).
+        assert_eq!(
+            keys,
+            [
+                ("q0", 12, 28),
+                ("s0-7", 32, 112),
+                ("pl", 12, 28),
+                ("p2", 32, 94),
+                ("m", 0, 138),
+                ("as0-7", 63, 128)
+            ]
+        );
         let svg = drawing.to_svg();
         for want in [
             r#"data-skb="7""#,
