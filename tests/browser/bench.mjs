@@ -31,16 +31,16 @@ try {
   const frag = '#s=' + Buffer.from(text).toString('base64url') + '&step=0';
   const page = await open(browser, frag);
   const { len } = await position(page);
-  const step = () => page.evaluate(async () => {
+  const step = (key = 'ArrowRight') => page.evaluate(async (key) => {
     const t0 = performance.now();
-    document.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+    document.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
     // Yew renders in a microtask; a zero timeout runs after it, then force style and layout.
     await new Promise((r) => setTimeout(r, 0));
     const t1 = performance.now();
     document.body.getBoundingClientRect();
     const t2 = performance.now();
     return { total: t2 - t0, layout: t2 - t1, app: window.__skblab.renderMs, draw: window.__skblab.drawMs };
-  });
+  }, key);
   const rows = [];
   for (let k = 1; k <= len; k++) {
     const r = await step();
@@ -58,6 +58,16 @@ try {
       ` of which building the drawing ${fmt(median(big.map((r) => r.draw)))}, style+layout ${fmt(median(big.map((r) => r.layout)))} (medians)`);
   }
   console.log(`step render, all steps: with style+layout ${fmt(median(rows.map((r) => r.total)))} median / ${fmt(max(rows.map((r) => r.total)))} max`);
+  // The page holds only the part of the diagram near the view, and the steps above add skbs at
+  // the bottom, out of view. Scrolled down to them, each step draws its 25 skbs in the page.
+  await page.locator('.svgwrap').first().evaluate((e) => { e.scrollTop = e.scrollHeight; });
+  const near = [];
+  for (let k = 0; k < 20; k++) {
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+    near.push(await step(k % 2 ? 'ArrowRight' : 'ArrowLeft'));
+  }
+  console.log(`step render, scrolled to the newest skbs (steps ${len - 1} <-> ${len}): with style+layout ${fmt(median(near.map((r) => r.total)))} median / ${fmt(max(near.map((r) => r.total)))} max;` +
+    ` app ${fmt(median(near.map((r) => r.app)))}, style+layout ${fmt(median(near.map((r) => r.layout)))} (medians)`);
   await page.close();
 } finally {
   await browser.close();
