@@ -105,6 +105,25 @@ test('a permalink restores an edited scenario, its comparison and the step', asy
   await page.close();
 });
 
+test('a 500-skb queue: the page holds the skbs near the view, scrolling reaches every one', async () => {
+  const ops = '[[ops]]\nop = "sendmsg"\nbytes = 36200\n'.repeat(20);
+  const text = `mechanism = "sendmsg"\ntitle = "500 skbs"\n[device]\ngso = false\n[socket]\nmss = 1448\n${ops}`;
+  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=20`);
+  const ids = () => page.$$eval('[data-skb]', (els) => els.map((e) => Number(e.dataset.skb)));
+  assert.match(await page.locator('svg text.q').first().textContent(), /\(500 skbs\)/);
+  const top = await ids();
+  assert.ok(top.includes(0) && top.length < 200, `${top.length} skbs in the page`);
+  // The 25 skbs this step queued are marked, in view or not.
+  assert.equal(await page.locator('.mk.chg').count(), 25);
+  await page.locator('.svgwrap').evaluate((e) => { e.scrollTop = e.scrollHeight; });
+  await page.waitForSelector('[data-skb="499"]');
+  assert.ok(!(await ids()).includes(0));
+  // Not full-page: resizing the viewport for that moves the diagram's scroll position.
+  await page.screenshot({ path: join(SHOTS, 'long-queue-bottom.png') });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('a hostile or broken permalink shows a message and the default walkthrough', async () => {
   const first = await open(browser);
   const title = await first.locator('[data-testid=title]').textContent();
