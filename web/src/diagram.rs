@@ -4,7 +4,9 @@
 //!
 //! The drawing is SVG markup in keyed pieces with its own `<style>`, so the page shows and the
 //! export button saves exactly the same picture, and a step re-parses only the pieces it
-//! changed instead of diffing thousands of virtual-DOM nodes.
+//! changed instead of diffing thousands of virtual-DOM nodes. Each piece knows the band of y
+//! it covers, so the page holds only those near the view ([`window`]); the layout is apart
+//! from the markup, so [`height`] sizes a canvas for a whole trace cheaply.
 //!
 //! A mechanism that needs more than this generic form adds a hook here, keyed by
 //! `Trace::mechanism`; none does today (MPTCP mappings ride on the skb and are drawn with it).
