@@ -215,15 +215,19 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
     };
     // The band a line of text at baseline `y` covers.
     let line = |y: u32| (y - 12, y + 4);
-    // The marks, outlines over the boxes in one piece of their own: a step that only unmarks
-    // what the step before changed then redraws this piece, not every box it had marked.
-    let mut outlines = String::new();
-    let mut outline = |x: u32, y: u32, w: u32, h: u32, mark: &str| {
+    // The marks: outlines over the boxes, each a piece of its own (painted after every box),
+    // so a step that only unmarks what the step before changed leaves the boxes alone.
+    let mut outlines = Vec::new();
+    let mut outline = |key: &str, (x, y, w, h): (u32, u32, u32, u32), mark: &str| {
         if !mark.is_empty() {
-            let _ = write!(
-                outlines,
-                r#"<rect class="mk{mark}" x="{x}" y="{y}" width="{w}" height="{h}" rx="4"/>"#
-            );
+            outlines.push(Piece {
+                key: format!("m{key}"),
+                top: y,
+                bottom: y + h,
+                body: format!(
+                    r#"<rect class="mk{mark}" x="{x}" y="{y}" width="{w}" height="{h}" rx="4"/>"#
+                ),
+            });
         }
     };
     // Where arrows start: (owner, x, y, page, head?), in drawing order.
@@ -243,10 +247,10 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             let mut body = String::with_capacity(1200);
             let mut ends = Vec::new();
             draw_skb(&mut body, skb, x, y, max_frags, &mut ends);
+            let key = format!("s{qi}-{}", skb.id);
             let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
             let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
-            outline(x, y, skb_width(skb, max_frags), SKB_H, mark);
-            let key = format!("s{qi}-{}", skb.id);
+            outline(&key, (x, y, skb_width(skb, max_frags), SKB_H), mark);
             frag_ends.extend(
                 ends.into_iter()
                     .map(|(fx, fy, pg, h)| (key.clone(), fx, fy, pg, h)),
@@ -288,15 +292,11 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         page_pos.insert(p.id, (x, y));
         let mut body = String::with_capacity(700);
         draw_page(&mut body, p, x, y, state, marks);
+        let key = format!("p{}", p.id);
         let (c, d) = (&marks.changed.pages, &marks.differs.pages);
-        outline(
-            x,
-            y,
-            PAGE_W,
-            PAGE_H,
-            mark_class(c.contains(&p.id), d.contains(&p.id)),
-        );
-        piece(format!("p{}", p.id), (y, y + PAGE_H), body);
+        let mark = mark_class(c.contains(&p.id), d.contains(&p.id));
+        outline(&key, (x, y, PAGE_W, PAGE_H), mark);
+        piece(key, (y, y + PAGE_H), body);
     }
     let mut py = at.idle_cursors;
     for c in state.cursors.iter().filter(|c| c.page.is_none()) {
@@ -310,7 +310,9 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             ),
         );
     }
-    piece("m".into(), (0, at.height), outlines);
+    for m in outlines {
+        piece(m.key, (m.top, m.bottom), m.body);
+    }
     // One arrow bundle per owner (an skb, or the dfrags), drawn over the boxes.
     let mut bundle: Option<(String, (u32, u32), String)> = None;
     for (owner, fx, fy, page, head) in frag_ends {
@@ -679,7 +681,7 @@ mod tests {
                 ("s0-7", 32, 112),
                 ("pl", 12, 28),
                 ("p2", 32, 94),
-                ("m", 0, 138),
+                ("ms0-7", 32, 112),
                 ("as0-7", 63, 128)
             ]
         );
