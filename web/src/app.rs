@@ -257,7 +257,7 @@ impl Component for App {
                 }
                 return false;
             }
-            Msg::Scroll(..) => unreachable!("handled above"),
+            Msg::Scroll(..) => {} // handled above
             Msg::HashChanged => {
                 if dom::fragment().trim_start_matches('#') != self.fragment {
                     self.stop();
