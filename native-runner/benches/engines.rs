@@ -98,8 +98,8 @@ fn matrix() -> Vec<(String, String)> {
             let window = format!(r#"{{"op":"sendmsg","bytes":{w},"count":{per_window}}}"#);
             let flush = r#"{"op":"transmit"},{"op":"ack"}"#;
             let mut ops = vec![format!("{window},{flush}"); (writes / per_window) as usize];
-            if writes % per_window > 0 {
-                let rest = writes % per_window;
+            let rest = writes % per_window;
+            if rest > 0 {
                 ops.push(format!(
                     r#"{{"op":"sendmsg","bytes":{w},"count":{rest}}},{flush}"#
                 ));

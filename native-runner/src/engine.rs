@@ -90,12 +90,14 @@ impl From<&skblab_core::Error> for EngineError {
     }
 }
 
-/// How to build the module the wasm engine loads (plain cargo: `cargo build --release
-/// --target wasm32-unknown-unknown -p skblab-wasm`).
+/// How to build the module the wasm engine loads (plain cargo: `cargo build --profile
+/// wasm-engine --target wasm32-unknown-unknown -p skblab-wasm`).
 pub const BUILD_COMMAND: &str = "cargo xtask build-wasm-module";
-/// Where builds put it, relative to a cargo target directory: `release` (the command above,
-/// fastest code) or `wasm-release` (what `cargo xtask test` builds, smallest code).
-const MODULE_IN_TARGET: [&str; 2] = [
+/// Where builds put it, relative to a cargo target directory: `wasm-engine` (the command
+/// above, fastest code), `release` (plain cargo) or `wasm-release` (what `cargo xtask test`
+/// builds, smallest code).
+const MODULE_IN_TARGET: [&str; 3] = [
+    "wasm32-unknown-unknown/wasm-engine/skblab_wasm.wasm",
     "wasm32-unknown-unknown/release/skblab_wasm.wasm",
     "wasm32-unknown-unknown/wasm-release/skblab_wasm.wasm",
 ];

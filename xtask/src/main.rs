@@ -5,7 +5,7 @@
 //! - `serve`       build-web, then `skblab serve --dir dist` (`--port N`, default 8080)
 //! - `test-web`    build-web, then the browser tests in headless Chromium
 //! - `bench-web`   build-web, then wasm size, first render and per-step render time
-//! - `build-wasm-module`  the core as a wasm module for `skblab --engine wasm` (release
+//! - `build-wasm-module`  the core as a wasm module for `skblab --engine wasm` (wasm-engine
 //!   profile: the engine wants fast code, not small code; see docs/wasm-abi.md)
 //! - `test`        everything CI runs (installs what is missing first)
 
@@ -28,7 +28,7 @@ fn main() {
         Some("test-web") => browser("test"),
         Some("bench-web") => browser("bench"),
         Some("build-wasm-module") => wasm::ensure_wasm_target()
-            .and_then(|tc| wasm::cargo_build_wasm_profile(&tc, "skblab-wasm", "release"))
+            .and_then(|tc| wasm::cargo_build_wasm_profile(&tc, "skblab-wasm", "wasm-engine"))
             .map(|_| ()),
         Some("test") => test::all(),
         _ => Err(USAGE.to_string()),
