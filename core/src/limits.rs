@@ -67,7 +67,7 @@ impl ByteBudget {
     /// Takes one op's `bytes` (at most [`MAX_OP_BYTES`]).
     pub fn take(&mut self, field: impl Field + Copy, bytes: u64) -> Result<(), Error> {
         check_range(field, bytes, 0, MAX_OP_BYTES)?;
-        self.add(field, bytes)
+        add_capped(&mut self.bytes, bytes, (MAX_TOTAL_BYTES, "bytes"), field)
     }
 
     /// Takes `count` sendmsg calls of `bytes` each; `bytes_field` and `count_field` name the
@@ -79,27 +79,32 @@ impl ByteBudget {
     ) -> Result<(), Error> {
         check_range(bytes_field, bytes, 0, MAX_OP_BYTES)?;
         check_range(count_field, count, 1, MAX_WRITES)?;
-        self.writes += count;
-        if self.writes > MAX_WRITES {
-            return Err(Error::Range {
-                field: count_field.name(),
-                value: format!("{} (running total)", self.writes),
-                allowed: format!("a scenario total of at most {MAX_WRITES} writes"),
-            });
-        }
+        add_capped(&mut self.writes, count, (MAX_WRITES, "writes"), count_field)?;
         // At most MAX_OP_BYTES x MAX_WRITES (2^44): no overflow.
-        self.add(bytes_field, bytes * count)
+        let all = bytes * count;
+        add_capped(
+            &mut self.bytes,
+            all,
+            (MAX_TOTAL_BYTES, "bytes"),
+            bytes_field,
+        )
     }
+}
 
-    fn add(&mut self, field: impl Field, bytes: u64) -> Result<(), Error> {
-        self.bytes += bytes;
-        if self.bytes > MAX_TOTAL_BYTES {
-            return Err(Error::Range {
-                field: field.name(),
-                value: format!("{} (running total)", self.bytes),
-                allowed: format!("a scenario total of at most {MAX_TOTAL_BYTES} bytes"),
-            });
-        }
-        Ok(())
+/// Adds `n` to a scenario-wide `total`, refusing past `cap` (counted in `unit`).
+fn add_capped(
+    total: &mut u64,
+    n: u64,
+    (cap, unit): (u64, &str),
+    field: impl Field,
+) -> Result<(), Error> {
+    *total += n;
+    if *total > cap {
+        return Err(Error::Range {
+            field: field.name(),
+            value: format!("{total} (running total)"),
+            allowed: format!("a scenario total of at most {cap} {unit}"),
+        });
     }
+    Ok(())
 }
