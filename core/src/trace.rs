@@ -265,13 +265,19 @@ pub enum Event {
 pub struct Events {
     on: bool,
     list: Vec<Event>,
+    /// At most this many events are kept; past it [`Events::overflowed`] says so. One op
+    /// with a large `count` must not build millions of events before the trace cap refuses
+    /// them.
+    room: usize,
+    overflowed: bool,
 }
 
 impl Events {
     pub fn on() -> Events {
         Events {
             on: true,
-            list: Vec::new(),
+            room: usize::MAX,
+            ..Events::default()
         }
     }
 
@@ -279,12 +285,26 @@ impl Events {
         Events::default()
     }
 
-    /// Records the event `f` builds, only if tracing is on.
+    /// Records the event `f` builds, only if tracing is on and there is room.
     #[inline]
     pub fn emit(&mut self, f: impl FnOnce() -> Event) {
         if self.on {
-            self.list.push(f());
+            if self.list.len() < self.room {
+                self.list.push(f());
+            } else {
+                self.overflowed = true;
+            }
         }
+    }
+
+    /// Keeps at most `room` events from now on.
+    pub fn limit(&mut self, room: usize) {
+        self.room = room;
+    }
+
+    /// Whether an event was dropped for want of room.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
     }
 
     pub fn is_on(&self) -> bool {
@@ -431,6 +451,7 @@ pub fn drive<M: Machine>(
     let mut steps = Vec::with_capacity(if tracing { ops.len() } else { 0 });
     let mut size = 0;
     for (i, op) in ops.iter().enumerate() {
+        ev.limit(MAX_TRACE_OBJECTS - size);
         m.apply(op, i, &mut ev)?;
         if tracing {
             let step = Step {
@@ -440,7 +461,7 @@ pub fn drive<M: Machine>(
                 counters: m.counters(),
             };
             size += step.size();
-            if size > MAX_TRACE_OBJECTS {
+            if size > MAX_TRACE_OBJECTS || ev.overflowed() {
                 return Err(Error::Range {
                     field: "ops".into(),
                     value: format!("a trace of over {MAX_TRACE_OBJECTS} events, skbs, frags and pages by ops[{i}]"),
@@ -468,5 +489,24 @@ impl Step {
             .map(Skb::objects)
             .sum();
         self.events.len() + skbs + self.state.pages.len() + self.state.dfrags.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_past_the_limit_are_dropped_and_flagged() {
+        let mut ev = Events::on();
+        ev.limit(2);
+        for page in 0..3 {
+            ev.emit(|| Event::ReusePage { page });
+        }
+        assert!(ev.overflowed());
+        assert_eq!(ev.take().len(), 2);
+        let mut off = Events::off();
+        off.emit(|| Event::ReusePage { page: 0 });
+        assert!(!off.overflowed() && off.take().is_empty());
     }
 }

@@ -60,6 +60,13 @@ pub struct SendBuf {
 }
 
 impl SendBuf {
+    /// msk->first_pending: the index of the first dfrag with data not yet sent. Data goes
+    /// out in order, so the sent dfrags are a prefix of the list (a binary search finds it,
+    /// where a scan from the front would cost a write O(dfrags)).
+    pub fn first_pending(&self) -> usize {
+        self.dfrags.partition_point(|d| !d.pending())
+    }
+
     /// mptcp_pending_tail: the last dfrag, if some data is still pending.
     fn pending_tail(&self) -> Option<&Dfrag> {
         self.dfrags.last().filter(|d| d.pending())
@@ -137,11 +144,8 @@ impl SendBuf {
     /// __mptcp_clean_una: drop dfrags the peer acknowledged at the data level up to
     /// `snd_una` (dfrag_clear puts the page), and trim a partly acknowledged head.
     pub fn clean_una(&mut self, snd_una: u64, tx: &mut Tx, ev: &mut Events) {
-        while let Some(df) = self.dfrags.first() {
-            if df.data_seq + df.data_len as u64 > snd_una {
-                break;
-            }
-            let df = self.dfrags.remove(0);
+        let acked = (self.dfrags).partition_point(|df| df.data_seq + df.data_len as u64 <= snd_una);
+        for df in self.dfrags.drain(..acked) {
             ev.emit(|| Event::ClearDfrag {
                 data_seq: df.data_seq,
             });

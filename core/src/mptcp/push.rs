@@ -74,7 +74,8 @@ pub fn push_pending(
     ev: &mut Events,
 ) {
     let mut ssk: Option<usize> = None;
-    for df in buf.dfrags.iter_mut().filter(|d| d.pending()) {
+    let first = buf.first_pending();
+    for df in buf.dfrags[first..].iter_mut() {
         while df.pending() {
             let prev = ssk;
             let s = sched.pick(cfg.scheduler, subflows.len(), cfg.burst, ev);
