@@ -114,7 +114,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            fuel: 20_000_000_000,
+            fuel: 100_000_000_000,
             memory_bytes: 1 << 30,
         }
     }

@@ -155,6 +155,29 @@ fn too_long_a_run_is_out_of_fuel() {
     );
 }
 
+/// The costliest scenario the caps allow that we know of (6.2 million 43-byte datagrams, the
+/// reader 100,000 behind, 256 MiB in all; about 24 billion units) runs well within the default
+/// fuel budget: a scenario valid natively must not run out of fuel in wasm.
+#[test]
+fn the_costliest_capped_scenario_fits_the_fuel_budget() {
+    let head =
+        "mechanism = \"rx\"\n[socket]\nproto = \"udp\"\n[app]\nprompt = true\nlag = 100000\n";
+    let text =
+        head.to_string() + &"[[ops]]\nop = \"arrive\"\nframes = 100000\nlen = 43\n".repeat(62);
+    let opts = RunOptions {
+        variant: None,
+        counters_only: true,
+    };
+    let request = host().request(&text, &opts).unwrap();
+    let (json, fuel) = host().call(&request).unwrap_or_else(|e| panic!("{e}"));
+    assert!(json.contains("\"mechanism\":\"rx\""), "{json}");
+    let budget = Limits::default().fuel;
+    assert!(
+        fuel < budget / 2,
+        "{fuel} of {budget} units: too near the budget"
+    );
+}
+
 #[test]
 fn memory_limit_breaches_are_errors() {
     let path = module_path().unwrap_or_else(|e| panic!("{e}"));
