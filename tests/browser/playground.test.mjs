@@ -124,6 +124,19 @@ test('a 500-skb queue: the page holds the skbs near the view, scrolling reaches 
   await page.close();
 });
 
+test('a step with thousands of events lists the first 200 and counts the rest', async () => {
+  const text = 'mechanism = "sendmsg"\n[[ops]]\nop = "sendmsg"\nbytes = 256\ncount = 300\n';
+  const events = runNative(text, 'pre-2010').steps[0].events.length;
+  assert.ok(events > 1000, `${events} events`);
+  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=1`);
+  assert.equal(await page.locator('ol.events > li').count(), 201);
+  assert.equal(await page.locator('ol.events > li').first().textContent(), 'alloc_skb skb=0 cpu=0 head_bytes=816 headroom=320 linear_room=0');
+  assert.equal(await page.getByTestId('more-events').textContent(),
+    `… and ${events - 200} more (the trace JSON has every one)`);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('a hostile or broken permalink shows a message and the default walkthrough', async () => {
   const first = await open(browser);
   const title = await first.locator('[data-testid=title]').textContent();

@@ -73,6 +73,9 @@ pub struct App {
 }
 
 const SPEEDS: [u32; 4] = [1, 2, 4, 8];
+/// A step lists at most this many events: one op with a `count` or a burst of frames can make
+/// thousands, and each list item costs the page style and layout on every step.
+const EVENTS_LISTED: usize = 200;
 /// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
 const FIRST_WINDOW: (u32, u32) = (0, 3000);
 /// How long the position must rest before the URL follows it.
@@ -633,7 +636,14 @@ impl App {
                 }
                 if !events.is_empty() {
                     <h3>{ format!("What the kernel did ({})", s.traces[0].variant) }</h3>
-                    <ol class="events">{ for events.iter().map(|e| html! { <li>{ event_text(e) }</li> }) }</ol>
+                    <ol class="events">
+                        { for events.iter().take(EVENTS_LISTED).map(|e| html! { <li>{ event_text(e) }</li> }) }
+                        if events.len() > EVENTS_LISTED {
+                            <li class="more" data-testid="more-events">
+                                { format!("… and {} more (the trace JSON has every one)", events.len() - EVENTS_LISTED) }
+                            </li>
+                        }
+                    </ol>
                 }
             </aside>
         }
