@@ -61,14 +61,18 @@ pub fn event(e: &Event) -> String {
     line
 }
 
-/// A step with more events than this shows the first and last few and counts the rest.
+/// A walkthrough step with more events than this shows the first and last few and counts the
+/// rest (the narration carries the story).
 const EVENTS_SHOWN: usize = 16;
+/// The same for `run`, which is the full log but must stay readable when one op with a
+/// `count` makes thousands of events.
+const EVENTS_LOGGED: usize = 200;
 
-/// The events of one step, one per line; long lists are cut in the middle with a count of
-/// what was left out, by kind (the JSON trace has every event).
-fn events(out: &mut String, list: &[Event], st: Style) {
-    let (head, tail) = (EVENTS_SHOWN * 3 / 4, EVENTS_SHOWN / 4);
-    let cut = list.len() > EVENTS_SHOWN;
+/// The events of one step, one per line; lists longer than `shown` are cut in the middle with
+/// a count of what was left out, by kind (the JSON trace has every event).
+fn events(out: &mut String, list: &[Event], shown: usize, st: Style) {
+    let (head, tail) = (shown * 3 / 4, shown / 4);
+    let cut = list.len() > shown;
     for (i, e) in list.iter().enumerate() {
         if cut && i == head {
             let mut kinds: Vec<(String, usize)> = Vec::new();
@@ -281,9 +285,7 @@ pub fn step(i: usize, n: usize, s: &Step, prev: Option<&Step>, st: Style) -> Str
         "{}",
         st.bold(&format!("── step {}/{n}: {} ──", i + 1, s.op))
     );
-    for e in &s.events {
-        let _ = writeln!(out, "  {} {}", st.dim("·"), event(e));
-    }
+    events(&mut out, &s.events, EVENTS_LOGGED, st);
     out.push_str(&state(&s.state, st));
     let moved = changed(prev.map(|p| &p.counters), &s.counters);
     if !moved.is_empty() {
@@ -402,7 +404,7 @@ pub fn walkthrough(w: &Walkthrough, traces: &[Trace], st: Style) -> String {
             let prev = i.checked_sub(1).map(|j| &t.steps[j]);
             let s = &t.steps[i];
             let _ = writeln!(out, "{}", st.head(&format!("[{}]", t.variant)));
-            events(&mut out, &s.events, st);
+            events(&mut out, &s.events, EVENTS_SHOWN, st);
             out.push_str(&state(&s.state, st));
             let moved = changed(prev.map(|p| &p.counters), &s.counters);
             if !moved.is_empty() {
@@ -418,4 +420,23 @@ pub fn walkthrough(w: &Walkthrough, traces: &[Trace], st: Style) -> String {
     }
     out.push_str(&wrap(&w.outro, ""));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_event_lists_keep_both_ends_and_tally_the_middle() {
+        let mut list: Vec<Event> = (0..240).map(|page| Event::ReusePage { page }).collect();
+        list.extend((0..10).map(|page| Event::GetPage { page, count: 2 }));
+        let mut out = String::new();
+        events(&mut out, &list, EVENTS_LOGGED, Style::PLAIN);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 150 + 1 + 50);
+        assert_eq!(lines[149], "  · reuse_page page=149");
+        assert_eq!(lines[150], "  · … 50 more: reuse_page ×50");
+        assert_eq!(lines[151], "  · reuse_page page=200");
+        assert_eq!(lines[200], "  · get_page page=9 count=2");
+    }
 }
