@@ -144,7 +144,8 @@ impl SendBuf {
     /// __mptcp_clean_una: drop dfrags the peer acknowledged at the data level up to
     /// `snd_una` (dfrag_clear puts the page), and trim a partly acknowledged head.
     pub fn clean_una(&mut self, snd_una: u64, tx: &mut Tx, ev: &mut Events) {
-        let acked = (self.dfrags).partition_point(|df| df.data_seq + df.data_len as u64 <= snd_una);
+        let end = |df: &Dfrag| df.data_seq + df.data_len as u64;
+        let acked = self.dfrags.partition_point(|df| end(df) <= snd_una);
         for df in self.dfrags.drain(..acked) {
             ev.emit(|| Event::ClearDfrag {
                 data_seq: df.data_seq,
