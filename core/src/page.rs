@@ -130,8 +130,9 @@ impl PagePool {
     /// The index of `id`'s slot, live or freed.
     #[inline]
     fn slot(&self, id: PageId) -> Option<usize> {
-        match self.slots.back() {
-            Some(&(newest, _)) if newest == id => Some(self.slots.len() - 1),
+        match (self.slots.back(), self.slots.front()) {
+            (Some(&(newest, _)), _) if newest == id => Some(self.slots.len() - 1),
+            (_, Some(&(oldest, _))) if oldest == id => Some(0),
             _ => self.slots.binary_search_by_key(&id, |s| s.0).ok(),
         }
     }

@@ -392,6 +392,7 @@ impl ResourceLimiter for Guard {
 fn new_engine() -> wasmtime::Engine {
     let mut config = wasmtime::Config::new();
     config.consume_fuel(true);
+    config.compiler_inlining(wasmtime::Inlining::Yes);
     wasmtime::Engine::new(&config).expect("a fixed, valid wasmtime configuration")
 }
 
