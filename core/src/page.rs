@@ -147,9 +147,16 @@ impl PagePool {
             self.freed_slots -= 1;
         }
         if self.freed_slots > self.live_count() {
-            self.slots.retain(|s| s.1.is_some());
-            self.freed_slots = 0;
+            self.compact();
         }
+    }
+
+    /// Drops every empty slot (rare: out of line keeps `put_page` small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        self.slots.retain(|s| s.1.is_some());
+        self.freed_slots = 0;
     }
 
     /// Records that an allocator starts over on a page it still holds.
