@@ -28,7 +28,7 @@ fn main() {
         Some("test-web") => browser("test"),
         Some("bench-web") => browser("bench"),
         Some("build-wasm-module") => wasm::ensure_wasm_target()
-            .and_then(|tc| wasm::cargo_build_wasm_profile(&tc, "skblab-wasm", "wasm-engine"))
+            .and_then(|tc| wasm::build_wasm_module(&tc))
             .map(|_| ()),
         Some("test") => test::all(),
         _ => Err(USAGE.to_string()),

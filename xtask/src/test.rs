@@ -56,7 +56,8 @@ pub fn all() -> Result<(), String> {
         ])
         .args(["--", "-D", "warnings"])
         .envs(tc.env.iter().map(|(k, v)| (k, v))))?;
-    let module = wasm::cargo_build_wasm(&tc, "skblab-wasm")?;
+    // The module users run with `--engine wasm`, so the engine tests check that build.
+    let module = wasm::build_wasm_module(&tc)?;
     step("cargo test (core, runner, snapshots, engines, TAP)");
     run(cargo()
         .args(["test", "--quiet", "--no-fail-fast", "-p", "skblab-core"])

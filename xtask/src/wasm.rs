@@ -5,6 +5,8 @@
 //!   unpacked (not installed) under `.tools/rustc-web`.
 //! - [`cargo_build_wasm`]: `cargo build --profile wasm-release --target wasm32-unknown-unknown -p PACKAGE`
 //!   (size-optimised profile) with whatever environment that toolchain needs; returns the `.wasm` path.
+//! - [`build_wasm_module`]: the same for the wasm engine's module, speed-optimised
+//!   (`wasm-engine` profile).
 //! - [`ensure_wasm_bindgen`]: `wasm-bindgen-cli` of exactly the version in Cargo.lock, installed
 //!   into `.tools/`.
 
@@ -133,8 +135,16 @@ fn fallback_toolchain(prefix: &Path) -> Result<WasmToolchain, String> {
     })
 }
 
-/// The size-optimised profile of the workspace Cargo.toml used for every wasm32 build.
+/// The size-optimised profile of the workspace Cargo.toml: the browser's build.
 pub const PROFILE: &str = "wasm-release";
+
+/// The speed-optimised profile the wasm engine's module (`skblab-wasm`) is built with.
+pub const ENGINE_PROFILE: &str = "wasm-engine";
+
+/// Builds the module `skblab --engine wasm` loads; returns its path.
+pub fn build_wasm_module(tc: &WasmToolchain) -> Result<PathBuf, String> {
+    cargo_build_wasm_profile(tc, "skblab-wasm", ENGINE_PROFILE)
+}
 
 /// Builds `package` for wasm32 with [`PROFILE`]; returns the path of its `.wasm`.
 pub fn cargo_build_wasm(tc: &WasmToolchain, package: &str) -> Result<PathBuf, String> {
