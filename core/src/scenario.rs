@@ -5,6 +5,7 @@ use crate::limits::MAX_SCENARIO_TEXT;
 use crate::trace::Trace;
 use crate::{mptcp, rx, send, Error};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// A scenario names its mechanism; the rest of the fields belong to that mechanism.
 ///
@@ -91,9 +92,9 @@ impl Scenario {
             }
         };
         match mech.as_str() {
-            "sendmsg" => de(v, format).map(Scenario::Sendmsg),
-            "rx" => de(v, format).map(Scenario::Rx),
-            "mptcp" => de(v, format).map(Scenario::Mptcp),
+            "sendmsg" => de(&v, format).map(Scenario::Sendmsg),
+            "rx" => de(&v, format).map(Scenario::Rx),
+            "mptcp" => de(&v, format).map(Scenario::Mptcp),
             _ => Err(unknown(mech)),
         }
     }
@@ -157,15 +158,83 @@ impl<'de> Deserialize<'de> for Scenario {
     }
 }
 
-fn de<T: serde::de::DeserializeOwned>(
-    v: serde_json::Value,
+fn de<T: serde::de::DeserializeOwned>(v: &Value, format: &'static str) -> Result<T, Error> {
+    let t = serde_path_to_error::deserialize(v).map_err(|e| {
+        let message = e.inner().to_string();
+        let mut field = e.path().to_string();
+        if let Some(key) = op_field::<T>(v, e.path(), &message) {
+            field = format!("{field}.{key}");
+        }
+        Error::Parse {
+            format,
+            field,
+            message,
+        }
+    })?;
+    no_fields_on_bare_ops::<T>(v, format)?;
+    Ok(t)
+}
+
+/// serde lets an op without fields (`transmit`, `close`, `lock`, ...) carry any key
+/// unchecked, which would drop what the user wrote without a word: a key on such an op is an
+/// error. An op takes no fields when a made-up key does not upset it.
+fn no_fields_on_bare_ops<T: serde::de::DeserializeOwned>(
+    v: &Value,
     format: &'static str,
-) -> Result<T, Error> {
-    serde_path_to_error::deserialize(v).map_err(|e| Error::Parse {
-        format,
-        field: e.path().to_string(),
-        message: e.into_inner().to_string(),
-    })
+) -> Result<(), Error> {
+    let Some(ops) = v.get("ops").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    let mut bare: std::collections::BTreeMap<&str, bool> = Default::default();
+    for (i, op) in ops.iter().enumerate() {
+        let Some((tag, key)) = op.as_object().and_then(|o| {
+            let key = o.keys().find(|k| *k != "op")?;
+            Some((o.get("op")?.as_str()?, key))
+        }) else {
+            continue;
+        };
+        let takes_none = *bare.entry(tag).or_insert_with(|| {
+            let probe = serde_json::json!({ "ops": [{ "op": tag, "a made-up key": 0 }] });
+            serde_json::from_value::<T>(probe).is_ok()
+        });
+        if takes_none {
+            return Err(Error::Parse {
+                format,
+                field: format!("ops[{i}].{key}"),
+                message: format!("unknown field `{key}`: `{tag}` takes no fields"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Which field of `ops[i]` an error at `ops[i]` is about. An op is read whole before its
+/// fields (its `op` tag picks the variant), so the path stops at the op. Each field is tried
+/// alone with the tag: a bad field fails with the same message as the whole op (a field's
+/// error comes as it is read, before any missing-field error), where the tag alone does not.
+fn op_field<T: serde::de::DeserializeOwned>(
+    v: &Value,
+    path: &serde_path_to_error::Path,
+    message: &str,
+) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let [Segment::Map { key }, Segment::Seq { index }] = path.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let op = v.get(key)?.get(index)?.as_object()?;
+    let tag = op.get("op")?;
+    let fails_alike = |probe: Value| {
+        let probe = serde_json::json!({ key: [probe] });
+        serde_path_to_error::deserialize::<_, T>(&probe)
+            .is_err_and(|e| e.inner().to_string() == message)
+    };
+    if fails_alike(serde_json::json!({ "op": tag })) {
+        return None; // the tag, or a missing field
+    }
+    op.iter()
+        .filter(|(k, _)| *k != "op")
+        .find(|(k, field)| fails_alike(serde_json::json!({ "op": tag, *k: field })))
+        .map(|(k, _)| k.clone())
 }
 
 /// The default `count` of a sendmsg op: one call.

@@ -165,7 +165,9 @@ fn errors_name_the_field() {
             "ops[0].subflow",
         ),
         ("[[ops]]\nop = \"close\"\n[[ops]]\nop = \"ack\"\n", "ops[1]"),
-        ("[[ops]]\nop = \"sendmsg\"\nbyte = 1\n", "ops[0]"),
+        ("[[ops]]\nop = \"sendmsg\"\nbyte = 1\n", "ops[0].byte"),
+        ("[[ops]]\nop = \"sendmsg\"\nbytes = -3\n", "ops[0].bytes"),
+        ("[[ops]]\nop = \"ack\"\nbytes = 5\n", "ops[0].bytes"),
     ] {
         let err = Scenario::parse(&format!("mechanism = \"mptcp\"\n{text}"))
             .and_then(|s| s.run(&RunOptions::default()))
