@@ -195,7 +195,7 @@ fn no_fields_on_bare_ops<T: serde::de::DeserializeOwned>(
         };
         let takes_none = *bare.entry(tag).or_insert_with(|| {
             let probe = serde_json::json!({ "ops": [{ "op": tag, "a made-up key": 0 }] });
-            serde_json::from_value::<T>(probe).is_ok()
+            serde_path_to_error::deserialize::<_, T>(&probe).is_ok()
         });
         if takes_none {
             return Err(Error::Parse {
