@@ -31,7 +31,7 @@ const STYLE: &str =
 .q{font-weight:600;font-size:12px}.box{fill:#fff;stroke:#8a94a6}.sent{fill:#f2f4f7}\
 .hr{fill:#d5d9e0}.ln{fill:#4c7bd9}.tr{fill:#eef2fb;stroke:#c3cbe0}.fr{fill:#5bb37f}\
 .free{fill:none;stroke:#b8c0cc;stroke-dasharray:3 2}.pg{fill:#fff;stroke:#8a94a6}\
-.fill{fill:#f0b35a}.bar{fill:#f5efe4;stroke:#d4c7ad}.arrow{stroke:#5bb37f;fill:none;opacity:.55}\
+.fill{fill:#f0b35a}.bar{fill:#f5efe4;stroke:#d4c7ad}.arrow{stroke:#3f9a66;stroke-width:1.5;fill:none;opacity:.7}\
 .harrow{stroke:#4c7bd9;fill:none;stroke-dasharray:4 3;opacity:.6}.cur{fill:#c2412d}\
 .psh{fill:#7a3db8}.mk{fill:none;pointer-events:none}.chg{stroke:#e8590c;stroke-width:3}.dif{stroke:#7a3db8;stroke-width:2.5;\
 stroke-dasharray:6 3}.chg.dif{stroke:#e8590c;stroke-dasharray:6 3}";
