@@ -42,7 +42,8 @@ pub struct PageStats {
 /// The page allocator plus every live page.
 ///
 /// Pages sit in id order, and ids only grow, so a new page goes at the back and a lookup is
-/// a binary search (the newest page, the one allocators are filling, is checked first). A
+/// a binary search (after the newest page, the one allocators are filling, and the oldest,
+/// the one acknowledgements free first). A
 /// freed page leaves an empty slot, dropped once it reaches the front or once empty slots
 /// outnumber live pages: freeing costs O(1) amortised, walking the live pages at most twice
 /// their number.
