@@ -43,10 +43,9 @@ pub struct PageStats {
 ///
 /// Pages sit in id order, and ids only grow, so a new page goes at the back and a lookup is
 /// a binary search (after the newest page, the one allocators are filling, and the oldest,
-/// the one acknowledgements free first). A
-/// freed page leaves an empty slot, dropped once it reaches the front or once empty slots
-/// outnumber live pages: freeing costs O(1) amortised, walking the live pages at most twice
-/// their number.
+/// the one acknowledgements free first). A freed page leaves an empty slot, dropped once it
+/// reaches the front or once empty slots outnumber live pages: freeing costs O(1) amortised,
+/// walking the live pages at most twice their number.
 #[derive(Clone, Debug, Default)]
 pub struct PagePool {
     slots: VecDeque<(PageId, Option<Page>)>,
