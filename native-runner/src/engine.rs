@@ -8,6 +8,7 @@
 use skblab_core::{RunOptions, Trace};
 use skblab_wasm::{ErrorReply, Reply, Request};
 use std::hash::{Hash, Hasher};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -171,6 +172,10 @@ impl WasmHost {
         let module = match cached {
             Some(m) => m,
             None => {
+                // The one slow start (about 2 s): say why the terminal waits.
+                if std::io::stderr().is_terminal() {
+                    eprintln!("skblab: compiling the wasm module (once; later runs use the cache)");
+                }
                 let m = Module::new(&engine, &wasm).map_err(|e| fail(format!("{e:#}")))?;
                 if let Some(c) = &cache {
                     // A cache we cannot write only costs the next run a compile.
