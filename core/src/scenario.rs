@@ -194,8 +194,7 @@ fn no_fields_on_bare_ops<T: serde::de::DeserializeOwned>(
             continue;
         };
         let takes_none = *bare.entry(tag).or_insert_with(|| {
-            let probe = serde_json::json!({ "ops": [{ "op": tag, "a made-up key": 0 }] });
-            serde_path_to_error::deserialize::<_, T>(&probe).is_ok()
+            try_op::<T>("ops", serde_json::json!({ "op": tag, "a made-up key": 0 })).is_ok()
         });
         if takes_none {
             return Err(Error::Parse {
@@ -223,11 +222,7 @@ fn op_field<T: serde::de::DeserializeOwned>(
     };
     let op = v.get(key)?.get(index)?.as_object()?;
     let tag = op.get("op")?;
-    let fails_alike = |probe: Value| {
-        let probe = serde_json::json!({ key: [probe] });
-        serde_path_to_error::deserialize::<_, T>(&probe)
-            .is_err_and(|e| e.inner().to_string() == message)
-    };
+    let fails_alike = |op: Value| try_op::<T>(key, op).is_err_and(|e| e == message);
     if fails_alike(serde_json::json!({ "op": tag })) {
         return None; // the tag, or a missing field
     }
@@ -235,6 +230,14 @@ fn op_field<T: serde::de::DeserializeOwned>(
         .filter(|(k, _)| *k != "op")
         .find(|(k, field)| fails_alike(serde_json::json!({ "op": tag, *k: field })))
         .map(|(k, _)| k.clone())
+}
+
+/// Reads a scenario whose only field is `key = [op]`; the error message if that fails.
+fn try_op<T: serde::de::DeserializeOwned>(key: &str, op: Value) -> Result<(), String> {
+    // Through the same deserializer as `de`, so no second copy of the Deserialize code.
+    serde_path_to_error::deserialize::<_, T>(&serde_json::json!({ key: [op] }))
+        .map(drop)
+        .map_err(|e| e.inner().to_string())
 }
 
 /// The default `count` of a sendmsg op: one call.

@@ -156,8 +156,9 @@ fn too_long_a_run_is_out_of_fuel() {
 }
 
 /// The costliest scenario the caps allow that we know of (6.2 million 43-byte datagrams, the
-/// reader 100,000 behind, 256 MiB in all; 19 to 24 billion units, as the compiler inlines) runs well within the default
-/// fuel budget: a scenario valid natively must not run out of fuel in wasm.
+/// reader 100,000 behind, 256 MiB in all; 19 to 24 billion units, as the compiler inlines)
+/// runs well within the default fuel budget: a scenario valid natively must not run out of
+/// fuel in wasm.
 #[test]
 fn the_costliest_capped_scenario_fits_the_fuel_budget() {
     let head =
