@@ -10,6 +10,7 @@ pub mod limits;
 pub mod mptcp;
 pub mod page;
 pub mod page_frag;
+pub mod permalink;
 pub mod rx;
 pub mod scenario;
 pub mod send;

@@ -4,7 +4,7 @@
 use crate::diagram::{self, Drawing, Marks};
 use crate::diff::{self, Changed};
 use crate::form::{self, Knob};
-use crate::session::{self, Link, Session};
+use crate::session::{self, Link, Position, Session};
 use crate::{chart, dom};
 use gloo_events::{EventListener, EventListenerOptions};
 use gloo_timers::callback::{Interval, Timeout};
@@ -191,7 +191,7 @@ impl Component for App {
             Msg::Pick(i) => {
                 self.stop();
                 self.notice = None;
-                let _ = self.open_walk(i, 0);
+                let _ = self.open_walk(i, Position::default());
             }
             Msg::Go(p) => self.go(p.min(len)),
             Msg::Step(d) => self.go(self.pos.saturating_add_signed(d).min(len)),
@@ -231,7 +231,7 @@ impl Component for App {
                 match session::load_custom(&self.text, cmp) {
                     Ok(s) => {
                         self.notice = None;
-                        self.show(s, 0);
+                        self.show(s, Position::default());
                     }
                     Err(e) => self.checked = Checked::Err(e),
                 }
@@ -281,7 +281,7 @@ impl Component for App {
             dom::publish("renderMs", now - t);
         }
         if let Some(s) = &self.session {
-            let f = s.link(self.pos).encode();
+            let f = s.link(Position::step(self.pos)).encode();
             if f != self.fragment {
                 self.fragment = f.clone();
                 let write = move || dom::set_fragment(&f);
@@ -422,21 +422,17 @@ impl App {
         };
         let opened = match link {
             Ok(None) => Ok(false),
-            Ok(Some(Link::Walk { name, step })) => {
+            Ok(Some(Link::Walk { name, at })) => {
                 match self.walks.iter().position(|w| w.name == name) {
-                    Some(i) => self.open_walk(i, step).map(|_| true),
+                    Some(i) => self.open_walk(i, at).map(|_| true),
                     None => Err(format!("there is no walkthrough named `{name}`")),
                 }
             }
-            Ok(Some(Link::Custom {
-                text,
-                compare,
-                step,
-            })) => {
+            Ok(Some(Link::Custom { text, compare, at })) => {
                 self.set_text(text.clone());
                 self.compare = compare.clone().unwrap_or_default();
                 session::load_custom(&text, compare.as_deref()).map(|s| {
-                    self.show(s, step);
+                    self.show(s, at);
                     true
                 })
             }
@@ -445,13 +441,13 @@ impl App {
         match opened {
             Ok(true) => {}
             Ok(false) => {
-                let _ = self.open_walk(0, 0);
+                let _ = self.open_walk(0, Position::default());
             }
             Err(e) => {
                 self.notice = Some(format!(
                     "This link could not be opened ({e}); showing the default walkthrough."
                 ));
-                let _ = self.open_walk(0, 0);
+                let _ = self.open_walk(0, Position::default());
                 if let Some(text) = keep {
                     self.set_text(text);
                 }
@@ -459,7 +455,7 @@ impl App {
         }
     }
 
-    fn open_walk(&mut self, i: usize, step: usize) -> Result<(), String> {
+    fn open_walk(&mut self, i: usize, at: Position) -> Result<(), String> {
         let Some(w) = self.walks.get(i) else {
             return Err("no walkthroughs are built in".into());
         };
@@ -471,7 +467,7 @@ impl App {
                     .get(1)
                     .map(|t| t.variant.clone())
                     .unwrap_or_default();
-                self.show(s, step);
+                self.show(s, at);
                 Ok(())
             }
             Err(e) => {
@@ -481,14 +477,14 @@ impl App {
         }
     }
 
-    fn show(&mut self, s: Session, step: usize) {
-        if step > s.len() {
+    fn show(&mut self, s: Session, at: Position) {
+        let pos = at.clamp(&s.traces[0]).step;
+        if pos != at.step {
             self.notice = Some(format!(
-                "The link's step {step} is past the last step ({}); showing the last.",
-                s.len()
+                "The link's step {} is past the last step ({pos}); showing the last.",
+                at.step
             ));
         }
-        let pos = step.min(s.len());
         let names: Vec<String> = s.traces[0].counters.names().map(String::from).collect();
         if !self.chart.as_ref().is_some_and(|c| names.contains(c)) {
             self.chart = names.first().cloned();
