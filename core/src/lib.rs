@@ -6,6 +6,7 @@
 
 pub mod consts;
 pub mod error;
+pub mod events;
 pub mod limits;
 pub mod mptcp;
 pub mod page;
@@ -22,8 +23,7 @@ pub use error::Error;
 pub use scenario::{RunOptions, Scenario};
 pub use trace::Trace;
 
-/// A CPU number. The receive side models two CPUs (BH and application).
-pub type Cpu = u8;
+pub use events::Cpu;
 /// The number of CPUs the model tracks.
 pub const NR_CPUS: usize = 2;
 

@@ -16,11 +16,12 @@ pub mod sendmsg_frag;
 pub mod subflow;
 
 use crate::consts::{ConstOverrides, Era, KernelConsts};
+use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_OPS};
 use crate::page::PagePool;
 use crate::scenario::{is_one, one, pick_variant, RunOptions};
 use crate::skb::SkbId;
-use crate::trace::{drive, Counters, Events, Machine, Queue, State, Trace};
+use crate::trace::{drive, Counters, Machine, Queue, State, Trace};
 use crate::Error;
 use dfrag::SendBuf;
 use push::{PushCfg, Sched, Scheduler, MPTCP_SEND_BURST_SIZE};

@@ -13,8 +13,8 @@
 use super::frag_cache::RefillKnobs;
 use super::{Allocator, Kernel, RxParams};
 use crate::consts::KernelConsts;
+use crate::events::{Event, Events};
 use crate::skb::{Frag, Skb, SkbHead};
-use crate::trace::{Event, Events};
 use crate::Cpu;
 use serde::{Deserialize, Serialize};
 

@@ -7,9 +7,10 @@
 //! short function saying how the cursor moves and when a page is reused.
 
 use super::{Allocator, Kernel};
+use crate::events::{Event, Events};
 use crate::page::PageId;
 use crate::skb::Frag;
-use crate::trace::{Cursor, Event, Events};
+use crate::trace::Cursor;
 use crate::Cpu;
 
 /// PAGE_FRAG_CACHE_MAX_SIZE = `__ALIGN_MASK(32768, ~PAGE_MASK)` = 32 KiB

@@ -20,8 +20,9 @@
 //! build a frag_list behind a new head skb).
 
 use super::{Allocator, Kernel};
+use crate::events::{Event, Events};
 use crate::skb::{Frag, Skb};
-use crate::trace::{Event, Events, Queue};
+use crate::trace::Queue;
 use crate::Cpu;
 
 /// IPv4 + TCP-with-timestamps header bytes that GRO counts in `p->len` (20 + 32).

@@ -20,11 +20,12 @@ pub mod gro;
 pub mod socket;
 
 use crate::consts::{ConstOverrides, Era, KernelConsts};
+use crate::events::{Event, Events};
 use crate::limits::{check_range, ByteBudget, MAX_OPS, MAX_OP_BYTES};
 use crate::page::{PageId, PagePool};
 use crate::scenario::RunOptions;
 use crate::skb::{Frag, Skb, SkbId};
-use crate::trace::{self, Counters, Event, Events, Machine, State, Trace};
+use crate::trace::{self, Counters, Machine, State, Trace};
 use crate::{Cpu, Error, NR_CPUS};
 use driver::DriverStyle;
 use frag_cache::{FragCache, RefillKnobs};

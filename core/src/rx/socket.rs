@@ -19,8 +19,9 @@
 //! modelled (each delivered skb is queued as is); the IPI's softirq runs at once.
 
 use super::{Kernel, Proto, RxCache, RxParams};
+use crate::events::{Event, Events};
 use crate::skb::Skb;
-use crate::trace::{Event, Events, Queue};
+use crate::trace::Queue;
 use crate::{Cpu, NR_CPUS};
 use std::collections::VecDeque;
 

@@ -9,7 +9,7 @@ use super::counters::SendCounters;
 use super::sock::{SendConfig, SendSock};
 use super::variant::Variant;
 use super::{DeviceParams, SocketParams};
-use crate::trace::Events;
+use crate::events::Events;
 
 /// Socket counts of the seed's table (`#Process`).
 pub const MATRIX_SOCKETS: [u32; 9] = [1, 4, 8, 16, 32, 64, 128, 192, 256];

@@ -16,9 +16,10 @@ pub use sock::{SendConfig, SendSock};
 pub use variant::Variant;
 
 use crate::consts::ConstOverrides;
+use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_IOVECS, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_BYTES};
 use crate::scenario::{is_one, one, pick_variant, RunOptions};
-use crate::trace::{drive, Counters, Events, Machine, State, Trace};
+use crate::trace::{drive, Counters, Machine, State, Trace};
 use crate::Error;
 use serde::{Deserialize, Serialize};
 
