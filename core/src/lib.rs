@@ -8,6 +8,7 @@ pub mod consts;
 pub mod error;
 pub mod events;
 pub mod limits;
+pub mod mechanism;
 pub mod mptcp;
 pub mod page;
 pub mod page_frag;
@@ -20,7 +21,8 @@ pub mod trace;
 pub mod walkthrough;
 
 pub use error::Error;
-pub use scenario::{RunOptions, Scenario};
+pub use mechanism::RunOptions;
+pub use scenario::Scenario;
 pub use trace::Trace;
 
 pub use events::Cpu;

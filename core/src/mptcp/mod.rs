@@ -18,8 +18,8 @@ pub mod subflow;
 use crate::consts::{ConstOverrides, Era, KernelConsts};
 use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_OPS};
+use crate::mechanism::{is_one, one, pick_variant, Mechanism, RunOptions};
 use crate::page::PagePool;
-use crate::scenario::{is_one, one, pick_variant, RunOptions};
 use crate::skb::SkbId;
 use crate::trace::{drive, Counters, Machine, Queue, State, Trace};
 use crate::Error;
@@ -170,8 +170,19 @@ pub struct Tx {
     pub stats: Stats,
 }
 
-impl MptcpScenario {
-    pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
+impl Mechanism for MptcpScenario {
+    const NAME: &'static str = "mptcp";
+    const VARIANTS: &'static [&'static str] = VARIANTS;
+
+    fn variant(&self) -> Option<&str> {
+        self.variant.as_deref()
+    }
+
+    fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
         let variant = pick_variant(opts.variant.as_deref(), self.variant.as_deref(), VARIANTS)?;
         let fix = if variant == "pre-2020" {
             Fix::Pre2020
@@ -207,7 +218,7 @@ impl MptcpScenario {
         };
         let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
         Ok(Trace {
-            mechanism: "mptcp".into(),
+            mechanism: Self::NAME.into(),
             variant: variant.into(),
             era,
             consts: k,
@@ -215,7 +226,9 @@ impl MptcpScenario {
             counters,
         })
     }
+}
 
+impl MptcpScenario {
     /// Checks every size against its cap, naming the field.
     fn validate(&self) -> Result<(), Error> {
         check_range(

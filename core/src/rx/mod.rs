@@ -22,8 +22,8 @@ pub mod socket;
 use crate::consts::{ConstOverrides, Era, KernelConsts};
 use crate::events::{Event, Events};
 use crate::limits::{check_range, ByteBudget, MAX_OPS, MAX_OP_BYTES};
+use crate::mechanism::{Mechanism, RunOptions};
 use crate::page::{PageId, PagePool};
-use crate::scenario::RunOptions;
 use crate::skb::{Frag, Skb, SkbId};
 use crate::trace::{self, Counters, Machine, State, Trace};
 use crate::{Cpu, Error, NR_CPUS};
@@ -816,14 +816,27 @@ impl RxScenario {
         }
         Ok(())
     }
+}
 
-    pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
+impl Mechanism for RxScenario {
+    const NAME: &'static str = "rx";
+    const VARIANTS: &'static [&'static str] = VARIANTS;
+
+    fn variant(&self) -> Option<&str> {
+        self.variant.as_deref()
+    }
+
+    fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
         let p = self.params(opts.variant.as_deref())?;
         self.check_caps(&p)?;
         let mut m = RxMachine::new(p);
         let (steps, counters) = trace::drive(&mut m, &self.ops, !opts.counters_only)?;
         Ok(Trace {
-            mechanism: "rx".into(),
+            mechanism: Self::NAME.into(),
             variant: p.variant.name(),
             era: p.variant.era(),
             consts: p.consts,

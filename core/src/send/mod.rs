@@ -18,7 +18,7 @@ pub use variant::Variant;
 use crate::consts::ConstOverrides;
 use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_IOVECS, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_BYTES};
-use crate::scenario::{is_one, one, pick_variant, RunOptions};
+use crate::mechanism::{is_one, one, pick_variant, Mechanism, RunOptions};
 use crate::trace::{drive, Counters, Machine, State, Trace};
 use crate::Error;
 use serde::{Deserialize, Serialize};
@@ -132,8 +132,19 @@ pub enum SendOp {
     Close,
 }
 
-impl SendScenario {
-    pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
+impl Mechanism for SendScenario {
+    const NAME: &'static str = "sendmsg";
+    const VARIANTS: &'static [&'static str] = VARIANTS;
+
+    fn variant(&self) -> Option<&str> {
+        self.variant.as_deref()
+    }
+
+    fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
         let name = pick_variant(opts.variant.as_deref(), self.variant.as_deref(), VARIANTS)?;
         let variant = Variant::from_name(name).expect("model bug: VARIANTS names every Variant");
         let cfg = self.config(variant)?;
@@ -143,7 +154,7 @@ impl SendScenario {
         };
         let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
         Ok(Trace {
-            mechanism: "sendmsg".to_string(),
+            mechanism: Self::NAME.to_string(),
             variant: name.to_string(),
             era: variant.era(),
             consts: cfg.k,
@@ -151,7 +162,9 @@ impl SendScenario {
             counters,
         })
     }
+}
 
+impl SendScenario {
     /// The validated configuration for `variant`: every socket and device field checked
     /// against its allowed range.
     pub fn config(&self, variant: Variant) -> Result<SendConfig, Error> {
