@@ -10,6 +10,7 @@ pub mod events;
 pub mod limits;
 pub mod mechanism;
 pub mod mptcp;
+pub mod names;
 pub mod page;
 pub mod page_frag;
 pub mod rx;

@@ -7,6 +7,7 @@
 
 use crate::trace::Trace;
 use crate::Error;
+use std::str::FromStr;
 
 /// How to run a scenario.
 #[derive(Clone, Debug, Default)]
@@ -31,23 +32,13 @@ pub trait Mechanism {
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error>;
 }
 
-/// Picks the variant: the override, else the scenario's own, else the mechanism's default
-/// (its first); any name not in `variants` is an error listing them.
-pub fn pick_variant<'a>(
+/// Picks the variant: the override, else the scenario's own, else the default; an unknown
+/// name is an error listing the known ones.
+pub fn pick_variant<V: FromStr<Err = Error> + Default>(
     over: Option<&str>,
     own: Option<&str>,
-    variants: &'a [&'a str],
-) -> Result<&'a str, Error> {
-    let name = over.or(own).unwrap_or(variants[0]);
-    variants
-        .iter()
-        .copied()
-        .find(|v| *v == name)
-        .ok_or_else(|| Error::Unknown {
-            what: "variant",
-            name: name.to_string(),
-            expected: variants.join(", "),
-        })
+) -> Result<V, Error> {
+    over.or(own).map_or(Ok(V::default()), str::parse)
 }
 
 /// The default `count` of a sendmsg op: one call.

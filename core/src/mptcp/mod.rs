@@ -19,6 +19,7 @@ use crate::consts::{ConstOverrides, Era, KernelConsts};
 use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_OPS};
 use crate::mechanism::{is_one, one, pick_variant, Mechanism, RunOptions};
+use crate::names::names;
 use crate::page::PagePool;
 use crate::skb::SkbId;
 use crate::trace::{drive, Counters, Machine, Queue, State, Trace};
@@ -30,7 +31,7 @@ use subflow::Subflow;
 
 /// `pre-2020` (the room left passed as the goal; PSH kept), `abeni-2020` (size_bias added
 /// back; PSH cleared when collapsing).
-pub const VARIANTS: &[&str] = &["pre-2020", "abeni-2020"];
+pub const VARIANTS: &[&str] = Fix::NAMES;
 
 /// At most this many subflows.
 pub const MAX_SUBFLOWS: usize = 8;
@@ -125,13 +126,19 @@ pub enum MptcpOp {
 }
 
 /// The variant as a strategy: what mptcp_sendmsg_frag does when it collapses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Fix {
     /// Before seed 003.
+    #[default]
     Pre2020,
     /// Seed 003.
     Abeni2020,
 }
+
+names!(Fix, "variant", {
+    Pre2020 => "pre-2020",
+    Abeni2020 => "abeni-2020",
+});
 
 impl Fix {
     /// size_bias: what is added back to the room left before it goes to tcp_build_frag.
@@ -183,12 +190,7 @@ impl Mechanism for MptcpScenario {
     }
 
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
-        let variant = pick_variant(opts.variant.as_deref(), self.variant.as_deref(), VARIANTS)?;
-        let fix = if variant == "pre-2020" {
-            Fix::Pre2020
-        } else {
-            Fix::Abeni2020
-        };
+        let fix: Fix = pick_variant(opts.variant.as_deref(), self.variant.as_deref())?;
         let era = Era::V5_10;
         let k = self.consts.apply(era.consts())?;
         self.validate()?;
@@ -219,7 +221,7 @@ impl Mechanism for MptcpScenario {
         let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
         Ok(Trace {
             mechanism: Self::NAME.into(),
-            variant: variant.into(),
+            variant: fix.name().into(),
             era,
             consts: k,
             steps,

@@ -91,7 +91,7 @@ mod tests {
 
     #[test]
     fn small_cell_accounts_every_byte_and_page() {
-        for v in Variant::ALL {
+        for &v in Variant::ALL {
             let c = run_cell(&matrix_config(v), 4, 4096, 1 << 20);
             assert_eq!(c.bytes, 1 << 20);
             let k = c.counters;

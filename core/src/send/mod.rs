@@ -24,7 +24,7 @@ use crate::Error;
 use serde::{Deserialize, Serialize};
 
 /// `pre-2010` (select_size), `kumar-2010` (no linear data), `modern` (tcp_sendmsg_locked).
-pub const VARIANTS: &[&str] = &["pre-2010", "kumar-2010", "modern"];
+pub const VARIANTS: &[&str] = Variant::NAMES;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -145,8 +145,7 @@ impl Mechanism for SendScenario {
     }
 
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
-        let name = pick_variant(opts.variant.as_deref(), self.variant.as_deref(), VARIANTS)?;
-        let variant = Variant::from_name(name).expect("model bug: VARIANTS names every Variant");
+        let variant: Variant = pick_variant(opts.variant.as_deref(), self.variant.as_deref())?;
         let cfg = self.config(variant)?;
         self.check_ops()?;
         let mut m = SendMachine {
@@ -155,7 +154,7 @@ impl Mechanism for SendScenario {
         let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
         Ok(Trace {
             mechanism: Self::NAME.to_string(),
-            variant: name.to_string(),
+            variant: variant.name().to_string(),
             era: variant.era(),
             consts: cfg.k,
             steps,
