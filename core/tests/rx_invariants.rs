@@ -11,8 +11,8 @@
 
 use proptest::prelude::*;
 use skblab_core::rx::{
-    driver::DriverStyle, AppParams, NicParams, Proto, RxMachine, RxOp, RxParams, SocketParams,
-    Variant, ALLOCATORS, CACHES,
+    AppParams, DriverStyle, NicParams, Proto, RxMachine, RxOp, RxParams, SocketParams, Variant,
+    ALLOCATORS, CACHES,
 };
 use skblab_core::trace::{Counters, Events, Machine};
 

@@ -34,7 +34,7 @@
 //! 13. header split, modern: kmalloc'ed heads -> 0 frag cache pages.
 
 use skblab_core::rx::{
-    driver::DriverStyle, AppParams, NicParams, RxMachine, RxParams, SocketParams, Variant,
+    AppParams, DriverStyle, NicParams, RxMachine, RxParams, SocketParams, Variant,
 };
 use skblab_core::trace::{Events, Machine};
 

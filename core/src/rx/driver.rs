@@ -10,21 +10,13 @@
 //!   owns, attached as a frag. The model gives each frame's payload a fresh
 //!   order-0 page (real drivers recycle half pages or use page_pool).
 
-use super::frag_cache::RefillKnobs;
-use super::{Allocator, Kernel, RxParams};
+use super::frag_cache::FragCache;
+use super::kernel::Mem;
+use super::scenario::{DriverStyle, RxParams};
+use super::variant::Allocator;
 use crate::consts::KernelConsts;
 use crate::events::{Event, Events};
 use crate::skb::{Frag, Skb, SkbHead};
-use crate::Cpu;
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DriverStyle {
-    #[default]
-    FullFrame,
-    HeaderSplit,
-}
 
 /// `fragsz` for a head of `length` bytes, as `__netdev_alloc_skb` computes it (v3.5 and
 /// v6.12 alike; SKB_HEAD_ALIGN in v6.x):
@@ -72,32 +64,28 @@ pub fn headers(p: &RxParams) -> u32 {
     p.socket.proto.headers()
 }
 
-/// Receives one frame of `frame_len` bytes on `cpu`: allocates its buffer(s) and builds the
-/// skb, whose payload starts at `seq`. By the time TCP queues it, the headers are pulled:
-/// `skb->len` is the payload.
+/// Receives one frame of `frame_len` bytes on the CPU of `cache`, its frag cache: allocates
+/// the frame's buffer(s) and builds the skb, whose payload starts at `seq`. By the time TCP
+/// queues it, the headers are pulled: `skb->len` is the payload.
 pub fn rx_frame(
-    k: &mut Kernel,
     p: &RxParams,
+    cache: &mut FragCache,
+    mem: &mut Mem,
     frame_len: u32,
     seq: u32,
-    cpu: Cpu,
     ev: &mut Events,
 ) -> Skb {
-    let c = k.consts;
+    let (c, cpu) = (p.consts, cache.cpu);
     let hdrs = headers(p);
     let payload = frame_len - hdrs;
-    let knobs = RefillKnobs {
-        high_order_fails: p.nic.high_order_fails,
-        pfmemalloc: p.nic.pfmemalloc,
-    };
     // Full frame: the buffer is sized for the largest frame; header split: for hdr_size.
     let head_len = match p.nic.driver {
         DriverStyle::FullFrame => p.frame_len(),
         DriverStyle::HeaderSplit => p.nic.hdr_size,
     };
     let head_bytes = fragsz(&c, head_len);
-    let head_frag = head_in_frag(&c, k.variant.alloc, head_len)
-        .then(|| k.alloc_frag(cpu, head_bytes, knobs, ev));
+    let head_frag =
+        head_in_frag(&c, p.variant.alloc, head_len).then(|| cache.alloc(mem, head_bytes, ev));
     let room = head_bytes - c.skb_data_align(c.shinfo_size);
     let in_head = match p.nic.driver {
         DriverStyle::FullFrame => frame_len,
@@ -110,7 +98,7 @@ pub fn rx_frame(
         // build_skb: SKB_TRUESIZE(fragsz - SKB_DATA_ALIGN(sizeof(struct skb_shared_info))).
         truesize: head_bytes + sk_buff_truesize(&c),
     };
-    let id = k.new_skb_id();
+    let id = mem.new_skb_id();
     let mut skb = Skb::new(id, cpu, head, seq);
     skb.head_frag = head_frag;
     // The head as allocated: NET_SKB_PAD reserved, no header pulled yet.
@@ -129,24 +117,23 @@ pub fn rx_frame(
     if p.nic.driver == DriverStyle::FullFrame {
         skb.put_linear(in_head - hdrs);
     } else {
-        attach_payload_pages(k, &mut skb, payload, cpu, ev);
+        attach_payload_pages(mem, &mut skb, payload, c.page_size, ev);
     }
     skb
 }
 
 /// Header split: the payload lands in driver pages (one reference each, handed to the skb).
 fn attach_payload_pages(
-    k: &mut Kernel,
+    mem: &mut Mem,
     skb: &mut Skb,
     mut payload: u32,
-    cpu: Cpu,
+    page_size: u32,
     ev: &mut Events,
 ) {
-    let page_size = k.consts.page_size;
     while payload > 0 {
         let size = payload.min(page_size);
-        let page = k.pool.alloc(0, page_size, cpu, ev);
-        k.pool.page_mut(page).used = size;
+        let page = mem.pool.alloc(0, page_size, skb.cpu, ev);
+        mem.pool.page_mut(page).used = size;
         let idx = skb.nr_frags() as u32;
         skb.add_frag(Frag {
             page,
