@@ -204,7 +204,10 @@ fn first_mapping_subflow_seq_is_1() {
 /// task's; every other page is freed.
 #[test]
 fn close_leaves_the_task_frag() {
-    let t = run(&format!("{LOOPBACK_16K_X8}[[ops]]\nop = \"close\"\n"), "abeni-2020");
+    let t = run(
+        &format!("{LOOPBACK_16K_X8}[[ops]]\nop = \"close\"\n"),
+        "abeni-2020",
+    );
     let st = &t.steps[1].state;
     let pages: Vec<_> = st.pages.iter().map(|p| (p.id, p.count)).collect();
     assert_eq!(pages, [(4, 1)]);
