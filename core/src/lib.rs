@@ -5,6 +5,7 @@
 //! The same scenario gives a byte-identical trace natively and in wasm.
 
 pub mod consts;
+pub mod counters;
 pub mod error;
 pub mod events;
 pub mod limits;

@@ -4,6 +4,7 @@
 //! operation caused, the full [`State`] after it and the cumulative [`Counters`]. With tracing
 //! off (benchmarks) only the final counters are kept.
 
+pub use crate::counters::Counters;
 use crate::events::PageId;
 pub use crate::events::{Event, Events};
 use crate::page::Page;
@@ -52,54 +53,6 @@ pub struct Dfrag {
     pub offset: u32,
     pub data_len: u32,
     pub already_sent: u32,
-}
-
-/// Named counters in the mechanism's chosen order; serialized as a JSON/TOML map.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Counters(pub Vec<(String, u64)>);
-
-impl Counters {
-    pub fn with(mut self, name: &str, value: u64) -> Self {
-        self.0.push((name.to_string(), value));
-        self
-    }
-
-    pub fn get(&self, name: &str) -> Option<u64> {
-        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
-    }
-
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|(n, _)| n.as_str())
-    }
-}
-
-impl Serialize for Counters {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
-    }
-}
-
-impl<'de> Deserialize<'de> for Counters {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Counters;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a map of counter names to numbers")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut m: A,
-            ) -> Result<Counters, A::Error> {
-                let mut c = Counters::default();
-                while let Some((k, v)) = m.next_entry::<String, u64>()? {
-                    c.0.push((k, v));
-                }
-                Ok(c)
-            }
-        }
-        d.deserialize_map(V)
-    }
 }
 
 /// One operation of the scenario and what it did.

@@ -10,6 +10,7 @@
 //! the seed patched is net-next of November 2020 (tcp_build_frag, mptcp_push_pending), which
 //! became v5.11; its constants are those of [`Era::V5_10`].
 
+pub mod counters;
 pub mod dfrag;
 pub mod push;
 pub mod sendmsg_frag;
@@ -24,6 +25,7 @@ use crate::page::PagePool;
 use crate::skb::SkbId;
 use crate::trace::{drive, Counters, Machine, Queue, State, Trace};
 use crate::Error;
+use counters::MptcpCounters;
 use dfrag::SendBuf;
 use push::{PushCfg, Sched, Scheduler, MPTCP_SEND_BURST_SIZE};
 use serde::{Deserialize, Serialize};
@@ -391,22 +393,21 @@ impl Machine for Msk {
             .filter(|skb| skb.psh)
             .count() as u64;
         let ps = &self.tx.pool.stats;
-        Counters::default()
-            .with("size_goal", self.subflows[0].size_goal as u64)
-            .with("skbs_allocated", s.skbs_allocated)
-            .with(
-                "avg_skb_bytes",
-                s.bytes_mapped.checked_div(s.skbs_allocated).unwrap_or(0),
-            )
-            .with("max_skb_bytes", s.max_skb_bytes)
-            .with("psh_skbs", s.psh_freed + live_psh)
-            .with("dss_mappings", s.dss_mappings)
-            .with("collapses", s.collapses)
-            .with("eor_marks", s.eor_marks)
-            .with("dfrags", s.dfrags)
-            .with("pages_allocated", ps.allocated)
-            .with("pages_freed", ps.freed)
-            .with("bytes_written", s.bytes_written)
-            .with("bytes_mapped", s.bytes_mapped)
+        MptcpCounters {
+            size_goal: self.subflows[0].size_goal as u64,
+            skbs_allocated: s.skbs_allocated,
+            avg_skb_bytes: s.bytes_mapped.checked_div(s.skbs_allocated).unwrap_or(0),
+            max_skb_bytes: s.max_skb_bytes,
+            psh_skbs: s.psh_freed + live_psh,
+            dss_mappings: s.dss_mappings,
+            collapses: s.collapses,
+            eor_marks: s.eor_marks,
+            dfrags: s.dfrags,
+            pages_allocated: ps.allocated,
+            pages_freed: ps.freed,
+            bytes_written: s.bytes_written,
+            bytes_mapped: s.bytes_mapped,
+        }
+        .to_counters()
     }
 }

@@ -5,6 +5,7 @@
 //! [`gro`](super::gro) -> [`socket`](super::socket) (with [`Mem`] and the
 //! [`DeferLists`]); nothing calls back up.
 
+use super::counters::RxCounters;
 use super::defer::DeferLists;
 use super::driver;
 use super::frag_cache::{FragCache, RefillKnobs};
@@ -270,40 +271,41 @@ impl Machine for RxMachine {
         let (m, ps, sk) = (&self.mem.tally, &self.mem.pool.stats, &self.sock.tally);
         let frags: u64 = self.caches.iter().map(|c| c.frags).sum();
         let pages: u64 = self.caches.iter().map(|c| c.pages).sum();
-        let per_page = (frags + pages / 2).checked_div(pages).unwrap_or(0);
-        Counters::default()
-            .with("frames_arrived", self.napi.frames)
-            .with("bytes_arrived", self.napi.bytes)
-            .with("napi_polls", self.napi.polls)
-            .with("skbs_allocated", m.skbs_allocated)
-            .with("gro_merged", self.gro.iter().map(|g| g.merged).sum())
-            .with("skbs_delivered", sk.delivered)
-            .with("backlog_deliveries", sk.backlog_deliveries)
-            .with("frags_allocated", frags)
-            .with("frag_cache_pages", pages)
-            .with("frags_per_page", per_page)
-            .with("page_allocs", ps.allocated)
-            .with("page_reuses", ps.reused)
-            .with("page_frees", ps.freed)
-            .with("page_frees_cpu0", ps.freed_on[0])
-            .with("page_frees_cpu1", ps.freed_on[1])
-            .with("put_page_cpu0", ps.put_page[0])
-            .with("put_page_cpu1", ps.put_page[1])
-            .with("remote_put_page", m.remote_put_page)
-            .with("skb_frees_cpu0", m.skb_frees[0])
-            .with("skb_frees_cpu1", m.skb_frees[1])
-            .with("remote_skb_frees", m.remote_skb_frees)
-            .with("rx_cache_parked", sk.rx_cache_parked)
-            .with("rx_cache_freed", sk.rx_cache_freed)
-            .with("skbs_deferred", self.defer.deferred)
-            .with("recvmsg_calls", sk.recvmsg_calls)
-            .with("recvmsg_skbs_freed", sk.recvmsg_skbs_freed)
-            .with("recvmsg_put_page", sk.recvmsg_put_page)
-            .with("recvmsg_page_frees", sk.recvmsg_page_frees)
-            .with("bytes_read", sk.bytes_read)
-            .with("bytes_purged", sk.bytes_purged)
-            .with("skbs_live", self.skbs_live() as u64)
-            .with("pages_live", self.mem.pool.live_count() as u64)
+        RxCounters {
+            frames_arrived: self.napi.frames,
+            bytes_arrived: self.napi.bytes,
+            napi_polls: self.napi.polls,
+            skbs_allocated: m.skbs_allocated,
+            gro_merged: self.gro.iter().map(|g| g.merged).sum(),
+            skbs_delivered: sk.delivered,
+            backlog_deliveries: sk.backlog_deliveries,
+            frags_allocated: frags,
+            frag_cache_pages: pages,
+            frags_per_page: (frags + pages / 2).checked_div(pages).unwrap_or(0),
+            page_allocs: ps.allocated,
+            page_reuses: ps.reused,
+            page_frees: ps.freed,
+            page_frees_cpu0: ps.freed_on[0],
+            page_frees_cpu1: ps.freed_on[1],
+            put_page_cpu0: ps.put_page[0],
+            put_page_cpu1: ps.put_page[1],
+            remote_put_page: m.remote_put_page,
+            skb_frees_cpu0: m.skb_frees[0],
+            skb_frees_cpu1: m.skb_frees[1],
+            remote_skb_frees: m.remote_skb_frees,
+            rx_cache_parked: sk.rx_cache_parked,
+            rx_cache_freed: sk.rx_cache_freed,
+            skbs_deferred: self.defer.deferred,
+            recvmsg_calls: sk.recvmsg_calls,
+            recvmsg_skbs_freed: sk.recvmsg_skbs_freed,
+            recvmsg_put_page: sk.recvmsg_put_page,
+            recvmsg_page_frees: sk.recvmsg_page_frees,
+            bytes_read: sk.bytes_read,
+            bytes_purged: sk.bytes_purged,
+            skbs_live: self.skbs_live() as u64,
+            pages_live: self.mem.pool.live_count() as u64,
+        }
+        .to_counters()
     }
 }
 

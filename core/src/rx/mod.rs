@@ -19,6 +19,7 @@
 //! from [`RxParams`], calls [`RxMachine::poll`] / [`Machine::apply`](crate::trace::Machine)
 //! and reads the counters and state whenever it likes.
 
+pub mod counters;
 pub mod defer;
 pub mod driver;
 pub mod frag_cache;
@@ -29,6 +30,7 @@ pub mod scenario;
 pub mod socket;
 pub mod variant;
 
+pub use counters::RxCounters;
 pub use kernel::{skbs_in, Mem};
 pub use machine::RxMachine;
 pub use scenario::{
