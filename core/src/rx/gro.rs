@@ -126,13 +126,13 @@ fn merge(
     cpu: Cpu,
     ev: &mut Events,
 ) -> Option<Skb> {
-    let (len, c) = (skb.len, &params.consts);
-    if GRO_L3L4_HEADERS + p.len + len >= c.gso_max_size {
+    let (len, k) = (skb.len, &params.consts);
+    if GRO_L3L4_HEADERS + p.len + len >= k.gso_max_size {
         return Some(skb);
     }
-    let max_frags = c.max_skb_frags as usize;
+    let max_frags = k.max_skb_frags as usize;
     let (id, into) = (skb.id, p.id);
-    let sk_buff = super::driver::sk_buff_truesize(c);
+    let sk_buff = super::driver::sk_buff_truesize(k);
     let stolen = match p.frag_list.last_mut() {
         Some(lp) => steal(lp, &mut skb, max_frags, sk_buff),
         None => steal(p, &mut skb, max_frags, sk_buff),
