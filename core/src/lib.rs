@@ -4,12 +4,15 @@
 //! Scenario in, trace out: no clock, no files, no unseeded randomness, no hash-ordered output.
 //! The same scenario gives a byte-identical trace natively and in wasm.
 
+pub mod challenge;
 pub mod consts;
 pub mod error;
 pub mod limits;
 pub mod mptcp;
 pub mod page;
 pub mod page_frag;
+pub mod query;
+pub mod question;
 pub mod rx;
 pub mod scenario;
 pub mod send;

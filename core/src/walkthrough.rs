@@ -3,6 +3,7 @@
 //! browser, wasm) tells the same story. A walkthrough's `[[check]]` entries pin down the facts
 //! its narration claims; `tests/walkthroughs.rs` runs them.
 
+use crate::question::Question;
 use crate::scenario::Scenario;
 use crate::Error;
 use serde::Deserialize;
@@ -40,6 +41,9 @@ pub struct Walkthrough {
     /// Facts the narration states, checked by the test suite.
     #[serde(default, rename = "check")]
     pub checks: Vec<Check>,
+    /// Predict, then see: questions asked before their steps (see [`crate::question`]).
+    #[serde(default, rename = "question")]
+    pub questions: Vec<Question>,
     pub scenario: Scenario,
 }
 
@@ -86,6 +90,30 @@ impl Check {
     }
 }
 
+impl Walkthrough {
+    /// The trace that answers `q` among `traces`, the runs of [`Walkthrough::variants`].
+    pub fn trace_for<'a>(
+        &self,
+        q: &Question,
+        traces: &'a [crate::Trace],
+    ) -> Result<&'a crate::Trace, String> {
+        self.variants
+            .iter()
+            .position(|v| *v == q.variant)
+            .and_then(|i| traces.get(i))
+            .ok_or(format!("no trace of variant {}", q.variant))
+    }
+
+    /// `q`'s answer, read from its variant's trace among `traces`.
+    pub fn answer(
+        &self,
+        q: &Question,
+        traces: &[crate::Trace],
+    ) -> Result<crate::query::Value, String> {
+        q.answer(self.trace_for(q, traces)?)
+    }
+}
+
 /// Every walkthrough, parsed. The files are part of the build, so a parse error is a bug
 /// caught by the test suite, reported here as an error rather than a panic.
 pub fn all() -> Result<Vec<Walkthrough>, Error> {
@@ -94,30 +122,62 @@ pub fn all() -> Result<Vec<Walkthrough>, Error> {
 
 /// The walkthrough called `name`.
 pub fn find(name: &str) -> Result<Walkthrough, Error> {
-    let all = all()?;
-    let names: Vec<String> = all.iter().map(|w| w.name.clone()).collect();
+    find_named(all()?, "walkthrough", name, |w| &w.name)
+}
+
+/// The item of `all` called `name`, or an error listing the names.
+pub(crate) fn find_named<T>(
+    all: Vec<T>,
+    what: &'static str,
+    name: &str,
+    name_of: impl Fn(&T) -> &String,
+) -> Result<T, Error> {
+    let names: Vec<String> = all.iter().map(|t| name_of(t).clone()).collect();
     all.into_iter()
-        .find(|w| w.name == name)
+        .find(|t| name_of(t) == name)
         .ok_or_else(|| Error::Unknown {
-            what: "walkthrough",
+            what,
             name: name.to_string(),
             expected: names.join(", "),
         })
 }
 
-fn parse(text: &str) -> Result<Walkthrough, Error> {
+/// A compiled-in TOML file, with the path of a bad field.
+pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
     let de = toml::Deserializer::new(text);
-    let w: Walkthrough = serde_path_to_error::deserialize(de).map_err(|e| Error::Parse {
+    serde_path_to_error::deserialize(de).map_err(|e| Error::Parse {
         format: "TOML",
         field: e.path().to_string(),
         message: e.into_inner().message().to_string(),
-    })?;
+    })
+}
+
+fn parse(text: &str) -> Result<Walkthrough, Error> {
+    let mut w: Walkthrough = from_toml(text)?;
     let ops = w.scenario.op_count();
     if w.say.len() != ops {
         return Err(Error::invalid(
             format!("{}.say", w.name),
             format!("has {} paragraphs for {ops} operations", w.say.len()),
         ));
+    }
+    for (i, q) in w.questions.iter_mut().enumerate() {
+        if !(1..=ops).contains(&q.step) {
+            return Err(Error::Range {
+                field: format!("{}.question[{i}].step", w.name),
+                value: q.step.to_string(),
+                allowed: format!("1 to {ops}, the walkthrough's steps"),
+            });
+        }
+        if q.variant.is_empty() {
+            q.variant = w.variants.first().cloned().unwrap_or_default();
+        }
+        if !w.variants.contains(&q.variant) {
+            return Err(Error::invalid(
+                format!("{}.question[{i}].variant", w.name),
+                format!("expected one of {}", w.variants.join(", ")),
+            ));
+        }
     }
     Ok(w)
 }
