@@ -41,9 +41,11 @@ pub struct Walkthrough {
     /// Facts the narration states, checked by the test suite.
     #[serde(default, rename = "check")]
     pub checks: Vec<Check>,
-    /// Predict, then see: questions asked before their steps (see [`crate::question`]).
+    /// Predict, then see: questions asked before their steps, read by
+    /// [`Walkthrough::questions`]. Kept unread until then, so a host that asks none (the web
+    /// bundle has a size budget) links no code to read them.
     #[serde(default, rename = "question")]
-    pub questions: Vec<Question>,
+    questions: Vec<serde_json::Value>,
     pub scenario: Scenario,
 }
 
@@ -91,6 +93,43 @@ impl Check {
 }
 
 impl Walkthrough {
+    /// The questions, each checked: its step is one of the walkthrough's, its variant one of
+    /// its variants (the first when left out).
+    pub fn questions(&self) -> Result<Vec<Question>, Error> {
+        let ops = self.say.len();
+        let mut all = Vec::with_capacity(self.questions.len());
+        for (i, v) in self.questions.iter().enumerate() {
+            let field = |f: &str| format!("{}.question[{i}]{f}", self.name);
+            let mut q: Question =
+                serde_path_to_error::deserialize(v).map_err(|e| Error::Parse {
+                    format: "TOML",
+                    field: match e.path().to_string().as_str() {
+                        "." => field(""),
+                        path => field(&format!(".{path}")),
+                    },
+                    message: e.inner().to_string(),
+                })?;
+            if !(1..=ops).contains(&q.step) {
+                return Err(Error::Range {
+                    field: field(".step"),
+                    value: q.step.to_string(),
+                    allowed: format!("1 to {ops}, the walkthrough's steps"),
+                });
+            }
+            if q.variant.is_empty() {
+                q.variant = self.variants.first().cloned().unwrap_or_default();
+            }
+            if !self.variants.contains(&q.variant) {
+                return Err(Error::invalid(
+                    field(".variant"),
+                    format!("expected one of {}", self.variants.join(", ")),
+                ));
+            }
+            all.push(q);
+        }
+        Ok(all)
+    }
+
     /// The trace that answers `q` among `traces`, the runs of [`Walkthrough::variants`].
     pub fn trace_for<'a>(
         &self,
@@ -153,7 +192,7 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T,
 }
 
 fn parse(text: &str) -> Result<Walkthrough, Error> {
-    let mut w: Walkthrough = from_toml(text)?;
+    let w: Walkthrough = from_toml(text)?;
     let ops = w.scenario.op_count();
     if w.say.len() != ops {
         return Err(Error::invalid(
@@ -161,23 +200,44 @@ fn parse(text: &str) -> Result<Walkthrough, Error> {
             format!("has {} paragraphs for {ops} operations", w.say.len()),
         ));
     }
-    for (i, q) in w.questions.iter_mut().enumerate() {
-        if !(1..=ops).contains(&q.step) {
-            return Err(Error::Range {
-                field: format!("{}.question[{i}].step", w.name),
-                value: q.step.to_string(),
-                allowed: format!("1 to {ops}, the walkthrough's steps"),
-            });
-        }
-        if q.variant.is_empty() {
-            q.variant = w.variants.first().cloned().unwrap_or_default();
-        }
-        if !w.variants.contains(&q.variant) {
-            return Err(Error::invalid(
-                format!("{}.question[{i}].variant", w.name),
-                format!("expected one of {}", w.variants.join(", ")),
-            ));
+    Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_question_is_an_error_naming_its_field() {
+        let text = |q: &str| {
+            format!(
+                "name = \"w\"\ntitle = \"t\"\nintro = \"i\"\nvariants = [\"kumar-2010\"]\n\
+                 say = [\"s\"]\noutro = \"o\"\n[[question]]\n{q}\n\
+                 [scenario]\nmechanism = \"sendmsg\"\nops = [{{ op = \"close\" }}]\n"
+            )
+        };
+        let cases = [
+            (
+                "step = 2\nask = \"a\"\nquery = \"pages live\"",
+                "w.question[0].step",
+            ),
+            (
+                "step = 1\nask = \"a\"\nquery = \"skb 0 colour\"",
+                "w.question[0].query",
+            ),
+            (
+                "step = 1\nask = \"a\"\nquery = \"pages live\"\nvariant = \"x\"",
+                "w.question[0].variant",
+            ),
+            (
+                "step = 1\nquery = \"pages live\"",
+                "`w.question[0]`: missing field `ask`",
+            ),
+        ];
+        for (q, field) in cases {
+            let w = parse(&text(q)).expect("the walkthrough parses");
+            let err = w.questions().unwrap_err().to_string();
+            assert!(err.contains(field), "{q}: {err}");
         }
     }
-    Ok(w)
 }

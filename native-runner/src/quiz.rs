@@ -49,11 +49,12 @@ pub fn quiz(
     st: Style,
 ) -> Result<Score, CliError> {
     let io = |e: std::io::Error| CliError(format!("cannot write the quiz: {e}"));
+    let questions = w.questions()?;
     let mut score = Score::default();
     out.write_all(render::walkthrough_intro(w, st).as_bytes())
         .map_err(io)?;
     for i in 0..w.say.len() {
-        for q in w.questions.iter().filter(|q| q.step == i + 1) {
+        for q in questions.iter().filter(|q| q.step == i + 1) {
             let answer = w
                 .answer(q, traces)
                 .map_err(|e| CliError(format!("{}: question on step {}: {e}", w.name, q.step)))?;

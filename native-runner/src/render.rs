@@ -382,11 +382,11 @@ pub fn wrap(text: &str, indent: &str) -> String {
 
 /// A narrated walkthrough: intro, each step's questions with their answers, its paragraph then
 /// each variant's state, the comparison of the final counters, and the outro. `traces` are the
-/// walkthrough's variants in order.
-pub fn walkthrough(w: &Walkthrough, traces: &[Trace], st: Style) -> String {
+/// walkthrough's variants in order, `questions` its [`Walkthrough::questions`].
+pub fn walkthrough(w: &Walkthrough, questions: &[Question], traces: &[Trace], st: Style) -> String {
     let mut out = walkthrough_intro(w, st);
     for i in 0..w.say.len() {
-        for q in w.questions.iter().filter(|q| q.step == i + 1) {
+        for q in questions.iter().filter(|q| q.step == i + 1) {
             out.push_str(&question(q, st));
             let answer = w.answer(q, traces).map_or_else(|e| e, |a| q.say(a));
             let _ = writeln!(out, "  answer: {answer}\n");
