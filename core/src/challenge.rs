@@ -121,9 +121,7 @@ impl FromStr for Condition {
 
 impl<'de> Deserialize<'de> for Condition {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Condition, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+        crate::query::from_text(d)
     }
 }
 
