@@ -4,6 +4,7 @@
 //! Scenario in, trace out: no clock, no files, no unseeded randomness, no hash-ordered output.
 //! The same scenario gives a byte-identical trace natively and in wasm.
 
+pub mod challenge;
 pub mod consts;
 pub mod counters;
 pub mod error;
@@ -14,6 +15,8 @@ pub mod mptcp;
 pub mod names;
 pub mod page;
 pub mod page_frag;
+pub mod query;
+pub mod question;
 pub mod rx;
 pub mod scenario;
 pub mod send;
