@@ -5,11 +5,9 @@
 //! in `include/linux/skbuff.h`. How big the head is and what `truesize` is charged depend on
 //! the allocator of the era; the mechanism that allocates the skb computes [`SkbHead`].
 
-use crate::page::PageId;
-use crate::Cpu;
+pub use crate::events::SkbId;
+use crate::events::{Cpu, PageId};
 use serde::{Deserialize, Serialize};
-
-pub type SkbId = u32;
 
 /// `skb_frag_t`: a reference to `size` bytes at `offset` in a page. Each frag holds one page
 /// reference.
@@ -42,7 +40,11 @@ pub struct SkbHead {
 /// An MPTCP DSS mapping carried by a subflow skb (data_seq, subflow_seq, data_len).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mapping {
+    /// The data sequence number, relative: 0 is the first data byte (msk->write_seq starts
+    /// at idsn + 1 in the kernel).
     pub data_seq: u64,
+    /// The subflow sequence number relative to the subflow's ISN, as the kernel carries it
+    /// (rel_write_seq): 1 is the first data byte, after the SYN.
     pub subflow_seq: u32,
     pub data_len: u32,
     /// A frozen mapping may no longer grow (the kernel sets it for MPTCP zero-window probes;

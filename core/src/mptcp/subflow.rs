@@ -5,10 +5,10 @@
 
 use super::{SubflowParams, Tx};
 use crate::consts::{Era, KernelConsts};
+use crate::events::{Event, Events};
 use crate::page::PageId;
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
 use crate::skb::{Skb, SkbHead};
-use crate::trace::{Event, Events};
 
 /// IPv4 header (`icsk_af_ops->net_header_len`) and bare TCP header, 20 bytes each.
 const NET_HEADER_LEN: u32 = 20;
@@ -67,8 +67,9 @@ pub struct Subflow {
     pub size_goal: u32,
     /// The retransmit queue (sent) followed by the write queue (unsent), in seq order.
     pub skbs: Vec<Skb>,
-    /// tp->write_seq, relative (the model starts every subflow at 0); also the subflow's
-    /// rel_write_seq, which DSS mappings carry.
+    /// tp->write_seq relative to the ISN, which is also the subflow's rel_write_seq that DSS
+    /// mappings carry: 1 for the first data byte, after the SYN (subflow_finish_connect and
+    /// subflow_ulp_clone set rel_write_seq = 1).
     pub write_seq: u32,
 }
 
@@ -80,7 +81,7 @@ impl Subflow {
             mss,
             size_goal,
             skbs: Vec::new(),
-            write_seq: 0,
+            write_seq: 1,
         }
     }
 

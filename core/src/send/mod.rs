@@ -16,14 +16,15 @@ pub use sock::{SendConfig, SendSock};
 pub use variant::Variant;
 
 use crate::consts::ConstOverrides;
+use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_IOVECS, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_BYTES};
-use crate::scenario::{is_one, one, pick_variant, RunOptions};
-use crate::trace::{drive, Counters, Events, Machine, State, Trace};
+use crate::mechanism::{is_one, one, pick_variant, Mechanism, RunOptions};
+use crate::trace::{drive, Counters, Machine, State, Trace};
 use crate::Error;
 use serde::{Deserialize, Serialize};
 
 /// `pre-2010` (select_size), `kumar-2010` (no linear data), `modern` (tcp_sendmsg_locked).
-pub const VARIANTS: &[&str] = &["pre-2010", "kumar-2010", "modern"];
+pub const VARIANTS: &[&str] = Variant::NAMES;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -127,14 +128,27 @@ pub enum SendOp {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bytes: Option<u64>,
     },
-    /// close(): free the write queue and the socket's page.
+    /// close(): free the write queue and (2.6.33) the socket's TCP_PAGE.
     Close,
+    /// After `close`, the same task opens its next socket: a new connection, the same task
+    /// frag (today).
+    Socket,
 }
 
-impl SendScenario {
-    pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
-        let name = pick_variant(opts.variant.as_deref(), self.variant.as_deref(), VARIANTS)?;
-        let variant = Variant::from_name(name).expect("model bug: VARIANTS names every Variant");
+impl Mechanism for SendScenario {
+    const NAME: &'static str = "sendmsg";
+    const VARIANTS: &'static [&'static str] = VARIANTS;
+
+    fn variant(&self) -> Option<&str> {
+        self.variant.as_deref()
+    }
+
+    fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
+        let variant: Variant = pick_variant(opts.variant.as_deref(), self.variant.as_deref())?;
         let cfg = self.config(variant)?;
         self.check_ops()?;
         let mut m = SendMachine {
@@ -142,15 +156,17 @@ impl SendScenario {
         };
         let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
         Ok(Trace {
-            mechanism: "sendmsg".to_string(),
-            variant: name.to_string(),
+            mechanism: Self::NAME.to_string(),
+            variant: variant.name().to_string(),
             era: variant.era(),
             consts: cfg.k,
             steps,
             counters,
         })
     }
+}
 
+impl SendScenario {
     /// The validated configuration for `variant`: every socket and device field checked
     /// against its allowed range.
     pub fn config(&self, variant: Variant) -> Result<SendConfig, Error> {
@@ -223,7 +239,8 @@ impl SendScenario {
                 SendOp::Ack { bytes: Some(b) } => {
                     check_range(|| format!("ops[{i}].bytes"), *b, 0, MAX_TOTAL_BYTES)?;
                 }
-                SendOp::Transmit | SendOp::Ack { bytes: None } | SendOp::Close => {}
+                SendOp::Transmit | SendOp::Ack { bytes: None } | SendOp::Close | SendOp::Socket => {
+                }
             }
         }
         Ok(())
@@ -265,11 +282,14 @@ impl Machine for SendMachine {
 
     fn apply(&mut self, op: &SendOp, at: usize, ev: &mut Events) -> Result<(), Error> {
         let sock = &mut self.sock;
-        if sock.closed {
-            return Err(Error::invalid(
-                format!("ops[{at}]"),
-                "the socket is closed; `close` must be the last operation",
-            ));
+        // A closed socket takes only `socket`; an open one anything else.
+        if sock.closed != (*op == SendOp::Socket) {
+            let why = if sock.closed {
+                "the socket is closed; only `socket` (the task's next socket) may follow"
+            } else {
+                "the socket is still open; `close` it before the task opens the next one"
+            };
+            return Err(Error::invalid(format!("ops[{at}]"), why));
         }
         match op {
             SendOp::Sendmsg {
@@ -295,6 +315,7 @@ impl Machine for SendMachine {
                 sock.ack_to(sock.snd_una + b, ev);
             }
             SendOp::Close => sock.close(ev),
+            SendOp::Socket => sock.reopen(),
         }
         Ok(())
     }
@@ -332,6 +353,7 @@ impl Machine for SendMachine {
             SendOp::Ack { bytes: None } => "ack everything sent".to_string(),
             SendOp::Ack { bytes: Some(b) } => format!("ack {b} bytes"),
             SendOp::Close => "close".to_string(),
+            SendOp::Socket => "socket: the task's next connection".to_string(),
         }
     }
 
