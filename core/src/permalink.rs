@@ -103,7 +103,7 @@ impl Link {
                 "cmp" => once(k, &mut parts.cmp, text64(k, v)?)?,
                 "step" => once(k, &mut parts.step, number(k, v)?)?,
                 "event" => once(k, &mut parts.event, number(k, v)?)?,
-                _ => return Err(format!("the link has an unknown part `{k:.40}`")),
+                _ => return Err(format!("the link has an unknown part `{}`", shown(k))),
             }
         }
         let at = Position {
@@ -141,7 +141,12 @@ fn once<T>(k: &str, slot: &mut Option<T>, v: T) -> Result<(), String> {
 
 fn number(part: &str, v: &str) -> Result<usize, String> {
     v.parse()
-        .map_err(|_| format!("the link's {part} `{v:.40}` is not a number"))
+        .map_err(|_| format!("the link's {part} `{}` is not a number", shown(v)))
+}
+
+/// A stranger's text for a one-line message: escaped, at most 40 characters of it.
+fn shown(s: &str) -> String {
+    s.escape_debug().take(40).collect()
 }
 
 fn text64(part: &str, v: &str) -> Result<String, String> {
@@ -251,6 +256,8 @@ mod tests {
             ("#w=YQ&step=1&event=x", "event `x` is not a number"),
             ("#x=1", "unknown part `x`"),
             (&long_key, "unknown part `kkkk"),
+            // Found by fuzzing (fuzz/regressions/permalink): the message took two lines.
+            ("hGG93\n", "unknown part `hGG93\\n`"),
             ("#step=2", "either a walkthrough"),
             ("#w=YQ&s=YQ", "either a walkthrough"),
             ("#w=YQ&cmp=YQ", "`cmp` goes with a scenario"),
@@ -265,6 +272,7 @@ mod tests {
                 err.len() < 200,
                 "{frag:.40}: an error quotes at most 40 characters of the input: {err}"
             );
+            assert!(!err.contains('\n'), "{frag:.40}: an error is one line: {err}");
         }
     }
 

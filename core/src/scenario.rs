@@ -131,7 +131,7 @@ impl Scenario {
         let v = toml::from_str(text).map_err(|e: toml::de::Error| Error::Parse {
             format: "TOML",
             field: toml_location(text, e.span()),
-            message: e.message().to_string(),
+            message: toml_message(text, &e),
         })?;
         Self::from_value(v, "TOML")
     }
@@ -265,6 +265,19 @@ fn try_op<T: serde::de::DeserializeOwned>(key: &str, op: Value) -> Result<(), St
     serde_path_to_error::deserialize::<_, T>(&serde_json::json!({ key: [op] }))
         .map(drop)
         .map_err(|e| e.inner().to_string())
+}
+
+/// toml's message, or what stands at the error where toml gives none (a control character
+/// in a comment: found by fuzzing, the error said nothing).
+fn toml_message(text: &str, e: &toml::de::Error) -> String {
+    if !e.message().trim().is_empty() {
+        return e.message().to_string();
+    }
+    let at = e.span().and_then(|s| text.get(s.start..)?.chars().next());
+    match at {
+        Some(c) => format!("unexpected character {c:?}"),
+        None => "unexpected end of the text".into(),
+    }
 }
 
 fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {

@@ -35,6 +35,8 @@ const CASES: &[(&str, &[&str])] = &[
     ("[[ops]]\nop = \"sendmsg\"\nbytes = 1\ncount = 0\n", &["ops[0].count", "1..=1000000"]),
     ("[socket]\nsndbuf = 65536\n[[ops]]\nop = \"sendmsg\"\nbytes = 60000\ncount = 5\n",
         &["ops[0]", "call 2 of 5", "would block"]),
+    // Found by fuzzing (fuzz/regressions/scenario_text): toml has no message for this.
+    ("# a comment \u{1}\n", &["line 2 column 13", "unexpected character '\\u{1}'"]),
 ];
 
 fn check(body: &str, words: &[&str]) {

@@ -103,11 +103,11 @@ fn live_fuzz() -> Result<(), String> {
         std::fs::create_dir_all(&new).map_err(|e| format!("{}: {e}", new.display()))?;
         step(&format!("live fuzz: {target} for {secs} s"));
         run(nightly_fuzz()
-            .args(["run", "--sanitizer", "none"])
+            .args(["run", "--sanitizer", "none", "--debug-assertions"])
             .args(["--features", "runner", target])
             .arg(&new)
             .arg(format!("corpus/{target}"))
-            .args(["--", &format!("-max_total_time={secs}"), "-timeout=10"]))?;
+            .args(["--", &format!("-max_total_time={secs}"), "-timeout=30"]))?;
     }
     step("live fuzz: ran every target, no crash");
     Ok(())
