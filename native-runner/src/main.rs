@@ -5,7 +5,7 @@ use skblab_runner::cli::{self, CliError};
 use skblab_runner::engine::Engine;
 use skblab_runner::render::Style;
 use skblab_runner::tap;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -128,11 +128,13 @@ fn main() -> ExitCode {
         };
     }
     match dispatch(cli) {
-        Ok(out) => {
-            // A closed pipe (`skblab ... | head`) is not an error worth a panic.
-            let _ = std::io::stdout().write_all(out.as_bytes());
-            ExitCode::SUCCESS
-        }
+        Ok(out) => match skblab_runner::output::stdout(&out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("skblab: error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Err(e) => {
             eprintln!("skblab: error: {e}");
             ExitCode::from(2)

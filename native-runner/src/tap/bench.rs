@@ -206,8 +206,7 @@ fn print(rows: &[Row], bytes: u64, json: bool) -> Result<(), String> {
     let veth = rows.last().expect("veth row");
     if json {
         let v = serde_json::json!({ "bytes": bytes, "gbit_per_s": rows });
-        session::print(&format!("{v:#}\n"));
-        return Ok(());
+        return session::print(&format!("{v:#}\n"));
     }
     let ratio = |x: f64, v: f64| if v > 0.0 { x / v } else { 0.0 };
     let mut t = format!(
@@ -227,6 +226,5 @@ fn print(rows: &[Row], bytes: u64, json: bool) -> Result<(), String> {
             ratio(r.from_kernel, veth.from_kernel)
         ));
     }
-    session::print(&t);
-    Ok(())
+    session::print(&t)
 }
