@@ -327,10 +327,16 @@ fn the_compiled_module_is_cached() {
     let again = WasmHost::load(&path, Limits::default()).unwrap();
     let loaded = again.loaded();
     assert!(loaded.from_cache, "{loaded:?}");
+    let cache = loaded.cache.as_ref().expect("a cache file");
+    assert!(cache.is_file(), "{loaded:?}");
+    // In this user's private cache, never beside a module that may sit in a shared folder.
     assert!(
-        loaded.cache.as_ref().is_some_and(|c| c.is_file()),
+        cache.starts_with(engine::cache_dir().unwrap()),
         "{loaded:?}"
     );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(cache).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "{mode:o}");
 }
 
 /// What a hand-made guest's `run` does.
