@@ -193,6 +193,32 @@ fn many_writes_within_the_total_run() {
     assert_eq!(t.counters.get("max_skb_bytes"), Some(65483));
 }
 
+/// Sent skbs wait on the subflow until an ack: each push must cost the skbs it adds, not the
+/// skbs in flight (100,000 of them here; scanning them on every push took minutes), and the
+/// queue stops at MAX_LIVE_SKBS with an error naming the op.
+#[test]
+fn unacknowledged_skbs_cost_each_push_nothing_and_stop_at_the_cap() {
+    let head = "mechanism = \"mptcp\"\ndrain = true\n[[subflows]]\nmtu = 576\nmss = 64\n\
+                gso = false\n[[ops]]\nop = \"sendmsg\"\nbytes = 268\n";
+    let run = |count: u64| {
+        Scenario::parse(&format!("{head}count = {count}\n")).and_then(|s| {
+            s.run(&RunOptions {
+                variant: None,
+                counters_only: true,
+            })
+        })
+    };
+    let t = run(20_000).expect("runs");
+    // 268 = 64 + 64 + 64 + 64 + 12 on a fresh skb; the next write collapses onto the tail.
+    assert!(t.counters.get("skbs_allocated").unwrap() >= 20_000 * 4);
+    let err = run(199_708).expect_err("past the cap").to_string();
+    assert!(
+        err.contains("`ops[0]` = 1000005 skbs queued on the subflows after call 199708")
+            && err.contains("at most 1000000 at once"),
+        "{err}"
+    );
+}
+
 /// The head of a subflow skb in 5.10 (sk_stream_alloc_skb(sk, 0, ...)): alloc_skb_fclone(320)
 /// kmallocs SKB_DATA_ALIGN(320) + SKB_DATA_ALIGN(320 shinfo) = 640, rounded by kmalloc-1k to
 /// 1024; __alloc_skb keeps SKB_WITH_OVERHEAD(ksize) = 704 bytes of buffer and charges

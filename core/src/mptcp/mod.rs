@@ -16,7 +16,7 @@ pub mod sendmsg_frag;
 pub mod subflow;
 
 use crate::consts::{ConstOverrides, Era, KernelConsts};
-use crate::limits::{check_range, ByteBudget, MAX_OPS};
+use crate::limits::{check_range, ByteBudget, MAX_LIVE_SKBS, MAX_OPS};
 use crate::page::PagePool;
 use crate::scenario::{is_one, one, pick_variant, RunOptions};
 use crate::skb::SkbId;
@@ -290,7 +290,7 @@ impl Msk {
     /// __mptcp_clean_una up to the first data byte still unsent on some subflow.
     fn ack(&mut self, ev: &mut Events) {
         for sf in &mut self.subflows {
-            sf.free(|s| s.sent, &mut self.tx, ev);
+            sf.free_sent(&mut self.tx, ev);
         }
         let snd_una = self
             .subflows
@@ -301,9 +301,26 @@ impl Msk {
         self.buf.clean_una(snd_una, &mut self.tx, ev);
     }
 
+    /// Refuses to go on past [`MAX_LIVE_SKBS`] skbs on the subflows (after `call` of the
+    /// writes of `ops[at]`).
+    fn check_live(&self, at: usize, call: u64) -> Result<(), Error> {
+        let live: usize = self.subflows.iter().map(|sf| sf.skbs.len()).sum();
+        if live as u64 <= MAX_LIVE_SKBS {
+            return Ok(());
+        }
+        Err(Error::Range {
+            field: format!("ops[{at}]"),
+            value: format!("{live} skbs queued on the subflows after call {call}"),
+            allowed: format!(
+                "at most {MAX_LIVE_SKBS} at once: acknowledge (`ack`) or write less, or use a \
+                 larger mss"
+            ),
+        })
+    }
+
     fn close(&mut self, ev: &mut Events) {
         for sf in &mut self.subflows {
-            sf.free(|_| true, &mut self.tx, ev);
+            sf.free_all(&mut self.tx, ev);
         }
         self.buf.release(&mut self.tx, ev);
         self.closed = true;
@@ -322,8 +339,9 @@ impl Machine for Msk {
         }
         match *op {
             MptcpOp::Sendmsg { bytes, count } => {
-                for _ in 0..count {
+                for call in 1..=count {
                     self.sendmsg(bytes, ev);
+                    self.check_live(at, call)?;
                 }
             }
             MptcpOp::Transmit { subflow } => {

@@ -67,6 +67,10 @@ pub struct Subflow {
     pub size_goal: u32,
     /// The retransmit queue (sent) followed by the write queue (unsent), in seq order.
     pub skbs: Vec<Skb>,
+    /// How many skbs at the front are sent: the index of tcp_send_head. Sent skbs are a
+    /// prefix (a transmit sends every unsent skb, new ones join at the tail); keeping the
+    /// count spares every push a search of the skbs in flight.
+    sent: usize,
     /// tp->write_seq, relative (the model starts every subflow at 0); also the subflow's
     /// rel_write_seq, which DSS mappings carry.
     pub write_seq: u32,
@@ -80,6 +84,7 @@ impl Subflow {
             mss,
             size_goal,
             skbs: Vec::new(),
+            sent: 0,
             write_seq: 0,
         }
     }
@@ -196,11 +201,12 @@ impl Subflow {
     /// the write queue (it waits in the retransmit queue for its ACK).
     pub fn transmit(&mut self, ev: &mut Events) {
         let (mut skbs, mut bytes) = (0, 0);
-        for skb in self.skbs.iter_mut().filter(|s| !s.sent) {
+        for skb in &mut self.skbs[self.sent..] {
             skb.sent = true;
             skbs += 1;
             bytes += skb.len as u64;
         }
+        self.sent = self.skbs.len();
         if skbs > 0 {
             let subflow = self.id;
             ev.emit(|| Event::SubflowXmit {
@@ -213,16 +219,26 @@ impl Subflow {
 
     /// The data sequence number of the first byte the device has not sent yet, if any.
     pub fn first_unsent_data_seq(&self) -> Option<u64> {
-        let skb = self.skbs.iter().find(|s| !s.sent)?;
+        let skb = self.skbs.get(self.sent)?;
         skb.mapping.map(|m| m.data_seq)
     }
 
-    /// Frees the skbs `which` selects (tcp_clean_rtx_queue for acknowledged ones, the write
-    /// queue purge at close), putting every frag's page.
-    pub fn free(&mut self, which: impl Fn(&Skb) -> bool, tx: &mut Tx, ev: &mut Events) {
-        let (gone, keep): (Vec<Skb>, Vec<Skb>) = self.skbs.drain(..).partition(|s| which(s));
-        self.skbs = keep;
-        for skb in gone {
+    /// tcp_clean_rtx_queue when everything sent is acknowledged: frees the sent skbs.
+    pub fn free_sent(&mut self, tx: &mut Tx, ev: &mut Events) {
+        self.free(self.sent, tx, ev);
+    }
+
+    /// The write queue purge at close: frees every skb.
+    pub fn free_all(&mut self, tx: &mut Tx, ev: &mut Events) {
+        self.free(self.skbs.len(), tx, ev);
+    }
+
+    /// Frees the first `n` skbs, putting every frag's page. The unsent rest moves down once
+    /// per transmit at most (a later ack finds nothing new sent), so acks cost O(skbs freed)
+    /// amortised.
+    fn free(&mut self, n: usize, tx: &mut Tx, ev: &mut Events) {
+        self.sent -= n.min(self.sent);
+        for skb in self.skbs.drain(..n) {
             tx.stats.psh_freed += skb.psh as u64;
             for f in &skb.frags {
                 tx.pool.put(f.page, 0, ev);

@@ -20,7 +20,7 @@ pub mod gro;
 pub mod socket;
 
 use crate::consts::{ConstOverrides, Era, KernelConsts};
-use crate::limits::{check_range, ByteBudget, MAX_OPS, MAX_OP_BYTES};
+use crate::limits::{add_capped, check_range, ByteBudget, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_FRAMES};
 use crate::page::{PageId, PagePool};
 use crate::scenario::RunOptions;
 use crate::skb::{Frag, Skb, SkbId};
@@ -799,18 +799,24 @@ impl RxScenario {
         )
     }
 
-    /// Checks the scenario-wide caps (op count, total bytes).
+    /// Checks the scenario-wide caps (op count, total bytes, total frames).
     fn check_caps(&self, p: &RxParams) -> Result<(), Error> {
         check_range("ops", self.ops.len() as u64, 1, MAX_OPS as u64)?;
         let mut budget = ByteBudget::default();
+        let mut frames_total = 0;
         for (i, op) in self.ops.iter().enumerate() {
             if let RxOp::Arrive { frames, len, lens } = op {
-                let bytes = match (frames, lens) {
-                    (Some(n), _) => n.saturating_mul(len.unwrap_or(p.frame_len().into())),
-                    (_, Some(l)) => l.iter().fold(0u64, |a, &b| a.saturating_add(b)),
-                    _ => 0,
+                let (n, bytes) = match (frames, lens) {
+                    (Some(n), _) => (*n, n.saturating_mul(len.unwrap_or(p.frame_len().into()))),
+                    (_, Some(l)) => (
+                        l.len() as u64,
+                        l.iter().fold(0u64, |a, &b| a.saturating_add(b)),
+                    ),
+                    _ => (0, 0),
                 };
                 budget.take(|| format!("ops[{i}]"), bytes)?;
+                let cap = (MAX_TOTAL_FRAMES, "frames");
+                add_capped(&mut frames_total, n, cap, || format!("ops[{i}].frames"))?;
             }
         }
         Ok(())
