@@ -1,6 +1,7 @@
 //! `skblab`: learn how Linux builds and recycles network buffers, in the terminal.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use skblab_core::error::escape_controls;
 use skblab_runner::cli::{self, CliError};
 use skblab_runner::engine::Engine;
 use skblab_runner::render::Style;
@@ -115,6 +116,12 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
     }
 }
 
+/// Prints an error on one line; what a stranger wrote in it (a path, a field name) cannot
+/// drive the terminal.
+fn fail(e: &dyn std::fmt::Display) {
+    eprintln!("skblab: error: {}", escape_controls(&e.to_string()));
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // `tap` unshares the network namespace, which must happen before any thread starts.
@@ -122,7 +129,7 @@ fn main() -> ExitCode {
         return match tap::run(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("skblab: error: {e}");
+                fail(&e);
                 ExitCode::FAILURE
             }
         };
@@ -131,12 +138,12 @@ fn main() -> ExitCode {
         Ok(out) => match skblab_runner::output::stdout(&out) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("skblab: error: {e}");
+                fail(&e);
                 ExitCode::FAILURE
             }
         },
         Err(e) => {
-            eprintln!("skblab: error: {e}");
+            fail(&e);
             ExitCode::from(2)
         }
     }

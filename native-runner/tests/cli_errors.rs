@@ -55,6 +55,12 @@ const CASES: &[(&str, &str, &[&str], &[&str])] = &[
         &["unknown mechanism `teleport`"],
     ),
     (
+        "escape.toml",
+        "mechanism = \"sendmsg\"\n\"\\u001b[2J\\u0007\" = 1\nops = []\n",
+        &[],
+        &["`\\u{1b}[2J\\u{7}`"],
+    ),
+    (
         "syntax.json",
         "{\"mechanism\": ",
         &[],
@@ -72,6 +78,7 @@ fn bad_scenarios_give_one_clear_error_and_exit_2() {
         assert_eq!(code, 2, "{name}: exit code (stderr: {stderr})");
         assert!(stdout.is_empty(), "{name}: nothing on stdout");
         assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");
+        assert!(!stderr.contains(['\x1b', '\x07']), "{name}: raw controls: {stderr:?}");
         for w in *wants {
             assert!(stderr.contains(w), "{name}: `{w}` missing from: {stderr}");
         }
