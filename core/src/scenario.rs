@@ -41,6 +41,8 @@ impl Scenario {
                 allowed: format!("at most {MAX_SCENARIO_TEXT} bytes"),
             });
         }
+        // A byte order mark some editors write is not part of the text.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if text.trim_start().starts_with('{') {
             Self::from_json(text)
         } else {
@@ -61,8 +63,19 @@ impl Scenario {
         let v = toml::from_str(text).map_err(|e: toml::de::Error| Error::Parse {
             format: "TOML",
             field: toml_location(text, e.span()),
-            message: e.message().to_string(),
+            // The parser says nothing when the text ends where a value should be.
+            message: match e.message() {
+                "" => "expected a value here (the text ends)".to_string(),
+                m => m.to_string(),
+            },
         })?;
+        if let Some(field) = null_path(&v, String::new()) {
+            return Err(Error::Parse {
+                format: "TOML",
+                field,
+                message: "nan and inf are not allowed: give a number in range".into(),
+            });
+        }
         Self::from_value(v, "TOML")
     }
 
@@ -247,6 +260,28 @@ pub(crate) fn one() -> u64 {
 
 pub(crate) fn is_one(n: &u64) -> bool {
     *n == 1
+}
+
+/// The path of the first null in a value parsed from TOML. TOML has no null: the JSON value
+/// holds one only where the text had `nan` or `inf`, which JSON numbers cannot carry, and an
+/// optional field would take it silently as absent.
+fn null_path(v: &Value, path: String) -> Option<String> {
+    match v {
+        Value::Null => Some(path),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| null_path(x, format!("{path}[{i}]"))),
+        Value::Object(o) => o.iter().find_map(|(k, x)| {
+            let field = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            null_path(x, field)
+        }),
+        _ => None,
+    }
 }
 
 fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
