@@ -78,7 +78,10 @@ fn bad_scenarios_give_one_clear_error_and_exit_2() {
         assert_eq!(code, 2, "{name}: exit code (stderr: {stderr})");
         assert!(stdout.is_empty(), "{name}: nothing on stdout");
         assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");
-        assert!(!stderr.contains(['\x1b', '\x07']), "{name}: raw controls: {stderr:?}");
+        assert!(
+            !stderr.contains(['\x1b', '\x07']),
+            "{name}: raw controls: {stderr:?}"
+        );
         for w in *wants {
             assert!(stderr.contains(w), "{name}: `{w}` missing from: {stderr}");
         }

@@ -168,13 +168,13 @@ fn at_the_caps(past: bool) -> Vec<(&'static str, String)> {
         } else {
             ""
         };
-    let mptcp =
-        "mechanism = \"mptcp\"\ndrain = true\n[[subflows]]\nmtu = 576\nmss = 64\ngso = false\n";
-    // About 5 skbs per write, never acknowledged: 199,707 writes leave just under
-    // MAX_LIVE_SKBS queued; the next write goes past it.
+    // The smallest skbs: a 64-byte MSS and a 64-byte window bound the size goal to 64.
+    let mptcp = "mechanism = \"mptcp\"\ndrain = true\n[[subflows]]\nmtu = 576\nmss = 64\n\
+                 max_window = 64\n";
+    // 5 skbs per write, never acknowledged: 200,000 writes leave MAX_LIVE_SKBS queued.
     let live = format!(
         "{mptcp}[[ops]]\nop = \"sendmsg\"\nbytes = 268\ncount = {}\n",
-        199_707 + more
+        200_000 + more
     );
     // MAX_WRITES writes at the smallest mss, acknowledged as they go: the most skbs (5
     // million) a scenario allocates.

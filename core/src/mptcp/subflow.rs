@@ -71,8 +71,9 @@ pub struct Subflow {
     /// prefix (a transmit sends every unsent skb, new ones join at the tail); keeping the
     /// count spares every push a search of the skbs in flight.
     sent: usize,
-    /// tp->write_seq, relative (the model starts every subflow at 0); also the subflow's
-    /// rel_write_seq, which DSS mappings carry.
+    /// tp->write_seq relative to the ISN, which is also the subflow's rel_write_seq that DSS
+    /// mappings carry: 1 for the first data byte, after the SYN (subflow_finish_connect and
+    /// subflow_ulp_clone set rel_write_seq = 1).
     pub write_seq: u32,
 }
 
@@ -85,7 +86,7 @@ impl Subflow {
             size_goal,
             skbs: Vec::new(),
             sent: 0,
-            write_seq: 0,
+            write_seq: 1,
         }
     }
 
