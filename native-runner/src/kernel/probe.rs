@@ -1,0 +1,192 @@
+//! Seeing the kernel's own skbs: bpftrace (Debian's, run as a child with `-f json`) on
+//! tracepoints, inside this process's private mount and network namespaces.
+//!
+//! Tracepoints are global, so every probe is filtered to this process (`pid`, the thread
+//! group). bpftrace is killed on every path: [`Tracer`] kills and reaps it when dropped.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+const BTF: &str = "/sys/kernel/btf/vmlinux";
+/// How long bpftrace may take to parse BTF and attach (seconds on a busy 2-core machine).
+const ATTACH_TIMEOUT: Duration = Duration::from_secs(60);
+/// The probe every script ends with: the runner calls getppid(2) when it is done, and
+/// bpftrace prints `end` and exits.
+pub const END_PROBE: &str = "tracepoint:syscalls:sys_enter_getppid /pid == $1/ { printf(\"end\\n\"); exit(); }\n";
+
+/// Says exactly what this machine lacks for a kernel run, if anything (before any change).
+pub fn preflight() -> Result<(), String> {
+    let mut missing = Vec::new();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        missing.push("root (to load eBPF programs and unshare namespaces)".to_string());
+    }
+    if which("bpftrace").is_none() {
+        missing.push("bpftrace on PATH (apt-get install bpftrace)".to_string());
+    }
+    if !Path::new(BTF).exists() {
+        missing.push(format!("kernel BTF ({BTF}, CONFIG_DEBUG_INFO_BTF)"));
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "skblab kernel needs {}; nothing was run",
+            missing.join(" and ")
+        ))
+    }
+}
+
+fn which(bin: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(bin))
+        .find(|p| p.is_file())
+}
+
+/// Gives this process a private mount namespace (nothing it mounts is seen outside, and it
+/// all goes when the process exits) and mounts tracefs there if it is missing. Call while
+/// single-threaded (unshare(CLONE_NEWNS) refuses a process with other threads).
+pub fn private_tracefs() -> Result<(), String> {
+    let err = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    // SAFETY: unshare and mount with valid C strings; no memory is shared with the kernel.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            return Err(err("unshare(CLONE_NEWNS)"));
+        }
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(err("making / private in the new mount namespace"));
+        }
+        if !Path::new(TRACEFS).join("events").exists()
+            && libc::mount(
+                c"nodev".as_ptr(),
+                c"/sys/kernel/tracing".as_ptr(),
+                c"tracefs".as_ptr(),
+                0,
+                std::ptr::null(),
+            ) != 0
+        {
+            return Err(err("mount -t tracefs /sys/kernel/tracing"));
+        }
+    }
+    Ok(())
+}
+
+/// Fails naming every tracepoint (`group/name`) this kernel does not have.
+pub fn need_tracepoints(names: &[&str]) -> Result<(), String> {
+    let missing: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !Path::new(TRACEFS).join("events").join(n).exists())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "this kernel has no tracepoint {} (in {TRACEFS}/events); nothing was run",
+            missing.join(", ")
+        ))
+    }
+}
+
+/// A running bpftrace. Dropping it kills and reaps it.
+pub struct Tracer {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Tracer {
+    /// Starts `bpftrace -f json -e SCRIPT PID` and waits until its probes are attached.
+    pub fn start(script: &str) -> Result<Tracer, String> {
+        let mut child = Command::new("bpftrace")
+            .args(["-f", "json", "-e", script])
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("starting bpftrace: {e}"))?;
+        let out = child.stdout.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut t = Tracer { child, lines };
+        let deadline = Instant::now() + ATTACH_TIMEOUT;
+        loop {
+            match t.next_line(deadline) {
+                Ok(l) if l.contains("\"attached_probes\"") => return Ok(t),
+                Ok(_) => {}
+                Err(why) => return Err(format!("bpftrace did not attach: {why}")),
+            }
+        }
+    }
+
+    fn next_line(&mut self, deadline: Instant) -> Result<String, String> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(left) {
+            Ok(l) => Ok(l),
+            Err(RecvTimeoutError::Timeout) => Err(format!("no answer in {left:?}")),
+            Err(RecvTimeoutError::Disconnected) => Err(self.stderr()),
+        }
+    }
+
+    /// What bpftrace said on stderr (after it exited), less the harmless RLIMIT_MEMLOCK note.
+    fn stderr(&mut self) -> String {
+        let _ = self.child.wait();
+        let mut s = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut s);
+        }
+        let s: Vec<&str> = s
+            .lines()
+            .filter(|l| !l.contains("RLIMIT_MEMLOCK"))
+            .collect();
+        format!("bpftrace exited: {}", s.join(" / "))
+    }
+
+    /// Fires the end probe and collects every `printf` line before it, in the order
+    /// bpftrace printed them.
+    pub fn finish(mut self) -> Result<Vec<String>, String> {
+        // SAFETY: getppid has no preconditions; it is the end probe's trigger.
+        unsafe { libc::getppid() };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut out = Vec::new();
+        loop {
+            let l = self.next_line(deadline)?;
+            let v: serde_json::Value = serde_json::from_str(&l)
+                .map_err(|e| format!("bpftrace printed a line that is not JSON ({e}): {l}"))?;
+            if v["type"] != "printf" {
+                continue;
+            }
+            let data = v["data"].as_str().unwrap_or_default().trim_end().to_string();
+            if data == "end" {
+                return Ok(out);
+            }
+            out.push(data);
+        }
+    }
+}
+
+impl Drop for Tracer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
