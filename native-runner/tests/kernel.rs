@@ -187,7 +187,11 @@ fn out_writes_the_report() {
     );
     let file = p.with_extension("json");
     let out = skblab_kernel(&p, &["--out", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(v["verdict"], "agree");
     assert_eq!(lens(&v, "kernel_side"), [4096]);
@@ -213,7 +217,11 @@ fn without_root_the_command_says_what_is_missing() {
     } else {
         Command::new(env!("CARGO_BIN_EXE_skblab"))
     };
-    let out = cmd.arg("kernel").arg(&p).output().expect("setpriv (util-linux)");
+    let out = cmd
+        .arg("kernel")
+        .arg(&p)
+        .output()
+        .expect("setpriv (util-linux)");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("skblab kernel needs root"), "{err}");
@@ -229,8 +237,49 @@ fn a_scenario_the_kernel_cannot_hold_is_refused_before_any_setup() {
     let out = skblab_kernel(&p, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("device.drain"));
-    let rx = scenario("rx", "mechanism = \"rx\"\n[[ops]]\nop = \"arrive\"\nframes = 1\n");
+    let rx = scenario(
+        "rx",
+        "mechanism = \"rx\"\n[[ops]]\nop = \"arrive\"\nframes = 1\n",
+    );
     let out = skblab_kernel(&rx, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("mechanism = \"rx\""));
+}
+
+/// Every example send scenario whose queue the kernel run can hold agrees with `modern`.
+#[test]
+fn example_send_scenarios_agree_with_the_kernel() {
+    if !kernel_available("example_send_scenarios_agree_with_the_kernel") {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sendmsg-")
+        })
+        .collect();
+    names.sort();
+    let mut ran = 0;
+    for p in names {
+        let out = skblab_kernel(&p, &["--json"]);
+        if out.status.code() == Some(2) {
+            // Refused before any setup (a drained queue, a write after transmit): say so.
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("device.drain") || err.contains("a write after"),
+                "{}: {err}",
+                p.display()
+            );
+            continue;
+        }
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["verdict"], "agree", "{}: {v:#}", p.display());
+        ran += 1;
+    }
+    assert!(ran >= 4, "only {ran} example scenarios ran");
 }

@@ -251,6 +251,9 @@ pub fn render(r: &Report) -> String {
     }
     let judged = r.rows.len();
     let differ = r.rows.iter().filter(|row| !row.agree).count();
-    o += &format!("verdict: {} ({judged} fields, {differ} differ)\n", r.verdict);
+    o += &format!(
+        "verdict: {} ({judged} fields, {differ} differ)\n",
+        r.verdict
+    );
     o
 }

@@ -16,7 +16,8 @@ const BTF: &str = "/sys/kernel/btf/vmlinux";
 const ATTACH_TIMEOUT: Duration = Duration::from_secs(60);
 /// The probe every script ends with: the runner calls getppid(2) when it is done, and
 /// bpftrace prints `end` and exits.
-pub const END_PROBE: &str = "tracepoint:syscalls:sys_enter_getppid /pid == $1/ { printf(\"end\\n\"); exit(); }\n";
+pub const END_PROBE: &str =
+    "tracepoint:syscalls:sys_enter_getppid /pid == $1/ { printf(\"end\\n\"); exit(); }\n";
 
 /// Says exactly what this machine lacks for a kernel run, if anything (before any change).
 pub fn preflight() -> Result<(), String> {
@@ -175,7 +176,11 @@ impl Tracer {
             if v["type"] != "printf" {
                 continue;
             }
-            let data = v["data"].as_str().unwrap_or_default().trim_end().to_string();
+            let data = v["data"]
+                .as_str()
+                .unwrap_or_default()
+                .trim_end()
+                .to_string();
             if data == "end" {
                 return Ok(out);
             }

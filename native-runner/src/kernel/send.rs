@@ -39,17 +39,21 @@ pub struct Plan {
 /// The writes of a scenario the kernel run can drive, or an error naming the field it cannot.
 pub fn plan(sc: &SendScenario) -> Result<Plan, String> {
     if sc.device.drain {
-        return Err("device.drain = true: the kernel run holds the queue (its peer's window is \
+        return Err(
+            "device.drain = true: the kernel run holds the queue (its peer's window is \
                     closed); set device.drain = false"
-            .into());
+                .into(),
+        );
     }
     if sc.socket.net_header_len != 20 {
         return Err("socket.net_header_len: the kernel run is IPv4 (20)".into());
     }
     if !matches!(sc.socket.tcp_header_len, 20 | 32) {
-        return Err("socket.tcp_header_len: the kernel run offers timestamps (32) or not \
+        return Err(
+            "socket.tcp_header_len: the kernel run offers timestamps (32) or not \
                     (20), nothing else"
-            .into());
+                .into(),
+        );
     }
     let (mut writes, mut not_driven, mut calls) = (Vec::new(), Vec::new(), 0u64);
     for (i, op) in sc.ops.iter().enumerate() {
@@ -269,8 +273,13 @@ fn sendmsg(fd: i32, buf: &[u8], iov: &[u32], flags: i32) -> Result<(), String> {
 /// Sets sk_sndbuf to exactly `bytes` (SO_SNDBUFFORCE stores twice the value given, and
 /// locks it against autotuning).
 pub fn set_sndbuf(sock: &TcpStream, bytes: u32) -> Result<(), String> {
-    setsockopt(sock, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, (bytes / 2) as i32)
-        .map_err(|e| format!("SO_SNDBUFFORCE: {e}"))
+    setsockopt(
+        sock,
+        libc::SOL_SOCKET,
+        libc::SO_SNDBUFFORCE,
+        (bytes / 2) as i32,
+    )
+    .map_err(|e| format!("SO_SNDBUFFORCE: {e}"))
 }
 
 fn setsockopt(sock: &TcpStream, level: i32, name: i32, v: i32) -> Result<(), std::io::Error> {
@@ -380,8 +389,16 @@ mod tests {
         assert_eq!(
             p.writes,
             [
-                Write { iov: vec![100], eor: false, count: 3 },
-                Write { iov: vec![1, 2], eor: true, count: 1 },
+                Write {
+                    iov: vec![100],
+                    eor: false,
+                    count: 3
+                },
+                Write {
+                    iov: vec![1, 2],
+                    eor: true,
+                    count: 1
+                },
             ]
         );
         assert_eq!(p.not_driven, ["ops[2] (transmit)"]);
@@ -393,7 +410,9 @@ mod tests {
             "mechanism = \"sendmsg\"\n[[ops]]\nop = \"transmit\"\n\
              [[ops]]\nop = \"sendmsg\"\nbytes = 1\n",
         );
-        assert!(plan(&after).unwrap_err().starts_with("ops[1]: a write after ops[0]"));
+        assert!(plan(&after)
+            .unwrap_err()
+            .starts_with("ops[1]: a write after ops[0]"));
         let drain = scenario(
             "mechanism = \"sendmsg\"\n[device]\ndrain = true\n[[ops]]\nop = \"sendmsg\"\nbytes = 1\n",
         );

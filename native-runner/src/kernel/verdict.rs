@@ -46,8 +46,11 @@ impl Row {
     }
 }
 
-/// The judged fields of one skb: the ones the issue names, in that order.
-const JUDGED: [(&str, fn(&SkbView) -> u64); 3] = [
+/// Reads one field of an skb.
+type Field = fn(&SkbView) -> u64;
+
+/// The judged fields of one skb, in the order the table shows them.
+const JUDGED: [(&str, Field); 3] = [
     ("len", |s| s.len),
     ("linear", |s| s.linear),
     ("nr_frags", |s| s.nr_frags),
@@ -156,10 +159,7 @@ mod tests {
         let m = side(&[65160], &[]);
         let k = side(&[65160, 31856], &[]);
         let rows = compare(&m, &k);
-        assert_eq!(
-            rows.iter().filter(|r| r.field == "size_goal").count(),
-            2
-        );
+        assert_eq!(rows.iter().filter(|r| r.field == "size_goal").count(), 2);
         assert_eq!(verdict(&rows), "differ");
         assert_eq!(verdict(&compare(&m, &side(&[], &[]))), "differ");
     }
