@@ -173,6 +173,12 @@ impl Tracer {
             let l = self.next_line(deadline)?;
             let v: serde_json::Value = serde_json::from_str(&l)
                 .map_err(|e| format!("bpftrace printed a line that is not JSON ({e}): {l}"))?;
+            if v["type"] == "lost_events" {
+                return Err(format!(
+                    "bpftrace lost events ({}): the comparison would be incomplete",
+                    v["data"]
+                ));
+            }
             if v["type"] != "printf" {
                 continue;
             }
