@@ -2,9 +2,11 @@
 //! tracepoints, inside this process's private mount and network namespaces.
 //!
 //! Tracepoints are global, so every probe is filtered to this process (`pid`, the thread
-//! group). bpftrace is killed on every path: [`Tracer`] kills and reaps it when dropped.
+//! group). bpftrace is killed on every path: [`Tracer`] kills and reaps it when dropped, and the
+//! kernel kills it if the runner itself dies (PR_SET_PDEATHSIG).
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -111,7 +113,18 @@ pub struct Tracer {
 impl Tracer {
     /// Starts `bpftrace -f json -e SCRIPT PID` and waits until its probes are attached.
     pub fn start(script: &str) -> Result<Tracer, String> {
-        let mut child = Command::new("bpftrace")
+        let mut cmd = Command::new("bpftrace");
+        // SAFETY: prctl is async-signal-safe; it only asks for SIGKILL when this process
+        // dies, so bpftrace cannot outlive a runner that is killed.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd
             .args(["-f", "json", "-e", script])
             .arg(std::process::id().to_string())
             .stdin(Stdio::null())
