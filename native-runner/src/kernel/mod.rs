@@ -7,8 +7,10 @@
 //!
 //! One concern per module: [`probe`] (namespaces, tracefs, the bpftrace child), [`peer`]
 //! (a TCP peer on the TAP whose window is closed), [`send`] (seed 000: the writes, the
-//! tracepoint lines, the model's queue), [`verdict`] (the comparison, testable without root).
+//! tracepoint lines, the model's queue), [`mptcp`] (seed 003: MPTCP over lo, the DSS
+//! mappings), [`verdict`] (the comparison, testable without root).
 
+mod mptcp;
 mod peer;
 mod probe;
 mod send;
@@ -21,17 +23,17 @@ use skblab_core::Scenario;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use verdict::{Row, Side};
+use verdict::{Row, Side, SkbView};
 
 /// The kernel's listening port on the TAP.
 const PORT: u16 = 5001;
 
 #[derive(clap::Args, Debug)]
 pub struct KernelArgs {
-    /// A scenario (TOML or JSON); today `mechanism = "sendmsg"` with a held queue.
+    /// A scenario (TOML or JSON): `mechanism = "sendmsg"` (held queue) or `"mptcp"`.
     pub scenario: PathBuf,
     /// The model's variant to set beside the kernel (default: the one that stands for a
-    /// kernel of today, `modern`).
+    /// kernel of today: `modern` for sendmsg, `abeni-2020` for mptcp).
     #[arg(long)]
     pub variant: Option<String>,
     /// Print the report as one JSON object.
@@ -49,28 +51,15 @@ pub struct Report {
     pub variant: String,
     /// The running kernel (uname -r).
     pub kernel: String,
-    pub setup: Setup,
+    /// How the kernel's side was set up (mechanism-specific facts).
+    pub setup: serde_json::Map<String, serde_json::Value>,
     pub model: Side,
-    #[serde(rename = "kernel_side")]
     pub kernel_side: Side,
     pub rows: Vec<Row>,
     /// "agree" or "differ".
     pub verdict: &'static str,
     /// Scenario ops the kernel run leaves out.
     pub not_driven: Vec<String>,
-}
-
-/// How the kernel's side was set up.
-#[derive(Debug, Serialize)]
-pub struct Setup {
-    /// mss_now as the kernel has it (tcpi_snd_mss).
-    pub mss: u32,
-    /// TUN_F_CSUM | TUN_F_TSO4 on the TAP (device.gso).
-    pub tso: bool,
-    pub mtu: u32,
-    /// The window announced before it was closed (tp->max_window).
-    pub max_window: u32,
-    pub sndbuf: u32,
 }
 
 /// `skblab kernel`: exit 0 when every field agrees, 1 when one differs, 2 on an error.
@@ -106,25 +95,32 @@ pub fn main(args: &KernelArgs) -> ExitCode {
 
 fn run(args: &KernelArgs) -> Result<Report, String> {
     let text = read_scenario(&args.scenario).map_err(|e| e.0)?;
-    let sc = match Scenario::parse(&text).map_err(|e| e.to_string())? {
-        Scenario::Sendmsg(s) => s,
-        other => {
-            return Err(format!(
-                "mechanism = \"{}\": the kernel run covers \"sendmsg\" so far",
-                other.mechanism()
-            ))
-        }
-    };
-    // Everything the scenario can get wrong is said before anything is set up.
-    let variant = send::variant(args.variant.as_deref())?;
-    let plan = send::plan(&sc)?;
-    let model = send::model(&sc, variant, &plan)?;
+    match Scenario::parse(&text).map_err(|e| e.to_string())? {
+        Scenario::Sendmsg(sc) => run_send(&sc, args.variant.as_deref()),
+        Scenario::Mptcp(sc) => run_mptcp(&sc, args.variant.as_deref()),
+        other => Err(format!(
+            "mechanism = \"{}\": the kernel run covers \"sendmsg\" and \"mptcp\" so far",
+            other.mechanism()
+        )),
+    }
+}
+
+/// Checks the machine, then enters private network and mount namespaces with tracefs.
+fn isolate(tracepoints: &[&str]) -> Result<(), String> {
     probe::preflight()?;
     netns::preflight()?;
     netns::enter_private_netns()?;
     probe::private_tracefs()?;
-    probe::need_tracepoints(send::TRACEPOINTS)?;
+    probe::need_tracepoints(tracepoints)
+}
 
+/// Seed 000: the held write queue on the TAP (see [`send`]).
+fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Result<Report, String> {
+    // Everything the scenario can get wrong is said before anything is set up.
+    let variant = send::variant(variant)?;
+    let plan = send::plan(sc)?;
+    let model = send::model(sc, variant, &plan)?;
+    isolate(send::TRACEPOINTS)?;
     let tap = netns::Tap::open()?;
     let (s, d) = (sc.socket, sc.device);
     netns::set_mtu(netns::TAP_NAME, d.mtu)?;
@@ -155,28 +151,77 @@ fn run(args: &KernelArgs) -> Result<Report, String> {
     }
     // Let the zero window land before the first write.
     std::thread::sleep(std::time::Duration::from_millis(50));
-    let sock = send::write_all(sock, plan.clone())?;
+    let sock = send::write_all(sock, plan.clone(), true)?;
     let lines = tracer.finish()?;
     send::check_nothing_sent(&tap)?;
     drop(sock);
-    let kernel_side = send::kernel_side(&lines)?;
+    let setup = serde_json::json!({
+        "path": "TAP",
+        "mss": mss,
+        "tso": d.gso,
+        "mtu": d.mtu,
+        "peer_window": format!("{max_window} then 0 (held queue)"),
+        "sndbuf": s.sndbuf,
+    });
+    report(
+        "sendmsg",
+        variant.name(),
+        setup,
+        model,
+        send::kernel_side(&lines)?,
+        plan.not_driven,
+    )
+}
+
+/// Seed 003: MPTCP over lo, corked (see [`mptcp`]).
+fn run_mptcp(
+    sc: &skblab_core::mptcp::MptcpScenario,
+    variant: Option<&str>,
+) -> Result<Report, String> {
+    let variant = variant.unwrap_or("abeni-2020");
+    let (writes, not_driven) = mptcp::plan(sc)?;
+    let model = mptcp::model(sc, variant, writes.len())?;
+    isolate(mptcp::TRACEPOINTS)?;
+    let mtu = sc.subflows[0].mtu;
+    let lines = mptcp::run_kernel(mtu, writes)?;
+    let setup = serde_json::json!({
+        "path": "lo, MPTCP to MPTCP",
+        "mtu": mtu,
+        "warm_up_bytes": mptcp::WARM_UP,
+        "tail": "held by TCP_CORK",
+    });
+    report(
+        "mptcp",
+        variant,
+        setup,
+        model,
+        mptcp::kernel_side(&lines)?,
+        not_driven,
+    )
+}
+
+fn report(
+    mechanism: &'static str,
+    variant: &str,
+    setup: serde_json::Value,
+    model: Side,
+    kernel_side: Side,
+    not_driven: Vec<String>,
+) -> Result<Report, String> {
     let rows = verdict::compare(&model, &kernel_side);
+    let serde_json::Value::Object(setup) = setup else {
+        unreachable!("setup is an object literal")
+    };
     Ok(Report {
-        mechanism: "sendmsg",
-        variant: variant.name().to_string(),
+        mechanism,
+        variant: variant.to_string(),
         kernel: kernel_release(),
-        setup: Setup {
-            mss,
-            tso: d.gso,
-            mtu: d.mtu,
-            max_window,
-            sndbuf: s.sndbuf,
-        },
+        setup,
         verdict: verdict::verdict(&rows),
         model,
         kernel_side,
         rows,
-        not_driven: plan.not_driven,
+        not_driven,
     })
 }
 
@@ -198,17 +243,20 @@ fn kernel_release() -> String {
 
 /// The report as a table: one line per skb, model/kernel in each column.
 pub fn render(r: &Report) -> String {
+    let setup: Vec<String> = r
+        .setup
+        .iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k} {s}"),
+            v => format!("{k} {v}"),
+        })
+        .collect();
     let mut o = format!(
-        "skblab kernel: {} on Linux {} beside the model's `{}`\n\
-         setup: TAP, mss {}, TSO {}, mtu {}, peer window {} then 0 (held queue), sndbuf {}\n",
+        "skblab kernel: {} on Linux {} beside the model's `{}`\nsetup: {}\n",
         r.mechanism,
         r.kernel,
         r.variant,
-        r.setup.mss,
-        if r.setup.tso { "on" } else { "off" },
-        r.setup.mtu,
-        r.setup.max_window,
-        r.setup.sndbuf
+        setup.join(", ")
     );
     let mark = |ok: bool| if ok { "agree" } else { "DIFFER" };
     let field_ok = |prefix: &str| {
@@ -229,22 +277,26 @@ pub fn render(r: &Report) -> String {
             mark(row.agree)
         );
     }
-    o += &format!(
-        "{:<5} {:<14} {:<8} {:<9} {:<16} {}\n",
-        "skb", "len", "linear", "nr_frags", "truesize (shown)", "verdict"
-    );
+    // The columns either side has, judged first, then truesize (shown only).
+    let shown: (&str, fn(&SkbView) -> Option<u64>) = ("truesize(shown)", |s| s.truesize);
+    let all = || r.model.skbs.iter().chain(&r.kernel_side.skbs);
+    let cols: Vec<_> = verdict::JUDGED
+        .into_iter()
+        .chain([shown])
+        .filter(|(_, get)| all().any(|s| get(s).is_some()))
+        .collect();
+    o += &format!("{:<5}", "skb");
+    for (name, _) in &cols {
+        o += &format!(" {name:<16}");
+    }
+    o += " verdict\n";
     for i in 0..r.model.skbs.len().max(r.kernel_side.skbs.len()) {
         let (m, k) = (r.model.skbs.get(i), r.kernel_side.skbs.get(i));
-        let col = |f: fn(&verdict::SkbView) -> u64| pair(m.map(f), k.map(f));
-        o += &format!(
-            "{:<5} {:<14} {:<8} {:<9} {:<16} {}\n",
-            i,
-            col(|s| s.len),
-            col(|s| s.linear),
-            col(|s| s.nr_frags),
-            col(|s| s.truesize),
-            mark(field_ok(&format!("skb[{i}]")))
-        );
+        o += &format!("{i:<5}");
+        for (_, get) in &cols {
+            o += &format!(" {:<16}", pair(m.and_then(get), k.and_then(get)));
+        }
+        o += &format!(" {}\n", mark(field_ok(&format!("skb[{i}]"))));
     }
     if !r.not_driven.is_empty() {
         o += &format!("not driven: {}\n", r.not_driven.join(", "));

@@ -16,10 +16,13 @@ const TRACEFS: &str = "/sys/kernel/tracing";
 const BTF: &str = "/sys/kernel/btf/vmlinux";
 /// How long bpftrace may take to parse BTF and attach (seconds on a busy 2-core machine).
 const ATTACH_TIMEOUT: Duration = Duration::from_secs(60);
-/// The probe every script ends with: the runner calls getppid(2) when it is done, and
-/// bpftrace prints `end` and exits.
+/// The probes every script ends with. bpftrace says "attached" before its probes are all
+/// live, so the runner calls getpgid(2) until `ready` comes back (these come last, so the
+/// script's own probes are attached by then); at the end it calls getppid(2), and bpftrace
+/// prints `end` and exits.
 pub const END_PROBE: &str =
-    "tracepoint:syscalls:sys_enter_getppid /pid == $1/ { printf(\"end\\n\"); exit(); }\n";
+    "tracepoint:syscalls:sys_enter_getpgid /pid == $1/ { printf(\"ready\\n\"); }\n\
+tracepoint:syscalls:sys_enter_getppid /pid == $1/ { printf(\"end\\n\"); exit(); }\n";
 
 /// Says exactly what this machine lacks for a kernel run, if anything (before any change).
 pub fn preflight() -> Result<(), String> {
@@ -145,19 +148,46 @@ impl Tracer {
         let deadline = Instant::now() + ATTACH_TIMEOUT;
         loop {
             match t.next_line(deadline) {
-                Ok(l) if l.contains("\"attached_probes\"") => return Ok(t),
-                Ok(_) => {}
+                Ok(Some(l)) if l.contains("\"attached_probes\"") => break,
+                Ok(Some(_)) => {}
+                Ok(None) => return Err(format!("bpftrace did not attach: {}", t.stderr())),
                 Err(why) => return Err(format!("bpftrace did not attach: {why}")),
             }
         }
+        t.wait_ready(deadline)?;
+        Ok(t)
     }
 
-    fn next_line(&mut self, deadline: Instant) -> Result<String, String> {
+    /// The next line bpftrace prints; `None` once it has exited.
+    /// Pokes the `ready` probe until its line comes back.
+    fn wait_ready(&mut self, deadline: Instant) -> Result<(), String> {
+        loop {
+            // SAFETY: getpgid(0) has no preconditions; it triggers the ready probe.
+            unsafe { libc::getpgid(0) };
+            match self.lines.recv_timeout(Duration::from_millis(50)) {
+                Ok(l) if l.contains("\"ready\\n\"") => break,
+                Ok(_) | Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Ok(_) | Err(RecvTimeoutError::Timeout) => {
+                    return Err("bpftrace's probes did not become live".into())
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(self.stderr()),
+            }
+        }
+        // Drain the other `ready` lines the pokes caused.
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(100)) {
+            if !l.contains("\"ready\\n\"") {
+                return Err(format!("bpftrace printed before any write: {l}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn next_line(&mut self, deadline: Instant) -> Result<Option<String>, String> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
-            Ok(l) => Ok(l),
+            Ok(l) => Ok(Some(l)),
             Err(RecvTimeoutError::Timeout) => Err(format!("no answer in {left:?}")),
-            Err(RecvTimeoutError::Disconnected) => Err(self.stderr()),
+            Err(RecvTimeoutError::Disconnected) => Ok(None),
         }
     }
 
@@ -175,15 +205,31 @@ impl Tracer {
         format!("bpftrace exited: {}", s.join(" / "))
     }
 
-    /// Fires the end probe and collects every `printf` line before it, in the order
-    /// bpftrace printed them.
+    /// Fires the end probe and collects every `printf` line bpftrace prints until it exits.
+    /// Its lines come from per-CPU buffers, so lines from another CPU may follow `end`:
+    /// reading on to the end of its output loses none (callers order lines by timestamp).
     pub fn finish(mut self) -> Result<Vec<String>, String> {
         // SAFETY: getppid has no preconditions; it is the end probe's trigger.
         unsafe { libc::getppid() };
         let deadline = Instant::now() + Duration::from_secs(20);
-        let mut out = Vec::new();
+        let (mut out, mut ended) = (Vec::new(), false);
         loop {
-            let l = self.next_line(deadline)?;
+            let Some(l) = self
+                .next_line(deadline)
+                .map_err(|e| format!("{e} (ended: {ended}, {} lines)", out.len()))?
+            else {
+                return if ended {
+                    Ok(out)
+                } else {
+                    Err(format!(
+                        "bpftrace ended before the end probe: {}",
+                        self.stderr()
+                    ))
+                };
+            };
+            if l.trim().is_empty() {
+                continue;
+            }
             let v: serde_json::Value = serde_json::from_str(&l)
                 .map_err(|e| format!("bpftrace printed a line that is not JSON ({e}): {l}"))?;
             if v["type"] == "lost_events" {
@@ -201,9 +247,10 @@ impl Tracer {
                 .trim_end()
                 .to_string();
             if data == "end" {
-                return Ok(out);
+                ended = true;
+            } else {
+                out.push(data);
             }
-            out.push(data);
         }
     }
 }

@@ -18,7 +18,7 @@ use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 
 /// Enough for the seed's cases (a 1 MiB write is one call); bpftrace's buffers keep up.
-const MAX_CALLS: u64 = 10_000;
+pub(super) const MAX_CALLS: u64 = 10_000;
 
 /// One sendmsg call as the scenario asks it, `count` times.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,9 +128,10 @@ pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String>
         .iter()
         .map(|s| SkbView {
             len: s.len as u64,
-            linear: s.linear_len as u64,
-            nr_frags: s.nr_frags() as u64,
-            truesize: s.head.truesize as u64,
+            linear: Some(s.linear_len as u64),
+            nr_frags: Some(s.nr_frags() as u64),
+            truesize: Some(s.head.truesize as u64),
+            ..SkbView::default()
         })
         .collect();
     Ok(Side {
@@ -184,9 +185,10 @@ fn parse_tail(line: &str) -> Result<Tail, String> {
         addr,
         skb: SkbView {
             len,
-            linear: len.saturating_sub(data_len),
-            nr_frags,
-            truesize,
+            linear: Some(len.saturating_sub(data_len)),
+            nr_frags: Some(nr_frags),
+            truesize: Some(truesize),
+            ..SkbView::default()
         },
         size_goal,
     })
@@ -222,8 +224,8 @@ pub fn kernel_side(lines: &[String]) -> Result<Side, String> {
 
 /// The scenario's writes on `sock` from a thread of their own: a new thread's page frag
 /// (`current->task_frag`, which `sk_page_frag` gives a user socket) starts empty, as the
-/// model's does. Ends with the one-byte write that shows the last skb.
-pub fn write_all(sock: TcpStream, plan: Plan) -> Result<TcpStream, String> {
+/// model's does. With `probe_byte`, ends with the one-byte write that shows the last skb.
+pub fn write_all(sock: TcpStream, plan: Plan, probe_byte: bool) -> Result<TcpStream, String> {
     std::thread::spawn(move || {
         let fd = sock.as_raw_fd();
         let biggest = plan.writes.iter().flat_map(|w| w.iov.iter()).max();
@@ -235,7 +237,9 @@ pub fn write_all(sock: TcpStream, plan: Plan) -> Result<TcpStream, String> {
                     .map_err(|e| format!("write {n} of the scenario on the kernel socket: {e}"))?;
             }
         }
-        sendmsg(fd, &buf, &[1], 0).map_err(|e| format!("the final one-byte write: {e}"))?;
+        if probe_byte {
+            sendmsg(fd, &buf, &[1], 0).map_err(|e| format!("the final one-byte write: {e}"))?;
+        }
         Ok(sock)
     })
     .join()
@@ -244,7 +248,7 @@ pub fn write_all(sock: TcpStream, plan: Plan) -> Result<TcpStream, String> {
 
 /// One non-blocking sendmsg of the iovecs `iov` (each pointing into `buf`); all of it or
 /// an error (a short write means the kernel's send buffer filled).
-fn sendmsg(fd: i32, buf: &[u8], iov: &[u32], flags: i32) -> Result<(), String> {
+pub(super) fn sendmsg(fd: i32, buf: &[u8], iov: &[u32], flags: i32) -> Result<(), String> {
     let mut vecs: Vec<libc::iovec> = iov
         .iter()
         .map(|&l| libc::iovec {
@@ -282,7 +286,12 @@ pub fn set_sndbuf(sock: &TcpStream, bytes: u32) -> Result<(), String> {
     .map_err(|e| format!("SO_SNDBUFFORCE: {e}"))
 }
 
-fn setsockopt(sock: &TcpStream, level: i32, name: i32, v: i32) -> Result<(), std::io::Error> {
+pub(super) fn setsockopt(
+    sock: &TcpStream,
+    level: i32,
+    name: i32,
+    v: i32,
+) -> Result<(), std::io::Error> {
     // SAFETY: an int option on our own socket.
     let r = unsafe {
         libc::setsockopt(
@@ -361,7 +370,7 @@ mod tests {
         let got: Vec<(u64, u64, u64)> = side
             .skbs
             .iter()
-            .map(|s| (s.len, s.linear, s.nr_frags))
+            .map(|s| (s.len, s.linear.unwrap(), s.nr_frags.unwrap()))
             .collect();
         assert_eq!(got, [(65160, 0, 2), (100, 0, 1)]);
     }

@@ -3,18 +3,29 @@
 
 use serde::Serialize;
 
-/// One skb as both sides describe it. `truesize` is shown, not judged: the model's head is
-/// sized for a kernel config other than this machine's (docs/kernel-oracle.md).
+/// One skb as both sides describe it; a field neither side has is not judged. `truesize`
+/// is shown, never judged: the model's head is sized for a kernel config other than this
+/// machine's (docs/kernel-oracle.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SkbView {
     /// skb->len.
     pub len: u64,
     /// skb_headlen(skb) = len - data_len.
-    pub linear: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linear: Option<u64>,
     /// skb_shinfo(skb)->nr_frags.
-    pub nr_frags: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nr_frags: Option<u64>,
     /// skb->truesize.
-    pub truesize: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truesize: Option<u64>,
+    /// The MPTCP DSS mapping: data_seq and subflow_seq from the side's first mapping.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_seq: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subflow_seq: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_len: Option<u64>,
 }
 
 /// What one side built: its size goal(s) and its write queue, oldest skb first.
@@ -47,13 +58,16 @@ impl Row {
 }
 
 /// Reads one field of an skb.
-type Field = fn(&SkbView) -> u64;
+type Field = fn(&SkbView) -> Option<u64>;
 
-/// The judged fields of one skb, in the order the table shows them.
-const JUDGED: [(&str, Field); 3] = [
-    ("len", |s| s.len),
+/// The judged fields of an skb, in the order the table shows them.
+pub const JUDGED: [(&str, Field); 6] = [
+    ("len", |s| Some(s.len)),
     ("linear", |s| s.linear),
     ("nr_frags", |s| s.nr_frags),
+    ("data_seq", |s| s.data_seq),
+    ("subflow_seq", |s| s.subflow_seq),
+    ("data_len", |s| s.data_len),
 ];
 
 /// Sets the two sides beside each other: every size goal the kernel used against the
@@ -62,7 +76,9 @@ const JUDGED: [(&str, Field); 3] = [
 pub fn compare(model: &Side, kernel: &Side) -> Vec<Row> {
     let goal = model.size_goals.first().copied();
     let mut rows: Vec<Row> = if kernel.size_goals.is_empty() {
-        vec![Row::new("size_goal".into(), goal, None)]
+        goal.map(|g| Row::new("size_goal".into(), Some(g), None))
+            .into_iter()
+            .collect()
     } else {
         kernel
             .size_goals
@@ -78,7 +94,10 @@ pub fn compare(model: &Side, kernel: &Side) -> Vec<Row> {
     for i in 0..model.skbs.len().max(kernel.skbs.len()) {
         let (m, k) = (model.skbs.get(i), kernel.skbs.get(i));
         for (name, get) in JUDGED {
-            rows.push(Row::new(format!("skb[{i}].{name}"), m.map(get), k.map(get)));
+            let (mv, kv) = (m.and_then(get), k.and_then(get));
+            if mv.is_some() || kv.is_some() {
+                rows.push(Row::new(format!("skb[{i}].{name}"), mv, kv));
+            }
         }
     }
     rows
@@ -100,9 +119,10 @@ mod tests {
     fn skb(len: u64, nr_frags: u64) -> SkbView {
         SkbView {
             len,
-            linear: 0,
-            nr_frags,
-            truesize: 0,
+            linear: Some(0),
+            nr_frags: Some(nr_frags),
+            truesize: Some(0),
+            ..SkbView::default()
         }
     }
 
@@ -117,7 +137,7 @@ mod tests {
     fn equal_sides_agree_and_truesize_is_not_judged() {
         let m = side(&[65160], &[skb(65160, 2), skb(100, 1)]);
         let mut k = m.clone();
-        k.skbs[0].truesize = 12345;
+        k.skbs[0].truesize = Some(12345);
         let rows = compare(&m, &k);
         // size_goal, skbs, then three fields for each of the two skbs.
         assert_eq!(rows.len(), 2 + 2 * 3);
@@ -162,5 +182,28 @@ mod tests {
         assert_eq!(rows.iter().filter(|r| r.field == "size_goal").count(), 2);
         assert_eq!(verdict(&rows), "differ");
         assert_eq!(verdict(&compare(&m, &side(&[], &[]))), "differ");
+    }
+
+    #[test]
+    fn only_the_fields_a_side_has_are_judged() {
+        let map = |seq: u64, len: u64| SkbView {
+            len,
+            data_seq: Some(seq),
+            subflow_seq: Some(seq),
+            data_len: Some(len),
+            ..SkbView::default()
+        };
+        let m = side(&[], &[map(0, 65459), map(65459, 154)]);
+        let rows = compare(&m, &m.clone());
+        // No size goal on either side; skbs; four fields each.
+        assert_eq!(rows.len(), 1 + 2 * 4);
+        assert_eq!(verdict(&rows), "agree");
+        let k = side(&[], &[map(0, 65459), map(65459, 155)]);
+        let bad: Vec<String> = compare(&m, &k)
+            .into_iter()
+            .filter(|r| !r.agree)
+            .map(|r| r.field)
+            .collect();
+        assert_eq!(bad, ["skb[1].len", "skb[1].data_len"]);
     }
 }
