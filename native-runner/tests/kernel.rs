@@ -310,7 +310,12 @@ fn seed_003_mptcp_mappings_agree_with_abeni_2020() {
         let mut want: Vec<u64> = vec![65459; full as usize];
         want.push(total - full * 65459);
         assert_eq!(lens(&v, "kernel_side"), want, "{writes} writes");
-        for (i, s) in v["kernel_side"]["skbs"].as_array().unwrap().iter().enumerate() {
+        for (i, s) in v["kernel_side"]["skbs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
             assert_eq!(s["data_seq"], i as u64 * 65459);
             assert_eq!(s["subflow_seq"], i as u64 * 65459);
         }
