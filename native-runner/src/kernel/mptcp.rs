@@ -76,7 +76,8 @@ pub fn plan(sc: &MptcpScenario) -> Result<(Vec<Write>, Vec<String>), String> {
     Ok((writes, not_driven))
 }
 
-/// The model's subflow 0 after the writes: one skb per DSS mapping.
+/// The model's subflow 0 after the writes: one skb per DSS mapping, sequence numbers counted
+/// from its first mapping's (as the kernel's are).
 pub fn model(sc: &MptcpScenario, variant: &str, writes: usize) -> Result<Side, String> {
     let mut sc = sc.clone();
     sc.ops.truncate(writes);
@@ -91,20 +92,27 @@ pub fn model(sc: &MptcpScenario, variant: &str, writes: usize) -> Result<Side, S
         .iter()
         .find(|q| q.name == "subflow 0")
         .ok_or("model bug: no subflow 0 queue")?;
-    let skbs = q
+    let maps = q
         .skbs
         .iter()
         .map(|s| {
-            let m = s
-                .mapping
-                .ok_or("model bug: a subflow skb without a mapping")?;
-            Ok(mapping_view(
-                m.data_seq,
-                m.subflow_seq as u64,
-                m.data_len as u64,
-            ))
+            s.mapping
+                .ok_or("model bug: a subflow skb without a mapping")
         })
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
+    let Some(first) = maps.first().copied() else {
+        return Ok(Side::default());
+    };
+    let skbs = maps
+        .iter()
+        .map(|m| {
+            mapping_view(
+                m.data_seq - first.data_seq,
+                m.subflow_seq.wrapping_sub(first.subflow_seq) as u64,
+                m.data_len as u64,
+            )
+        })
+        .collect();
     Ok(Side {
         size_goals: Vec::new(),
         skbs,

@@ -100,6 +100,7 @@ fn op_name(op: &SendOp) -> &'static str {
         SendOp::Transmit => "transmit",
         SendOp::Ack { .. } => "ack",
         SendOp::Close => "close",
+        SendOp::Socket => "socket",
     }
 }
 
