@@ -3,6 +3,10 @@
 //! and kernel BTF; where any is missing they say so and fail, unless SKBLAB_ALLOW_NO_TAP=1
 //! asks to skip them (visibly), as the TAP tests do.
 
+mod common;
+
+use common::{euid_is_root, skblab_unprivileged};
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -37,17 +41,6 @@ fn kernel_available(test: &str) -> bool {
         return false;
     }
     panic!("{test} cannot run: no {why}; or set SKBLAB_ALLOW_NO_TAP=1 to skip");
-}
-
-fn euid_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|v| v.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
 }
 
 fn scenario(name: &str, text: &str) -> PathBuf {
@@ -209,14 +202,7 @@ fn without_root_the_command_says_what_is_missing() {
     )
     .unwrap();
     std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
-    let mut cmd = if euid_is_root() {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_skblab"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_skblab"))
-    };
+    let mut cmd = skblab_unprivileged();
     let out = cmd
         .arg("kernel")
         .arg(&p)

@@ -11,7 +11,7 @@
 use super::probe::END_PROBE;
 use super::verdict::{Side, SkbView};
 use crate::tap::netns::Tap;
-use skblab_core::send::{SendOp, SendScenario, SendSock, Variant, VARIANTS};
+use skblab_core::send::{iov_lengths, SendOp, SendScenario, SendSock, Variant, VARIANTS};
 use skblab_core::trace::Events;
 use std::collections::HashMap;
 use std::net::TcpStream;
@@ -77,13 +77,8 @@ pub fn plan(sc: &SendScenario) -> Result<Plan, String> {
                          calls in all"
                     ));
                 }
-                let iov = match (bytes, iov) {
-                    (_, Some(v)) => v.iter().map(|&l| l as u32).collect(),
-                    (Some(b), None) => vec![*b as u32],
-                    (None, None) => Vec::new(),
-                };
                 writes.push(Write {
-                    iov,
+                    iov: iov_lengths(*bytes, iov.as_deref()),
                     eor: *eor,
                     count: *count,
                 });
