@@ -15,6 +15,7 @@
 
 use super::send::{self, Write};
 use super::verdict::{Side, SkbView};
+use skblab_core::mechanism::Mechanism;
 use skblab_core::mptcp::push::Scheduler;
 use skblab_core::mptcp::{MptcpOp, MptcpScenario};
 use skblab_core::RunOptions;

@@ -11,7 +11,7 @@
 use super::probe::END_PROBE;
 use super::verdict::{Side, SkbView};
 use crate::tap::netns::Tap;
-use skblab_core::send::{iov_lengths, SendOp, SendScenario, SendSock, Variant, VARIANTS};
+use skblab_core::send::{iov_lengths, SendOp, SendScenario, SendSock, Variant};
 use skblab_core::trace::Events;
 use std::collections::HashMap;
 use std::net::TcpStream;
@@ -101,9 +101,9 @@ fn op_name(op: &SendOp) -> &'static str {
 
 /// The variant that stands for the running kernel, unless `--variant` names another.
 pub fn variant(flag: Option<&str>) -> Result<Variant, String> {
-    let name = flag.unwrap_or("modern");
-    Variant::from_name(name)
-        .ok_or_else(|| format!("--variant {name}: unknown; expected one of {VARIANTS:?}"))
+    flag.unwrap_or("modern")
+        .parse()
+        .map_err(|e: skblab_core::Error| format!("--variant: {e}"))
 }
 
 /// The model's held write queue after the writes.
