@@ -309,3 +309,52 @@ pub fn render(r: &Report) -> String {
     );
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_marks_the_skb_that_differs_and_ends_with_the_verdict() {
+        let skb = |len, nr_frags| SkbView {
+            len,
+            linear: Some(0),
+            nr_frags: Some(nr_frags),
+            truesize: Some(len + 896),
+            ..SkbView::default()
+        };
+        let model = Side {
+            size_goals: vec![65160],
+            skbs: vec![skb(65160, 2), skb(100, 1)],
+        };
+        let mut kernel_side = model.clone();
+        kernel_side.skbs[1].nr_frags = Some(2);
+        let r = report(
+            "sendmsg",
+            "modern",
+            serde_json::json!({ "mss": 1448 }),
+            model,
+            kernel_side,
+            vec!["ops[1] (transmit)".into()],
+        )
+        .unwrap();
+        let t = render(&r);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[1], "setup: mss 1448");
+        assert!(
+            lines[2].starts_with("size_goal") && lines[2].ends_with("agree"),
+            "{t}"
+        );
+        assert!(
+            lines[5].starts_with("0 ") && lines[5].ends_with("agree"),
+            "{t}"
+        );
+        assert!(
+            lines[6].starts_with("1 ") && lines[6].ends_with("DIFFER"),
+            "{t}"
+        );
+        assert!(lines[6].contains("1/2"), "{t}");
+        assert_eq!(lines[7], "not driven: ops[1] (transmit)");
+        assert_eq!(lines[8], "verdict: differ (8 fields, 1 differ)");
+    }
+}

@@ -315,6 +315,45 @@ pub fn run_kernel(mtu: u32, writes: Vec<Write>) -> Result<Vec<String>, String> {
 mod tests {
     use super::*;
 
+    fn scenario(text: &str) -> MptcpScenario {
+        match skblab_core::Scenario::parse(text).unwrap() {
+            skblab_core::Scenario::Mptcp(s) => s,
+            _ => panic!("not an mptcp scenario"),
+        }
+    }
+
+    #[test]
+    fn the_plan_drives_writes_and_refuses_what_lo_cannot_hold() {
+        let ok = scenario(
+            "mechanism = \"mptcp\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 16384\ncount = 8\n\
+             [[ops]]\nop = \"close\"\n",
+        );
+        let (writes, not_driven) = plan(&ok).unwrap();
+        assert_eq!(
+            writes,
+            [Write {
+                iov: vec![16384],
+                eor: false,
+                count: 8
+            }]
+        );
+        assert_eq!(not_driven, ["ops[1] (close)"]);
+        let refused = |text: &str| plan(&scenario(text)).unwrap_err();
+        assert!(
+            refused("mechanism = \"mptcp\"\ndrain = true\n[[ops]]\nop = \"ack\"\n")
+                .starts_with("drain")
+        );
+        assert!(refused(
+            "mechanism = \"mptcp\"\n[[subflows]]\n[[subflows]]\n[[ops]]\nop = \"ack\"\n"
+        )
+        .starts_with("subflows"));
+        assert!(refused(
+            "mechanism = \"mptcp\"\n[[ops]]\nop = \"ack\"\n\
+             [[ops]]\nop = \"sendmsg\"\nbytes = 1\n"
+        )
+        .starts_with("ops[1]: a write after ops[0] (ack)"));
+    }
+
     #[test]
     fn mappings_are_folded_and_counted_from_the_first() {
         let lines: Vec<String> = [
