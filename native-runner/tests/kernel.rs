@@ -272,8 +272,8 @@ fn example_send_scenarios_agree_with_the_kernel() {
 
 /// Seed 003: MPTCP over lo, 8 and 64 writes of 16 KiB onto a subflow whose tail is held:
 /// every mapping's data_seq, subflow_seq and data_len, and so every skb's size, agree with
-/// `abeni-2020`. The subflow's MSS is the kernel's (65,459: the DSS option's room is taken
-/// off, docs/kernel-oracle.md).
+/// `abeni-2020`. The subflow's MSS is the model's default, 65,459: the DSS option's room
+/// taken off, as tcp_current_mss does (docs/kernel-oracle.md).
 #[test]
 fn seed_003_mptcp_mappings_agree_with_abeni_2020() {
     if !kernel_available("seed_003_mptcp_mappings_agree_with_abeni_2020") {
@@ -283,7 +283,7 @@ fn seed_003_mptcp_mappings_agree_with_abeni_2020() {
         let p = scenario(
             &format!("mptcp_{writes}"),
             &format!(
-                "mechanism = \"mptcp\"\n[[subflows]]\nmtu = 65536\nmss = 65459\n\
+                "mechanism = \"mptcp\"\n[[subflows]]\nmtu = 65536\n\
                  [[ops]]\nop = \"sendmsg\"\nbytes = 16384\ncount = {writes}\n"
             ),
         );
@@ -306,4 +306,18 @@ fn seed_003_mptcp_mappings_agree_with_abeni_2020() {
             assert_eq!(s["subflow_seq"], i as u64 * 65459);
         }
     }
+}
+
+/// The seed's own example, scenarios/mptcp-max-size.toml (8 writes of 16 KiB, then close,
+/// which the kernel run does not drive), agrees with `abeni-2020` at the default MSS.
+#[test]
+fn mptcp_max_size_example_agrees_with_the_kernel() {
+    if !kernel_available("mptcp_max_size_example_agrees_with_the_kernel") {
+        return;
+    }
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/mptcp-max-size.toml");
+    let (code, v) = report(&p);
+    assert_eq!(v["verdict"], "agree", "{v:#}");
+    assert_eq!(code, 0);
+    assert_eq!(lens(&v, "kernel_side"), [65459, 65459, 154]);
 }

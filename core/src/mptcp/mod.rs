@@ -79,7 +79,8 @@ fn default_burst() -> u32 {
 pub struct SubflowParams {
     /// The path MTU (loopback: 65536).
     pub mtu: u32,
-    /// mss_now; by default derived from the MTU (loopback with timestamps: 65483).
+    /// mss_now; by default derived from the MTU, less the DSS option room (loopback with
+    /// timestamps: 65459).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mss: Option<u32>,
     /// The TCP timestamp option (12 bytes per segment).

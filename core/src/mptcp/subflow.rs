@@ -17,19 +17,35 @@ const TCP_HEADER_LEN: u32 = 20;
 const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
 /// IPV4_MAX_PMTU: ipv4_default_advmss never advertises an MSS above 65535 - 40.
 const IPV4_MAX_PMTU: u32 = 65535;
+/// The DSS option's parts (net/mptcp/protocol.h, v5.10 and v6.x alike): kind, length,
+/// subtype and flags; a 64-bit data sequence mapping; a 32-bit data ack.
+const TCPOLEN_MPTCP_DSS_BASE: u32 = 4;
+const TCPOLEN_MPTCP_DSS_MAP64: u32 = 14;
+const TCPOLEN_MPTCP_DSS_ACK32: u32 = 4;
+/// The option room an MPTCP subflow keeps off its MSS. tcp_current_mss takes off what
+/// tcp_established_options reserves beyond tp->tcp_header_len, and for an MPTCP subflow
+/// mptcp_established_options_dss, asked without an skb (the MSS computation), reserves a full
+/// mapping plus the data ack, ALIGN(4 + 14 + 4, 4) = 24 (net/mptcp/options.c, v5.10 to v6.18).
+/// The ack is 32-bit: a sender that has received no 64-bit mapping acks in 32 bits
+/// (use_64bit_ack). Measured: loopback's mss_now is 65459 on 6.18 (docs/kernel-oracle.md).
+pub const MPTCP_DSS_OPTION_ROOM: u32 =
+    (TCPOLEN_MPTCP_DSS_BASE + TCPOLEN_MPTCP_DSS_MAP64 + TCPOLEN_MPTCP_DSS_ACK32)
+        .next_multiple_of(4);
 
-/// mss_now (tcp_current_mss) for a path of `mtu` when both ends share it: the peer advertises
-/// ipv4_default_advmss = min(mtu - 40, IPV4_MAX_PMTU - 40), which clamps tcp_mtu_to_mss, then
-/// the timestamp option is taken off. Loopback (MTU 65536): min(65496, 65495) - 12 = 65483;
-/// Ethernet (1500): 1460 - 12 = 1448.
+/// mss_now (tcp_current_mss) of an MPTCP subflow on a path of `mtu` when both ends share it:
+/// the peer advertises ipv4_default_advmss = min(mtu - 40, IPV4_MAX_PMTU - 40), which clamps
+/// tcp_mtu_to_mss, then the timestamp option and the DSS option's room are taken off.
+/// Loopback (MTU 65536): min(65496, 65495) - 12 - 24 = 65459; Ethernet (1500): 1460 - 12 -
+/// 24 = 1424.
 pub fn mss_for_mtu(mtu: u32, timestamps: bool) -> u32 {
     let hdrs = NET_HEADER_LEN + TCP_HEADER_LEN;
     let advmss = mtu.saturating_sub(hdrs).min(IPV4_MAX_PMTU - hdrs);
-    advmss.saturating_sub(if timestamps {
+    let ts = if timestamps {
         TCPOLEN_TSTAMP_ALIGNED
     } else {
         0
-    })
+    };
+    advmss.saturating_sub(ts + MPTCP_DSS_OPTION_ROOM)
 }
 
 impl SubflowParams {
@@ -276,10 +292,11 @@ mod tests {
     }
 
     #[test]
-    fn loopback_mss_is_65483_and_ethernet_1448() {
-        assert_eq!(mss_for_mtu(65536, true), 65483);
-        assert_eq!(mss_for_mtu(1500, true), 1448);
-        assert_eq!(mss_for_mtu(1500, false), 1460);
+    fn loopback_mss_is_65459_and_ethernet_1424() {
+        assert_eq!(MPTCP_DSS_OPTION_ROOM, 24);
+        assert_eq!(mss_for_mtu(65536, true), 65459);
+        assert_eq!(mss_for_mtu(1500, true), 1424);
+        assert_eq!(mss_for_mtu(1500, false), 1436);
     }
 
     /// (goal, page offset, size) per call -> (skb index, copied) per call, and frags at the end.
