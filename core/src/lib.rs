@@ -6,9 +6,13 @@
 
 pub mod challenge;
 pub mod consts;
+pub mod counters;
 pub mod error;
+pub mod events;
 pub mod limits;
+pub mod mechanism;
 pub mod mptcp;
+pub mod names;
 pub mod page;
 pub mod page_frag;
 pub mod query;
@@ -22,11 +26,11 @@ pub mod trace;
 pub mod walkthrough;
 
 pub use error::Error;
-pub use scenario::{RunOptions, Scenario};
+pub use mechanism::RunOptions;
+pub use scenario::Scenario;
 pub use trace::Trace;
 
-/// A CPU number. The receive side models two CPUs (BH and application).
-pub type Cpu = u8;
+pub use events::Cpu;
 /// The number of CPUs the model tracks.
 pub const NR_CPUS: usize = 2;
 
