@@ -15,9 +15,10 @@
 //! ([`frag_cache`], [`driver`], [`gro`], [`defer`], [`socket`]) -> [`machine`], which owns
 //! them all and lends each stage only what it touches.
 //!
-//! A host that feeds frames one NAPI poll at a time (the TAP runner) builds an [`RxMachine`]
-//! from [`RxParams`], calls [`RxMachine::poll`] / [`Machine::apply`](crate::trace::Machine)
-//! and reads the counters and state whenever it likes.
+//! A host that feeds real frames (the TAP runner) builds an [`RxMachine`] from [`RxParams`],
+//! calls [`RxMachine::arrive`] once per interrupt's worth of frames (and
+//! [`Machine::apply`](crate::trace::Machine) for other operations) and reads the counters
+//! and state whenever it likes.
 
 pub mod counters;
 pub mod defer;
