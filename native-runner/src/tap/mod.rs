@@ -13,13 +13,13 @@
 mod bench;
 mod faults;
 mod kernel;
-mod netns;
+pub(crate) mod netns;
 mod pcap;
 mod plan;
 mod session;
 mod tcp;
-mod vnet;
-mod wire;
+pub(crate) mod vnet;
+pub(crate) mod wire;
 
 use faults::Rates;
 use session::{Dir, Outcome, Transfer};
