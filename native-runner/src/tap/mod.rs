@@ -21,6 +21,15 @@ mod tcp;
 pub(crate) mod vnet;
 pub(crate) mod wire;
 
+/// The frame parser and the TCP endpoint, for the fuzz targets (`fuzz/`): the only way in
+/// from outside the runner, and only with the `fuzzing` feature.
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing {
+    pub use super::tcp::{Chunk, Config, Endpoint, Out};
+    pub use super::vnet::VnetHdr;
+    pub use super::wire::{complete_tcp_checksum, parse, tcp_checksum_ok, Ends, Frame, ETH_LEN};
+}
+
 use faults::Rates;
 use session::{Dir, Outcome, Transfer};
 use skblab_core::Scenario;
