@@ -28,7 +28,7 @@ const TCPOLEN_MPTCP_DSS_ACK32: u32 = 4;
 /// mapping plus the data ack, ALIGN(4 + 14 + 4, 4) = 24 (net/mptcp/options.c, v5.10 to v6.18).
 /// The ack is 32-bit: a sender that has received no 64-bit mapping acks in 32 bits
 /// (use_64bit_ack). Measured: loopback's mss_now is 65459 on 6.18 (docs/kernel-oracle.md).
-pub const MPTCP_DSS_OPTION_ROOM: u32 =
+const MPTCP_DSS_OPTION_ROOM: u32 =
     (TCPOLEN_MPTCP_DSS_BASE + TCPOLEN_MPTCP_DSS_MAP64 + TCPOLEN_MPTCP_DSS_ACK32)
         .next_multiple_of(4);
 
