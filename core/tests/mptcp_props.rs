@@ -156,6 +156,10 @@ proptest! {
     fn invariants_hold(s in scenario()) {
         for variant in VARIANTS {
             let t = run(&s, variant);
+            // The events are a complete log: replaying them rebuilds every step's state.
+            if let Err(e) = t.check_replay() {
+                prop_assert!(false, "{}: {}", variant, e);
+            }
             let mut acked = false;
             for (step, op) in t.steps.iter().zip(&s.ops) {
                 acked |= *op == MptcpOp::Ack;

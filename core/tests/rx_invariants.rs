@@ -131,9 +131,15 @@ proptest! {
         let p = RxParams::new(v, &Default::default(), nic, socket, app).unwrap();
         let mut m = RxMachine::new(p);
         let mut ev = Events::on();
+        let mut replay = m.state();
         for (i, op) in ops.into_iter().enumerate() {
             // Socket-state errors (release without lock, ...) are fine: the op is refused.
             let _ = m.apply(&concrete(op, &p), i, &mut ev);
+            // The events are a complete log: replaying them rebuilds the state.
+            for e in ev.take() {
+                prop_assert_eq!(replay.apply(&e), Ok(()), "{:?}", e);
+            }
+            prop_assert_eq!(&replay, &m.state());
             check_accounting(&m);
             prop_assert_eq!(
                 c(&m, "bytes_arrived"),

@@ -150,6 +150,10 @@ proptest! {
         let sc = Scenario::Sendmsg(s.clone());
         let t = sc.run(&RunOptions::default()).expect("runs");
         let sg = s.device.sg;
+        // The events are a complete log: replaying them rebuilds every step's state.
+        if let Err(e) = t.check_replay() {
+            prop_assert!(false, "{}", e);
+        }
         for step in &t.steps {
             check_step(step, cfg.k.max_skb_frags, cfg.size_goal(), v, sg);
         }

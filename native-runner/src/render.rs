@@ -428,7 +428,13 @@ mod tests {
 
     #[test]
     fn long_event_lists_keep_both_ends_and_tally_the_middle() {
-        let mut list: Vec<Event> = (0..240).map(|page| Event::ReusePage { page }).collect();
+        let mut list: Vec<Event> = (0..240)
+            .map(|page| Event::ReusePage {
+                page,
+                cursor: None,
+                bias: None,
+            })
+            .collect();
         list.extend((0..10).map(|page| Event::GetPage { page, count: 2 }));
         let mut out = String::new();
         events(&mut out, &list, EVENTS_LOGGED, Style::PLAIN);
