@@ -160,6 +160,9 @@ proptest! {
             if let Err(e) = t.check_replay() {
                 prop_assert!(false, "{}: {}", variant, e);
             }
+            for e in t.steps.iter().flat_map(|s| &s.events) {
+                prop_assert!(t.kernel_fn(e).is_some(), "no kernel function for {:?}", e);
+            }
             let mut acked = false;
             for (step, op) in t.steps.iter().zip(&s.ops) {
                 acked |= *op == MptcpOp::Ack;

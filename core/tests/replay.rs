@@ -28,6 +28,7 @@ fn check_every_variant(name: &str, s: &Scenario) {
         t.check_replay()
             .unwrap_or_else(|e| panic!("{name} {v}: {e}"));
         check_state_at(&t);
+        check_names(&t, &format!("{name} {v}"));
     }
 }
 
@@ -39,6 +40,20 @@ fn check_state_at(t: &Trace) {
     }
     assert!(t.state_at(t.steps.len(), 0).is_err());
     assert!(t.state_at(0, t.steps[0].events.len() + 1).is_err());
+}
+
+/// Every event names its kind as the trace tags it, and its kernel function in this era.
+fn check_names(t: &Trace, what: &str) {
+    for e in t.steps.iter().flat_map(|s| &s.events) {
+        let tag = serde_json::to_value(e).expect("events serialize")["ev"].clone();
+        assert_eq!(tag, e.kind(), "{what}");
+        assert!(
+            t.kernel_fn(e).is_some(),
+            "{what}: no kernel function for {} in {}",
+            e.kind(),
+            t.era.tag()
+        );
+    }
 }
 
 #[test]

@@ -10,6 +10,7 @@
 //!   freed + live.
 
 use proptest::prelude::*;
+use skblab_core::kernel_fn::kernel_fn;
 use skblab_core::rx::{
     driver::DriverStyle, AppParams, NicParams, Proto, RxMachine, RxOp, RxParams, SocketParams,
     Variant, ALLOCATORS, CACHES,
@@ -138,6 +139,8 @@ proptest! {
             // The events are a complete log: replaying them rebuilds the state.
             for e in ev.take() {
                 prop_assert_eq!(replay.apply(&e), Ok(()), "{:?}", e);
+                let f = kernel_fn("rx", p.variant.era(), &e);
+                prop_assert!(f.is_some(), "no kernel function for {:?}", e);
             }
             prop_assert_eq!(&replay, &m.state());
             check_accounting(&m);

@@ -154,6 +154,9 @@ proptest! {
         if let Err(e) = t.check_replay() {
             prop_assert!(false, "{}", e);
         }
+        for e in t.steps.iter().flat_map(|s| &s.events) {
+            prop_assert!(t.kernel_fn(e).is_some(), "no kernel function for {:?}", e);
+        }
         for step in &t.steps {
             check_step(step, cfg.k.max_skb_frags, cfg.size_goal(), v, sg);
         }

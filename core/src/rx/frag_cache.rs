@@ -13,7 +13,7 @@ use crate::trace::{Cursor, Event, Events};
 use crate::Cpu;
 
 /// PAGE_FRAG_CACHE_MAX_SIZE = `__ALIGN_MASK(32768, ~PAGE_MASK)` = 32 KiB
-/// (include/linux/page_frag_cache.h, v6.12); its order is PAGE_FRAG_CACHE_MAX_ORDER = 3.
+/// (include/linux/mm_types.h, v6.12); its order is PAGE_FRAG_CACHE_MAX_ORDER = 3.
 pub const PAGE_FRAG_CACHE_MAX_SIZE: u32 = 32768;
 const PAGE_FRAG_CACHE_MAX_ORDER: u32 = 3;
 
@@ -129,7 +129,7 @@ impl FragCache {
         }
     }
 
-    /// `__page_frag_alloc_align` + `__page_frag_cache_refill` in v6.12 (mm/page_frag_cache.c;
+    /// `__page_frag_alloc_align` + `__page_frag_cache_refill` in v6.12 (mm/page_alloc.c;
     /// the offset counts down until 6.13): refill takes a 32 KiB compound page (order-0
     /// fallback) and adds PAGE_FRAG_CACHE_MAX_SIZE references at once (`page_ref_add`),
     /// recording them in `pagecnt_bias`; each fragment spends one from the bias without
