@@ -322,7 +322,10 @@ impl State {
             }
             ExtendMapping { skb, data_len } => {
                 let m = self.skb(skb)?.mapping.as_mut().ok_or("no mapping")?;
-                let (from, more) = (m.data_seq + m.data_len as u64, data_len - m.data_len);
+                let more = data_len
+                    .checked_sub(m.data_len)
+                    .ok_or("a mapping never shrinks")?;
+                let from = m.data_seq + m.data_len as u64;
                 m.data_len = data_len;
                 self.dfrag(from)?.already_sent += more;
             }
@@ -337,6 +340,9 @@ impl State {
                     None => drop(self.dfrags.remove(at)),
                     Some(n) => {
                         let d = &mut self.dfrags[at];
+                        if n > d.already_sent {
+                            return Err(format!("{n} bytes acknowledged, {} sent", d.already_sent));
+                        }
                         d.data_seq += n as u64;
                         d.offset += n;
                         d.data_len -= n;
@@ -655,6 +661,29 @@ mod tests {
             }
             assert_eq!(tried, kinds.len(), "{name}");
         }
+    }
+
+    /// Events that do not fit the state are errors, never panics: every event of every
+    /// walkthrough, applied to the empty state and to the wrong step's state.
+    #[test]
+    fn events_out_of_place_are_errors() {
+        for w in walkthrough::all().unwrap() {
+            let t = w.scenario.run(&RunOptions::default()).unwrap();
+            let events = t.steps.iter().flat_map(|s| &s.events);
+            let (first, last) = (&t.steps[0].state, &t.steps[t.steps.len() - 1].state);
+            for e in events {
+                for mut s in [State::default(), first.clone(), last.clone()] {
+                    let _ = s.apply(e);
+                }
+            }
+        }
+        let err = State::default()
+            .apply(&Event::MarkPsh { skb: 7 })
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`event mark_psh`: skb 7 is not in the state"
+        );
     }
 
     #[test]
