@@ -60,7 +60,10 @@ impl State {
                 t.frags.push((skb, idx));
                 t.pages.push(page);
             }
-            Coalesce { skb, idx, .. } => t.frags.push((skb, idx)),
+            Coalesce { skb, idx, .. } => {
+                t.frags.push((skb, idx));
+                t.pages.extend(self.frag_page(skb, idx));
+            }
             GroMerge { skb, into, .. } | GroChain { skb, into } => t.skbs.extend([skb, into]),
             CarveDfrag { data_seq, page, .. } | CopyToDfrag { data_seq, page, .. } => {
                 t.dfrags.push(data_seq);
@@ -420,6 +423,14 @@ impl State {
     fn dfrag(&mut self, data_seq: u64) -> Result<&mut Dfrag, String> {
         let at = self.dfrag_at(data_seq)?;
         Ok(&mut self.dfrags[at])
+    }
+
+    /// The page frag `idx` of skb `id` points into.
+    fn frag_page(&self, id: SkbId, idx: u32) -> Option<PageId> {
+        let lists = self.queues.iter().map(|q| &q.skbs);
+        let mut all = lists.chain([&self.in_flight]).flatten();
+        let s = all.find(|s| s.id == id)?;
+        s.frags.get(idx as usize).map(|f| f.page)
     }
 
     /// The cursor on `page`, if any.

@@ -203,6 +203,7 @@ proptest! {
         let cfg = s.config(v).expect("valid");
         let mut sock = SendSock::new(cfg);
         let mut ev = Events::on();
+        let mut replay = sock.state();
         for a in &acts {
             match a {
                 Act::Write(iov) => {
@@ -221,6 +222,10 @@ proptest! {
                 counters: sock.send_counters().to_counters(),
             };
             check_step(&step, cfg.k.max_skb_frags, cfg.size_goal(), v, s.device.sg);
+            for e in &step.events {
+                prop_assert_eq!(replay.apply(e), Ok(()), "{:?}", e);
+            }
+            prop_assert_eq!(&replay, &step.state);
         }
         sock.transmit(&mut ev);
         sock.ack_all(&mut ev);
