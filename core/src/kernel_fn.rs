@@ -129,7 +129,7 @@ const RX_OLD: &[Era] = &[Era::V3_5];
 const RX_ALL: &[Era] = &[Era::V3_5, Era::V6_12];
 const MPTCP: &[Era] = &[Era::V5_10];
 /// The MPTCP code the model follows is net-next of November 2020 with seed 003 applied,
-/// released in v5.11 (tcp_build_frag does not exist in v5.10).
+/// released in v5.11.
 const MPTCP_AT: Option<&str> = Some("v5.11");
 
 /// Every event kind of every mechanism, per era, as the kernel names it. Each name was read
@@ -632,7 +632,7 @@ const TABLE: &[Row] = &[
         RX_ALL,
         "sk_eat_skb",
         "include/net/sock.h",
-        Some("v5.1"),
+        Some("v5.2-rc1"),
     ),
     (
         "rx",
@@ -640,7 +640,7 @@ const TABLE: &[Row] = &[
         RX_ALL,
         "tcp_v4_rcv",
         "net/ipv4/tcp_ipv4.c",
-        Some("v5.1"),
+        Some("v5.2-rc1"),
     ),
     (
         "rx",
@@ -875,7 +875,7 @@ mod tests {
         let f = kernel_fn("rx", Era::V6_12, &park).unwrap();
         assert_eq!(
             f.url(),
-            "https://elixir.bootlin.com/linux/v5.1/C/ident/sk_eat_skb"
+            "https://elixir.bootlin.com/linux/v5.2-rc1/C/ident/sk_eat_skb"
         );
         let alloc = Event::MarkPsh { skb: 0 };
         let f = kernel_fn("sendmsg", Era::V2_6_33, &alloc).unwrap();
