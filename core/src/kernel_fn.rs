@@ -870,6 +870,15 @@ mod tests {
     }
 
     #[test]
+    fn an_era_links_the_tag_the_trace_names_it_by() {
+        use Era::*;
+        for era in [V2_6_33, V3_5, V5_2Rc1, V5_10, V6_12] {
+            let json = serde_json::to_string(&era).unwrap();
+            assert_eq!(json, format!("\"{}\"", era.tag()));
+        }
+    }
+
+    #[test]
     fn links_name_the_release_the_function_lives_in() {
         let park = Event::RxCachePark { skb: 0 };
         let f = kernel_fn("rx", Era::V6_12, &park).unwrap();
