@@ -1,0 +1,53 @@
+//! The stepper: first, previous, play, next, last, the speed, the scrubber, the position and
+//! the current operation. It holds no state: it shows the app's position and asks for moves.
+
+use super::emit_some;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+/// A move the stepper (or the keyboard) asks the app for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nav {
+    Go(usize),
+    Step(isize),
+    Last,
+    TogglePlay,
+    Speed(u32),
+}
+
+/// Play speeds offered, in steps per second.
+pub const SPEEDS: [u32; 4] = [1, 2, 4, 8];
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub pos: usize,
+    pub len: usize,
+    pub playing: bool,
+    pub speed: u32,
+    /// The operation that made step `pos` (or what comes before the first).
+    pub op: AttrValue,
+    pub on: Callback<Nav>,
+}
+
+pub fn controls(p: &Props) -> Html {
+    let on = &p.on;
+    let (pos, len, playing) = (p.pos, p.len, p.playing);
+    html! {
+        <section class="controls" aria-label="Step controls">
+            <button data-action="first" aria-label="First step" title="First (Home)" onclick={on.reform(|_| Nav::Go(0))}>{ "⇤ first" }</button>
+            <button data-action="prev" aria-label="Previous step" title="Previous (←)" onclick={on.reform(|_| Nav::Step(-1))}>{ "◀ prev" }</button>
+            <button data-action="play" aria-label={if playing { "Pause" } else { "Play" }} aria-pressed={playing.to_string()} title="Play/pause (space)" onclick={on.reform(|_| Nav::TogglePlay)}>{ if playing { "❚❚ pause" } else { "▶ play" } }</button>
+            <button data-action="next" aria-label="Next step" title="Next (→)" onclick={on.reform(|_| Nav::Step(1))}>{ "next ▶" }</button>
+            <button data-action="last" aria-label="Last step" title="Last (End)" onclick={on.reform(|_| Nav::Last)}>{ "last ⇥" }</button>
+            <label>{ "Speed " }
+                <select aria-label="Play speed" onchange={emit_some(on, |e: Event| e.target_unchecked_into::<HtmlSelectElement>().value().parse().ok().map(Nav::Speed))}>
+                    { for SPEEDS.iter().map(|sp| html! { <option value={sp.to_string()} selected={*sp == p.speed}>{ format!("{sp} step/s") }</option> }) }
+                </select>
+            </label>
+            <input type="range" class="scrubber" aria-label="Step" min="0" max={len.to_string()} value={pos.to_string()}
+                oninput={emit_some(on, |e: InputEvent| e.target_unchecked_into::<HtmlInputElement>().value().parse().ok().map(Nav::Go))} />
+            <output data-testid="step" data-step={pos.to_string()}>{ format!("step {pos} / {len}") }</output>
+            <span class="op" data-testid="op">{ p.op.clone() }</span>
+        </section>
+    }
+}

@@ -1,0 +1,251 @@
+//! The diagram pane: one figure per trace with the state at the position drawn as SVG, the
+//! marks of what the step changed (and, side by side, what differs from the other variant),
+//! the downloads, and the legend. It keeps the drawings for the position and, per figure, the
+//! band of the drawing the page holds as the learner scrolls ([`diagram::window`]).
+
+use super::Shared;
+use crate::diagram::{self, Drawing, Marks};
+use crate::diff::Changed;
+use crate::dom;
+use skblab_core::trace::State;
+use skblab_core::Trace;
+use yew::prelude::*;
+use yew::virtual_dom::Key;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub session: Shared,
+    pub pos: usize,
+}
+
+pub enum Msg {
+    /// Diagram `i` was scrolled: the band of it to keep in the page.
+    Scroll(usize, (u32, u32)),
+    ExportJson(usize),
+    ExportSvg(usize),
+}
+
+pub struct Diagrams {
+    /// The drawings for the position, one per trace.
+    drawn: Vec<Shown>,
+    /// Per trace, the height of its tallest drawing (computed when the session opens).
+    canvas: Vec<u32>,
+    /// Per diagram, the band of it in the page.
+    windows: Vec<(u32, u32)>,
+}
+
+/// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
+const FIRST_WINDOW: (u32, u32) = (0, 3000);
+
+impl Component for Diagrams {
+    type Message = Msg;
+    type Properties = Props;
+
+    fn create(ctx: &Context<Self>) -> Self {
+        let mut d = Diagrams {
+            drawn: Vec::new(),
+            canvas: canvas_heights(&ctx.props().session),
+            windows: Vec::new(),
+        };
+        d.redraw(ctx.props());
+        d
+    }
+
+    fn changed(&mut self, ctx: &Context<Self>, old: &Props) -> bool {
+        let p = ctx.props();
+        if p.session != old.session {
+            self.canvas = canvas_heights(&p.session);
+        }
+        self.redraw(p);
+        true
+    }
+
+    fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
+        let p = ctx.props();
+        match msg {
+            Msg::Scroll(i, band) => {
+                if self.windows.len() <= i {
+                    self.windows.resize(i + 1, FIRST_WINDOW);
+                }
+                return std::mem::replace(&mut self.windows[i], band) != band;
+            }
+            Msg::ExportJson(i) => {
+                if let Some(t) = p.session.traces.get(i) {
+                    let json = serde_json::to_string_pretty(t).expect("traces serialize");
+                    let name = format!("skblab-{}-{}.json", t.mechanism, t.variant);
+                    dom::download(&name, "application/json", &json);
+                }
+            }
+            Msg::ExportSvg(i) => {
+                if let (Some(t), Some(shown)) = (p.session.traces.get(i), self.drawn.get(i)) {
+                    let name = format!("skblab-{}-{}-step{}.svg", t.mechanism, t.variant, p.pos);
+                    dom::download(&name, "image/svg+xml", &shown.drawing.to_svg());
+                }
+            }
+        }
+        false
+    }
+
+    fn view(&self, ctx: &Context<Self>) -> Html {
+        let s = &ctx.props().session;
+        let split = s.traces.len() > 1;
+        let link = ctx.link();
+        html! {
+            <section class={classes!("diagrams", split.then_some("split"))} aria-label="Diagram">
+                { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
+                    <figure data-variant={t.variant.clone()}>
+                        <figcaption>
+                            <strong>{ &t.variant }</strong>{ format!(" · kernel {}", era_name(t)) }
+                            <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={link.callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
+                            <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={link.callback(move |_| Msg::ExportJson(i))}>{ "trace JSON" }</button>
+                        </figcaption>
+                        <div class="svgwrap" onscroll={on_scroll(ctx, i, shown.drawing.width)}>
+                            { shown.view(self.windows.get(i).copied().unwrap_or(FIRST_WINDOW)) }
+                        </div>
+                    </figure>
+                }) }
+                <p class="legend">
+                    <span class="k hr"></span>{ "headroom " }<span class="k ln"></span>{ "linear data " }
+                    <span class="k tr"></span>{ "tailroom " }<span class="k fr"></span>{ "frag " }
+                    <span class="k fill"></span>{ "page used " }<span class="k chg"></span>{ "changed by this step " }
+                    if split { <span class="k dif"></span>{ "differs from the other variant" } }
+                </p>
+            </section>
+        }
+    }
+}
+
+impl Diagrams {
+    fn redraw(&mut self, p: &Props) {
+        let t0 = dom::now();
+        self.drawn = draw_all(&p.session, p.pos, &self.canvas);
+        dom::publish("drawMs", dom::now() - t0);
+    }
+}
+
+/// The drawings of every trace at `pos`, marking what the step changed and, side by side,
+/// what differs from the other trace.
+fn draw_all(s: &Shared, pos: usize, canvas: &[u32]) -> Vec<Shown> {
+    let empty = State::default();
+    let n = s.traces.len();
+    let state = |i: usize, pos: usize| {
+        pos.checked_sub(1)
+            .and_then(|p| s.traces.get(i)?.steps.get(p))
+            .map(|st| &st.state)
+    };
+    (0..n)
+        .map(|i| {
+            let cur = state(i, pos).unwrap_or(&empty);
+            // Step 1 is measured against the empty start; position 0 marks nothing.
+            let prev = match pos {
+                0 => None,
+                1 => Some(&empty),
+                p => state(i, p - 1),
+            };
+            let changed = Changed::between(prev, cur);
+            let differs = match n {
+                2 => Changed::between(Some(state(1 - i, pos).unwrap_or(&empty)), cur),
+                _ => Changed::default(),
+            };
+            let t = &s.traces[i];
+            let label = format!("{} ({}), step {pos}", t.mechanism, t.variant);
+            let marks = Marks {
+                changed: &changed,
+                differs: &differs,
+            };
+            let width = drawing_width(n);
+            let drawing = diagram::draw(cur, &marks, t.consts.max_skb_frags, width, &label);
+            Shown::new(drawing, canvas.get(i).copied().unwrap_or(0))
+        })
+        .collect()
+}
+
+/// A drawing and its pieces as shared strings (cheap to hand to the virtual DOM each render).
+struct Shown {
+    drawing: Drawing,
+    pieces: Vec<(Key, AttrValue)>,
+    /// The SVG's height for every step of the trace (see [`canvas_height`]).
+    canvas: u32,
+}
+
+impl Shown {
+    fn new(drawing: Drawing, canvas: u32) -> Shown {
+        let canvas = canvas.max(drawing.height);
+        let pieces = (drawing.pieces.iter())
+            .map(|p| (Key::from(p.key.as_str()), AttrValue::from(p.body.clone())))
+            .collect();
+        Shown {
+            drawing,
+            pieces,
+            canvas,
+        }
+    }
+
+    /// The markup of [`Drawing::to_svg`] near the view (the pieces meeting `window`), each
+    /// piece keyed so unchanged pieces stay. The SVG keeps the trace's canvas size at every
+    /// step (resizing an SVG lays out every node in it again); the box around it shows only
+    /// this step's drawing.
+    fn view(&self, (top, bottom): (u32, u32)) -> Html {
+        let d = &self.drawing;
+        let near = (d.pieces.iter().zip(&self.pieces)).filter(|(p, _)| p.meets(top, bottom));
+        html! {
+            <div class="canvas" style={format!("aspect-ratio:{}/{}", d.width, d.height)}>
+                <svg xmlns="http://www.w3.org/2000/svg" viewBox={format!("0 0 {} {}", d.width, self.canvas)}
+                    width={d.width.to_string()} height={self.canvas.to_string()} role="img" aria-label={d.label.clone()}>
+                    // Keyed too: `for` is flattened into the <svg>'s children, and Yew diffs them
+                    // by key only when every child has one (else a new skb shifts every later piece).
+                    <style key="style">{ Drawing::STYLE }</style>
+                    { for near.map(|(_, (k, body))| html! {
+                        <g key={k.clone()}>{ Html::from_html_unchecked(body.clone()) }</g>
+                    }) }
+                </svg>
+            </div>
+        }
+    }
+}
+
+/// Per trace, its tallest drawing over all its steps.
+fn canvas_heights(s: &Shared) -> Vec<u32> {
+    let width = drawing_width(s.traces.len());
+    s.traces.iter().map(|t| canvas_height(t, width)).collect()
+}
+
+/// The tallest drawing of trace `t` `width` units wide, over all its steps.
+fn canvas_height(t: &Trace, width: u32) -> u32 {
+    let max_frags = t.consts.max_skb_frags;
+    (t.steps.iter())
+        .map(|st| diagram::height(&st.state, max_frags, width))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Side by side, each drawing wraps narrower so it stays legible.
+fn drawing_width(traces: usize) -> u32 {
+    if traces == 2 {
+        620
+    } else {
+        1000
+    }
+}
+
+/// Tells the pane which band of diagram `i` (`width` units wide) to keep as it scrolls.
+fn on_scroll(ctx: &Context<Diagrams>, i: usize, width: u32) -> Callback<Event> {
+    ctx.link().callback(move |e: Event| {
+        let el = e.target_unchecked_into::<web_sys::Element>();
+        let band = diagram::window(
+            el.scroll_top(),
+            el.client_height(),
+            el.client_width(),
+            width,
+        );
+        Msg::Scroll(i, band)
+    })
+}
+
+/// The era as the trace spells it (`v6.12`).
+fn era_name(t: &Trace) -> String {
+    serde_json::to_value(t.era)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}

@@ -1,0 +1,158 @@
+//! The scenario editor: the text, the form of its knobs (variant, compare with, the scalar
+//! settings), the inline verdict of the core's parser, and the run button. It owns what the
+//! learner types; the app seeds it (a walkthrough or a permalink opened) by giving it a new
+//! key, and gets the loaded [`Session`] back when the learner runs the text.
+
+use crate::form::{self, Knob};
+use crate::session::{self, Session};
+use serde_json::Value;
+use web_sys::{HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement};
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    /// The text to start from.
+    pub text: AttrValue,
+    /// The variant to start comparing with (empty: none).
+    pub compare: AttrValue,
+    /// Called with the session the learner's text loaded.
+    pub on_run: Callback<Box<Session>>,
+}
+
+pub enum Msg {
+    Edit(String),
+    Knob(String, Value),
+    Compare(String),
+    Run,
+}
+
+/// The editor's verdict on its text.
+enum Checked {
+    Ok {
+        ops: usize,
+        knobs: Vec<Knob>,
+        variants: Vec<&'static str>,
+        variant: String,
+    },
+    Err(String),
+}
+
+pub struct Editor {
+    text: String,
+    checked: Checked,
+    compare: String,
+}
+
+impl Component for Editor {
+    type Message = Msg;
+    type Properties = Props;
+
+    fn create(ctx: &Context<Self>) -> Self {
+        let p = ctx.props();
+        Editor {
+            checked: check(&p.text),
+            text: p.text.to_string(),
+            compare: p.compare.to_string(),
+        }
+    }
+
+    fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
+        match msg {
+            Msg::Edit(text) => self.set_text(text),
+            Msg::Knob(path, value) => match form::set(&self.text, &path, value) {
+                Ok(t) => self.set_text(t),
+                Err(e) => self.checked = Checked::Err(e),
+            },
+            Msg::Compare(v) => self.compare = v,
+            Msg::Run => {
+                let cmp = (!self.compare.is_empty()).then_some(self.compare.as_str());
+                match session::load_custom(&self.text, cmp) {
+                    Ok(s) => ctx.props().on_run.emit(Box::new(s)),
+                    Err(e) => self.checked = Checked::Err(e),
+                }
+            }
+        }
+        true
+    }
+
+    fn view(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let (status, ok) = match &self.checked {
+            Checked::Ok { ops, .. } => (format!("✓ valid: {ops} operation(s)"), true),
+            Checked::Err(e) => (e.clone(), false),
+        };
+        html! {
+            <section class="editor" aria-label="Scenario editor">
+                <h2>{ "Scenario editor" }</h2>
+                if let Checked::Ok { knobs, variants, variant, .. } = &self.checked {
+                    <div class="knobs">
+                        <label>{ "variant" }
+                            <select aria-label="variant" onchange={link.callback(|e: Event| Msg::Knob("variant".into(), Value::String(e.target_unchecked_into::<HtmlSelectElement>().value())))}>
+                                { for variants.iter().map(|v| html! { <option value={*v} selected={v == variant}>{ *v }</option> }) }
+                            </select>
+                        </label>
+                        <label>{ "compare with" }
+                            <select aria-label="compare with" onchange={link.callback(|e: Event| Msg::Compare(e.target_unchecked_into::<HtmlSelectElement>().value()))}>
+                                <option value="" selected={self.compare.is_empty()}>{ "— none —" }</option>
+                                { for variants.iter().map(|v| html! { <option value={*v} selected={*v == self.compare}>{ *v }</option> }) }
+                            </select>
+                        </label>
+                        { for knobs.iter().map(|k| knob_input(ctx, k)) }
+                    </div>
+                }
+                <label for="scenario">{ "Scenario text (TOML or JSON)" }</label>
+                <textarea id="scenario" data-testid="scenario" spellcheck="false" rows="14"
+                    aria-invalid={(!ok).to_string()} aria-describedby="scenario-status"
+                    value={self.text.clone()}
+                    oninput={link.callback(|e: InputEvent| Msg::Edit(e.target_unchecked_into::<HtmlTextAreaElement>().value()))} />
+                <p id="scenario-status" data-testid="editor-status" class={if ok { "ok" } else { "error" }} role="status">{ status }</p>
+                <button data-action="run" disabled={!ok} onclick={link.callback(|_| Msg::Run)}>{ "Run this scenario" }</button>
+            </section>
+        }
+    }
+}
+
+impl Editor {
+    fn set_text(&mut self, text: String) {
+        self.checked = check(&text);
+        self.text = text;
+    }
+}
+
+/// The core's verdict on `text`, with the form's knobs when it is valid.
+fn check(text: &str) -> Checked {
+    match session::check(text) {
+        Ok(s) => Checked::Ok {
+            ops: s.op_count(),
+            knobs: form::knobs(&s),
+            variants: s.variants().to_vec(),
+            variant: serde_json::from_str::<Value>(&s.to_json())
+                .ok()
+                .and_then(|v| v["variant"].as_str().map(String::from))
+                .unwrap_or_else(|| s.variants()[0].to_string()),
+        },
+        Err(e) => Checked::Err(e),
+    }
+}
+
+/// One knob as an input of its kind: a checkbox, a number or a word.
+fn knob_input(ctx: &Context<Editor>, k: &Knob) -> Html {
+    let path = k.path.clone();
+    match &k.value {
+        Value::Bool(b) => html! {
+            <label class="check"><input type="checkbox" checked={*b}
+                onchange={ctx.link().callback(move |e: Event| Msg::Knob(path.clone(), Value::Bool(e.target_unchecked_into::<HtmlInputElement>().checked())))} />{ &k.path }</label>
+        },
+        Value::Number(n) => html! {
+            <label>{ &k.path }<input type="number" min="0" value={n.to_string()}
+                onchange={ctx.link().batch_callback(move |e: Event| e.target_unchecked_into::<HtmlInputElement>().value().parse::<u64>().ok().map(|v| Msg::Knob(path.clone(), Value::from(v))))} /></label>
+        },
+        v => {
+            let text = v.as_str().unwrap_or_default().to_string();
+            html! {
+                <label>{ &k.path }<input type="text" value={text}
+                    onchange={ctx.link().callback(move |e: Event| Msg::Knob(path.clone(), Value::String(e.target_unchecked_into::<HtmlInputElement>().value())))} /></label>
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! The panels under the diagram: the counters of every trace at the position, with the step's
+//! change, and one counter charted over the steps.
+
+use super::Shared;
+use crate::{chart, diff};
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub session: Shared,
+    pub pos: usize,
+    /// The counter charted (the first when the session has no counter of that name).
+    pub chart: Option<AttrValue>,
+    pub on_chart: Callback<AttrValue>,
+}
+
+pub fn panels(p: &Props) -> Html {
+    html! {
+        <section class="panels">
+            { counters(p) }
+            { chart(p) }
+        </section>
+    }
+}
+
+/// Every counter of every trace after step `pos`; a row whose traces disagree is marked.
+fn counters(p: &Props) -> Html {
+    let (s, pos) = (&p.session, p.pos);
+    let at = |i: usize, p: usize| {
+        p.checked_sub(1)
+            .and_then(|p| s.traces[i].steps.get(p))
+            .map(|st| &st.counters)
+    };
+    let row = |name: &str| {
+        let vals: Vec<Option<u64>> = (0..s.traces.len())
+            .map(|i| at(i, pos).and_then(|c| c.get(name)))
+            .collect();
+        let differs = vals.windows(2).any(|w| w[0] != w[1]);
+        html! {
+            <tr class={classes!(differs.then_some("dif"))}>
+                <th scope="row">{ name }</th>
+                { for s.traces.iter().enumerate().map(|(i, t)| {
+                    let d = at(i, pos).map(|c| diff::delta(at(i, pos - pos.min(1)).filter(|_| pos > 1), c, name));
+                    html! {
+                        <td data-variant={t.variant.clone()}>
+                            <span data-counter={name.to_string()}>{ vals[i].map(|v| v.to_string()).unwrap_or_else(|| "–".into()) }</span>
+                            { match d { Some(d) if d != 0 => html! { <span class={classes!("delta", (d > 0).then_some("up"))}>{ format!(" {d:+}") }</span> }, _ => html! {} } }
+                        </td>
+                    }
+                }) }
+            </tr>
+        }
+    };
+    html! {
+        <div class="counters">
+            <h2>{ "Counters" }</h2>
+            <table>
+                <thead><tr><th scope="col">{ "counter" }</th>
+                    { for s.traces.iter().map(|t| html! { <th scope="col">{ &t.variant }</th> }) }
+                </tr></thead>
+                <tbody>{ for s.traces[0].counters.names().map(row) }</tbody>
+            </table>
+        </div>
+    }
+}
+
+/// One counter over the steps, every trace a line; the learner picks the counter. The pick
+/// is kept across sessions while the new session has that counter.
+fn chart(p: &Props) -> Html {
+    let s = &p.session;
+    let names = || s.traces[0].counters.names();
+    let Some(name) = (p.chart.as_deref())
+        .filter(|c| names().any(|n| n == *c))
+        .or_else(|| names().next())
+        .map(String::from)
+    else {
+        return html! {};
+    };
+    let series: Vec<(&str, Vec<u64>)> = (s.traces.iter())
+        .map(|t| {
+            let vals = t.steps.iter().map(|st| st.counters.get(&name).unwrap_or(0));
+            (t.variant.as_str(), vals.collect())
+        })
+        .collect();
+    let svg = chart::svg(&name, &series, p.pos);
+    let onchange = (p.on_chart).reform(|e: Event| {
+        e.target_unchecked_into::<HtmlSelectElement>()
+            .value()
+            .into()
+    });
+    html! {
+        <div class="chart">
+            <h2>{ "Over the steps" }</h2>
+            <label>{ "Counter " }
+                <select aria-label="Counter to chart" {onchange}>
+                    { for names().map(|n| html! { <option value={n.to_string()} selected={n == name}>{ n }</option> }) }
+                </select>
+            </label>
+            { Html::from_html_unchecked(AttrValue::from(svg)) }
+        </div>
+    }
+}

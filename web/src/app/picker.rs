@@ -1,0 +1,38 @@
+//! The page header and the walkthrough picker.
+
+use super::emit_some;
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    /// The built-in walkthroughs' titles, in order.
+    pub titles: Vec<AttrValue>,
+    /// The walkthrough shown, or `None` for the learner's own scenario.
+    pub current: Option<usize>,
+    pub on_pick: Callback<usize>,
+}
+
+pub fn picker(p: &Props) -> Html {
+    let onchange = emit_some(&p.on_pick, |e: Event| {
+        e.target_unchecked_into::<HtmlSelectElement>()
+            .value()
+            .parse()
+            .ok()
+    });
+    html! {
+        <header>
+            <h1>{ "skblab" }<span>{ " · how Linux builds and recycles sk_buffs" }</span></h1>
+            <label class="picker">{ "Walkthrough " }
+                <select id="walkthrough" data-testid="walkthrough" {onchange}>
+                    if p.current.is_none() {
+                        <option selected=true value="">{ "— your scenario —" }</option>
+                    }
+                    { for p.titles.iter().enumerate().map(|(i, t)| html! {
+                        <option value={i.to_string()} selected={p.current == Some(i)}>{ t.clone() }</option>
+                    }) }
+                </select>
+            </label>
+        </header>
+    }
+}
