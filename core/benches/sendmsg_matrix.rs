@@ -18,7 +18,7 @@ fn main() {
     } else {
         MATRIX_TOTAL
     };
-    for v in Variant::ALL {
+    for &v in Variant::ALL {
         matrix(v, total);
     }
     traced_10k();

@@ -5,29 +5,46 @@
 //! exactly which numbers produced a layout. Sources and derivations: `docs/kernel-constants.md`
 //! (x86_64, 4 KiB pages, a distro-like config).
 
+use crate::names::names;
 use serde::{Deserialize, Serialize};
 
-/// The kernel release whose constants a variant uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// The kernel release whose constants a variant uses; traces spell it `v6.12`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Era {
     /// v2.6.33, the release seed 000 was posted against (values read in 2.6.32 sources and
     /// checked in the 2.6.33 tree).
-    #[serde(rename = "v2.6.33")]
     V2_6_33,
     /// v3.5, the release seed 001 patched.
-    #[serde(rename = "v3.5")]
     V3_5,
     /// 5.2-rc1: net-next of March 2019, which seed 002 patched (after v5.1-rc1, so no v5.1
     /// release had the rx skb cache; 5.2 final put it behind a sysctl, default off).
-    #[serde(rename = "v5.2-rc1")]
     V5_2Rc1,
     /// v5.10, the MPTCP code seed 003 patched (5.10-era protocol.c).
-    #[serde(rename = "v5.10")]
     V5_10,
     /// v6.12+, today's kernels.
-    #[serde(rename = "v6.12")]
     V6_12,
+}
+
+names!(Era, "era", {
+    V2_6_33 => "v2.6.33",
+    V3_5 => "v3.5",
+    V5_2Rc1 => "v5.2-rc1",
+    V5_10 => "v5.10",
+    V6_12 => "v6.12",
+});
+
+impl Serialize for Era {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Era {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Era, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 /// The constants the model reads. Field names are the kernel's, lower-cased.
@@ -172,6 +189,16 @@ mod tests {
         let fields = 4 + 2 + 2 + 8 + 2 + 2 + 4 + 8 + 8 + 16 + 18 * 16 + 18 * 8 + 8;
         assert_eq!(Era::V2_6_33.consts().shinfo_size, fields);
         assert_eq!(fields, 496);
+    }
+
+    #[test]
+    fn eras_serialize_by_name() {
+        for &era in Era::ALL {
+            let json = serde_json::to_string(&era).unwrap();
+            assert_eq!(json, format!("\"{era}\""));
+            assert_eq!(serde_json::from_str::<Era>(&json).unwrap(), era);
+        }
+        assert!(serde_json::from_str::<Era>("\"v4.0\"").is_err());
     }
 
     #[test]

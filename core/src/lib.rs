@@ -4,13 +4,20 @@
 //! Scenario in, trace out: no clock, no files, no unseeded randomness, no hash-ordered output.
 //! The same scenario gives a byte-identical trace natively and in wasm.
 
+pub mod challenge;
 pub mod consts;
+pub mod counters;
 pub mod error;
+pub mod events;
 pub mod kernel_fn;
 pub mod limits;
+pub mod mechanism;
 pub mod mptcp;
+pub mod names;
 pub mod page;
 pub mod page_frag;
+pub mod query;
+pub mod question;
 pub mod replay;
 pub mod rx;
 pub mod scenario;
@@ -21,11 +28,11 @@ pub mod trace;
 pub mod walkthrough;
 
 pub use error::Error;
-pub use scenario::{RunOptions, Scenario};
+pub use mechanism::RunOptions;
+pub use scenario::Scenario;
 pub use trace::Trace;
 
-/// A CPU number. The receive side models two CPUs (BH and application).
-pub type Cpu = u8;
+pub use events::Cpu;
 /// The number of CPUs the model tracks.
 pub const NR_CPUS: usize = 2;
 

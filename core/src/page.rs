@@ -5,12 +5,10 @@
 //! count remote frees. Page ids grow monotonically and are never reused, so a trace can name
 //! "page 3" without ambiguity.
 
-use crate::trace::{Event, Events};
-use crate::Cpu;
+pub use crate::events::PageId;
+use crate::events::{Cpu, Event, Events};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-
-pub type PageId = u32;
 
 /// One live page, as the trace shows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

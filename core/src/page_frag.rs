@@ -16,8 +16,9 @@
 //! falling back to order 0 when that fails or `net.core.high_order_alloc_disable` is set.
 
 use crate::consts::KernelConsts;
+use crate::events::Events;
 use crate::page::{PageId, PagePool, Refill};
-use crate::trace::{Cursor, Events};
+use crate::trace::Cursor;
 use crate::Cpu;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

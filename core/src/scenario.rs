@@ -1,19 +1,90 @@
 //! Scenarios: what to run. Parsed from TOML or JSON text (no I/O here: the host reads the
 //! file), validated against the caps in [`crate::limits`], then run into a [`Trace`].
+//!
+//! This module only dispatches: each mechanism's scenario type implements
+//! [`Mechanism`], and [`Scenario`] is declared over the one list of them below.
 
 use crate::limits::MAX_SCENARIO_TEXT;
+pub use crate::mechanism::{Mechanism, RunOptions};
 use crate::trace::Trace;
 use crate::{mptcp, rx, send, Error};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A scenario names its mechanism; the rest of the fields belong to that mechanism.
-///
-/// Parsing goes through a generic value first so that errors can name the full path of the
-/// offending field (`socket.mss`, `ops[3].bytes`), which serde's tagged enums would lose.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "mechanism", rename_all = "kebab-case")]
-pub enum Scenario {
+/// Declares [`Scenario`] over the mechanisms and dispatches each method to the mechanism's
+/// [`Mechanism`] impl: adding a mechanism adds one line to the list below.
+macro_rules! mechanisms {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty)),* $(,)?) => {
+        /// A scenario names its mechanism; the rest of the fields belong to that mechanism.
+        ///
+        /// Parsing goes through a generic value first so that errors can name the full path
+        /// of the offending field (`socket.mss`, `ops[3].bytes`), which serde's tagged enums
+        /// would lose.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Scenario {
+            $($(#[$doc])* $variant($ty),)*
+        }
+
+        /// The mechanisms a scenario can name.
+        pub const MECHANISMS: &[&str] = &[$(<$ty as Mechanism>::NAME),*];
+
+        impl Scenario {
+            /// Reads the fields of the mechanism named `mech`, if there is one of that name.
+            fn of(mech: &str, v: &Value, format: &'static str) -> Option<Result<Self, Error>> {
+                $(if mech == <$ty as Mechanism>::NAME {
+                    return Some(de(v, format).map(Scenario::$variant));
+                })*
+                None
+            }
+
+            pub fn mechanism(&self) -> &'static str {
+                match self {
+                    $(Scenario::$variant(_) => <$ty as Mechanism>::NAME,)*
+                }
+            }
+
+            /// The variants this scenario's mechanism offers; the first is its default.
+            pub fn variants(&self) -> &'static [&'static str] {
+                match self {
+                    $(Scenario::$variant(_) => <$ty as Mechanism>::VARIANTS,)*
+                }
+            }
+
+            /// The scenario's own `variant`, else its mechanism's default.
+            pub fn variant(&self) -> &str {
+                let own = match self {
+                    $(Scenario::$variant(s) => s.variant(),)*
+                };
+                own.unwrap_or(self.variants()[0])
+            }
+
+            /// Number of operations (trace steps).
+            pub fn op_count(&self) -> usize {
+                match self {
+                    $(Scenario::$variant(s) => s.op_count(),)*
+                }
+            }
+
+            /// Runs the scenario into a trace.
+            pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
+                match self {
+                    $(Scenario::$variant(s) => s.run(opts),)*
+                }
+            }
+        }
+
+        impl Serialize for Scenario {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mechanism = self.mechanism();
+                match self {
+                    $(Scenario::$variant(fields) => Tagged { mechanism, fields }.serialize(s),)*
+                }
+            }
+        }
+    };
+}
+
+mechanisms! {
     /// tcp_sendmsg and the transmit path (seed 000).
     Sendmsg(send::SendScenario),
     /// The receive side on two CPUs (seeds 001 and 002).
@@ -22,13 +93,12 @@ pub enum Scenario {
     Mptcp(mptcp::MptcpScenario),
 }
 
-/// How to run a scenario.
-#[derive(Clone, Debug, Default)]
-pub struct RunOptions {
-    /// Overrides the scenario's variant.
-    pub variant: Option<String>,
-    /// Keep only the final counters (benchmarks).
-    pub counters_only: bool,
+/// A mechanism's fields behind its `mechanism` tag, as scenario text has them.
+#[derive(Serialize)]
+struct Tagged<'a, M> {
+    mechanism: &'static str,
+    #[serde(flatten)]
+    fields: &'a M,
 }
 
 impl Scenario {
@@ -91,42 +161,11 @@ impl Scenario {
                 })
             }
         };
-        match mech.as_str() {
-            "sendmsg" => de(&v, format).map(Scenario::Sendmsg),
-            "rx" => de(&v, format).map(Scenario::Rx),
-            "mptcp" => de(&v, format).map(Scenario::Mptcp),
-            _ => Err(unknown(mech)),
-        }
+        Self::of(&mech, &v, format).unwrap_or_else(|| Err(unknown(mech)))
     }
 
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("scenarios always serialize")
-    }
-
-    pub fn mechanism(&self) -> &'static str {
-        match self {
-            Scenario::Sendmsg(_) => "sendmsg",
-            Scenario::Rx(_) => "rx",
-            Scenario::Mptcp(_) => "mptcp",
-        }
-    }
-
-    /// The variants this scenario's mechanism offers.
-    pub fn variants(&self) -> &'static [&'static str] {
-        match self {
-            Scenario::Sendmsg(_) => send::VARIANTS,
-            Scenario::Rx(_) => rx::VARIANTS,
-            Scenario::Mptcp(_) => mptcp::VARIANTS,
-        }
-    }
-
-    /// Number of operations (trace steps).
-    pub fn op_count(&self) -> usize {
-        match self {
-            Scenario::Sendmsg(s) => s.ops.len(),
-            Scenario::Rx(s) => s.ops.len(),
-            Scenario::Mptcp(s) => s.ops.len(),
-        }
     }
 
     /// Checks every field and cap without running.
@@ -137,19 +176,7 @@ impl Scenario {
         })
         .map(|_| ())
     }
-
-    /// Runs the scenario into a trace.
-    pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
-        match self {
-            Scenario::Sendmsg(s) => s.run(opts),
-            Scenario::Rx(s) => s.run(opts),
-            Scenario::Mptcp(s) => s.run(opts),
-        }
-    }
 }
-
-/// The mechanisms a scenario can name.
-pub const MECHANISMS: &[&str] = &["sendmsg", "rx", "mptcp"];
 
 impl<'de> Deserialize<'de> for Scenario {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -240,15 +267,6 @@ fn try_op<T: serde::de::DeserializeOwned>(key: &str, op: Value) -> Result<(), St
         .map_err(|e| e.inner().to_string())
 }
 
-/// The default `count` of a sendmsg op: one call.
-pub(crate) fn one() -> u64 {
-    1
-}
-
-pub(crate) fn is_one(n: &u64) -> bool {
-    *n == 1
-}
-
 fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     let Some(span) = span else {
         return "scenario".into();
@@ -257,23 +275,4 @@ fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     let line = before.matches('\n').count() + 1;
     let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
     format!("line {line} column {col}")
-}
-
-/// Picks the variant: the override, else the scenario's own, else the mechanism's default
-/// (its first); any name not in `variants` is an error listing them.
-pub fn pick_variant<'a>(
-    over: Option<&str>,
-    own: Option<&str>,
-    variants: &'a [&'a str],
-) -> Result<&'a str, Error> {
-    let name = over.or(own).unwrap_or(variants[0]);
-    variants
-        .iter()
-        .copied()
-        .find(|v| *v == name)
-        .ok_or_else(|| Error::Unknown {
-            what: "variant",
-            name: name.to_string(),
-            expected: variants.join(", "),
-        })
 }

@@ -5,11 +5,9 @@
 //! in `include/linux/skbuff.h`. How big the head is and what `truesize` is charged depend on
 //! the allocator of the era; the mechanism that allocates the skb computes [`SkbHead`].
 
-use crate::page::PageId;
-use crate::Cpu;
+pub use crate::events::SkbId;
+use crate::events::{Cpu, PageId};
 use serde::{Deserialize, Serialize};
-
-pub type SkbId = u32;
 
 /// `skb_frag_t`: a reference to `size` bytes at `offset` in a page. Each frag holds one page
 /// reference.

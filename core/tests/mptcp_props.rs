@@ -5,7 +5,7 @@ mod common;
 use proptest::prelude::*;
 use skblab_core::consts::Era;
 use skblab_core::mptcp::{MptcpOp, MptcpScenario, SubflowParams, VARIANTS};
-use skblab_core::scenario::RunOptions;
+use skblab_core::scenario::{Mechanism, RunOptions};
 use skblab_core::trace::{State, Trace};
 use std::collections::BTreeMap;
 

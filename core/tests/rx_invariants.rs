@@ -12,8 +12,8 @@
 use proptest::prelude::*;
 use skblab_core::kernel_fn::kernel_fn;
 use skblab_core::rx::{
-    driver::DriverStyle, AppParams, NicParams, Proto, RxMachine, RxOp, RxParams, SocketParams,
-    Variant, ALLOCATORS, CACHES,
+    AppParams, DriverStyle, NicParams, Proto, RxMachine, RxOp, RxParams, SocketParams, Variant,
+    ALLOCATORS, CACHES,
 };
 use skblab_core::trace::{Counters, Events, Machine};
 
@@ -104,8 +104,8 @@ fn c(m: &RxMachine, name: &str) -> u64 {
 }
 
 fn check_accounting(m: &RxMachine) {
-    let k: Counters = m.counters();
-    let g = |n: &str| k.get(n).unwrap();
+    let counters: Counters = m.counters();
+    let g = |n: &str| counters.get(n).unwrap();
     assert_eq!(
         g("skbs_allocated"),
         g("skb_frees_cpu0") + g("skb_frees_cpu1") + g("skbs_live"),

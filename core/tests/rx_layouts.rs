@@ -34,7 +34,7 @@
 //! 13. header split, modern: kmalloc'ed heads -> 0 frag cache pages.
 
 use skblab_core::rx::{
-    driver::DriverStyle, AppParams, NicParams, RxMachine, RxParams, SocketParams, Variant,
+    AppParams, DriverStyle, NicParams, RxMachine, RxParams, SocketParams, Variant,
 };
 use skblab_core::trace::{Events, Machine};
 
@@ -159,10 +159,10 @@ fn gro_packet_shapes() {
     ];
     for (variant, split, frames, packets, live) in table {
         let c = Case::gro_burst(variant, split, frames);
-        let k = run(&c).counters();
+        let n = run(&c).counters();
         let got = (
-            k.get("skbs_delivered").unwrap(),
-            k.get("skbs_live").unwrap(),
+            n.get("skbs_delivered").unwrap(),
+            n.get("skbs_live").unwrap(),
         );
         assert_eq!(
             got,
@@ -202,10 +202,10 @@ fn page_frag_cache_refill_knobs() {
         let p = RxParams::new(v, &Default::default(), nic, SocketParams::default(), app).unwrap();
         let mut m = RxMachine::new(p);
         m.arrive(&[p.frame_len(); 40], &mut Events::off()).unwrap();
-        let k = m.counters();
+        let n = m.counters();
         let got = (
-            k.get("frag_cache_pages").unwrap(),
-            k.get("page_reuses").unwrap(),
+            n.get("frag_cache_pages").unwrap(),
+            n.get("page_reuses").unwrap(),
         );
         assert_eq!(
             got,

@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use skblab_runner::cli::{self, CliError};
 use skblab_runner::engine::Engine;
 use skblab_runner::render::Style;
-use skblab_runner::tap;
+use skblab_runner::{quiz, tap};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +42,23 @@ enum Cmd {
         #[arg(required_unless_present = "list")]
         name: Option<String>,
         /// List the walkthroughs.
+        #[arg(long)]
+        list: bool,
+        /// Ask the walkthrough's questions before their steps, and reveal each answer.
+        #[arg(long)]
+        quiz: bool,
+        /// With --quiz: read the answers from FILE, one a line (`-`: from stdin).
+        #[arg(long, requires = "quiz")]
+        answers: Option<PathBuf>,
+    },
+    /// Goals to reach by editing a scenario: show one, or check a scenario FILE against it.
+    Challenge {
+        /// The challenge (see --list).
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// A scenario to check against the challenge's goal.
+        file: Option<PathBuf>,
+        /// List the challenges.
         #[arg(long)]
         list: bool,
     },
@@ -87,9 +104,24 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
     let st = style(cli.color);
     match cli.cmd {
         Cmd::Walkthrough { list: true, .. } => cli::list_walkthroughs(),
+        Cmd::Walkthrough {
+            name,
+            quiz: true,
+            answers,
+            ..
+        } => quiz(name.as_deref().unwrap_or_default(), answers, cli.engine, st),
         Cmd::Walkthrough { name, .. } => {
             cli::walkthrough(name.as_deref().unwrap_or_default(), cli.engine, st)
         }
+        Cmd::Challenge { list: true, .. } => quiz::list_challenges(),
+        Cmd::Challenge {
+            name, file: None, ..
+        } => quiz::show_challenge(name.as_deref().unwrap_or_default(), st),
+        Cmd::Challenge {
+            name,
+            file: Some(f),
+            ..
+        } => quiz::check_challenge(name.as_deref().unwrap_or_default(), &f),
         Cmd::Run {
             file,
             json,
@@ -113,6 +145,32 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
             .map_err(CliError),
         Cmd::Tap(_) => unreachable!("tap runs before dispatch"),
     }
+}
+
+/// `walkthrough NAME --quiz`: answers from the file, stdin (`-`), or the terminal.
+fn quiz(
+    name: &str,
+    answers: Option<PathBuf>,
+    engine: Engine,
+    st: Style,
+) -> Result<String, CliError> {
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    let mut input: Box<dyn std::io::BufRead> = match &answers {
+        Some(p) if p.as_os_str() == "-" => Box::new(stdin.lock()),
+        Some(p) => Box::new(std::io::BufReader::new(
+            std::fs::File::open(p)
+                .map_err(|e| CliError(format!("cannot read {}: {e}", p.display())))?,
+        )),
+        None if stdin.is_terminal() => Box::new(stdin.lock()),
+        None => return Err(CliError(quiz::NEEDS_INPUT.into())),
+    };
+    let answers = match answers {
+        Some(_) => quiz::Answers::Lines(&mut input),
+        None => quiz::Answers::Terminal(&mut input),
+    };
+    quiz::run(name, answers, &mut out, engine, st)?;
+    Ok(String::new())
 }
 
 fn main() -> ExitCode {

@@ -7,9 +7,10 @@
 //! page: a subflow skb gets one frag per dfrag, never a coalesced one.
 
 use super::Tx;
+use crate::events::{Event, Events};
 use crate::page::PageId;
 use crate::page_frag::PageFrag;
-use crate::trace::{self, Event, Events};
+use crate::trace;
 
 /// sizeof(struct mptcp_data_frag) on x86_64 in the seed's tree: list_head (16), u64 data_seq
 /// (8), u16 data_len, offset, overhead, already_sent (8), struct page * (8) = 40. The u16

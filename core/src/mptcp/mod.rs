@@ -10,18 +10,22 @@
 //! the seed patched is net-next of November 2020 (tcp_build_frag, mptcp_push_pending), which
 //! became v5.11; its constants are those of [`Era::V5_10`].
 
+pub mod counters;
 pub mod dfrag;
 pub mod push;
 pub mod sendmsg_frag;
 pub mod subflow;
 
 use crate::consts::{ConstOverrides, Era, KernelConsts};
+use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_OPS};
+use crate::mechanism::{is_one, one, pick_variant, Mechanism, RunOptions};
+use crate::names::names;
 use crate::page::PagePool;
-use crate::scenario::{is_one, one, pick_variant, RunOptions};
 use crate::skb::SkbId;
-use crate::trace::{drive, Counters, Events, Machine, Queue, State, Trace};
+use crate::trace::{drive, queue, Counters, Machine, Queue, State, Trace};
 use crate::Error;
+use counters::MptcpCounters;
 use dfrag::SendBuf;
 use push::{PushCfg, Sched, Scheduler, MPTCP_SEND_BURST_SIZE};
 use serde::{Deserialize, Serialize};
@@ -29,7 +33,7 @@ use subflow::Subflow;
 
 /// `pre-2020` (the room left passed as the goal; PSH kept), `abeni-2020` (size_bias added
 /// back; PSH cleared when collapsing).
-pub const VARIANTS: &[&str] = &["pre-2020", "abeni-2020"];
+pub const VARIANTS: &[&str] = Fix::NAMES;
 
 /// At most this many subflows.
 pub const MAX_SUBFLOWS: usize = 8;
@@ -124,13 +128,19 @@ pub enum MptcpOp {
 }
 
 /// The variant as a strategy: what mptcp_sendmsg_frag does when it collapses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Fix {
     /// Before seed 003.
+    #[default]
     Pre2020,
     /// Seed 003.
     Abeni2020,
 }
+
+names!(Fix, "variant", {
+    Pre2020 => "pre-2020",
+    Abeni2020 => "abeni-2020",
+});
 
 impl Fix {
     /// size_bias: what is added back to the room left before it goes to tcp_build_frag.
@@ -169,14 +179,20 @@ pub struct Tx {
     pub stats: Stats,
 }
 
-impl MptcpScenario {
-    pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
-        let variant = pick_variant(opts.variant.as_deref(), self.variant.as_deref(), VARIANTS)?;
-        let fix = if variant == "pre-2020" {
-            Fix::Pre2020
-        } else {
-            Fix::Abeni2020
-        };
+impl Mechanism for MptcpScenario {
+    const NAME: &'static str = "mptcp";
+    const VARIANTS: &'static [&'static str] = VARIANTS;
+
+    fn variant(&self) -> Option<&str> {
+        self.variant.as_deref()
+    }
+
+    fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
+        let fix: Fix = pick_variant(opts.variant.as_deref(), self.variant.as_deref())?;
         let era = Era::V5_10;
         let k = self.consts.apply(era.consts())?;
         self.validate()?;
@@ -206,15 +222,17 @@ impl MptcpScenario {
         };
         let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
         Ok(Trace {
-            mechanism: "mptcp".into(),
-            variant: variant.into(),
+            mechanism: Self::NAME.into(),
+            variant: fix.name().into(),
             era,
             consts: k,
             steps,
             counters,
         })
     }
+}
 
+impl MptcpScenario {
     /// Checks every size against its cap, naming the field.
     fn validate(&self) -> Result<(), Error> {
         check_range(
@@ -356,7 +374,7 @@ impl Machine for Msk {
                 .subflows
                 .iter()
                 .map(|sf| Queue {
-                    name: crate::trace::queue::subflow(sf.id),
+                    name: queue::subflow(sf.id),
                     skbs: sf.skbs.clone(),
                 })
                 .collect(),
@@ -376,22 +394,21 @@ impl Machine for Msk {
             .filter(|skb| skb.psh)
             .count() as u64;
         let ps = &self.tx.pool.stats;
-        Counters::default()
-            .with("size_goal", self.subflows[0].size_goal as u64)
-            .with("skbs_allocated", s.skbs_allocated)
-            .with(
-                "avg_skb_bytes",
-                s.bytes_mapped.checked_div(s.skbs_allocated).unwrap_or(0),
-            )
-            .with("max_skb_bytes", s.max_skb_bytes)
-            .with("psh_skbs", s.psh_freed + live_psh)
-            .with("dss_mappings", s.dss_mappings)
-            .with("collapses", s.collapses)
-            .with("eor_marks", s.eor_marks)
-            .with("dfrags", s.dfrags)
-            .with("pages_allocated", ps.allocated)
-            .with("pages_freed", ps.freed)
-            .with("bytes_written", s.bytes_written)
-            .with("bytes_mapped", s.bytes_mapped)
+        MptcpCounters {
+            size_goal: self.subflows[0].size_goal as u64,
+            skbs_allocated: s.skbs_allocated,
+            avg_skb_bytes: s.bytes_mapped.checked_div(s.skbs_allocated).unwrap_or(0),
+            max_skb_bytes: s.max_skb_bytes,
+            psh_skbs: s.psh_freed + live_psh,
+            dss_mappings: s.dss_mappings,
+            collapses: s.collapses,
+            eor_marks: s.eor_marks,
+            dfrags: s.dfrags,
+            pages_allocated: ps.allocated,
+            pages_freed: ps.freed,
+            bytes_written: s.bytes_written,
+            bytes_mapped: s.bytes_mapped,
+        }
+        .to_counters()
     }
 }

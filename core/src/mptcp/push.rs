@@ -7,7 +7,7 @@ use super::dfrag::SendBuf;
 use super::sendmsg_frag::mptcp_sendmsg_frag;
 use super::subflow::Subflow;
 use super::{Fix, Tx};
-use crate::trace::{Event, Events};
+use crate::events::{Event, Events};
 use serde::{Deserialize, Serialize};
 
 /// MPTCP_SEND_BURST_SIZE: (1 << 16) - sizeof(struct tcphdr) 20 - MAX_TCP_OPTION_SPACE 40 -

@@ -5,8 +5,8 @@
 
 use super::subflow::Subflow;
 use super::{Fix, Tx};
+use crate::events::{Event, Events};
 use crate::skb::{Mapping, Skb};
-use crate::trace::{Event, Events};
 
 /// mptcp_skb_can_collapse_to: the tail accepts more data only if TCP may still grow it (not
 /// EOR: tcp_skb_can_collapse_to), it carries a mapping that is not frozen, and the new data

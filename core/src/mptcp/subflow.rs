@@ -5,10 +5,11 @@
 
 use super::{SubflowParams, Tx};
 use crate::consts::{Era, KernelConsts};
+use crate::events::{Event, Events};
 use crate::page::PageId;
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
 use crate::skb::{Skb, SkbHead};
-use crate::trace::{queue, Event, Events};
+use crate::trace::queue;
 
 /// IPv4 header (`icsk_af_ops->net_header_len`) and bare TCP header, 20 bytes each.
 const NET_HEADER_LEN: u32 = 20;

@@ -10,43 +10,36 @@
 //!   owns, attached as a frag. The model gives each frame's payload a fresh
 //!   order-0 page (real drivers recycle half pages or use page_pool).
 
-use super::frag_cache::RefillKnobs;
-use super::{Allocator, Kernel, RxParams};
+use super::frag_cache::FragCache;
+use super::kernel::Mem;
+use super::scenario::{DriverStyle, RxParams};
+use super::variant::Allocator;
 use crate::consts::KernelConsts;
+use crate::events::{Event, Events};
 use crate::skb::{Frag, Skb, SkbHead};
-use crate::trace::{queue, Event, Events};
-use crate::Cpu;
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DriverStyle {
-    #[default]
-    FullFrame,
-    HeaderSplit,
-}
+use crate::trace::queue;
 
 /// `fragsz` for a head of `length` bytes, as `__netdev_alloc_skb` computes it (v3.5 and
 /// v6.12 alike; SKB_HEAD_ALIGN in v6.x):
 /// `SKB_DATA_ALIGN(length + NET_SKB_PAD) + SKB_DATA_ALIGN(sizeof(struct skb_shared_info))`.
 /// E.g. v3.5, a 1514-byte frame: `SKB_DATA_ALIGN(1578) + SKB_DATA_ALIGN(320)` = 1600 + 320.
-pub fn fragsz(c: &KernelConsts, length: u32) -> u32 {
-    c.skb_data_align(length + c.net_skb_pad) + c.skb_data_align(c.shinfo_size)
+pub fn fragsz(k: &KernelConsts, length: u32) -> u32 {
+    k.skb_data_align(length + k.net_skb_pad) + k.skb_data_align(k.shinfo_size)
 }
 
 /// `SKB_DATA_ALIGN(sizeof(struct sk_buff))`, the part of `SKB_TRUESIZE` that is the sk_buff
 /// itself: 256 on x86_64. sizeof is 232 in 6.x (pahole); the v3.5 struct is of about the same
 /// size (not confirmed with pahole), and anything from 193 to 256 bytes aligns to 256.
-pub fn sk_buff_truesize(c: &KernelConsts) -> u32 {
-    c.skb_data_align(crate::send::variant::SIZEOF_SK_BUFF_6_12)
+pub fn sk_buff_truesize(k: &KernelConsts) -> u32 {
+    k.skb_data_align(crate::send::variant::SIZEOF_SK_BUFF_6_12)
 }
 
 /// SKB_SMALL_HEAD_CACHE_SIZE (v6.3+): SKB_HEAD_ALIGN(MAX_TCP_HEADER) = 640, not a power of
 /// two, so used as is.
-fn small_head_cache_size(c: &KernelConsts) -> u32 {
-    let s = c.skb_data_align(c.max_tcp_header) + c.skb_data_align(c.shinfo_size);
+fn small_head_cache_size(k: &KernelConsts) -> u32 {
+    let s = k.skb_data_align(k.max_tcp_header) + k.skb_data_align(k.shinfo_size);
     if s.is_power_of_two() {
-        s + c.smp_cache_bytes
+        s + k.smp_cache_bytes
     } else {
         s
     }
@@ -56,13 +49,13 @@ fn small_head_cache_size(c: &KernelConsts) -> u32 {
 /// v3.5: `fragsz <= PAGE_SIZE` (GFP_ATOMIC). v6.12: kmalloc when `length + NET_SKB_PAD` is
 /// at most `SKB_WITH_OVERHEAD(SKB_SMALL_HEAD_CACHE_SIZE)` (tiny heads, since 5.11 / 6.3) or
 /// above `SKB_WITH_OVERHEAD(PAGE_SIZE)`.
-pub fn head_in_frag(c: &KernelConsts, alloc: Allocator, length: u32) -> bool {
+pub fn head_in_frag(k: &KernelConsts, alloc: Allocator, length: u32) -> bool {
     match alloc {
-        Allocator::Pre2012 | Allocator::Duyck2012 => fragsz(c, length) <= c.page_size,
+        Allocator::Pre2012 | Allocator::Duyck2012 => fragsz(k, length) <= k.page_size,
         Allocator::Modern => {
-            let len = length + c.net_skb_pad;
-            len > c.skb_with_overhead(small_head_cache_size(c))
-                && len <= c.skb_with_overhead(c.page_size)
+            let len = length + k.net_skb_pad;
+            len > k.skb_with_overhead(small_head_cache_size(k))
+                && len <= k.skb_with_overhead(k.page_size)
         }
     }
 }
@@ -72,45 +65,41 @@ pub fn headers(p: &RxParams) -> u32 {
     p.socket.proto.headers()
 }
 
-/// Receives one frame of `frame_len` bytes on `cpu`: allocates its buffer(s) and builds the
-/// skb, whose payload starts at `seq`. By the time TCP queues it, the headers are pulled:
-/// `skb->len` is the payload.
+/// Receives one frame of `frame_len` bytes on the CPU of `cache`, its frag cache: allocates
+/// the frame's buffer(s) and builds the skb, whose payload starts at `seq`. By the time TCP
+/// queues it, the headers are pulled: `skb->len` is the payload.
 pub fn rx_frame(
-    k: &mut Kernel,
     p: &RxParams,
+    cache: &mut FragCache,
+    mem: &mut Mem,
     frame_len: u32,
     seq: u32,
-    cpu: Cpu,
     ev: &mut Events,
 ) -> Skb {
-    let c = k.consts;
+    let (k, cpu) = (p.consts, cache.cpu);
     let hdrs = headers(p);
     let payload = frame_len - hdrs;
-    let knobs = RefillKnobs {
-        high_order_fails: p.nic.high_order_fails,
-        pfmemalloc: p.nic.pfmemalloc,
-    };
     // Full frame: the buffer is sized for the largest frame; header split: for hdr_size.
     let head_len = match p.nic.driver {
         DriverStyle::FullFrame => p.frame_len(),
         DriverStyle::HeaderSplit => p.nic.hdr_size,
     };
-    let head_bytes = fragsz(&c, head_len);
-    let head_frag = head_in_frag(&c, k.variant.alloc, head_len)
-        .then(|| k.alloc_frag(cpu, head_bytes, knobs, ev));
-    let room = head_bytes - c.skb_data_align(c.shinfo_size);
+    let head_bytes = fragsz(&k, head_len);
+    let head_frag =
+        head_in_frag(&k, p.variant.alloc, head_len).then(|| cache.alloc(mem, head_bytes, ev));
+    let room = head_bytes - k.skb_data_align(k.shinfo_size);
     let in_head = match p.nic.driver {
         DriverStyle::FullFrame => frame_len,
         DriverStyle::HeaderSplit => hdrs,
     };
     let head = SkbHead {
-        headroom: c.net_skb_pad + hdrs,
-        tailroom: room - c.net_skb_pad - hdrs,
+        headroom: k.net_skb_pad + hdrs,
+        tailroom: room - k.net_skb_pad - hdrs,
         head_bytes,
         // build_skb: SKB_TRUESIZE(fragsz - SKB_DATA_ALIGN(sizeof(struct skb_shared_info))).
-        truesize: head_bytes + sk_buff_truesize(&c),
+        truesize: head_bytes + sk_buff_truesize(&k),
     };
-    let id = k.new_skb_id();
+    let id = mem.new_skb_id();
     let mut skb = Skb::new(id, cpu, head, seq);
     skb.head_frag = head_frag;
     // The head as allocated: NET_SKB_PAD reserved, no header pulled yet. GRO will hold it.
@@ -118,8 +107,8 @@ pub fn rx_frame(
         skb: id,
         cpu,
         head_bytes,
-        headroom: c.net_skb_pad,
-        linear_room: room - c.net_skb_pad,
+        headroom: k.net_skb_pad,
+        linear_room: room - k.net_skb_pad,
         seq,
         truesize: head.truesize,
         reserved_tailroom: 0,
@@ -137,24 +126,23 @@ pub fn rx_frame(
     if p.nic.driver == DriverStyle::FullFrame {
         skb.put_linear(in_head - hdrs);
     } else {
-        attach_payload_pages(k, &mut skb, payload, cpu, ev);
+        attach_payload_pages(mem, &mut skb, payload, k.page_size, ev);
     }
     skb
 }
 
 /// Header split: the payload lands in driver pages (one reference each, handed to the skb).
 fn attach_payload_pages(
-    k: &mut Kernel,
+    mem: &mut Mem,
     skb: &mut Skb,
     mut payload: u32,
-    cpu: Cpu,
+    page_size: u32,
     ev: &mut Events,
 ) {
-    let page_size = k.consts.page_size;
     while payload > 0 {
         let size = payload.min(page_size);
-        let page = k.pool.alloc(0, page_size, cpu, None, ev);
-        k.pool.page_mut(page).used = size;
+        let page = mem.pool.alloc(0, page_size, skb.cpu, None, ev);
+        mem.pool.page_mut(page).used = size;
         let idx = skb.nr_frags() as u32;
         skb.add_frag(Frag {
             page,

@@ -19,27 +19,39 @@
 //! Simplification: in v3.5 a kmalloc'ed head (no head_frag) is not merged (the kernel would
 //! build a frag_list behind a new head skb).
 
-use super::{Allocator, Kernel};
+use super::kernel::{skbs_in, Mem};
+use super::scenario::RxParams;
+use super::variant::Allocator;
+use crate::events::{Cpu, Event, Events};
 use crate::skb::{Frag, Skb};
-use crate::trace::{queue, Event, Events, Queue};
-use crate::Cpu;
+use crate::trace::{queue, Queue};
 
 /// IPv4 + TCP-with-timestamps header bytes that GRO counts in `p->len` (20 + 32).
 const GRO_L3L4_HEADERS: u32 = 52;
 
 #[derive(Clone, Debug, Default)]
 pub struct Gro {
+    cpu: Cpu,
     held: Option<Skb>,
     /// NAPI_GRO_CB(p)->count: segments in the held skb.
     segs: u32,
     /// skb_shinfo(p)->gso_size: the first segment's payload length.
     gso_size: u32,
+    /// Segments merged into a held skb.
+    pub merged: u64,
 }
 
 impl Gro {
+    pub fn new(cpu: Cpu) -> Gro {
+        Gro {
+            cpu,
+            ..Gro::default()
+        }
+    }
+
     /// Offers one received skb; returns the skbs to pass up now, in order.
-    pub fn receive(&mut self, skb: Skb, k: &mut Kernel, cpu: Cpu, ev: &mut Events) -> Vec<Skb> {
-        let Some(p) = self.held.as_mut() else {
+    pub fn receive(&mut self, skb: Skb, p: &RxParams, mem: &mut Mem, ev: &mut Events) -> Vec<Skb> {
+        let Some(held) = self.held.as_mut() else {
             self.hold(skb);
             return Vec::new();
         };
@@ -50,10 +62,10 @@ impl Gro {
             return out;
         }
         assert_eq!(
-            p.end_seq, skb.seq,
+            held.end_seq, skb.seq,
             "model bug: GRO got an out-of-order segment"
         );
-        match merge(p, skb, k, cpu, ev) {
+        match merge(held, skb, p, mem, self.cpu, ev) {
             Some(skb) => {
                 let out = self.flush(ev);
                 self.hold(skb);
@@ -61,7 +73,7 @@ impl Gro {
             }
             None => {
                 self.segs += 1;
-                k.stats.gro_merged += 1;
+                self.merged += 1;
                 if len < self.gso_size {
                     self.flush(ev)
                 } else {
@@ -91,12 +103,12 @@ impl Gro {
     }
 
     pub fn held_count(&self) -> usize {
-        self.held.iter().map(super::skbs_in).sum()
+        self.held.iter().map(skbs_in).sum()
     }
 
-    pub fn queue(&self, cpu: Cpu) -> Queue {
+    pub fn queue(&self) -> Queue {
         Queue {
-            name: queue::gro(cpu),
+            name: queue::gro(self.cpu),
             skbs: self.held.iter().cloned().collect(),
         }
     }
@@ -106,14 +118,21 @@ impl Gro {
 /// one on its frag_list) and frees what is left of `skb` on `cpu`; since v3.19 (`modern`), when
 /// that skb's frags are full, chains `skb` whole on `p`'s frag_list instead. Returns `skb`
 /// when `p` is full (-E2BIG).
-fn merge(p: &mut Skb, mut skb: Skb, k: &mut Kernel, cpu: Cpu, ev: &mut Events) -> Option<Skb> {
-    let len = skb.len;
-    if GRO_L3L4_HEADERS + p.len + len >= k.consts.gso_max_size {
+fn merge(
+    p: &mut Skb,
+    mut skb: Skb,
+    params: &RxParams,
+    mem: &mut Mem,
+    cpu: Cpu,
+    ev: &mut Events,
+) -> Option<Skb> {
+    let (len, k) = (skb.len, &params.consts);
+    if GRO_L3L4_HEADERS + p.len + len >= k.gso_max_size {
         return Some(skb);
     }
-    let max_frags = k.consts.max_skb_frags as usize;
+    let max_frags = k.max_skb_frags as usize;
     let (id, into) = (skb.id, p.id);
-    let sk_buff = super::driver::sk_buff_truesize(&k.consts);
+    let sk_buff = super::driver::sk_buff_truesize(k);
     let stolen = match p.frag_list.last_mut() {
         Some(lp) => steal(lp, &mut skb, max_frags, sk_buff),
         None => steal(p, &mut skb, max_frags, sk_buff),
@@ -131,9 +150,9 @@ fn merge(p: &mut Skb, mut skb: Skb, k: &mut Kernel, cpu: Cpu, ev: &mut Events) -
                 stolen_head,
                 delta_truesize,
             });
-            k.free_skb(skb, cpu, ev);
+            mem.free_skb(skb, cpu, ev);
         }
-        None if k.variant.alloc == Allocator::Modern => {
+        None if params.variant.alloc == Allocator::Modern => {
             grow(p, len, skb.head.truesize);
             ev.emit(|| Event::GroChain { skb: id, into });
             p.frag_list.push(skb);

@@ -13,19 +13,19 @@
 //!   locally when the skb was allocated on this CPU or the allocating CPU's list holds
 //!   `sysctl_skb_defer_max` (64) skbs, else queues it on that CPU's `defer_list` (kicking that
 //!   CPU with an IPI when the list reaches half). `net_rx_action` on that CPU frees the list
-//!   (`skb_defer_free_flush`) before each poll.
+//!   (`skb_defer_free_flush`) before each poll ([`super::defer`]).
 //!
 //! Simplifications: TCP's receive-queue coalescing (`tcp_try_coalesce`, v3.5+) is not
 //! modelled (each delivered skb is queued as is); the IPI's softirq runs at once.
 
-use super::{Kernel, Proto, RxCache, RxParams};
+use super::defer::DeferLists;
+use super::kernel::{skbs_in, Mem};
+use super::scenario::{Proto, RxParams};
+use super::variant::RxCache;
+use crate::events::{Cpu, Event, Events};
 use crate::skb::Skb;
-use crate::trace::{queue, Event, Events, Queue};
-use crate::{Cpu, NR_CPUS};
+use crate::trace::{queue, Queue};
 use std::collections::VecDeque;
-
-/// net.core.skb_defer_max default (net_hotdata.sysctl_skb_defer_max, v6.12).
-pub const SKB_DEFER_MAX: usize = 64;
 
 /// How much one recvmsg call reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,22 +47,42 @@ pub struct Socket {
     pub closed: bool,
     /// Bytes of the receive queue's first skb already copied (copied_seq - its seq).
     copied: u32,
+    pub tally: SocketTally,
+}
+
+/// What happened at the socket, for the counters.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SocketTally {
+    /// skbs tcp_v4_rcv got (queued, backlogged or dropped).
+    pub delivered: u64,
+    pub backlog_deliveries: u64,
+    pub rx_cache_parked: u64,
+    pub rx_cache_freed: u64,
+    pub recvmsg_calls: u64,
+    /// skbs recvmsg freed itself (not parked, not deferred).
+    pub recvmsg_skbs_freed: u64,
+    /// put_page calls and page frees on the application's CPU during recvmsg.
+    pub recvmsg_put_page: u64,
+    pub recvmsg_page_frees: u64,
+    pub bytes_read: u64,
+    /// Bytes freed unread (disconnect, close, a closed socket).
+    pub bytes_purged: u64,
 }
 
 impl Socket {
     /// tcp_v4_rcv on `cpu` for one skb that came up from GRO (or straight from the driver).
-    pub fn rcv(&mut self, skb: Skb, cpu: Cpu, k: &mut Kernel, ev: &mut Events) {
+    pub fn rcv(&mut self, skb: Skb, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
         let id = skb.id;
-        k.stats.skbs_delivered += 1;
+        self.tally.delivered += 1;
         if self.closed {
             ev.emit(|| Event::RxDrop { skb: id, cpu });
-            k.stats.bytes_purged += u64::from(skb.len);
-            k.free_skb(skb, cpu, ev);
+            self.tally.bytes_purged += u64::from(skb.len);
+            mem.free_skb(skb, cpu, ev);
             return;
         }
         if self.owned {
             ev.emit(|| Event::BacklogAdd { skb: id, cpu });
-            k.stats.backlog_deliveries += 1;
+            self.tally.backlog_deliveries += 1;
             self.backlog.push(skb);
             return;
         }
@@ -75,8 +95,8 @@ impl Socket {
         self.receive_queue.push_back(skb);
         // After bh_unlock_sock.
         if let Some(parked) = to_free {
-            k.stats.rx_cache_freed += 1;
-            k.free_skb(parked, cpu, ev);
+            self.tally.rx_cache_freed += 1;
+            mem.free_skb(parked, cpu, ev);
         }
     }
 
@@ -86,7 +106,8 @@ impl Socket {
         &mut self,
         limit: ReadLimit,
         p: &RxParams,
-        k: &mut Kernel,
+        mem: &mut Mem,
+        defer: &mut DeferLists,
         ev: &mut Events,
     ) -> Result<(), String> {
         if self.closed {
@@ -96,10 +117,10 @@ impl Socket {
             return Err("the socket is owned by the user (`lock`): `release` it first".into());
         }
         let cpu = p.app.cpu;
-        k.stats.recvmsg_calls += 1;
+        self.tally.recvmsg_calls += 1;
         let (puts_before, frees_before) = (
-            k.pool.stats.put_page[cpu as usize],
-            k.pool.stats.freed_on[cpu as usize],
+            mem.pool.stats.put_page[cpu as usize],
+            mem.pool.stats.freed_on[cpu as usize],
         );
         let (mut bytes_left, mut skbs_left) = match limit {
             ReadLimit::Bytes(b) => (b, u64::MAX),
@@ -118,7 +139,7 @@ impl Socket {
             });
             self.copied += n;
             bytes_left -= u64::from(n);
-            k.stats.bytes_read += u64::from(n);
+            self.tally.bytes_read += u64::from(n);
             if self.copied < skb.len {
                 break;
             }
@@ -128,30 +149,44 @@ impl Socket {
                 .expect("model bug: queue emptied");
             self.copied = 0;
             skbs_left -= 1;
-            self.eat_skb(skb, p, k, ev);
+            self.eat_skb(skb, p, mem, defer, ev);
         }
-        k.stats.recvmsg_put_page += k.pool.stats.put_page[cpu as usize] - puts_before;
-        k.stats.recvmsg_page_frees += k.pool.stats.freed_on[cpu as usize] - frees_before;
+        self.tally.recvmsg_put_page += mem.pool.stats.put_page[cpu as usize] - puts_before;
+        self.tally.recvmsg_page_frees += mem.pool.stats.freed_on[cpu as usize] - frees_before;
         Ok(())
     }
 
     /// sk_eat_skb (v5.1) / tcp_eat_recv_skb (v6.12): what happens to a fully read skb.
-    fn eat_skb(&mut self, skb: Skb, p: &RxParams, k: &mut Kernel, ev: &mut Events) {
+    fn eat_skb(
+        &mut self,
+        skb: Skb,
+        p: &RxParams,
+        mem: &mut Mem,
+        defer: &mut DeferLists,
+        ev: &mut Events,
+    ) {
         let cpu = p.app.cpu;
         let tcp = p.socket.proto == Proto::Tcp;
-        match k.variant.cache {
+        match p.variant.cache {
             RxCache::Dumazet2019 if tcp && !p.nic.rps && self.rx_cache.is_none() => {
                 let id = skb.id;
                 ev.emit(|| Event::RxCachePark { skb: id });
-                k.stats.rx_cache_parked += 1;
+                self.tally.rx_cache_parked += 1;
                 self.rx_cache = Some(skb);
             }
-            RxCache::DeferFree if tcp => defer_free(skb, cpu, k, ev),
-            _ => {
-                k.stats.recvmsg_skbs_freed += super::skbs_in(&skb) as u64;
-                k.free_skb(skb, cpu, ev);
+            RxCache::DeferFree if tcp => {
+                if let Some(skb) = defer.attempt(skb, cpu, mem, ev) {
+                    self.free_eaten(skb, cpu, mem, ev);
+                }
             }
+            _ => self.free_eaten(skb, cpu, mem, ev),
         }
+    }
+
+    /// recvmsg frees an eaten skb itself.
+    fn free_eaten(&mut self, skb: Skb, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
+        self.tally.recvmsg_skbs_freed += skbs_in(&skb) as u64;
+        mem.free_skb(skb, cpu, ev);
     }
 
     /// release_sock on the application's CPU: the backlog goes through tcp_v4_do_rcv to the
@@ -166,29 +201,29 @@ impl Socket {
     }
 
     /// tcp_disconnect: purges the receive queue and frees a parked skb.
-    pub fn disconnect(&mut self, cpu: Cpu, k: &mut Kernel, ev: &mut Events) {
-        self.purge_receive_queue(cpu, k, ev);
+    pub fn disconnect(&mut self, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
+        self.purge_receive_queue(cpu, mem, ev);
         if let Some(parked) = self.rx_cache.take() {
-            k.free_skb(parked, cpu, ev);
+            mem.free_skb(parked, cpu, ev);
         }
     }
 
     /// tcp_close then inet_sock_destruct: the backlog is processed (into the closed socket,
     /// so dropped), the receive queue purged, a parked skb freed.
-    pub fn close(&mut self, cpu: Cpu, k: &mut Kernel, ev: &mut Events) {
+    pub fn close(&mut self, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
         self.release(cpu, ev);
-        self.disconnect(cpu, k, ev);
+        self.disconnect(cpu, mem, ev);
         self.closed = true;
     }
 
-    fn purge_receive_queue(&mut self, cpu: Cpu, k: &mut Kernel, ev: &mut Events) {
+    fn purge_receive_queue(&mut self, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
         for skb in std::mem::take(&mut self.receive_queue) {
-            k.stats.bytes_purged += u64::from(skb.len);
-            k.free_skb(skb, cpu, ev);
+            self.tally.bytes_purged += u64::from(skb.len);
+            mem.free_skb(skb, cpu, ev);
         }
         if self.copied > 0 {
             // The partly read skb's read bytes were counted as read, not purged.
-            k.stats.bytes_purged -= u64::from(self.copied);
+            self.tally.bytes_purged -= u64::from(self.copied);
             self.copied = 0;
         }
     }
@@ -221,53 +256,7 @@ impl Socket {
             .iter()
             .chain(&self.backlog)
             .chain(&self.rx_cache)
-            .map(super::skbs_in)
+            .map(skbs_in)
             .sum()
     }
-}
-
-/// skb_attempt_defer_free (net/core/skbuff.c, v6.12) called on `cpu`.
-pub fn defer_free(skb: Skb, cpu: Cpu, k: &mut Kernel, ev: &mut Events) {
-    let to = skb.cpu;
-    let list_len = k.defer[to as usize].len();
-    if to == cpu || list_len >= SKB_DEFER_MAX {
-        k.stats.recvmsg_skbs_freed += super::skbs_in(&skb) as u64;
-        k.free_skb(skb, cpu, ev);
-        return;
-    }
-    let id = skb.id;
-    ev.emit(|| Event::DeferFree {
-        skb: id,
-        cpu,
-        to_cpu: to,
-    });
-    k.stats.skbs_deferred += 1;
-    k.defer[to as usize].push(skb);
-    if list_len == SKB_DEFER_MAX / 2 {
-        ev.emit(|| Event::DeferKick { cpu: to });
-        defer_flush(to, k, ev);
-    }
-}
-
-/// skb_defer_free_flush on `cpu`: frees every skb on its defer list, there.
-pub fn defer_flush(cpu: Cpu, k: &mut Kernel, ev: &mut Events) {
-    let list = std::mem::take(&mut k.defer[cpu as usize]);
-    if list.is_empty() {
-        return;
-    }
-    let skbs = list.len() as u32;
-    ev.emit(|| Event::DeferFlush { cpu, skbs });
-    for skb in list {
-        k.free_skb(skb, cpu, ev);
-    }
-}
-
-/// The per-CPU defer lists, for the trace.
-pub fn defer_queues(k: &Kernel) -> Vec<Queue> {
-    (0..NR_CPUS)
-        .map(|c| Queue {
-            name: queue::defer_list(c as Cpu),
-            skbs: k.defer[c].clone(),
-        })
-        .collect()
 }

@@ -9,7 +9,7 @@ use super::counters::SendCounters;
 use super::sock::{SendConfig, SendSock};
 use super::variant::Variant;
 use super::{DeviceParams, SocketParams};
-use crate::trace::Events;
+use crate::events::Events;
 
 /// Socket counts of the seed's table (`#Process`).
 pub const MATRIX_SOCKETS: [u32; 9] = [1, 4, 8, 16, 32, 64, 128, 192, 256];
@@ -92,18 +92,18 @@ mod tests {
 
     #[test]
     fn small_cell_accounts_every_byte_and_page() {
-        for v in Variant::ALL {
+        for &v in Variant::ALL {
             let c = run_cell(&matrix_config(v), 4, 4096, 1 << 20);
             assert_eq!(c.bytes, 1 << 20);
-            let k = c.counters;
-            assert_eq!(k.bytes_written, c.bytes, "{v:?}");
-            assert_eq!(k.wire_bytes, c.bytes, "{v:?}");
-            assert_eq!(k.bytes_acked, c.bytes, "{v:?}");
+            let n = c.counters;
+            assert_eq!(n.bytes_written, c.bytes, "{v:?}");
+            assert_eq!(n.wire_bytes, c.bytes, "{v:?}");
+            assert_eq!(n.bytes_acked, c.bytes, "{v:?}");
             // Each process keeps its task frag's page after close (until it exits).
             let task_pages = if v == Variant::Modern { 4 } else { 0 };
-            assert_eq!(k.pages_live, task_pages, "{v:?}");
-            assert_eq!(k.pages_allocated, k.pages_freed + task_pages, "{v:?}");
-            assert_eq!(k.skbs_allocated, k.skbs_freed, "{v:?}");
+            assert_eq!(n.pages_live, task_pages, "{v:?}");
+            assert_eq!(n.pages_allocated, n.pages_freed + task_pages, "{v:?}");
+            assert_eq!(n.skbs_allocated, n.skbs_freed, "{v:?}");
         }
     }
 }

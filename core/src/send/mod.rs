@@ -16,14 +16,15 @@ pub use sock::{SendConfig, SendSock};
 pub use variant::Variant;
 
 use crate::consts::ConstOverrides;
+use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_IOVECS, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_BYTES};
-use crate::scenario::{is_one, one, pick_variant, RunOptions};
-use crate::trace::{drive, Counters, Events, Machine, State, Trace};
+use crate::mechanism::{is_one, one, pick_variant, Mechanism, RunOptions};
+use crate::trace::{drive, Counters, Machine, State, Trace};
 use crate::Error;
 use serde::{Deserialize, Serialize};
 
 /// `pre-2010` (select_size), `kumar-2010` (no linear data), `modern` (tcp_sendmsg_locked).
-pub const VARIANTS: &[&str] = &["pre-2010", "kumar-2010", "modern"];
+pub const VARIANTS: &[&str] = Variant::NAMES;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -134,10 +135,20 @@ pub enum SendOp {
     Socket,
 }
 
-impl SendScenario {
-    pub fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
-        let name = pick_variant(opts.variant.as_deref(), self.variant.as_deref(), VARIANTS)?;
-        let variant = Variant::from_name(name).expect("model bug: VARIANTS names every Variant");
+impl Mechanism for SendScenario {
+    const NAME: &'static str = "sendmsg";
+    const VARIANTS: &'static [&'static str] = VARIANTS;
+
+    fn variant(&self) -> Option<&str> {
+        self.variant.as_deref()
+    }
+
+    fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
+        let variant: Variant = pick_variant(opts.variant.as_deref(), self.variant.as_deref())?;
         let cfg = self.config(variant)?;
         self.check_ops()?;
         let mut m = SendMachine {
@@ -145,15 +156,17 @@ impl SendScenario {
         };
         let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
         Ok(Trace {
-            mechanism: "sendmsg".to_string(),
-            variant: name.to_string(),
+            mechanism: Self::NAME.to_string(),
+            variant: variant.name().to_string(),
             era: variant.era(),
             consts: cfg.k,
             steps,
             counters,
         })
     }
+}
 
+impl SendScenario {
     /// The validated configuration for `variant`: every socket and device field checked
     /// against its allowed range.
     pub fn config(&self, variant: Variant) -> Result<SendConfig, Error> {

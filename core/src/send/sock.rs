@@ -9,11 +9,12 @@ use super::counters::SendCounters;
 use super::variant::Variant;
 use super::{DeviceParams, SocketParams};
 use crate::consts::KernelConsts;
+use crate::events::{Event, Events};
 use crate::page::{PageId, PagePool};
 use crate::page_frag::PageFrag;
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
 use crate::skb::{Frag, Skb, SkbId};
-use crate::trace::{queue, Cursor, Event, Events, Queue, State};
+use crate::trace::{queue, Cursor, Queue, State};
 use crate::Cpu;
 use std::collections::VecDeque;
 

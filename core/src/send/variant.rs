@@ -3,6 +3,7 @@
 //! The loop itself ([`super::sock`]) is shared.
 
 use crate::consts::{Era, KernelConsts};
+use crate::names::names;
 use crate::skb::SkbHead;
 
 /// sizeof(struct sk_buff) on x86_64 in 2.6.33: **approximate** (232), from adding up the
@@ -15,10 +16,11 @@ pub const SIZEOF_SK_BUFF_2_6_33: u32 = 232;
 pub const SIZEOF_SK_BUFF_6_12: u32 = 232;
 
 /// The three tcp_sendmsg variants of seed 000.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Variant {
     /// tcp_sendmsg in 2.6.33 before the patch: `select_size` sizes the linear area, data
     /// fills it first, a non-SG route never gets frags.
+    #[default]
     Pre2010,
     /// Krishna Kumar's RFC patch (2010, the seed's diff on 2.6.33; not merged as posted):
     /// `sk_stream_alloc_skb(sk, 0, ...)`, all payload in page frags on every device; non-SG
@@ -29,22 +31,13 @@ pub enum Variant {
     Modern,
 }
 
+names!(Variant, "variant", {
+    Pre2010 => "pre-2010",
+    Kumar2010 => "kumar-2010",
+    Modern => "modern",
+});
+
 impl Variant {
-    pub const ALL: [Variant; 3] = [Variant::Pre2010, Variant::Kumar2010, Variant::Modern];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Variant::Pre2010 => "pre-2010",
-            Variant::Kumar2010 => "kumar-2010",
-            Variant::Modern => "modern",
-        }
-    }
-
-    /// The variant named `name` (one of [`super::VARIANTS`]).
-    pub fn from_name(name: &str) -> Option<Variant> {
-        Variant::ALL.into_iter().find(|v| v.name() == name)
-    }
-
     /// The kernel whose constants the variant runs against.
     pub fn era(self) -> Era {
         match self {
@@ -167,9 +160,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_match_the_scenario_variants() {
-        let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-        assert_eq!(names, super::super::VARIANTS);
+    fn names_round_trip() {
+        for &v in Variant::ALL {
+            assert_eq!(v.name().parse::<Variant>(), Ok(v));
+        }
+        let e = "kumar-2011".parse::<Variant>().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown variant `kumar-2011`: expected one of pre-2010, kumar-2010, modern"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! wire segments, PSH only on the last (`tcp_tso_segment` / `tcp_gso_segment`).
 
 use super::sock::SendSock;
-use crate::trace::{Event, Events};
+use crate::events::{Event, Events};
 
 /// `__pskb_pull_tail` asks `pskb_expand_head` for this much extra tailroom beyond what the
 /// pulled bytes need ("eat + 128").

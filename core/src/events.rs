@@ -1,0 +1,489 @@
+//! What the kernel did: the [`Event`]s a mechanism emits as it runs, the ids they name
+//! ([`PageId`], [`SkbId`], [`Cpu`]) and [`Events`], the sink that collects them.
+//!
+//! The bottom layer of the core: pages, skbs, every mechanism and the trace use it; it uses
+//! nothing of theirs. Facts about an event kind (its name, how it prints) live beside it.
+
+use serde::{Deserialize, Serialize};
+
+/// A CPU number. The receive side models two CPUs (BH and application).
+pub type Cpu = u8;
+/// A page's id: ids grow monotonically and are never reused, so "page 3" is unambiguous.
+pub type PageId = u32;
+/// An skb's id, unique within a run.
+pub type SkbId = u32;
+
+/// What the kernel did, in the kernel's own words. Sizes are bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "ev", rename_all = "snake_case")]
+pub enum Event {
+    // -- pages (all mechanisms) --
+    AllocPage {
+        page: PageId,
+        order: u32,
+        cpu: Cpu,
+        /// Bytes in the page (`PAGE_SIZE << order`).
+        #[serde(default)]
+        size: u32,
+        /// The page refills `cpu`'s page-frag cursor, whose offset starts here.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<u32>,
+        /// v6.12 `pagecnt_bias`: the cursor took its references in advance (`page_ref_add`),
+        /// so the page's count is this bias.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bias: Option<u32>,
+    },
+    GetPage {
+        page: PageId,
+        count: u32,
+    },
+    PutPage {
+        page: PageId,
+        cpu: Cpu,
+        count: u32,
+        /// The reference was a page-frag cursor's own: the cursor lets go of the page.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        release: bool,
+    },
+    FreePage {
+        page: PageId,
+        cpu: Cpu,
+    },
+    /// An allocator starts over at the beginning of a page it still holds.
+    ReusePage {
+        page: PageId,
+        /// The cursor's offset after it starts over (0, or the page size when it counts down).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<u32>,
+        /// v6.12: the count and `pagecnt_bias` are reset to this (`set_page_count`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bias: Option<u32>,
+    },
+    // -- skbs (all mechanisms) --
+    /// An skb allocated with `headroom` reserved and `linear_room` for data; it starts at
+    /// `seq`, is charged `truesize` and goes on `queue` (none: a driver is still building it).
+    AllocSkb {
+        skb: SkbId,
+        cpu: Cpu,
+        head_bytes: u32,
+        headroom: u32,
+        linear_room: u32,
+        #[serde(default)]
+        seq: u32,
+        #[serde(default)]
+        truesize: u32,
+        /// `skb->reserved_tailroom`: tailroom beyond `linear_room` that no data may use.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        reserved_tailroom: u32,
+        /// The head lives at `head_offset` of page `head_page` (build_skb, `head_frag`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        head_page: Option<PageId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        head_offset: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queue: Option<String>,
+    },
+    FreeSkb {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    CopyToLinear {
+        skb: SkbId,
+        bytes: u32,
+    },
+    CopyToPage {
+        skb: SkbId,
+        page: PageId,
+        offset: u32,
+        bytes: u32,
+    },
+    /// Frag slot `idx` of `skb` now holds `size` bytes at `offset` of `page`; the skb is
+    /// charged `truesize` in all.
+    NewFrag {
+        skb: SkbId,
+        idx: u32,
+        page: PageId,
+        offset: u32,
+        size: u32,
+        #[serde(default)]
+        truesize: u32,
+    },
+    /// Frag slot `idx` (the last) grew by `bytes`; the skb is charged `truesize` in all.
+    Coalesce {
+        skb: SkbId,
+        idx: u32,
+        bytes: u32,
+        #[serde(default)]
+        truesize: u32,
+    },
+    MarkPsh {
+        skb: SkbId,
+    },
+    ClearPsh {
+        skb: SkbId,
+    },
+    // -- send side (tcp_sendmsg, transmit) --
+    /// `tcp_push` / `__tcp_push_pending_frames` / `tcp_push_one` on `skb`: `forced` when more
+    /// than half the peer's max window went unpushed (forced_push), else the end of the call
+    /// or a full send head.
+    Push {
+        skb: SkbId,
+        forced: bool,
+    },
+    /// A non-SG device and an skb with frags: `skb_linearize` allocates a new head of
+    /// `head_bytes` and pulls the `copied` frag bytes into it (for a GSO skb, software GSO's
+    /// `skb_segment` copies them into one new linear skb per segment, `head_bytes` in all).
+    Linearize {
+        skb: SkbId,
+        head_bytes: u32,
+        copied: u32,
+    },
+    /// An skb handed to the device (`tcp_transmit_skb` -> `dev_queue_xmit`).
+    Xmit {
+        skb: SkbId,
+        seq: u32,
+        len: u32,
+        gso_segs: u32,
+        linearized: bool,
+    },
+    /// One segment on the wire (GSO/TSO cuts a super-packet into MSS-sized ones).
+    Segment {
+        seq: u32,
+        len: u32,
+        psh: bool,
+    },
+    /// The peer acknowledged everything before `snd_una`.
+    Ack {
+        snd_una: u32,
+    },
+    // -- receive side --
+    /// net_rx_action ran one NAPI poll on `cpu`: `frames` frames out of a `budget`.
+    NapiPoll {
+        cpu: Cpu,
+        frames: u32,
+        budget: u32,
+    },
+    /// A frame of `len` bytes on the wire became `skb`; its payload starts at `seq`. Its
+    /// `headers` are pulled; `linear` payload bytes stay in the head (the rest is in frags).
+    RxFrame {
+        skb: SkbId,
+        len: u32,
+        seq: u32,
+        #[serde(default)]
+        headers: u32,
+        #[serde(default)]
+        linear: u32,
+    },
+    /// A receive frag cache handed out `size` bytes at `offset` of `page`
+    /// (netdev_alloc_frag / page_frag_alloc); its cursor is now at `cursor` (and, v6.12,
+    /// its `pagecnt_bias` is `bias`).
+    FragAlloc {
+        cpu: Cpu,
+        page: PageId,
+        offset: u32,
+        size: u32,
+        #[serde(default)]
+        cursor: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bias: Option<u32>,
+    },
+    /// A receive frag cache let go of its page; `count` references remain (its fragments).
+    FragCacheRelease {
+        cpu: Cpu,
+        page: PageId,
+        count: u32,
+    },
+    /// GRO merged `skb` into `into`; `stolen_head`: its head page became a frag of `into`.
+    /// `into` is charged `delta_truesize` more (what skb_gro_receive moves).
+    GroMerge {
+        skb: SkbId,
+        into: SkbId,
+        stolen_head: bool,
+        #[serde(default)]
+        delta_truesize: u32,
+    },
+    /// GRO chained `skb`, head and all, on the frag_list of `into` (v3.19+).
+    GroChain {
+        skb: SkbId,
+        into: SkbId,
+    },
+    /// GRO passed `skb` (made of `segs` segments) up the stack.
+    GroFlush {
+        skb: SkbId,
+        segs: u32,
+    },
+    /// tcp_v4_rcv on `cpu` queued `skb` on the socket's receive queue.
+    QueueRcv {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    /// The user owned the socket: `skb` went to the backlog (tcp_add_backlog).
+    BacklogAdd {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    /// release_sock on `cpu` processed `skb` from the backlog.
+    BacklogProcess {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    /// No socket (closed): `skb` was dropped on `cpu`.
+    RxDrop {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    /// recvmsg on `cpu` copied `bytes` of `skb` to user space.
+    CopyToUser {
+        skb: SkbId,
+        cpu: Cpu,
+        bytes: u32,
+    },
+    /// sk_eat_skb parked the consumed `skb` in sk_rx_skb_cache (seed 002).
+    RxCachePark {
+        skb: SkbId,
+    },
+    /// tcp_v4_rcv on `cpu` took `skb` out of sk_rx_skb_cache, to free it after unlocking.
+    RxCacheTake {
+        skb: SkbId,
+        cpu: Cpu,
+    },
+    /// skb_attempt_defer_free on `cpu` queued `skb` on `to_cpu`'s defer list.
+    DeferFree {
+        skb: SkbId,
+        cpu: Cpu,
+        to_cpu: Cpu,
+    },
+    /// skb_attempt_defer_free found the list half full and kicked `cpu` (an IPI).
+    DeferKick {
+        cpu: Cpu,
+    },
+    /// skb_defer_free_flush on `cpu` freed `skbs` deferred skbs.
+    DeferFlush {
+        cpu: Cpu,
+        skbs: u32,
+    },
+    // -- MPTCP --
+    /// mptcp_carve_data_frag: a dfrag header (`overhead` bytes incl. alignment) is carved at
+    /// `offset` of the socket's page frag; its data starts right after it.
+    CarveDfrag {
+        data_seq: u64,
+        page: PageId,
+        offset: u32,
+        overhead: u32,
+    },
+    /// mptcp_sendmsg copied user bytes into a dfrag.
+    CopyToDfrag {
+        data_seq: u64,
+        page: PageId,
+        offset: u32,
+        bytes: u32,
+    },
+    /// mptcp_subflow_get_send picked a subflow.
+    PickSubflow {
+        subflow: u32,
+    },
+    /// mptcp_sendmsg_frag decided: `goal` is what it passes to tcp_build_frag.
+    SendmsgFrag {
+        subflow: u32,
+        data_seq: u64,
+        size_goal: u32,
+        tail_len: Option<u32>,
+        can_collapse: bool,
+        goal: u32,
+    },
+    /// The tail may not grow any more (TCP_SKB_CB(skb)->eor).
+    MarkEor {
+        skb: SkbId,
+    },
+    /// A DSS mapping on a new skb.
+    NewMapping {
+        skb: SkbId,
+        data_seq: u64,
+        subflow_seq: u32,
+        data_len: u32,
+    },
+    /// Collapsing really happened: the tail's mapping grew.
+    ExtendMapping {
+        skb: SkbId,
+        data_len: u32,
+    },
+    /// The subflow handed its unsent skbs to the device.
+    SubflowXmit {
+        subflow: u32,
+        skbs: u32,
+        bytes: u64,
+    },
+    /// A dfrag fully acknowledged at the data level was dropped (dfrag_clear), or, with
+    /// `trim`, only its first `trim` bytes were acknowledged and cut off.
+    ClearDfrag {
+        data_seq: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trim: Option<u32>,
+    },
+}
+
+impl Event {
+    /// The event's kind, as the trace's `ev` tag names it.
+    pub fn kind(&self) -> &'static str {
+        use Event::*;
+        match self {
+            AllocPage { .. } => "alloc_page",
+            GetPage { .. } => "get_page",
+            PutPage { .. } => "put_page",
+            FreePage { .. } => "free_page",
+            ReusePage { .. } => "reuse_page",
+            AllocSkb { .. } => "alloc_skb",
+            FreeSkb { .. } => "free_skb",
+            CopyToLinear { .. } => "copy_to_linear",
+            CopyToPage { .. } => "copy_to_page",
+            NewFrag { .. } => "new_frag",
+            Coalesce { .. } => "coalesce",
+            MarkPsh { .. } => "mark_psh",
+            ClearPsh { .. } => "clear_psh",
+            Push { .. } => "push",
+            Linearize { .. } => "linearize",
+            Xmit { .. } => "xmit",
+            Segment { .. } => "segment",
+            Ack { .. } => "ack",
+            NapiPoll { .. } => "napi_poll",
+            RxFrame { .. } => "rx_frame",
+            FragAlloc { .. } => "frag_alloc",
+            FragCacheRelease { .. } => "frag_cache_release",
+            GroMerge { .. } => "gro_merge",
+            GroChain { .. } => "gro_chain",
+            GroFlush { .. } => "gro_flush",
+            QueueRcv { .. } => "queue_rcv",
+            BacklogAdd { .. } => "backlog_add",
+            BacklogProcess { .. } => "backlog_process",
+            RxDrop { .. } => "rx_drop",
+            CopyToUser { .. } => "copy_to_user",
+            RxCachePark { .. } => "rx_cache_park",
+            RxCacheTake { .. } => "rx_cache_take",
+            DeferFree { .. } => "defer_free",
+            DeferKick { .. } => "defer_kick",
+            DeferFlush { .. } => "defer_flush",
+            CarveDfrag { .. } => "carve_dfrag",
+            CopyToDfrag { .. } => "copy_to_dfrag",
+            PickSubflow { .. } => "pick_subflow",
+            SendmsgFrag { .. } => "sendmsg_frag",
+            MarkEor { .. } => "mark_eor",
+            NewMapping { .. } => "new_mapping",
+            ExtendMapping { .. } => "extend_mapping",
+            SubflowXmit { .. } => "subflow_xmit",
+            ClearDfrag { .. } => "clear_dfrag",
+        }
+    }
+
+    /// The skb the event names, if it names one.
+    pub fn skb(&self) -> Option<SkbId> {
+        use Event::*;
+        match *self {
+            AllocSkb { skb, .. }
+            | FreeSkb { skb, .. }
+            | CopyToLinear { skb, .. }
+            | CopyToPage { skb, .. }
+            | NewFrag { skb, .. }
+            | Coalesce { skb, .. }
+            | MarkPsh { skb }
+            | ClearPsh { skb }
+            | Push { skb, .. }
+            | Linearize { skb, .. }
+            | Xmit { skb, .. }
+            | RxFrame { skb, .. }
+            | GroMerge { skb, .. }
+            | GroChain { skb, .. }
+            | GroFlush { skb, .. }
+            | QueueRcv { skb, .. }
+            | BacklogAdd { skb, .. }
+            | BacklogProcess { skb, .. }
+            | RxDrop { skb, .. }
+            | CopyToUser { skb, .. }
+            | RxCachePark { skb }
+            | RxCacheTake { skb, .. }
+            | DeferFree { skb, .. }
+            | MarkEor { skb }
+            | NewMapping { skb, .. }
+            | ExtendMapping { skb, .. } => Some(skb),
+            _ => None,
+        }
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Collects events when tracing is on; costs nothing when it is off.
+#[derive(Debug, Default)]
+pub struct Events {
+    on: bool,
+    list: Vec<Event>,
+    /// At most this many events are kept; past it [`Events::overflowed`] says so. One op
+    /// with a large `count` must not build millions of events before the trace cap refuses
+    /// them.
+    room: usize,
+    overflowed: bool,
+}
+
+impl Events {
+    pub fn on() -> Events {
+        Events {
+            on: true,
+            room: usize::MAX,
+            ..Events::default()
+        }
+    }
+
+    pub fn off() -> Events {
+        Events::default()
+    }
+
+    /// Records the event `f` builds, only if tracing is on and there is room.
+    #[inline]
+    pub fn emit(&mut self, f: impl FnOnce() -> Event) {
+        if self.on {
+            if self.list.len() < self.room {
+                self.list.push(f());
+            } else {
+                self.overflowed = true;
+            }
+        }
+    }
+
+    /// Keeps at most `room` events from now on.
+    pub fn limit(&mut self, room: usize) {
+        self.room = room;
+    }
+
+    /// Whether an event was dropped for want of room.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
+    pub fn take(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.list)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_past_the_limit_are_dropped_and_flagged() {
+        let mut ev = Events::on();
+        ev.limit(2);
+        for page in 0..3 {
+            ev.emit(|| Event::DeferKick { cpu: page });
+        }
+        assert!(ev.overflowed());
+        assert_eq!(ev.take().len(), 2);
+        let mut off = Events::off();
+        off.emit(|| Event::DeferKick { cpu: 0 });
+        assert!(!off.overflowed() && off.take().is_empty());
+    }
+}

@@ -1,0 +1,51 @@
+//! What every mechanism shares with the dispatcher in [`crate::scenario`]: the [`Mechanism`]
+//! trait its scenario type implements, [`RunOptions`], variant picking and serde helpers of
+//! the scenario formats.
+//!
+//! A leaf for the mechanisms: `send/`, `rx/` and `mptcp/` use it, `scenario.rs` lists them,
+//! and neither side imports the other.
+
+use crate::trace::Trace;
+use crate::Error;
+use std::str::FromStr;
+
+/// How to run a scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Overrides the scenario's variant.
+    pub variant: Option<String>,
+    /// Keep only the final counters (benchmarks).
+    pub counters_only: bool,
+}
+
+/// A mechanism's scenario format: the fields after `mechanism = NAME`, and how it runs.
+pub trait Mechanism {
+    /// The `mechanism` field's value, also the trace's.
+    const NAME: &'static str;
+    /// Every name a variant string may use; the first is the default.
+    const VARIANTS: &'static [&'static str];
+    /// The scenario's own `variant` field.
+    fn variant(&self) -> Option<&str>;
+    /// Number of operations (trace steps).
+    fn op_count(&self) -> usize;
+    /// Checks every field and cap, then runs the operations into a trace.
+    fn run(&self, opts: &RunOptions) -> Result<Trace, Error>;
+}
+
+/// Picks the variant: the override, else the scenario's own, else the default; an unknown
+/// name is an error listing the known ones.
+pub fn pick_variant<V: FromStr<Err = Error> + Default>(
+    over: Option<&str>,
+    own: Option<&str>,
+) -> Result<V, Error> {
+    over.or(own).map_or(Ok(V::default()), str::parse)
+}
+
+/// The default `count` of a sendmsg op: one call.
+pub(crate) fn one() -> u64 {
+    1
+}
+
+pub(crate) fn is_one(n: &u64) -> bool {
+    *n == 1
+}

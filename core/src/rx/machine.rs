@@ -1,0 +1,338 @@
+//! [`RxMachine`]: one NIC, one flow, one socket, two CPUs, and running an rx scenario on it.
+//!
+//! The machine owns every stage and lends each only what it touches: a frame goes
+//! [`driver`](super::driver) (with the BH CPU's [`FragCache`] and [`Mem`]) ->
+//! [`gro`](super::gro) -> [`socket`](super::socket) (with [`Mem`] and the
+//! [`DeferLists`]); nothing calls back up.
+
+use super::counters::RxCounters;
+use super::defer::DeferLists;
+use super::driver;
+use super::frag_cache::{FragCache, RefillKnobs};
+use super::gro::Gro;
+use super::kernel::Mem;
+use super::scenario::{RxOp, RxParams, RxScenario, BH_CPU, MAX_FRAMES};
+use super::socket::{ReadLimit, Socket};
+use crate::events::{Cpu, Event, Events};
+use crate::limits::{check_range, MAX_OP_BYTES};
+use crate::mechanism::{Mechanism, RunOptions};
+use crate::trace::{self, Counters, Machine, State, Trace};
+use crate::{Error, NR_CPUS};
+
+/// The receive path's state machine.
+#[derive(Clone, Debug)]
+pub struct RxMachine {
+    p: RxParams,
+    mem: Mem,
+    /// Each CPU's receive frag cache.
+    caches: [FragCache; NR_CPUS],
+    /// Each CPU's GRO.
+    gro: [Gro; NR_CPUS],
+    sock: Socket,
+    defer: DeferLists,
+    /// The next frame's first payload byte.
+    next_seq: u32,
+    napi: NapiTally,
+}
+
+/// What NAPI saw.
+#[derive(Clone, Copy, Debug, Default)]
+struct NapiTally {
+    polls: u64,
+    frames: u64,
+    bytes: u64,
+}
+
+impl RxMachine {
+    pub fn new(p: RxParams) -> RxMachine {
+        let knobs = RefillKnobs {
+            high_order_fails: p.nic.high_order_fails,
+            pfmemalloc: p.nic.pfmemalloc,
+        };
+        RxMachine {
+            p,
+            mem: Mem::default(),
+            caches: std::array::from_fn(|c| {
+                FragCache::new(c as Cpu, p.variant.alloc, knobs, p.consts.page_size)
+            }),
+            gro: std::array::from_fn(|c| Gro::new(c as Cpu)),
+            sock: Socket::default(),
+            defer: DeferLists::default(),
+            next_seq: 0,
+            napi: NapiTally::default(),
+        }
+    }
+
+    pub fn params(&self) -> &RxParams {
+        &self.p
+    }
+
+    /// The frames one interrupt brought (their lengths on the wire): NAPI polls them
+    /// `budget` at a time on the BH CPU. GRO keeps its packet across a poll that used its
+    /// whole budget (the NAPI is polled again) and flushes when a poll finishes under budget
+    /// (napi_complete_done), so the frames always end with such a poll.
+    pub fn arrive(&mut self, lens: &[u32], ev: &mut Events) -> Result<(), Error> {
+        self.p.check_lens("frames", lens)?;
+        let budget = self.p.nic.budget as usize;
+        let mut chunks = lens.chunks(budget);
+        loop {
+            let chunk = chunks.next().unwrap_or(&[]);
+            self.poll_checked(chunk, ev);
+            if chunk.len() < budget {
+                return Ok(());
+            }
+        }
+    }
+
+    /// One NAPI poll of the given frames (at most `nic.budget`; the TAP runner's entry
+    /// point). GRO flushes at its end only if it used less than the budget.
+    pub fn poll(&mut self, lens: &[u32], ev: &mut Events) -> Result<(), Error> {
+        check_range(
+            "frames (one poll)",
+            lens.len() as u64,
+            0,
+            self.p.nic.budget.into(),
+        )?;
+        self.p.check_lens("frames", lens)?;
+        self.poll_checked(lens, ev);
+        Ok(())
+    }
+
+    fn poll_checked(&mut self, lens: &[u32], ev: &mut Events) {
+        let (p, mem) = (&self.p, &mut self.mem);
+        self.defer.flush(BH_CPU, mem, ev);
+        let budget = p.nic.budget;
+        ev.emit(|| Event::NapiPoll {
+            cpu: BH_CPU,
+            frames: lens.len() as u32,
+            budget,
+        });
+        self.napi.polls += 1;
+        let merge = p.gro_merges();
+        let bh = BH_CPU as usize;
+        for &len in lens {
+            let skb = driver::rx_frame(p, &mut self.caches[bh], mem, len, self.next_seq, ev);
+            self.next_seq = self.next_seq.wrapping_add(skb.len);
+            self.napi.frames += 1;
+            self.napi.bytes += u64::from(skb.len);
+            let up = if merge {
+                self.gro[bh].receive(skb, p, mem, ev)
+            } else {
+                vec![skb]
+            };
+            for skb in up {
+                self.sock.rcv(skb, p.rcv_cpu(), mem, ev);
+            }
+        }
+        if lens.len() < budget as usize {
+            for skb in self.gro[bh].flush(ev) {
+                self.sock.rcv(skb, p.rcv_cpu(), mem, ev);
+            }
+        }
+        if p.app.prompt && !self.sock.owned && !self.sock.closed {
+            self.recvmsg(ReadLimit::All, ev)
+                .expect("model bug: a prompt read on an open, unowned socket failed");
+        }
+    }
+
+    /// One recvmsg call on the application's CPU.
+    pub fn recvmsg(&mut self, limit: ReadLimit, ev: &mut Events) -> Result<(), String> {
+        self.sock
+            .recvmsg(limit, &self.p, &mut self.mem, &mut self.defer, ev)
+    }
+
+    /// Bytes of the receive queue's first skb that recvmsg has already copied.
+    pub fn copied_bytes(&self) -> u64 {
+        self.sock.copied().into()
+    }
+
+    /// Skbs alive anywhere (GRO lists, socket, defer lists).
+    pub fn skbs_live(&self) -> usize {
+        self.gro.iter().map(Gro::held_count).sum::<usize>()
+            + self.sock.skb_count()
+            + self.defer.skb_count()
+    }
+
+    /// The recvmsg op's limit, checked and named after `ops[at]`.
+    fn read_limit(bytes: Option<u64>, skbs: Option<u64>, at: usize) -> Result<ReadLimit, Error> {
+        Ok(match (bytes, skbs) {
+            (Some(b), None) => ReadLimit::Bytes(check_range(
+                &format!("ops[{at}].bytes"),
+                b,
+                1,
+                MAX_OP_BYTES,
+            )?),
+            (None, Some(n)) => {
+                ReadLimit::Skbs(check_range(|| format!("ops[{at}].skbs"), n, 1, MAX_FRAMES)?)
+            }
+            (None, None) => ReadLimit::All,
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid(
+                    format!("ops[{at}]"),
+                    "recvmsg takes `bytes` or `skbs`, not both",
+                ))
+            }
+        })
+    }
+}
+
+impl Machine for RxMachine {
+    type Op = RxOp;
+
+    fn apply(&mut self, op: &RxOp, at: usize, ev: &mut Events) -> Result<(), Error> {
+        let app = self.p.app.cpu;
+        let fail = |m: String| Error::invalid(format!("ops[{at}]"), m);
+        match op {
+            RxOp::Arrive { .. } => {
+                let lens = self.p.frame_lens(op, at)?;
+                self.arrive(&lens, ev)?;
+            }
+            RxOp::Recvmsg { bytes, skbs } => {
+                let limit = Self::read_limit(*bytes, *skbs, at)?;
+                self.recvmsg(limit, ev).map_err(fail)?;
+            }
+            RxOp::Lock => {
+                if self.sock.owned || self.sock.closed {
+                    return Err(fail(
+                        "lock needs an open socket the user does not own yet".into(),
+                    ));
+                }
+                self.sock.owned = true;
+            }
+            RxOp::Release => {
+                if !self.sock.owned {
+                    return Err(fail(
+                        "release needs a socket the user owns (`lock` first)".into(),
+                    ));
+                }
+                self.sock.release(app, ev);
+            }
+            RxOp::Softirq { cpu } => {
+                check_range(
+                    &format!("ops[{at}].cpu"),
+                    (*cpu).into(),
+                    0,
+                    NR_CPUS as u64 - 1,
+                )?;
+                self.defer.flush(*cpu, &mut self.mem, ev);
+            }
+            RxOp::Disconnect => {
+                if self.sock.closed || self.sock.owned {
+                    return Err(fail(
+                        "disconnect needs an open socket the user does not own".into(),
+                    ));
+                }
+                self.sock.disconnect(app, &mut self.mem, ev);
+            }
+            RxOp::Close => {
+                if self.sock.closed {
+                    return Err(fail("the socket is already closed".into()));
+                }
+                self.sock.close(app, &mut self.mem, ev);
+            }
+        }
+        Ok(())
+    }
+
+    fn describe(&self, op: &RxOp) -> String {
+        match op {
+            RxOp::Arrive { frames, len, lens } => match (frames, lens) {
+                (Some(n), _) => format!(
+                    "{n} frames of {} bytes arrive",
+                    len.unwrap_or(self.p.frame_len().into())
+                ),
+                (_, Some(l)) => format!("{} frames arrive", l.len()),
+                _ => "frames arrive".into(),
+            },
+            RxOp::Recvmsg { bytes: Some(b), .. } => format!("recvmsg {b} bytes"),
+            RxOp::Recvmsg { skbs: Some(n), .. } => format!("recvmsg {n} skbs"),
+            RxOp::Recvmsg { .. } => "recvmsg".into(),
+            RxOp::Lock => "lock_sock (the user owns the socket)".into(),
+            RxOp::Release => "release_sock".into(),
+            RxOp::Softirq { cpu } => format!("softirq on cpu{cpu}"),
+            RxOp::Disconnect => "disconnect".into(),
+            RxOp::Close => "close".into(),
+        }
+    }
+
+    fn state(&self) -> State {
+        let mut queues: Vec<_> = self.gro.iter().map(Gro::queue).collect();
+        queues.extend(self.sock.queues());
+        queues.extend(self.defer.queues());
+        State {
+            queues,
+            pages: self.mem.pool.live().cloned().collect(),
+            cursors: self.caches.iter().map(FragCache::cursor).collect(),
+            ..State::default()
+        }
+    }
+
+    fn counters(&self) -> Counters {
+        let (m, ps, sk) = (&self.mem.tally, &self.mem.pool.stats, &self.sock.tally);
+        let frags: u64 = self.caches.iter().map(|c| c.frags).sum();
+        let pages: u64 = self.caches.iter().map(|c| c.pages).sum();
+        RxCounters {
+            frames_arrived: self.napi.frames,
+            bytes_arrived: self.napi.bytes,
+            napi_polls: self.napi.polls,
+            skbs_allocated: m.skbs_allocated,
+            gro_merged: self.gro.iter().map(|g| g.merged).sum(),
+            skbs_delivered: sk.delivered,
+            backlog_deliveries: sk.backlog_deliveries,
+            frags_allocated: frags,
+            frag_cache_pages: pages,
+            frags_per_page: (frags + pages / 2).checked_div(pages).unwrap_or(0),
+            page_allocs: ps.allocated,
+            page_reuses: ps.reused,
+            page_frees: ps.freed,
+            page_frees_cpu0: ps.freed_on[0],
+            page_frees_cpu1: ps.freed_on[1],
+            put_page_cpu0: ps.put_page[0],
+            put_page_cpu1: ps.put_page[1],
+            remote_put_page: m.remote_put_page,
+            skb_frees_cpu0: m.skb_frees[0],
+            skb_frees_cpu1: m.skb_frees[1],
+            remote_skb_frees: m.remote_skb_frees,
+            rx_cache_parked: sk.rx_cache_parked,
+            rx_cache_freed: sk.rx_cache_freed,
+            skbs_deferred: self.defer.deferred,
+            recvmsg_calls: sk.recvmsg_calls,
+            recvmsg_skbs_freed: sk.recvmsg_skbs_freed,
+            recvmsg_put_page: sk.recvmsg_put_page,
+            recvmsg_page_frees: sk.recvmsg_page_frees,
+            bytes_read: sk.bytes_read,
+            bytes_purged: sk.bytes_purged,
+            skbs_live: self.skbs_live() as u64,
+            pages_live: self.mem.pool.live_count() as u64,
+        }
+        .to_counters()
+    }
+}
+
+impl Mechanism for RxScenario {
+    const NAME: &'static str = "rx";
+    const VARIANTS: &'static [&'static str] = super::variant::VARIANTS;
+
+    fn variant(&self) -> Option<&str> {
+        self.variant.as_deref()
+    }
+
+    fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
+        let p = self.params(opts.variant.as_deref())?;
+        self.check_caps(&p)?;
+        let mut m = RxMachine::new(p);
+        let (steps, counters) = trace::drive(&mut m, &self.ops, !opts.counters_only)?;
+        Ok(Trace {
+            mechanism: Self::NAME.into(),
+            variant: p.variant.name(),
+            era: p.variant.era(),
+            consts: p.consts,
+            steps,
+            counters,
+        })
+    }
+}

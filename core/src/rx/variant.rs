@@ -1,0 +1,144 @@
+//! The receive side's two variant axes, each named from one table: the allocator (seed 001)
+//! and the rx skb cache (seed 002). A variant string names one axis, or both as
+//! `ALLOCATOR+CACHE`.
+
+use crate::consts::Era;
+use crate::names::names;
+use crate::Error;
+use std::fmt;
+use std::str::FromStr;
+
+/// The allocator axis (seed 001).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Allocator {
+    /// netdev_alloc_frag in v3.5: the offset counts up, a full page is replaced.
+    #[default]
+    Pre2012,
+    /// Seed 001 (v3.6): counts down, reuses the page when its count is 1.
+    Duyck2012,
+    /// page_frag_cache in v6.12: 32 KiB pages, pagecnt_bias, reuse at exhaustion.
+    Modern,
+}
+
+names!(Allocator, "allocator", {
+    Pre2012 => "pre-2012",
+    Duyck2012 => "duyck-2012",
+    Modern => "modern",
+});
+
+/// The rx cache axis (seed 002).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RxCache {
+    /// recvmsg frees consumed skbs on the application's CPU.
+    #[default]
+    None,
+    /// Seed 002 (v5.1): the per-socket one-skb cache, freed by the next BH delivery.
+    Dumazet2019,
+    /// v6.12: skb_attempt_defer_free to the allocating CPU's list.
+    DeferFree,
+}
+
+names!(RxCache, "cache", {
+    None => "none",
+    Dumazet2019 => "dumazet-2019",
+    DeferFree => "defer-free",
+});
+
+/// The allocator axis's names.
+pub const ALLOCATORS: &[&str] = Allocator::NAMES;
+/// The rx cache axis's names.
+pub const CACHES: &[&str] = RxCache::NAMES;
+/// Every name a variant string may use (each names one axis; `A+B` names both).
+pub const VARIANTS: &[&str] = &concat::<{ ALLOCATORS.len() + CACHES.len() }>(ALLOCATORS, CACHES);
+
+/// `a` then `b`, in a constant.
+const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+        i += 1;
+    }
+    out
+}
+
+/// A point on both axes; the default is `pre-2012+none`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Variant {
+    pub alloc: Allocator,
+    pub cache: RxCache,
+}
+
+impl Variant {
+    /// Applies a variant string: one axis name (`duyck-2012`, `dumazet-2019`, ...), which
+    /// leaves the other axis as it was, or `ALLOCATOR+CACHE`.
+    pub fn set(&mut self, text: &str) -> Result<(), Error> {
+        for name in text.split('+').map(str::trim) {
+            if let Ok(alloc) = name.parse() {
+                self.alloc = alloc;
+            } else if let Ok(cache) = name.parse() {
+                self.cache = cache;
+            } else {
+                return Err(Error::Unknown {
+                    what: "variant",
+                    name: name.to_string(),
+                    expected: format!("{}, or ALLOCATOR+CACHE", VARIANTS.join(", ")),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Both axes, as the trace names them: `duyck-2012+dumazet-2019`.
+    pub fn name(&self) -> String {
+        self.to_string()
+    }
+
+    /// The constants follow the allocator's kernel: v3.5 (seed 001's base) or v6.12.
+    pub fn era(&self) -> Era {
+        match self.alloc {
+            Allocator::Pre2012 | Allocator::Duyck2012 => Era::V3_5,
+            Allocator::Modern => Era::V6_12,
+        }
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}+{}", self.alloc, self.cache)
+    }
+}
+
+/// A variant string applied to the default (`pre-2012+none`).
+impl FromStr for Variant {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Variant, Error> {
+        let mut v = Variant::default();
+        v.set(text)?;
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_axes_combine() {
+        assert_eq!(VARIANTS.len(), 6);
+        for &name in VARIANTS {
+            assert!(name.parse::<Variant>().is_ok(), "{name}");
+        }
+        let v: Variant = "duyck-2012+dumazet-2019".parse().unwrap();
+        assert_eq!(v.to_string(), "duyck-2012+dumazet-2019");
+        let mut w = v;
+        w.set("modern").unwrap();
+        assert_eq!(w.to_string(), "modern+dumazet-2019");
+        let e = "duyck-2012+lru".parse::<Variant>().unwrap_err().to_string();
+        assert!(
+            e.contains("unknown variant `lru`") && e.contains("ALLOCATOR+CACHE"),
+            "{e}"
+        );
+    }
+}
