@@ -47,6 +47,19 @@ impl<'de> Deserialize<'de> for Era {
     }
 }
 
+/// Header bytes on the wire, the same in every era: Ethernet, IPv4 without options, TCP
+/// with the timestamp option (every segment of a connection that negotiated it), UDP.
+pub mod wire {
+    /// ETH_HLEN.
+    pub const ETH_HLEN: u32 = 14;
+    /// sizeof(struct iphdr).
+    pub const IPV4_HLEN: u32 = 20;
+    /// sizeof(struct tcphdr) 20 + TCPOLEN_TSTAMP_ALIGNED 12.
+    pub const TCP_TS_HLEN: u32 = 32;
+    /// sizeof(struct udphdr).
+    pub const UDP_HLEN: u32 = 8;
+}
+
 /// The constants the model reads. Field names are the kernel's, lower-cased.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelConsts {

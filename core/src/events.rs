@@ -5,6 +5,7 @@
 //! nothing of theirs. Facts about an event kind (its name, how it prints) live beside it.
 
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// A CPU number. The receive side models two CPUs (BH and application).
 pub type Cpu = u8;
@@ -413,6 +414,26 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+/// One line in the kernel's words: the event's name, then its fields as `name=value`, in
+/// the order the trace's JSON has them; a field without a value (`null`) is left out.
+/// `alloc_page page=3 order=0 cpu=0`. Every host prints events this way.
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(self) else {
+            return Err(fmt::Error);
+        };
+        let name = fields
+            .get("ev")
+            .and_then(|v| v.as_str())
+            .ok_or(fmt::Error)?;
+        f.write_str(name)?;
+        for (k, v) in fields.iter().filter(|(k, v)| *k != "ev" && !v.is_null()) {
+            write!(f, " {k}={v}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Collects events when tracing is on; costs nothing when it is off.
 #[derive(Debug, Default)]
 pub struct Events {
@@ -472,6 +493,28 @@ impl Events {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_print_their_name_then_their_fields() {
+        let e = Event::AllocPage {
+            page: 3,
+            order: 0,
+            cpu: 1,
+        };
+        assert_eq!(e.to_string(), "alloc_page page=3 order=0 cpu=1");
+        let frag = Event::SendmsgFrag {
+            subflow: 0,
+            data_seq: 7,
+            size_goal: 100,
+            tail_len: None,
+            can_collapse: false,
+            goal: 100,
+        };
+        assert_eq!(
+            frag.to_string(),
+            "sendmsg_frag subflow=0 data_seq=7 size_goal=100 can_collapse=false goal=100"
+        );
+    }
 
     #[test]
     fn events_past_the_limit_are_dropped_and_flagged() {

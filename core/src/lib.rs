@@ -16,6 +16,7 @@ pub mod mptcp;
 pub mod names;
 pub mod page;
 pub mod page_frag;
+pub mod permalink;
 pub mod query;
 pub mod question;
 pub mod replay;

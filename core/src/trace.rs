@@ -19,8 +19,8 @@ pub struct Queue {
     pub skbs: Vec<Skb>,
 }
 
-/// A page-frag allocator's cursor: the socket's TCP_PAGE/TCP_OFF, `sk_page_frag`, or a CPU's
-/// netdev_alloc_cache.
+/// A page-frag allocator's cursor: the socket's TCP_PAGE/TCP_OFF, the task's page frag
+/// (`current->task_frag`, what `sk_page_frag` returns), or a CPU's netdev_alloc_cache.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cursor {
     pub name: String,

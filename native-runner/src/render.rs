@@ -51,17 +51,6 @@ impl Style {
     }
 }
 
-/// One event on one line: its kernel name, then its fields.
-pub fn event(e: &Event) -> String {
-    let v = serde_json::to_value(e).expect("events serialize");
-    let obj = v.as_object().expect("events are tagged objects");
-    let mut line = obj["ev"].as_str().unwrap_or("?").to_string();
-    for (k, v) in obj.iter().filter(|(k, v)| *k != "ev" && !v.is_null()) {
-        let _ = write!(line, " {k}={v}");
-    }
-    line
-}
-
 /// A walkthrough step with more events than this shows the first and last few and counts the
 /// rest (the narration carries the story).
 const EVENTS_SHOWN: usize = 16;
@@ -77,9 +66,9 @@ fn events(out: &mut String, list: &[Event], shown: usize, kernel: Option<&Trace>
     let cut = list.len() > shown;
     for (i, e) in list.iter().enumerate() {
         if cut && i == head {
-            let mut kinds: Vec<(String, usize)> = Vec::new();
+            let mut kinds: Vec<(&str, usize)> = Vec::new();
             for e in &list[head..list.len() - tail] {
-                let name = event(e).split(' ').next().unwrap_or_default().to_string();
+                let name = e.kind();
                 match kinds.iter_mut().find(|(k, _)| *k == name) {
                     Some((_, n)) => *n += 1,
                     None => kinds.push((name, 1)),
@@ -97,13 +86,7 @@ fn events(out: &mut String, list: &[Event], shown: usize, kernel: Option<&Trace>
         if !cut || i < head || i >= list.len() - tail {
             let f = kernel.and_then(|t| t.kernel_fn(e));
             let f = f.map(|f| st.dim(&format!("  ({})", f.name)));
-            let _ = writeln!(
-                out,
-                "  {} {}{}",
-                st.dim("·"),
-                event(e),
-                f.unwrap_or_default()
-            );
+            let _ = writeln!(out, "  {} {}{}", st.dim("·"), e, f.unwrap_or_default());
         }
     }
 }
@@ -310,7 +293,7 @@ pub fn trace(t: &Trace, st: Style) -> String {
         "{} variant {} ({} constants)\n\n",
         st.bold(&format!("mechanism {}", t.mechanism)),
         st.bold(&t.variant),
-        era_name(t)
+        t.era
     );
     for (i, s) in t.steps.iter().enumerate() {
         out.push_str(&step(
@@ -327,13 +310,6 @@ pub fn trace(t: &Trace, st: Style) -> String {
         let _ = writeln!(out, "  {name:<28} {v:>12}");
     }
     out
-}
-
-fn era_name(t: &Trace) -> String {
-    serde_json::to_value(t.era)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// Counters of two runs side by side with the difference.

@@ -34,28 +34,23 @@ pub fn sk_buff_truesize(k: &KernelConsts) -> u32 {
     k.skb_data_align(crate::send::variant::SIZEOF_SK_BUFF_6_12)
 }
 
-/// SKB_SMALL_HEAD_CACHE_SIZE (v6.3+): SKB_HEAD_ALIGN(MAX_TCP_HEADER) = 640, not a power of
-/// two, so used as is.
-fn small_head_cache_size(k: &KernelConsts) -> u32 {
-    let s = k.skb_data_align(k.max_tcp_header) + k.skb_data_align(k.shinfo_size);
-    if s.is_power_of_two() {
-        s + k.smp_cache_bytes
-    } else {
-        s
-    }
-}
+/// The kmalloc bucket below which v6.12's `__netdev_alloc_skb` keeps small heads out of the
+/// page frag cache: `len <= SKB_WITH_OVERHEAD(1024)`, 704 bytes with a 320-byte shared info
+/// ("net: avoid 32 x truesize under-estimation for tiny skbs", v5.11).
+const SMALL_HEAD_KMALLOC: u32 = 1024;
 
 /// Whether `__netdev_alloc_skb(dev, length)` puts the head in a page fragment (else kmalloc).
 /// v3.5: `fragsz <= PAGE_SIZE` (GFP_ATOMIC). v6.12: kmalloc when `length + NET_SKB_PAD` is
-/// at most `SKB_WITH_OVERHEAD(SKB_SMALL_HEAD_CACHE_SIZE)` (tiny heads, since 5.11 / 6.3) or
-/// above `SKB_WITH_OVERHEAD(PAGE_SIZE)`.
+/// at most `SKB_WITH_OVERHEAD(1024)` = 704 (so header-split heads up to 640 bytes) or above
+/// `SKB_WITH_OVERHEAD(PAGE_SIZE)`. napi_alloc_skb of the same release takes such small
+/// heads from a separate 1 KiB page-frag cache instead (NAPI_HAS_SMALL_PAGE_FRAG, 4 KiB
+/// pages only; reverted in 2025); the model's driver calls netdev_alloc_skb.
 pub fn head_in_frag(k: &KernelConsts, alloc: Allocator, length: u32) -> bool {
     match alloc {
         Allocator::Pre2012 | Allocator::Duyck2012 => fragsz(k, length) <= k.page_size,
         Allocator::Modern => {
             let len = length + k.net_skb_pad;
-            len > k.skb_with_overhead(small_head_cache_size(k))
-                && len <= k.skb_with_overhead(k.page_size)
+            len > k.skb_with_overhead(SMALL_HEAD_KMALLOC) && len <= k.skb_with_overhead(k.page_size)
         }
     }
 }

@@ -49,7 +49,8 @@ pub struct FragCache {
 pub struct RefillKnobs {
     /// The order-3 allocation fails (fragmented memory): fall back to an order-0 page.
     pub high_order_fails: bool,
-    /// Pages come from the pfmemalloc reserves (memory pressure): never reused.
+    /// Pages come from the pfmemalloc reserves (memory pressure): never reused. Only the
+    /// order-0 fallback may dip into the reserves, so this implies `high_order_fails`.
     pub pfmemalloc: bool,
 }
 
@@ -111,7 +112,8 @@ impl FragCache {
         offset
     }
 
-    /// `netdev_alloc_frag` after seed 001 (Duyck, v3.6): the offset counts down from
+    /// `netdev_alloc_frag` after seed 001 as posted (Duyck, June 2012; v3.6 shipped a revised
+    /// form, see docs/mechanisms.md): the offset counts down from
     /// PAGE_SIZE, and on every allocation a page whose count is 1 (only the cache holds it:
     /// every earlier fragment came back) is started over from PAGE_SIZE.
     fn alloc_duyck(&mut self, mem: &mut Mem, fragsz: u32, ev: &mut Events) -> u32 {
@@ -196,8 +198,10 @@ impl FragCache {
         page
     }
 
+    /// `__page_frag_cache_refill`: the order-3 attempt carries `__GFP_NOMEMALLOC`, so it
+    /// never dips into the reserves; a pfmemalloc page can only be the order-0 fallback's.
     fn refill_biased(&mut self, mem: &mut Mem, ev: &mut Events) -> PageId {
-        let order = if self.knobs.high_order_fails {
+        let order = if self.knobs.high_order_fails || self.knobs.pfmemalloc {
             0
         } else {
             PAGE_FRAG_CACHE_MAX_ORDER

@@ -22,12 +22,13 @@
 use super::kernel::{skbs_in, Mem};
 use super::scenario::RxParams;
 use super::variant::Allocator;
+use crate::consts::wire::{IPV4_HLEN, TCP_TS_HLEN};
 use crate::events::{Cpu, Event, Events};
 use crate::skb::{Frag, Skb};
 use crate::trace::{queue, Queue};
 
 /// IPv4 + TCP-with-timestamps header bytes that GRO counts in `p->len` (20 + 32).
-const GRO_L3L4_HEADERS: u32 = 52;
+const GRO_L3L4_HEADERS: u32 = IPV4_HLEN + TCP_TS_HLEN;
 
 #[derive(Clone, Debug, Default)]
 pub struct Gro {

@@ -2,6 +2,7 @@
 //! operations, and [`RxParams`], the checked form every stage reads.
 
 use super::variant::Variant;
+use crate::consts::wire::{ETH_HLEN, IPV4_HLEN, TCP_TS_HLEN, UDP_HLEN};
 use crate::consts::{ConstOverrides, KernelConsts};
 use crate::limits::{check_range, ByteBudget, MAX_OPS, MAX_OP_BYTES};
 use crate::{Cpu, Error, NR_CPUS};
@@ -96,11 +97,13 @@ pub enum Proto {
 impl Proto {
     /// Ethernet + IPv4 + transport header bytes per frame: 14 + 20 + 32 (TCP with
     /// timestamps) or 14 + 20 + 8 (UDP).
-    pub fn headers(self) -> u32 {
-        match self {
-            Proto::Tcp => 66,
-            Proto::Udp => 42,
-        }
+    pub const fn headers(self) -> u32 {
+        ETH_HLEN
+            + IPV4_HLEN
+            + match self {
+                Proto::Tcp => TCP_TS_HLEN,
+                Proto::Udp => UDP_HLEN,
+            }
     }
 }
 

@@ -5,7 +5,7 @@
 //! receive queue. `recvmsg` runs on the application's CPU, copies payload out and eats each
 //! fully read skb. Where that skb is freed is the rx cache axis:
 //! - `none`: `sk_eat_skb` frees it right there, on the application's CPU.
-//! - `dumazet-2019` (seed 002, v5.1): `sk_eat_skb` parks it in the one-slot
+//! - `dumazet-2019` (seed 002, as merged for 5.2-rc1): `sk_eat_skb` parks it in the one-slot
 //!   `sk_rx_skb_cache` when the slot is empty and RPS is off (`rps_needed`); the next
 //!   `tcp_v4_rcv` that finds the socket unowned takes it and frees it after `bh_unlock_sock`,
 //!   on the delivering CPU. `inet_sock_destruct` and `tcp_disconnect` free a parked skb.
@@ -156,7 +156,7 @@ impl Socket {
         Ok(())
     }
 
-    /// sk_eat_skb (v5.1) / tcp_eat_recv_skb (v6.12): what happens to a fully read skb.
+    /// sk_eat_skb (5.2-rc1) / tcp_eat_recv_skb (v6.12): what happens to a fully read skb.
     fn eat_skb(
         &mut self,
         skb: Skb,

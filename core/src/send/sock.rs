@@ -94,6 +94,18 @@ pub struct SendSock {
     next_skb: SkbId,
     pub(super) closed: bool,
     pub(super) c: SendCounters,
+    /// Every skb handed to the device, when a caller asked for them ([`SendSock::log_xmits`]).
+    pub(super) xmitted: Option<Vec<Xmitted>>,
+}
+
+/// An skb as handed to the device: its bytes of the stream and whether its last wire segment
+/// carries PSH.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Xmitted {
+    /// The stream offset of its first byte.
+    pub offset: u64,
+    pub len: u32,
+    pub psh: bool,
 }
 
 impl SendSock {
@@ -118,7 +130,18 @@ impl SendSock {
             next_skb: 0,
             closed: false,
             c: SendCounters::default(),
+            xmitted: None,
         }
+    }
+
+    /// Keeps every transmitted skb from now on (see [`SendSock::xmitted`]).
+    pub fn log_xmits(&mut self) {
+        self.xmitted.get_or_insert_with(Vec::new);
+    }
+
+    /// The skbs handed to the device since [`SendSock::log_xmits`], in order.
+    pub fn xmitted(&self) -> &[Xmitted] {
+        self.xmitted.as_deref().unwrap_or_default()
     }
 
     pub fn size_goal(&self) -> u32 {
