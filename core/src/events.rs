@@ -500,8 +500,11 @@ mod tests {
             page: 3,
             order: 0,
             cpu: 1,
+            size: 4096,
+            cursor: None,
+            bias: None,
         };
-        assert_eq!(e.to_string(), "alloc_page page=3 order=0 cpu=1");
+        assert_eq!(e.to_string(), "alloc_page page=3 order=0 cpu=1 size=4096");
         let frag = Event::SendmsgFrag {
             subflow: 0,
             data_seq: 7,
