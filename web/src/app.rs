@@ -354,11 +354,7 @@ impl App {
                     None => Err(format!("there is no walkthrough named `{name}`")),
                 }
             }
-            Ok(Some(Link::Custom {
-                text,
-                compare,
-                at,
-            })) => {
+            Ok(Some(Link::Custom { text, compare, at })) => {
                 self.seed_editor(&text, compare.as_deref().unwrap_or_default());
                 session::load_custom(&text, compare.as_deref()).map(|s| {
                     self.show(s, at.step);

@@ -23,7 +23,7 @@ use crate::mechanism::{is_one, one, pick_variant, Mechanism, RunOptions};
 use crate::names::names;
 use crate::page::PagePool;
 use crate::skb::SkbId;
-use crate::trace::{drive, Counters, Machine, Queue, State, Trace};
+use crate::trace::{drive, queue, Counters, Machine, Queue, State, Trace};
 use crate::Error;
 use counters::MptcpCounters;
 use dfrag::SendBuf;
@@ -375,13 +375,14 @@ impl Machine for Msk {
                 .subflows
                 .iter()
                 .map(|sf| Queue {
-                    name: format!("subflow {}", sf.id),
+                    name: queue::subflow(sf.id),
                     skbs: sf.skbs.clone(),
                 })
                 .collect(),
             pages: self.tx.pool.live().cloned().collect(),
             cursors: vec![self.buf.pfrag.cursor("task_frag")],
             dfrags: self.buf.dfrags.iter().map(|d| d.view()).collect(),
+            in_flight: Vec::new(),
         }
     }
 

@@ -17,6 +17,7 @@ use super::variant::Allocator;
 use crate::consts::KernelConsts;
 use crate::events::{Event, Events};
 use crate::skb::{Frag, Skb, SkbHead};
+use crate::trace::queue;
 
 /// `fragsz` for a head of `length` bytes, as `__netdev_alloc_skb` computes it (v3.5 and
 /// v6.12 alike; SKB_HEAD_ALIGN in v6.x):
@@ -96,18 +97,26 @@ pub fn rx_frame(
     let id = mem.new_skb_id();
     let mut skb = Skb::new(id, cpu, head, seq);
     skb.head_frag = head_frag;
-    // The head as allocated: NET_SKB_PAD reserved, no header pulled yet.
+    // The head as allocated: NET_SKB_PAD reserved, no header pulled yet. GRO will hold it.
     ev.emit(|| Event::AllocSkb {
         skb: id,
         cpu,
         head_bytes,
         headroom: k.net_skb_pad,
         linear_room: room - k.net_skb_pad,
+        seq,
+        truesize: head.truesize,
+        reserved_tailroom: 0,
+        head_page: head_frag.map(|f| f.page),
+        head_offset: head_frag.map(|f| f.offset),
+        queue: p.gro_merges().then(|| queue::gro(cpu)),
     });
     ev.emit(|| Event::RxFrame {
         skb: id,
         len: frame_len,
         seq,
+        headers: hdrs,
+        linear: in_head - hdrs,
     });
     if p.nic.driver == DriverStyle::FullFrame {
         skb.put_linear(in_head - hdrs);
@@ -127,7 +136,7 @@ fn attach_payload_pages(
 ) {
     while payload > 0 {
         let size = payload.min(page_size);
-        let page = mem.pool.alloc(0, page_size, skb.cpu, ev);
+        let page = mem.pool.alloc(0, page_size, skb.cpu, None, ev);
         mem.pool.page_mut(page).used = size;
         let idx = skb.nr_frags() as u32;
         skb.add_frag(Frag {
@@ -136,13 +145,14 @@ fn attach_payload_pages(
             size,
         });
         skb.head.truesize += page_size;
-        let id = skb.id;
+        let (id, truesize) = (skb.id, skb.head.truesize);
         ev.emit(|| Event::NewFrag {
             skb: id,
             idx,
             page,
             offset: 0,
             size,
+            truesize,
         });
         payload -= size;
     }

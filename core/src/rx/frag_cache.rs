@@ -9,6 +9,7 @@
 use super::kernel::Mem;
 use super::variant::Allocator;
 use crate::events::{Cpu, Event, Events, PageId};
+use crate::page::Refill;
 use crate::skb::Frag;
 use crate::trace::Cursor;
 
@@ -74,12 +75,15 @@ impl FragCache {
         let page = self.page.expect("model bug: frag cache without a page");
         mem.pool.page_mut(page).used += fragsz;
         self.frags += 1;
-        let cpu = self.cpu;
+        let (cpu, cursor) = (self.cpu, self.offset);
+        let bias = (self.alloc == Allocator::Modern).then_some(self.bias);
         ev.emit(|| Event::FragAlloc {
             cpu,
             page,
             offset,
             size: fragsz,
+            cursor,
+            bias,
         });
         Frag {
             page,
@@ -121,7 +125,7 @@ impl FragCache {
             let mut offset = self.offset;
             if mem.pool.count(page) == 1 {
                 if mem.pool.page(page).used > 0 {
-                    mem.pool.note_reuse(page, ev);
+                    mem.pool.note_reuse(page, self.size, None, ev);
                 }
                 offset = self.size;
             }
@@ -172,7 +176,8 @@ impl FragCache {
             }
             // set_page_count(page, PAGE_FRAG_CACHE_MAX_SIZE + 1): start over on the same page.
             mem.pool.page_mut(page).count = PAGE_FRAG_CACHE_MAX_SIZE + 1;
-            mem.pool.note_reuse(page, ev);
+            let bias = Some(PAGE_FRAG_CACHE_MAX_SIZE + 1);
+            mem.pool.note_reuse(page, self.size, bias, ev);
             self.page = Some(page);
             self.bias = PAGE_FRAG_CACHE_MAX_SIZE + 1;
             self.offset = self.size;
@@ -180,7 +185,13 @@ impl FragCache {
     }
 
     fn refill_order0(&mut self, mem: &mut Mem, ev: &mut Events) -> PageId {
-        let page = mem.pool.alloc(0, self.page_size, self.cpu, ev);
+        let refill = Refill {
+            cursor: self.offset,
+            bias: None,
+        };
+        let page = mem
+            .pool
+            .alloc(0, self.page_size, self.cpu, Some(refill), ev);
         self.pages += 1;
         self.page = Some(page);
         self.size = self.page_size;
@@ -195,7 +206,13 @@ impl FragCache {
         } else {
             PAGE_FRAG_CACHE_MAX_ORDER
         };
-        let page = mem.pool.alloc(order, self.page_size, self.cpu, ev);
+        let refill = Refill {
+            cursor: self.page_size << order,
+            bias: Some(PAGE_FRAG_CACHE_MAX_SIZE + 1),
+        };
+        let page = mem
+            .pool
+            .alloc(order, self.page_size, self.cpu, Some(refill), ev);
         self.pages += 1;
         // page_ref_add(page, PAGE_FRAG_CACHE_MAX_SIZE): the count becomes 1 + MAX_SIZE.
         mem.pool.page_mut(page).count += PAGE_FRAG_CACHE_MAX_SIZE;

@@ -24,7 +24,7 @@ use super::scenario::{Proto, RxParams};
 use super::variant::RxCache;
 use crate::events::{Cpu, Event, Events};
 use crate::skb::Skb;
-use crate::trace::Queue;
+use crate::trace::{queue, Queue};
 use std::collections::VecDeque;
 
 /// How much one recvmsg call reads.
@@ -231,15 +231,15 @@ impl Socket {
     pub fn queues(&self) -> [Queue; 3] {
         [
             Queue {
-                name: "sk_receive_queue".into(),
+                name: queue::SK_RECEIVE_QUEUE.into(),
                 skbs: self.receive_queue.iter().cloned().collect(),
             },
             Queue {
-                name: "sk_backlog".into(),
+                name: queue::SK_BACKLOG.into(),
                 skbs: self.backlog.clone(),
             },
             Queue {
-                name: "sk_rx_skb_cache".into(),
+                name: queue::SK_RX_SKB_CACHE.into(),
                 skbs: self.rx_cache.iter().cloned().collect(),
             },
         ]
