@@ -5,7 +5,7 @@ use skblab_core::error::escape_controls;
 use skblab_runner::cli::{self, CliError};
 use skblab_runner::engine::Engine;
 use skblab_runner::render::Style;
-use skblab_runner::{quiz, tap};
+use skblab_runner::{kernel, quiz, tap};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,6 +90,8 @@ enum Cmd {
     Serve(skblab_runner::serve::Args),
     /// The model's segments on a real wire against the kernel's TCP (root, /dev/net/tun).
     Tap(tap::TapArgs),
+    /// The model's skbs beside the running kernel's, traced with eBPF (root, bpftrace, BTF).
+    Kernel(kernel::KernelArgs),
 }
 
 fn style(c: Color) -> Style {
@@ -144,7 +146,7 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
         Cmd::Serve(a) => skblab_runner::serve::serve(&a.dir, a.port)
             .map(|()| String::new())
             .map_err(CliError),
-        Cmd::Tap(_) => unreachable!("tap runs before dispatch"),
+        Cmd::Tap(_) | Cmd::Kernel(_) => unreachable!("tap and kernel run before dispatch"),
     }
 }
 
@@ -182,7 +184,8 @@ fn quiz(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // `tap` unshares the network namespace, which must happen before any thread starts.
+    // `tap` and `kernel` unshare the network namespace, which must happen before any thread
+    // starts.
     if let Cmd::Tap(args) = &cli.cmd {
         return match tap::run(args) {
             Ok(()) => ExitCode::SUCCESS,
@@ -191,6 +194,9 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    if let Cmd::Kernel(args) = &cli.cmd {
+        return kernel::main(args);
     }
     match dispatch(cli) {
         Ok(out) => match skblab_runner::output::stdout(&out) {

@@ -2,6 +2,7 @@
 //! operations, and [`RxParams`], the checked form every stage reads.
 
 use super::variant::Variant;
+use crate::consts::wire::{ETH_HLEN, IPV4_HLEN, TCP_TS_HLEN, UDP_HLEN};
 use crate::consts::{ConstOverrides, KernelConsts};
 use crate::limits::{add_capped, check_range, ByteBudget, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_FRAMES};
 use crate::{Cpu, Error, NR_CPUS};
@@ -96,11 +97,13 @@ pub enum Proto {
 impl Proto {
     /// Ethernet + IPv4 + transport header bytes per frame: 14 + 20 + 32 (TCP with
     /// timestamps) or 14 + 20 + 8 (UDP).
-    pub fn headers(self) -> u32 {
-        match self {
-            Proto::Tcp => 66,
-            Proto::Udp => 42,
-        }
+    pub const fn headers(self) -> u32 {
+        ETH_HLEN
+            + IPV4_HLEN
+            + match self {
+                Proto::Tcp => TCP_TS_HLEN,
+                Proto::Udp => UDP_HLEN,
+            }
     }
 }
 
@@ -219,6 +222,12 @@ impl RxParams {
     /// The largest frame on the wire, which every full-frame rx buffer is sized for.
     pub fn frame_len(&self) -> u32 {
         self.socket.mss + self.socket.proto.headers()
+    }
+
+    /// Whether GRO merges this flow's segments (TCP with NETIF_F_GRO); otherwise each frame
+    /// goes up on its own.
+    pub fn gro_merges(&self) -> bool {
+        self.nic.gro && self.socket.proto == Proto::Tcp
     }
 
     /// The CPU tcp_v4_rcv runs on: the BH CPU, or the application's under RPS/RFS.

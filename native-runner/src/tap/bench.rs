@@ -98,7 +98,10 @@ fn chunks(bytes: u64, gso: bool) -> Result<Vec<super::tcp::Chunk>, String> {
         left -= n;
     }
     let sc = skblab_core::Scenario::parse(&text).map_err(|e| e.to_string())?;
-    Ok(super::plan::send_plan(&sc, None)?.chunks)
+    let skblab_core::Scenario::Sendmsg(s) = sc else {
+        return Err("the bench builds a sendmsg scenario".into());
+    };
+    Ok(super::plan::send_plan(&s, None)?.chunks)
 }
 
 /// A veth pair to a second private namespace, whose end a helper thread serves: per round it

@@ -13,13 +13,22 @@
 mod bench;
 mod faults;
 mod kernel;
-mod netns;
+pub(crate) mod netns;
 mod pcap;
 mod plan;
 mod session;
 mod tcp;
-mod vnet;
-mod wire;
+pub(crate) mod vnet;
+pub(crate) mod wire;
+
+/// The frame parser and the TCP endpoint, for the fuzz targets (`fuzz/`): the only way in
+/// from outside the runner, and only with the `fuzzing` feature.
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing {
+    pub use super::tcp::{Chunk, Config, Endpoint, Out};
+    pub use super::vnet::VnetHdr;
+    pub use super::wire::{complete_tcp_checksum, parse, tcp_checksum_ok, Ends, Frame, ETH_LEN};
+}
 
 use faults::Rates;
 use session::{Dir, Outcome, Transfer};
@@ -255,7 +264,7 @@ fn send(
             sc.mechanism()
         ));
     };
-    let plan = plan::send_plan(&sc, variant).map_err(|e| format!("{}: {e}", path.display()))?;
+    let plan = plan::send_plan(s, variant).map_err(|e| format!("{}: {e}", path.display()))?;
     let total = plan.chunks.last().map_or(0, |c| c.end);
     check_bytes(total)?;
     let gso = s.device.gso && s.device.sg;
@@ -344,7 +353,7 @@ fn gso_check(o: &Outcome) -> Option<GsoCheck> {
     let goal = plan::size_goal(o.mss as u32, 8 << 20);
     Some(GsoCheck {
         mss: o.mss,
-        gso_max_size: skblab_core::consts::Era::V6_12.consts().gso_max_size,
+        gso_max_size: plan::modern().1.gso_max_size,
         model_size_goal: goal,
         kernel_largest: largest,
         agree: largest == goal,

@@ -95,7 +95,7 @@ impl Component for Diagrams {
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
                         <figcaption>
-                            <strong>{ &t.variant }</strong>{ format!(" · kernel {}", era_name(t)) }
+                            <strong>{ &t.variant }</strong>{ format!(" · kernel {}", t.era) }
                             <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={link.callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
                             <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={link.callback(move |_| Msg::ExportJson(i))}>{ "trace JSON" }</button>
                         </figcaption>
@@ -240,12 +240,4 @@ fn on_scroll(ctx: &Context<Diagrams>, i: usize, width: u32) -> Callback<Event> {
         );
         Msg::Scroll(i, band)
     })
-}
-
-/// The era as the trace spells it (`v6.12`).
-fn era_name(t: &Trace) -> String {
-    serde_json::to_value(t.era)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
 }

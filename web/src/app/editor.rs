@@ -126,10 +126,7 @@ fn check(text: &str) -> Checked {
             ops: s.op_count(),
             knobs: form::knobs(&s),
             variants: s.variants().to_vec(),
-            variant: serde_json::from_str::<Value>(&s.to_json())
-                .ok()
-                .and_then(|v| v["variant"].as_str().map(String::from))
-                .unwrap_or_else(|| s.variants()[0].to_string()),
+            variant: s.variant().to_string(),
         },
         Err(e) => Checked::Err(e),
     }

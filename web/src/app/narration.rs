@@ -2,8 +2,6 @@
 //! of the step, in the kernel's words.
 
 use super::Shared;
-use serde_json::Value;
-use skblab_core::trace::Event as TraceEvent;
 use yew::prelude::*;
 
 /// A step lists at most this many events: one op with a `count` or a burst of frames can make
@@ -43,7 +41,7 @@ fn events(p: &Props) -> Html {
         <>
             <h3>{ format!("What the kernel did ({})", t.variant) }</h3>
             <ol class="events">
-                { for events.iter().take(EVENTS_LISTED).map(|e| html! { <li>{ event_text(e) }</li> }) }
+                { for events.iter().take(EVENTS_LISTED).map(|e| html! { <li>{ e.to_string() }</li> }) }
                 if events.len() > EVENTS_LISTED {
                     <li class="more" data-testid="more-events">
                         { format!("… and {} more (the trace JSON has every one)", events.len() - EVENTS_LISTED) }
@@ -52,21 +50,4 @@ fn events(p: &Props) -> Html {
             </ol>
         </>
     }
-}
-
-/// `alloc_page page=3 order=0 cpu=0`: an event in the kernel's words, for any mechanism.
-fn event_text(e: &TraceEvent) -> String {
-    // Every event serializes to a map tagged by `ev`.
-    let Ok(Value::Object(o)) = serde_json::to_value(e) else {
-        return "?".into();
-    };
-    let mut out = o
-        .get("ev")
-        .and_then(Value::as_str)
-        .unwrap_or("?")
-        .to_string();
-    for (k, v) in o.iter().filter(|(k, _)| *k != "ev") {
-        out.push_str(&format!(" {k}={v}"));
-    }
-    out
 }
