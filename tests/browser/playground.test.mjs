@@ -44,12 +44,21 @@ test('every walkthrough, stepped with Next, shows the counters of `skblab run --
     const text = await page.inputValue('#scenario');
     const variants = await variantsShown(page);
     const expected = Object.fromEntries(variants.map((v) => [v, runNative(text, v)]));
+    // The editor names the variants the panels show.
+    assert.equal(await page.inputValue('select[aria-label=variant]'), variants[0], `${value} editor variant`);
+    assert.equal(await page.inputValue('select[aria-label="compare with"]'), variants[1] ?? '', `${value} compare with`);
     for (let k = 1; k <= len; k++) {
       await page.getByRole('button', { name: 'Next step' }).click();
       assert.equal((await position(page)).at, k);
       if (k === Math.ceil(len / 2)) await page.screenshot({ path: join(SHOTS, `walkthrough-${value}-mid.png`) });
       // The README's picture: the first walkthrough at step 3.
       if (value === options[0] && k === 3) await page.screenshot({ path: join(SHOTS, 'playground.png') });
+      // Every variant's events are listed, as the native run records them (first 200).
+      for (const v of variants) {
+        const want = expected[v].steps[k - 1].events.length;
+        const shown = await page.locator(`ol.events[data-variant="${v}"] > li:not(.more)`).count();
+        assert.equal(shown, Math.min(want, 200), `${value} ${v} step ${k} events`);
+      }
       for (const v of variants) {
         const want = expected[v].steps?.[k - 1]?.counters;
         if (want) assert.deepEqual(await domCounters(page, v), want, `${value} ${v} step ${k}`);

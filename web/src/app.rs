@@ -19,13 +19,14 @@ mod narration;
 mod panels;
 mod picker;
 
-use crate::dom;
 use crate::session::{self, Link, Session};
+use crate::{dom, form};
 use controls::Nav;
 use diagrams::Diagrams;
 use editor::Editor;
 use gloo_events::{EventListener, EventListenerOptions};
 use gloo_timers::callback::{Interval, Timeout};
+use serde_json::Value;
 use skblab_core::walkthrough::{self, Walkthrough};
 use std::ops::Deref;
 use std::rc::Rc;
@@ -391,8 +392,12 @@ impl App {
         };
         match session::load_walkthrough(w) {
             Ok(s) => {
+                // The editor names the variants the panels show (the walkthrough's own, not
+                // the scenario's default).
+                let shown = Value::String(s.traces[0].variant.clone());
+                let text = form::set(&s.text, "variant", shown).unwrap_or_else(|_| s.text.clone());
                 let compare = s.traces.get(1).map_or("", |t| t.variant.as_str());
-                self.seed_editor(&s.text, compare);
+                self.seed_editor(&text, compare);
                 self.show(s, step);
                 Ok(())
             }

@@ -104,10 +104,17 @@ impl Component for Diagrams {
                         </div>
                     </figure>
                 }) }
-                <p class="legend">
+                <p class="legend" data-testid="legend">
                     <span class="k hr"></span>{ "headroom " }<span class="k ln"></span>{ "linear data " }
                     <span class="k tr"></span>{ "tailroom " }<span class="k fr"></span>{ "frag " }
-                    <span class="k fill"></span>{ "page used " }<span class="k chg"></span>{ "changed by this step " }
+                    <span class="k free"></span>{ "+N free frag slots (of MAX_SKB_FRAGS) " }
+                    <span class="k sent"></span>{ "skb sent " }
+                    <span class="k fill"></span>{ "bytes of a page held by a frag, where they sit " }
+                    <span class="k arrow"></span>{ "frag to its bytes " }
+                    <span class="k harrow"></span>{ "head, chained skb or dfrag to its bytes " }
+                    <span class="cur">{ "▲" }</span>{ " a page-frag allocator's offset " }
+                    { "· refcount: references held on a page " }
+                    <span class="k chg"></span>{ "changed by this step " }
                     if split { <span class="k dif"></span>{ "differs from the other variant" } }
                 </p>
             </section>

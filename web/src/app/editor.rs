@@ -81,20 +81,27 @@ impl Component for Editor {
             Checked::Ok { ops, .. } => (format!("✓ valid: {ops} operation(s)"), true),
             Checked::Err(e) => (e.clone(), false),
         };
+        // A combined variant (`modern+dumazet-2019`) is offered as it was named.
+        let variants = match &self.checked {
+            Checked::Ok {
+                variants, variant, ..
+            } => offered(variants, [variant, &self.compare]),
+            Checked::Err(_) => Vec::new(),
+        };
         html! {
             <section class="editor" aria-label="Scenario editor">
                 <h2>{ "Scenario editor" }</h2>
-                if let Checked::Ok { knobs, variants, variant, .. } = &self.checked {
+                if let Checked::Ok { knobs, variant, .. } = &self.checked {
                     <div class="knobs">
                         <label>{ "variant" }
                             <select aria-label="variant" onchange={link.callback(|e: Event| Msg::Knob("variant".into(), Value::String(e.target_unchecked_into::<HtmlSelectElement>().value())))}>
-                                { for variants.iter().map(|v| html! { <option value={*v} selected={v == variant}>{ *v }</option> }) }
+                                { for variants.iter().map(|v| html! { <option value={v.to_string()} selected={v == variant}>{ *v }</option> }) }
                             </select>
                         </label>
                         <label>{ "compare with" }
                             <select aria-label="compare with" onchange={link.callback(|e: Event| Msg::Compare(e.target_unchecked_into::<HtmlSelectElement>().value()))}>
                                 <option value="" selected={self.compare.is_empty()}>{ "— none —" }</option>
-                                { for variants.iter().map(|v| html! { <option value={*v} selected={*v == self.compare}>{ *v }</option> }) }
+                                { for variants.iter().map(|v| html! { <option value={v.to_string()} selected={*v == self.compare}>{ *v }</option> }) }
                             </select>
                         </label>
                         { for knobs.iter().map(|k| knob_input(ctx, k)) }
@@ -133,6 +140,17 @@ fn check(text: &str) -> Checked {
         },
         Err(e) => Checked::Err(e),
     }
+}
+
+/// The mechanism's variant names, then any of `named` (non-empty) that the list lacks.
+fn offered<'a>(variants: &[&'a str], named: [&'a str; 2]) -> Vec<&'a str> {
+    let mut out = variants.to_vec();
+    for n in named {
+        if !n.is_empty() && !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
 }
 
 /// One knob as an input of its kind: a checkbox, a number or a word.

@@ -4,6 +4,7 @@
 use super::Shared;
 use serde_json::Value;
 use skblab_core::trace::Event as TraceEvent;
+use skblab_core::Trace;
 use yew::prelude::*;
 
 /// A step lists at most this many events: one op with a `count` or a burst of frames can make
@@ -30,19 +31,25 @@ pub fn narration(p: &Props) -> Html {
     }
 }
 
-/// The events of step `pos` of the left (or only) trace.
+/// The events of step `pos`, for every trace shown (side by side, the variants differ most
+/// in what the kernel did).
 fn events(p: &Props) -> Html {
-    let t = &p.session.traces[0];
-    let events = (p.pos.checked_sub(1))
-        .map(|i| t.steps[i].events.as_slice())
-        .unwrap_or(&[]);
+    let Some(i) = p.pos.checked_sub(1) else {
+        return html! {};
+    };
+    html! { <>{ for p.session.traces.iter().map(|t| step_events(t, i)) }</> }
+}
+
+/// Step `i`'s events of trace `t`, the first [`EVENTS_LISTED`] of them.
+fn step_events(t: &Trace, i: usize) -> Html {
+    let events = &t.steps[i].events;
     if events.is_empty() {
         return html! {};
     }
     html! {
         <>
             <h3>{ format!("What the kernel did ({})", t.variant) }</h3>
-            <ol class="events">
+            <ol class="events" data-variant={t.variant.clone()}>
                 { for events.iter().take(EVENTS_LISTED).map(|e| html! { <li>{ event_text(e) }</li> }) }
                 if events.len() > EVENTS_LISTED {
                     <li class="more" data-testid="more-events">
