@@ -11,15 +11,17 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Era {
-    /// v2.6.33 (values read in 2.6.32 sources, the last release before seed 000).
+    /// v2.6.33, the release seed 000 was posted against (values read in 2.6.32 sources and
+    /// checked in the 2.6.33 tree).
     #[serde(rename = "v2.6.33")]
     V2_6_33,
     /// v3.5, the release seed 001 patched.
     #[serde(rename = "v3.5")]
     V3_5,
-    /// v5.1, the release seed 002 patched.
-    #[serde(rename = "v5.1")]
-    V5_1,
+    /// 5.2-rc1: net-next of March 2019, which seed 002 patched (after v5.1-rc1, so no v5.1
+    /// release had the rx skb cache; 5.2 final put it behind a sysctl, default off).
+    #[serde(rename = "v5.2-rc1")]
+    V5_2Rc1,
     /// v5.10, the MPTCP code seed 003 patched (5.10-era protocol.c).
     #[serde(rename = "v5.10")]
     V5_10,
@@ -39,7 +41,8 @@ pub struct KernelConsts {
     /// MAX_TCP_HEADER: `128 + MAX_HEADER` = 304 (MAX_HEADER = LL_MAX_HEADER 128 + 48 for
     /// tunnels); `L1_CACHE_ALIGN(128 + MAX_HEADER)` = 320 since 5.7.
     pub max_tcp_header: u32,
-    /// sizeof(struct skb_shared_info): 496 in 2.6.33 (with dma_maps), 320 from ~3.3 on.
+    /// sizeof(struct skb_shared_info): 496 in 2.6.33 (dma_head and dma_maps[18] under
+    /// CONFIG_HAS_DMA, still there in 2.6.33's skbuff.h), 320 from ~3.3 on.
     pub shinfo_size: u32,
     /// SMP_CACHE_BYTES = L1_CACHE_BYTES = 64 (CONFIG_X86_L1_CACHE_SHIFT 6).
     pub smp_cache_bytes: u32,
@@ -61,7 +64,7 @@ impl Era {
             match self {
                 Era::V2_6_33 => (18, 304, 496, 32, 2, 0),
                 Era::V3_5 => (17, 304, 320, 64, 0, 0),
-                Era::V5_1 => (17, 304, 320, 64, 0, 3),
+                Era::V5_2Rc1 => (17, 304, 320, 64, 0, 3),
                 Era::V5_10 => (17, 320, 320, 64, 0, 3),
                 Era::V6_12 => (17, 320, 320, 64, 0, 3),
             };
@@ -149,6 +152,16 @@ impl KernelConsts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 2.6.33's skb_shared_info, field by field on x86_64: dataref 4, nr_frags 2, gso_size 2,
+    /// dma_head 8, gso_segs 2, gso_type 2, ip6_frag_id 4, tx_flags 1 (+7 padding before the
+    /// pointer), frag_list 8, hwtstamps 16, frags[18] x 16, dma_maps[18] x 8, destructor_arg 8.
+    #[test]
+    fn shinfo_2_6_33_is_496() {
+        let fields = 4 + 2 + 2 + 8 + 2 + 2 + 4 + 8 + 8 + 16 + 18 * 16 + 18 * 8 + 8;
+        assert_eq!(Era::V2_6_33.consts().shinfo_size, fields);
+        assert_eq!(fields, 496);
+    }
 
     #[test]
     fn pgbreak_2_6_33_is_3280() {

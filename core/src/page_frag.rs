@@ -1,8 +1,15 @@
-//! The socket's page frag (`struct page_frag`, `sk_page_frag`) refilled by
+//! The page frag (`struct page_frag`) that `sk_page_frag()` returns, refilled by
 //! `skb_page_frag_refill` (net/core/sock.c, v3.7 to today): the page tcp_sendmsg (modern) and
 //! MPTCP copy user data into.
 //!
-//! The socket holds one reference on its page. Before each copy it asks for `sz` bytes: if it
+//! For a socket used from process context this is `current->task_frag`, the task's, not the
+//! socket's (v5.10: when `gfpflags_normal_context(sk->sk_allocation)`; v6.12: when
+//! `sk->sk_use_task_frag`, which sock_init_data sets). Closing the socket does not put it: the
+//! task keeps the page for its next socket and drops it at exit. Every user of the task frag
+//! shares it; "mptcp: fix data stream corruption" (2021) came from another user moving the
+//! offset under MPTCP. The model runs one socket per task.
+//!
+//! The frag holds one reference on its page. Before each copy it asks for `sz` bytes: if it
 //! is the page's only owner (every frag pointing into it is gone) it rewinds to offset 0 and
 //! reuses the page; if the bytes fit after `offset` it keeps going; otherwise it drops its
 //! reference and takes a new page: first a compound page of SKB_FRAG_PAGE_ORDER (32 KiB),
@@ -61,14 +68,6 @@ impl PageFrag {
             let p = pool.page_mut(page);
             p.used = p.used.max(self.offset);
         }
-    }
-
-    /// Drops the socket's reference (socket teardown: `sk_common_release` -> put_page).
-    pub fn release(&mut self, pool: &mut PagePool, cpu: Cpu, ev: &mut Events) {
-        if let Some(page) = self.page.take() {
-            pool.put(page, cpu, ev);
-        }
-        *self = PageFrag::default();
     }
 
     pub fn cursor(&self, name: &str) -> Cursor {

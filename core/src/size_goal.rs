@@ -10,7 +10,8 @@ pub const TCP_MSS_DEFAULT: u32 = 536;
 pub struct GoalInput {
     /// mss_now (tcp_current_mss).
     pub mss: u32,
-    /// sk_can_gso: the route's device does GSO/TSO (and SG).
+    /// The route's device does GSO/TSO (and SG): what sk_can_gso saw before GSO became
+    /// TCP's own (see [`gso_follows_device`]).
     pub gso: bool,
     /// The device's GSO limit (sk_gso_max_size before any adjustment).
     pub gso_max_size: u32,
@@ -38,12 +39,22 @@ pub fn bound_to_half_wnd(era: Era, pktsize: u32, max_window: u32, tcp_header_len
     }
 }
 
+/// Whether `tcp_xmit_size_goal` asks the device about GSO. In 2.6.33 it tests
+/// `sk_can_gso(sk)`, so a device with GSO and TSO off (ethtool) gets an MSS-sized goal.
+/// "tcp: switch to GSO being always on" (0a6b2a1dc2a2, v4.17) gave every TCP socket GSO
+/// (sk_setup_caps) and dropped the test: 5.10's tcp_xmit_size_goal checks only
+/// `large_allowed`, so the goal is large on every device; one without TSO gets software GSO.
+pub fn gso_follows_device(era: Era) -> bool {
+    matches!(era, Era::V2_6_33 | Era::V3_5)
+}
+
 /// `tcp_xmit_size_goal`: the MSS without GSO; with GSO a whole number of MSS under the GSO
 /// limit less headers (2.6.33: `gso_max_size - 1 - net_header_len - tcp_header_len`; 5.x and
 /// later: `gso_max_size - 1 - MAX_TCP_HEADER`), bounded by half the peer's window, never below
 /// one MSS.
 pub fn tcp_xmit_size_goal(era: Era, k: &KernelConsts, g: &GoalInput) -> u32 {
-    if !g.gso || g.mss == 0 {
+    let gso = g.gso || !gso_follows_device(era);
+    if !gso || g.mss == 0 {
         return g.mss;
     }
     let reserve = if era == Era::V2_6_33 {
@@ -97,13 +108,20 @@ mod tests {
         );
     }
 
+    /// A device without GSO: one MSS in 2.6.33; since v4.17 TCP does GSO itself, so 5.10
+    /// and 6.12 keep the 45 x 1448 = 65160 goal.
     #[test]
-    fn no_gso_is_mss() {
-        let e = Era::V2_6_33;
+    fn no_gso_device() {
         let g = GoalInput {
             gso: false,
             ..input(1448, 0)
         };
-        assert_eq!(tcp_xmit_size_goal(e, &e.consts(), &g), 1448);
+        for (era, goal) in [
+            (Era::V2_6_33, 1448),
+            (Era::V5_10, 65_160),
+            (Era::V6_12, 65_160),
+        ] {
+            assert_eq!(tcp_xmit_size_goal(era, &era.consts(), &g), goal, "{era:?}");
+        }
     }
 }

@@ -42,7 +42,11 @@ pub struct SkbHead {
 /// An MPTCP DSS mapping carried by a subflow skb (data_seq, subflow_seq, data_len).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mapping {
+    /// The data sequence number, relative: 0 is the first data byte (msk->write_seq starts
+    /// at idsn + 1 in the kernel).
     pub data_seq: u64,
+    /// The subflow sequence number relative to the subflow's ISN, as the kernel carries it
+    /// (rel_write_seq): 1 is the first data byte, after the SYN.
     pub subflow_seq: u32,
     pub data_len: u32,
     /// A frozen mapping may no longer grow (the kernel sets it for MPTCP zero-window probes;

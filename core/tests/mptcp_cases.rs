@@ -1,11 +1,14 @@
 //! Exact skb layouts derived by hand, one row per case. A new case is one row.
 //!
-//! Shared facts: a dfrag header takes 48 bytes (aligned to 8) in front of its data on a
-//! 32 KiB page; a 16 KiB write starting at page offset o lands in one dfrag when
-//! o + 48 + 16384 <= 32768, else it is split at the page end. Loopback with timestamps: MSS
+//! Shared facts: a dfrag header (sizeof(struct mptcp_data_frag) = 40 in the seed's tree,
+//! aligned to 8) sits in front of its data on a 32 KiB page; a 16 KiB write starting at page
+//! offset o lands in one dfrag when o + 40 + 16384 <= 32768, else it is split at the page
+//! end. 8 writes of 16 KiB carve 12 dfrags on 5 pages: the page ends split writes 2, 4, 6 and
+//! 8 into 16304 + 80, 16184 + 200, 16064 + 320, 15944 + 440. Loopback with timestamps: MSS
 //! 65483 = size goal (the 65215-byte GSO goal is below one MSS). MTU 1500: MSS 1448, size
-//! goal 45 x 1448 = 65160 with GSO. "pre" passes `goal - len` to tcp_build_frag, which allows
-//! `goal - 2 len` more; "after" passes `goal` and allows `goal - len`.
+//! goal 45 x 1448 = 65160, with or without GSO on the device (TCP has done GSO itself since
+//! v4.17). "pre" passes `goal - len` to tcp_build_frag, which allows `goal - 2 len` more;
+//! "after" passes `goal` and allows `goal - len`.
 
 use skblab_core::scenario::{RunOptions, Scenario};
 
@@ -28,8 +31,9 @@ const RR: &str = "scheduler = \"round-robin\"\nburst = 16384\n[[subflows]]\n[[su
                   [[ops]]\nop = \"sendmsg\"\nbytes = 16384\ncount = 4\n";
 
 const CASES: &[Case] = &[
-    // Writes 1+2 fill skb 0 to 32768 (write 2 in two dfrags, 16288 + 96: room 32715, then
-    // 32811 - 32672 = 139). Write 3: room 32715 - 32768 < 0, new skb. Same for each pair.
+    // Writes 1+2 fill skb 0 to 32768 (write 2 in two dfrags, 16304 + 80: room 32715, then
+    // 32795 - 32688 = 107). Write 3: room 32715 - 32768 < 0, new skb. Same for each pair
+    // (the second piece t leaves room 2t - 53 >= t).
     Case {
         name: "loopback 16K x8",
         variant: "pre-2020",
@@ -44,40 +48,36 @@ const CASES: &[Case] = &[
         scenario: LOOPBACK_16K_X8,
         skbs: &[&[65483, 65483, 106]],
     },
-    // Size goal 65160. Write 2's 96-byte dfrag finds skb 0 at 32672: room 32488 - 32672 < 0,
-    // so skb 1 starts with 96; write 3 (one dfrag) makes 16480; write 4's 16144 fit
-    // (48680 - 16480 = 32200), its 240-byte dfrag does not (32536 - 32624 < 0): skb 2.
+    // Size goal 65160. Write 2's 80-byte dfrag finds skb 0 at 32688: room 32472 - 32688 < 0,
+    // so skb 1 starts with 80; write 3 (one dfrag) makes 16464; write 4's 16184 fit
+    // (48696 - 16464 = 32232), its 200-byte dfrag does not (32512 - 32648 < 0): skb 2.
     Case {
         name: "ethernet 16K x4",
         variant: "pre-2020",
         scenario: ETH_16K_X4,
-        skbs: &[&[32672, 32624, 240]],
+        skbs: &[&[32688, 32648, 200]],
     },
-    // 16384, 32768, 49152; write 4's first dfrag (16144) gives 16008 to reach 65160, the
-    // other 136 start skb 1 after EOR, which takes the 240-byte dfrag too: 376.
+    // 16384, 32768, 49152; write 4's first dfrag (16184) gives 16008 to reach 65160, the
+    // other 176 start skb 1 after EOR, which takes the 200-byte dfrag too: 376.
     Case {
         name: "ethernet 16K x4",
         variant: "abeni-2020",
         scenario: ETH_16K_X4,
         skbs: &[&[65160, 376]],
     },
-    // Without GSO the size goal is one MSS: a full skb cannot collapse, is marked EOR, and
-    // a new one starts: 11 x 1448 + 456, the same in both variants.
+    // A device without GSO changes nothing in 5.10/5.11: tcp_xmit_size_goal no longer asks
+    // it, so the goal stays 65160 and one 16 KiB write is one skb, in both variants.
     Case {
         name: "ethernet no GSO",
         variant: "pre-2020",
         scenario: ETH_NO_GSO,
-        skbs: &[&[
-            1448, 1448, 1448, 1448, 1448, 1448, 1448, 1448, 1448, 1448, 1448, 456,
-        ]],
+        skbs: &[&[16384]],
     },
     Case {
         name: "ethernet no GSO",
         variant: "abeni-2020",
         scenario: ETH_NO_GSO,
-        skbs: &[&[
-            1448, 1448, 1448, 1448, 1448, 1448, 1448, 1448, 1448, 1448, 1448, 456,
-        ]],
+        skbs: &[&[16384]],
     },
     // A draining subflow sends each write's skb before the next write: nothing to collapse
     // onto, one skb per write, in both variants.
@@ -93,7 +93,7 @@ const CASES: &[Case] = &[
         scenario: DRAIN,
         skbs: &[&[16384, 16384, 16384]],
     },
-    // Burst 16384: write 1 on subflow 0; write 2 (16288 + 96) on subflow 1; write 3 back on
+    // Burst 16384: write 1 on subflow 0; write 2 (16304 + 80) on subflow 1; write 3 back on
     // subflow 0, whose tail maps data 0..16384, not contiguous with 32768: EOR, new skb;
     // write 4 likewise on subflow 1. Both variants alike: nothing collapses across writes.
     Case {
@@ -132,12 +132,87 @@ fn hand_derived_layouts() {
     }
 }
 
+fn run(scenario: &str, variant: &str) -> skblab_core::trace::Trace {
+    Scenario::parse(&format!("mechanism = \"mptcp\"\n{scenario}"))
+        .and_then(|s| {
+            s.run(&RunOptions {
+                variant: Some(variant.into()),
+                counters_only: false,
+            })
+        })
+        .expect("runs")
+}
+
 #[test]
-fn loopback_mss_and_size_goal() {
-    let t = Scenario::parse(&format!("mechanism = \"mptcp\"\n{LOOPBACK_16K_X8}"))
-        .and_then(|s| s.run(&RunOptions::default()))
-        .expect("runs");
-    assert_eq!(t.counters.get("size_goal"), Some(65483));
+fn size_goal_per_path() {
+    for (scenario, goal) in [
+        (LOOPBACK_16K_X8, 65483),
+        (ETH_16K_X4, 65160),
+        (ETH_NO_GSO, 65160),
+    ] {
+        let t = run(scenario, "abeni-2020");
+        assert_eq!(t.counters.get("size_goal"), Some(goal), "{scenario}");
+    }
+}
+
+/// Where 8 writes of 16 KiB land: (page, data offset, data_len) per dfrag. Each header takes
+/// 40 bytes at an 8-aligned offset; a write that does not fit splits at the page end, and
+/// the rest gets a new header on a new page (skb_page_frag_refill wants 32 + 40 = 72 bytes).
+#[test]
+fn dfrag_layout_16k_x8() {
+    let t = run(LOOPBACK_16K_X8, "abeni-2020");
+    let got: Vec<_> = t.steps[0]
+        .state
+        .dfrags
+        .iter()
+        .map(|d| (d.page, d.offset, d.data_len))
+        .collect();
+    #[rustfmt::skip]
+    let want = [
+        (0, 40, 16384), (0, 16464, 16304),
+        (1, 40, 80), (1, 160, 16384), (1, 16584, 16184),
+        (2, 40, 200), (2, 280, 16384), (2, 16704, 16064),
+        (3, 40, 320), (3, 400, 16384), (3, 16824, 15944),
+        (4, 40, 440),
+    ];
+    assert_eq!(got, want);
+    assert_eq!(skblab_core::mptcp::dfrag::MPTCP_FRAG_REFILL, 72);
+    assert_eq!(t.counters.get("pages_allocated"), Some(5));
+}
+
+/// The first DSS mapping on a subflow carries subflow_seq 1, the first byte after the SYN
+/// (rel_write_seq starts at 1); the next mapping starts where the first one ends.
+#[test]
+fn first_mapping_subflow_seq_is_1() {
+    let t = run(LOOPBACK_16K_X8, "abeni-2020");
+    let maps: Vec<_> = t.steps[0].state.queues[0]
+        .skbs
+        .iter()
+        .map(|s| s.mapping.map(|m| (m.data_seq, m.subflow_seq, m.data_len)))
+        .collect();
+    assert_eq!(
+        maps,
+        [
+            Some((0, 1, 65483)),
+            Some((65483, 65484, 65483)),
+            Some((130966, 130967, 106))
+        ]
+    );
+}
+
+/// close leaves the task frag's page (page 4, 480 bytes in) alive with one reference: the
+/// task's; every other page is freed.
+#[test]
+fn close_leaves_the_task_frag() {
+    let t = run(
+        &format!("{LOOPBACK_16K_X8}[[ops]]\nop = \"close\"\n"),
+        "abeni-2020",
+    );
+    let st = &t.steps[1].state;
+    let pages: Vec<_> = st.pages.iter().map(|p| (p.id, p.count)).collect();
+    assert_eq!(pages, [(4, 1)]);
+    assert_eq!((st.cursors[0].page, st.cursors[0].offset), (Some(4), 480));
+    assert_eq!(t.counters.get("pages_freed"), Some(4));
 }
 
 #[test]

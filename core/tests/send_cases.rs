@@ -97,7 +97,8 @@ const CASES: &[Case] = &[
         ],
     },
     // Today: one 32 KiB page frag; 65536 bytes fill page 0 (one frag), then page 1 up to the
-    // 65160 goal, and 376 bytes start the next skb on page 1.
+    // 65160 goal, and 376 bytes start the next skb on page 1. After close page 1 is still
+    // the task frag's (current->task_frag outlives the socket): one page freed, one live.
     Case {
         name: "modern sg-gso: 32 KiB page frags",
         variant: "modern",
@@ -110,6 +111,9 @@ const CASES: &[Case] = &[
             ("pages_allocated", 2),
             ("frags", 3),
             ("wire_segments", 46),
+            ("pages_freed", 1),
+            ("pages_live", 1),
+            ("page_refs", 1),
         ],
     },
     // Jumbo: 8948 lies in [3280, 3280 + 17 * 4096] -> select_size gives pgbreak 3280; head

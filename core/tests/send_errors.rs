@@ -23,6 +23,7 @@ const CASES: &[(&str, &[&str])] = &[
     ("[consts]\nmax_skb_frags = 0\n[[ops]]\nop = \"close\"\n", &["consts.max_skb_frags", "1..=64"]),
     ("variant = \"2011\"\n[[ops]]\nop = \"close\"\n", &["variant", "pre-2010, kumar-2010, modern"]),
     ("[[ops]]\nop = \"close\"\n[[ops]]\nop = \"transmit\"\n", &["ops[1]", "closed"]),
+    ("[[ops]]\nop = \"socket\"\n", &["ops[0]", "still open"]),
     ("[[ops]]\nop = \"sendmsg\"\nbytes = 1000\n[[ops]]\nop = \"transmit\"\n[[ops]]\nop = \"ack\"\nbytes = 1001\n",
         &["ops[2].bytes", "0..=1000"]),
     ("[[ops]]\nop = \"splice\"\n", &["ops[0]", "splice"]),

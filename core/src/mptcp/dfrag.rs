@@ -12,11 +12,14 @@ use crate::page_frag::PageFrag;
 use crate::trace::{self, Event, Events};
 
 /// sizeof(struct mptcp_data_frag) on x86_64 in the seed's tree: list_head (16), u64 data_seq
-/// (8), int data_len, offset, overhead, already_sent (16), struct page * (8).
-pub const MPTCP_DATA_FRAG_SIZE: u32 = 48;
+/// (8), u16 data_len, offset, overhead, already_sent (8), struct page * (8) = 40. The u16
+/// fields and `already_sent` came with "mptcp: add accounting for pending data" (net-next,
+/// 16 Nov 2020, ten days before the seed); v5.10 still has three ints and no already_sent
+/// (48 bytes).
+pub const MPTCP_DATA_FRAG_SIZE: u32 = 40;
 
 /// mptcp_page_frag_refill asks skb_page_frag_refill for `32 + sizeof(struct
-/// mptcp_data_frag)` bytes: room for a header and a little data.
+/// mptcp_data_frag)` = 72 bytes: room for a header and a little data.
 pub const MPTCP_FRAG_REFILL: u32 = 32 + MPTCP_DATA_FRAG_SIZE;
 
 /// `struct mptcp_data_frag`.
@@ -163,9 +166,10 @@ impl SendBuf {
         }
     }
 
-    /// __mptcp_clear_xmit + socket teardown: every dfrag and the page frag's own reference.
+    /// __mptcp_clear_xmit at close: every dfrag goes. The page frag stays: it is
+    /// `current->task_frag` (sk_page_frag), which the task keeps for its next socket and
+    /// puts only when it exits.
     pub fn release(&mut self, tx: &mut Tx, ev: &mut Events) {
         self.clean_una(u64::MAX, tx, ev);
-        self.pfrag.release(&mut tx.pool, 0, ev);
     }
 }

@@ -119,7 +119,7 @@ pub enum MptcpOp {
     },
     /// The peer acknowledges everything sent, at subflow and data level.
     Ack,
-    /// close(): free every skb, dfrag and the page frag's page.
+    /// close(): free every skb and dfrag. The page frag is the task's and survives.
     Close,
 }
 

@@ -67,8 +67,9 @@ pub struct Subflow {
     pub size_goal: u32,
     /// The retransmit queue (sent) followed by the write queue (unsent), in seq order.
     pub skbs: Vec<Skb>,
-    /// tp->write_seq, relative (the model starts every subflow at 0); also the subflow's
-    /// rel_write_seq, which DSS mappings carry.
+    /// tp->write_seq relative to the ISN, which is also the subflow's rel_write_seq that DSS
+    /// mappings carry: 1 for the first data byte, after the SYN (subflow_finish_connect and
+    /// subflow_ulp_clone set rel_write_seq = 1).
     pub write_seq: u32,
 }
 
@@ -80,7 +81,7 @@ impl Subflow {
             mss,
             size_goal,
             skbs: Vec::new(),
-            write_seq: 0,
+            write_seq: 1,
         }
     }
 

@@ -127,8 +127,11 @@ pub enum SendOp {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bytes: Option<u64>,
     },
-    /// close(): free the write queue and the socket's page.
+    /// close(): free the write queue and (2.6.33) the socket's TCP_PAGE.
     Close,
+    /// After `close`, the same task opens its next socket: a new connection, the same task
+    /// frag (today).
+    Socket,
 }
 
 impl SendScenario {
@@ -223,7 +226,8 @@ impl SendScenario {
                 SendOp::Ack { bytes: Some(b) } => {
                     check_range(|| format!("ops[{i}].bytes"), *b, 0, MAX_TOTAL_BYTES)?;
                 }
-                SendOp::Transmit | SendOp::Ack { bytes: None } | SendOp::Close => {}
+                SendOp::Transmit | SendOp::Ack { bytes: None } | SendOp::Close | SendOp::Socket => {
+                }
             }
         }
         Ok(())
@@ -265,11 +269,14 @@ impl Machine for SendMachine {
 
     fn apply(&mut self, op: &SendOp, at: usize, ev: &mut Events) -> Result<(), Error> {
         let sock = &mut self.sock;
-        if sock.closed {
-            return Err(Error::invalid(
-                format!("ops[{at}]"),
-                "the socket is closed; `close` must be the last operation",
-            ));
+        // A closed socket takes only `socket`; an open one anything else.
+        if sock.closed != (*op == SendOp::Socket) {
+            let why = if sock.closed {
+                "the socket is closed; only `socket` (the task's next socket) may follow"
+            } else {
+                "the socket is still open; `close` it before the task opens the next one"
+            };
+            return Err(Error::invalid(format!("ops[{at}]"), why));
         }
         match op {
             SendOp::Sendmsg {
@@ -295,6 +302,7 @@ impl Machine for SendMachine {
                 sock.ack_to(sock.snd_una + b, ev);
             }
             SendOp::Close => sock.close(ev),
+            SendOp::Socket => sock.reopen(),
         }
         Ok(())
     }
@@ -332,6 +340,7 @@ impl Machine for SendMachine {
             SendOp::Ack { bytes: None } => "ack everything sent".to_string(),
             SendOp::Ack { bytes: Some(b) } => format!("ack {b} bytes"),
             SendOp::Close => "close".to_string(),
+            SendOp::Socket => "socket: the task's next connection".to_string(),
         }
     }
 

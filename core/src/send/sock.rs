@@ -42,7 +42,7 @@ impl SendConfig {
             &self.k,
             &GoalInput {
                 mss: self.socket.mss,
-                gso: self.device.gso || self.variant.gso_always(),
+                gso: self.device.gso,
                 gso_max_size: self.k.gso_max_size,
                 max_window: self.socket.max_window,
                 net_header_len: self.socket.net_header_len,
@@ -57,7 +57,7 @@ impl SendConfig {
 enum SndPage {
     /// 2.6.33: `TCP_PAGE(sk)` (sk->sk_sndmsg_page) and `TCP_OFF(sk)` (sk->sk_sndmsg_off).
     TcpPage { page: Option<PageId>, off: u32 },
-    /// v6.12: the `struct page_frag` of `sk_page_frag(sk)`.
+    /// v6.12: the `struct page_frag` sk_page_frag(sk) returns, `current->task_frag`.
     Frag(PageFrag),
 }
 
@@ -462,24 +462,38 @@ impl SendSock {
         });
     }
 
-    /// The socket is destroyed: tcp_write_queue_purge frees every skb, then the socket's
-    /// page reference is dropped (tcp_v4_destroy_sock in 2.6.33, sk_destruct today).
+    /// The socket is destroyed: tcp_write_queue_purge frees every skb. In 2.6.33
+    /// tcp_v4_destroy_sock then frees the socket's TCP_PAGE. Today's page frag is the task's
+    /// (`current->task_frag`): the socket never owned it, so it stays with the task, for its
+    /// next socket, until the task exits.
     pub fn close(&mut self, ev: &mut Events) {
         while let Some(skb) = self.queue.pop_front() {
             self.free_skb(skb, ev);
         }
         self.sent = 0;
         self.front_seq = self.write_seq;
-        match &mut self.page {
-            SndPage::TcpPage { page, off } => {
-                if let Some(p) = page.take() {
-                    self.pool.put(p, CPU, ev);
-                }
-                *off = 0;
+        if let SndPage::TcpPage { page, off } = &mut self.page {
+            if let Some(p) = page.take() {
+                self.pool.put(p, CPU, ev);
             }
-            SndPage::Frag(pf) => pf.release(&mut self.pool, CPU, ev),
+            *off = 0;
         }
         self.closed = true;
+    }
+
+    /// The task opens its next socket after `close`: a new connection (sequence numbers from
+    /// 0, empty queue), the same task. The 2.6.33 socket starts without a TCP_PAGE; today's
+    /// finds the task frag as the last socket left it. Counters keep adding up.
+    pub fn reopen(&mut self) {
+        let (page, pool, c) = (self.page, std::mem::take(&mut self.pool), self.c);
+        let next_skb = self.next_skb;
+        *self = SendSock {
+            page,
+            pool,
+            c,
+            next_skb,
+            ..SendSock::new(self.cfg)
+        };
     }
 
     /// The counters, with the page allocator's own.
@@ -493,7 +507,7 @@ impl SendSock {
         c
     }
 
-    /// The page-frag cursor: TCP_PAGE/TCP_OFF or sk_page_frag.
+    /// The page-frag cursor: TCP_PAGE/TCP_OFF or the task frag.
     pub fn cursor(&self) -> Cursor {
         let name = self.cfg.variant.cursor_name();
         match self.page {

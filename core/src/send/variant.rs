@@ -137,14 +137,6 @@ impl Variant {
         self != Variant::Modern
     }
 
-    /// Today TCP always has GSO ("tcp: switch to GSO being always on", 2017; `sk_setup_caps`
-    /// sets NETIF_F_GSO for every TCP socket): size_goal is large on every device, and a
-    /// device without TSO gets software GSO. In 2.6.33 GSO followed the device (on by default
-    /// for SG devices since register_netdevice adds NETIF_F_GSO; off with ethtool).
-    pub fn gso_always(self) -> bool {
-        self == Variant::Modern
-    }
-
     /// tcp_sendmsg_locked honours MSG_EOR (`tcp_skb_can_collapse_to`); 2.6.33 had no EOR.
     pub fn honours_eor(self) -> bool {
         self == Variant::Modern
@@ -154,7 +146,7 @@ impl Variant {
     pub fn cursor_name(self) -> &'static str {
         match self {
             Variant::Pre2010 | Variant::Kumar2010 => "TCP_PAGE",
-            Variant::Modern => "sk_page_frag",
+            Variant::Modern => "task_frag",
         }
     }
 }
