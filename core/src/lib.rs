@@ -6,10 +6,12 @@
 
 pub mod consts;
 pub mod error;
+pub mod kernel_fn;
 pub mod limits;
 pub mod mptcp;
 pub mod page;
 pub mod page_frag;
+pub mod replay;
 pub mod rx;
 pub mod scenario;
 pub mod send;

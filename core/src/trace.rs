@@ -18,6 +18,16 @@ pub enum Event {
         page: PageId,
         order: u32,
         cpu: Cpu,
+        /// Bytes in the page (`PAGE_SIZE << order`).
+        #[serde(default)]
+        size: u32,
+        /// The page refills `cpu`'s page-frag cursor, whose offset starts here.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<u32>,
+        /// v6.12 `pagecnt_bias`: the cursor took its references in advance (`page_ref_add`),
+        /// so the page's count is this bias.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bias: Option<u32>,
     },
     GetPage {
         page: PageId,
@@ -27,6 +37,9 @@ pub enum Event {
         page: PageId,
         cpu: Cpu,
         count: u32,
+        /// The reference was a page-frag cursor's own: the cursor lets go of the page.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        release: bool,
     },
     FreePage {
         page: PageId,
@@ -35,14 +48,36 @@ pub enum Event {
     /// An allocator starts over at the beginning of a page it still holds.
     ReusePage {
         page: PageId,
+        /// The cursor's offset after it starts over (0, or the page size when it counts down).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<u32>,
+        /// v6.12: the count and `pagecnt_bias` are reset to this (`set_page_count`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bias: Option<u32>,
     },
     // -- skbs (all mechanisms) --
+    /// An skb allocated with `headroom` reserved and `linear_room` for data; it starts at
+    /// `seq`, is charged `truesize` and goes on `queue` (none: a driver is still building it).
     AllocSkb {
         skb: SkbId,
         cpu: Cpu,
         head_bytes: u32,
         headroom: u32,
         linear_room: u32,
+        #[serde(default)]
+        seq: u32,
+        #[serde(default)]
+        truesize: u32,
+        /// `skb->reserved_tailroom`: tailroom beyond `linear_room` that no data may use.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        reserved_tailroom: u32,
+        /// The head lives at `head_offset` of page `head_page` (build_skb, `head_frag`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        head_page: Option<PageId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        head_offset: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queue: Option<String>,
     },
     FreeSkb {
         skb: SkbId,
@@ -58,17 +93,24 @@ pub enum Event {
         offset: u32,
         bytes: u32,
     },
+    /// Frag slot `idx` of `skb` now holds `size` bytes at `offset` of `page`; the skb is
+    /// charged `truesize` in all.
     NewFrag {
         skb: SkbId,
         idx: u32,
         page: PageId,
         offset: u32,
         size: u32,
+        #[serde(default)]
+        truesize: u32,
     },
+    /// Frag slot `idx` (the last) grew by `bytes`; the skb is charged `truesize` in all.
     Coalesce {
         skb: SkbId,
         idx: u32,
         bytes: u32,
+        #[serde(default)]
+        truesize: u32,
     },
     MarkPsh {
         skb: SkbId,
@@ -117,19 +159,29 @@ pub enum Event {
         frames: u32,
         budget: u32,
     },
-    /// A frame of `len` bytes on the wire became `skb`; its payload starts at `seq`.
+    /// A frame of `len` bytes on the wire became `skb`; its payload starts at `seq`. Its
+    /// `headers` are pulled; `linear` payload bytes stay in the head (the rest is in frags).
     RxFrame {
         skb: SkbId,
         len: u32,
         seq: u32,
+        #[serde(default)]
+        headers: u32,
+        #[serde(default)]
+        linear: u32,
     },
     /// A receive frag cache handed out `size` bytes at `offset` of `page`
-    /// (netdev_alloc_frag / page_frag_alloc).
+    /// (netdev_alloc_frag / page_frag_alloc); its cursor is now at `cursor` (and, v6.12,
+    /// its `pagecnt_bias` is `bias`).
     FragAlloc {
         cpu: Cpu,
         page: PageId,
         offset: u32,
         size: u32,
+        #[serde(default)]
+        cursor: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bias: Option<u32>,
     },
     /// A receive frag cache let go of its page; `count` references remain (its fragments).
     FragCacheRelease {
@@ -138,10 +190,13 @@ pub enum Event {
         count: u32,
     },
     /// GRO merged `skb` into `into`; `stolen_head`: its head page became a frag of `into`.
+    /// `into` is charged `delta_truesize` more (what skb_gro_receive moves).
     GroMerge {
         skb: SkbId,
         into: SkbId,
         stolen_head: bool,
+        #[serde(default)]
+        delta_truesize: u32,
     },
     /// GRO chained `skb`, head and all, on the frag_list of `into` (v3.19+).
     GroChain {
@@ -254,9 +309,12 @@ pub enum Event {
         skbs: u32,
         bytes: u64,
     },
-    /// A dfrag fully acknowledged at the data level was dropped (dfrag_clear).
+    /// A dfrag fully acknowledged at the data level was dropped (dfrag_clear), or, with
+    /// `trim`, only its first `trim` bytes were acknowledged and cut off.
     ClearDfrag {
         data_seq: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trim: Option<u32>,
     },
 }
 
@@ -346,6 +404,37 @@ pub struct State {
     /// MPTCP data fragments (`struct mptcp_data_frag`) in data-sequence order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dfrags: Vec<Dfrag>,
+    /// Skbs on no list for a moment: a driver's skb before GRO or the socket takes it, an
+    /// skb unlinked to be freed. Only a replay between events sees any ([`State::apply`]);
+    /// a step's state never holds one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_flight: Vec<Skb>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Queue names, shared by the mechanisms that build the state and the replay that moves skbs
+/// between queues.
+pub mod queue {
+    use crate::Cpu;
+    pub const WRITE_QUEUE: &str = "write_queue";
+    pub const SK_RECEIVE_QUEUE: &str = "sk_receive_queue";
+    pub const SK_BACKLOG: &str = "sk_backlog";
+    pub const SK_RX_SKB_CACHE: &str = "sk_rx_skb_cache";
+    /// The skb GRO holds on `cpu`.
+    pub fn gro(cpu: Cpu) -> String {
+        format!("gro cpu{cpu}")
+    }
+    /// softnet_data.defer_list of `cpu`.
+    pub fn defer_list(cpu: Cpu) -> String {
+        format!("defer_list cpu{cpu}")
+    }
+    /// MPTCP subflow `id`'s write queue.
+    pub fn subflow(id: u32) -> String {
+        format!("subflow {id}")
+    }
 }
 
 /// An MPTCP data fragment: user data at `offset` in `page`, `already_sent` of it pushed to
@@ -500,13 +589,13 @@ mod tests {
     fn events_past_the_limit_are_dropped_and_flagged() {
         let mut ev = Events::on();
         ev.limit(2);
-        for page in 0..3 {
-            ev.emit(|| Event::ReusePage { page });
+        for cpu in 0..3 {
+            ev.emit(|| Event::DeferKick { cpu });
         }
         assert!(ev.overflowed());
         assert_eq!(ev.take().len(), 2);
         let mut off = Events::off();
-        off.emit(|| Event::ReusePage { page: 0 });
+        off.emit(|| Event::DeferKick { cpu: 0 });
         assert!(!off.overflowed() && off.take().is_empty());
     }
 }

@@ -68,9 +68,10 @@ const EVENTS_SHOWN: usize = 16;
 /// `count` makes thousands of events.
 const EVENTS_LOGGED: usize = 200;
 
-/// The events of one step, one per line; lists longer than `shown` are cut in the middle with
-/// a count of what was left out, by kind (the JSON trace has every event).
-fn events(out: &mut String, list: &[Event], shown: usize, st: Style) {
+/// The events of one step, one per line, each with the kernel function it stands for when
+/// `kernel` (the trace) is given; lists longer than `shown` are cut in the middle with a count
+/// of what was left out, by kind (the JSON trace has every event).
+fn events(out: &mut String, list: &[Event], shown: usize, kernel: Option<&Trace>, st: Style) {
     let (head, tail) = (shown * 3 / 4, shown / 4);
     let cut = list.len() > shown;
     for (i, e) in list.iter().enumerate() {
@@ -93,7 +94,15 @@ fn events(out: &mut String, list: &[Event], shown: usize, st: Style) {
             );
         }
         if !cut || i < head || i >= list.len() - tail {
-            let _ = writeln!(out, "  {} {}", st.dim("·"), event(e));
+            let f = kernel.and_then(|t| t.kernel_fn(e));
+            let f = f.map(|f| st.dim(&format!("  ({})", f.name)));
+            let _ = writeln!(
+                out,
+                "  {} {}{}",
+                st.dim("·"),
+                event(e),
+                f.unwrap_or_default()
+            );
         }
     }
 }
@@ -285,7 +294,7 @@ pub fn step(i: usize, n: usize, s: &Step, prev: Option<&Step>, st: Style) -> Str
         "{}",
         st.bold(&format!("── step {}/{n}: {} ──", i + 1, s.op))
     );
-    events(&mut out, &s.events, EVENTS_LOGGED, st);
+    events(&mut out, &s.events, EVENTS_LOGGED, None, st);
     out.push_str(&state(&s.state, st));
     let moved = changed(prev.map(|p| &p.counters), &s.counters);
     if !moved.is_empty() {
@@ -404,7 +413,7 @@ pub fn walkthrough(w: &Walkthrough, traces: &[Trace], st: Style) -> String {
             let prev = i.checked_sub(1).map(|j| &t.steps[j]);
             let s = &t.steps[i];
             let _ = writeln!(out, "{}", st.head(&format!("[{}]", t.variant)));
-            events(&mut out, &s.events, EVENTS_SHOWN, st);
+            events(&mut out, &s.events, EVENTS_SHOWN, Some(t), st);
             out.push_str(&state(&s.state, st));
             let moved = changed(prev.map(|p| &p.counters), &s.counters);
             if !moved.is_empty() {
@@ -428,10 +437,16 @@ mod tests {
 
     #[test]
     fn long_event_lists_keep_both_ends_and_tally_the_middle() {
-        let mut list: Vec<Event> = (0..240).map(|page| Event::ReusePage { page }).collect();
+        let mut list: Vec<Event> = (0..240)
+            .map(|page| Event::ReusePage {
+                page,
+                cursor: None,
+                bias: None,
+            })
+            .collect();
         list.extend((0..10).map(|page| Event::GetPage { page, count: 2 }));
         let mut out = String::new();
-        events(&mut out, &list, EVENTS_LOGGED, Style::PLAIN);
+        events(&mut out, &list, EVENTS_LOGGED, None, Style::PLAIN);
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 150 + 1 + 50);
         assert_eq!(lines[149], "  · reuse_page page=149");

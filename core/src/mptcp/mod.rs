@@ -356,13 +356,14 @@ impl Machine for Msk {
                 .subflows
                 .iter()
                 .map(|sf| Queue {
-                    name: format!("subflow {}", sf.id),
+                    name: crate::trace::queue::subflow(sf.id),
                     skbs: sf.skbs.clone(),
                 })
                 .collect(),
             pages: self.tx.pool.live().cloned().collect(),
             cursors: vec![self.buf.pfrag.cursor("task_frag")],
             dfrags: self.buf.dfrags.iter().map(|d| d.view()).collect(),
+            in_flight: Vec::new(),
         }
     }
 

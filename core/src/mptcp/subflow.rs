@@ -8,7 +8,7 @@ use crate::consts::{Era, KernelConsts};
 use crate::page::PageId;
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
 use crate::skb::{Skb, SkbHead};
-use crate::trace::{Event, Events};
+use crate::trace::{queue, Event, Events};
 
 /// IPv4 header (`icsk_af_ops->net_header_len`) and bare TCP header, 20 bytes each.
 const NET_HEADER_LEN: u32 = 20;
@@ -129,7 +129,8 @@ impl Subflow {
         }
         let copy = copy.min(size as i64) as u32;
         let skb = &mut self.skbs[i];
-        let id = skb.id;
+        skb.head.truesize += copy;
+        let (id, truesize) = (skb.id, skb.head.truesize);
         if can_coalesce {
             skb.grow_last_frag(copy);
             let idx = skb.nr_frags() as u32 - 1;
@@ -137,6 +138,7 @@ impl Subflow {
                 skb: id,
                 idx,
                 bytes: copy,
+                truesize,
             });
         } else {
             tx.pool.get(page, ev);
@@ -152,9 +154,9 @@ impl Subflow {
                 page,
                 offset,
                 size: copy,
+                truesize,
             });
         }
-        skb.head.truesize += copy;
         tx.stats.max_skb_bytes = tx.stats.max_skb_bytes.max(skb.len as u64);
         self.write_seq = self.write_seq.wrapping_add(copy);
         (i, copy)
@@ -167,14 +169,21 @@ impl Subflow {
         let id = tx.next_skb;
         tx.next_skb += 1;
         tx.stats.skbs_allocated += 1;
+        let (seq, sf) = (self.write_seq, self.id);
         ev.emit(|| Event::AllocSkb {
             skb: id,
             cpu: 0,
             head_bytes: head.head_bytes,
             headroom: head.headroom,
             linear_room: 0,
+            seq,
+            truesize: head.truesize,
+            reserved_tailroom: head.tailroom,
+            head_page: None,
+            head_offset: None,
+            queue: Some(queue::subflow(sf)),
         });
-        self.skbs.push(Skb::new(id, 0, head, self.write_seq));
+        self.skbs.push(Skb::new(id, 0, head, seq));
     }
 
     /// tcp_mark_push: set PSH on the skb.
@@ -270,7 +279,7 @@ mod tests {
             next_skb: 0,
             stats: Default::default(),
         };
-        let page = tx.pool.alloc(3, k.page_size, 0, &mut Events::off());
+        let page = tx.pool.alloc(3, k.page_size, 0, None, &mut Events::off());
         let sf = Subflow::new(0, &SubflowParams::default(), era, &k);
         (sf, tx, page)
     }

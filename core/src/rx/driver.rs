@@ -14,7 +14,7 @@ use super::frag_cache::RefillKnobs;
 use super::{Allocator, Kernel, RxParams};
 use crate::consts::KernelConsts;
 use crate::skb::{Frag, Skb, SkbHead};
-use crate::trace::{Event, Events};
+use crate::trace::{queue, Event, Events};
 use crate::Cpu;
 use serde::{Deserialize, Serialize};
 
@@ -113,18 +113,26 @@ pub fn rx_frame(
     let id = k.new_skb_id();
     let mut skb = Skb::new(id, cpu, head, seq);
     skb.head_frag = head_frag;
-    // The head as allocated: NET_SKB_PAD reserved, no header pulled yet.
+    // The head as allocated: NET_SKB_PAD reserved, no header pulled yet. GRO will hold it.
     ev.emit(|| Event::AllocSkb {
         skb: id,
         cpu,
         head_bytes,
         headroom: c.net_skb_pad,
         linear_room: room - c.net_skb_pad,
+        seq,
+        truesize: head.truesize,
+        reserved_tailroom: 0,
+        head_page: head_frag.map(|f| f.page),
+        head_offset: head_frag.map(|f| f.offset),
+        queue: p.gro_merges().then(|| queue::gro(cpu)),
     });
     ev.emit(|| Event::RxFrame {
         skb: id,
         len: frame_len,
         seq,
+        headers: hdrs,
+        linear: in_head - hdrs,
     });
     if p.nic.driver == DriverStyle::FullFrame {
         skb.put_linear(in_head - hdrs);
@@ -145,7 +153,7 @@ fn attach_payload_pages(
     let page_size = k.consts.page_size;
     while payload > 0 {
         let size = payload.min(page_size);
-        let page = k.pool.alloc(0, page_size, cpu, ev);
+        let page = k.pool.alloc(0, page_size, cpu, None, ev);
         k.pool.page_mut(page).used = size;
         let idx = skb.nr_frags() as u32;
         skb.add_frag(Frag {
@@ -154,13 +162,14 @@ fn attach_payload_pages(
             size,
         });
         skb.head.truesize += page_size;
-        let id = skb.id;
+        let (id, truesize) = (skb.id, skb.head.truesize);
         ev.emit(|| Event::NewFrag {
             skb: id,
             idx,
             page,
             offset: 0,
             size,
+            truesize,
         });
         payload -= size;
     }

@@ -7,13 +7,13 @@
 //! short function saying how the cursor moves and when a page is reused.
 
 use super::{Allocator, Kernel};
-use crate::page::PageId;
+use crate::page::{PageId, Refill};
 use crate::skb::Frag;
 use crate::trace::{Cursor, Event, Events};
 use crate::Cpu;
 
 /// PAGE_FRAG_CACHE_MAX_SIZE = `__ALIGN_MASK(32768, ~PAGE_MASK)` = 32 KiB
-/// (include/linux/page_frag_cache.h, v6.12); its order is PAGE_FRAG_CACHE_MAX_ORDER = 3.
+/// (include/linux/mm_types.h, v6.12); its order is PAGE_FRAG_CACHE_MAX_ORDER = 3.
 pub const PAGE_FRAG_CACHE_MAX_SIZE: u32 = 32768;
 const PAGE_FRAG_CACHE_MAX_ORDER: u32 = 3;
 
@@ -66,12 +66,15 @@ impl FragCache {
         let page = self.page.expect("model bug: frag cache without a page");
         k.pool.page_mut(page).used += fragsz;
         k.stats.frags_allocated += 1;
-        let cpu = self.cpu;
+        let (cpu, cursor) = (self.cpu, self.offset);
+        let bias = (k.variant.alloc == Allocator::Modern).then_some(self.bias);
         ev.emit(|| Event::FragAlloc {
             cpu,
             page,
             offset,
             size: fragsz,
+            cursor,
+            bias,
         });
         Frag {
             page,
@@ -112,7 +115,7 @@ impl FragCache {
             let mut offset = self.offset;
             if k.pool.count(page) == 1 {
                 if k.pool.page(page).used > 0 {
-                    k.pool.note_reuse(page, ev);
+                    k.pool.note_reuse(page, self.size, None, ev);
                 }
                 offset = self.size;
             }
@@ -126,7 +129,7 @@ impl FragCache {
         }
     }
 
-    /// `__page_frag_alloc_align` + `__page_frag_cache_refill` in v6.12 (mm/page_frag_cache.c;
+    /// `__page_frag_alloc_align` + `__page_frag_cache_refill` in v6.12 (mm/page_alloc.c;
     /// the offset counts down until 6.13): refill takes a 32 KiB compound page (order-0
     /// fallback) and adds PAGE_FRAG_CACHE_MAX_SIZE references at once (`page_ref_add`),
     /// recording them in `pagecnt_bias`; each fragment spends one from the bias without
@@ -169,7 +172,8 @@ impl FragCache {
             }
             // set_page_count(page, PAGE_FRAG_CACHE_MAX_SIZE + 1): start over on the same page.
             k.pool.page_mut(page).count = PAGE_FRAG_CACHE_MAX_SIZE + 1;
-            k.pool.note_reuse(page, ev);
+            let bias = Some(PAGE_FRAG_CACHE_MAX_SIZE + 1);
+            k.pool.note_reuse(page, self.size, bias, ev);
             self.page = Some(page);
             self.bias = PAGE_FRAG_CACHE_MAX_SIZE + 1;
             self.offset = self.size;
@@ -177,7 +181,13 @@ impl FragCache {
     }
 
     fn refill_order0(&mut self, k: &mut Kernel, ev: &mut Events) -> PageId {
-        let page = k.pool.alloc(0, k.consts.page_size, self.cpu, ev);
+        let refill = Refill {
+            cursor: self.offset,
+            bias: None,
+        };
+        let page = k
+            .pool
+            .alloc(0, k.consts.page_size, self.cpu, Some(refill), ev);
         k.stats.frag_cache_pages += 1;
         self.page = Some(page);
         self.size = k.consts.page_size;
@@ -190,7 +200,13 @@ impl FragCache {
         } else {
             PAGE_FRAG_CACHE_MAX_ORDER
         };
-        let page = k.pool.alloc(order, k.consts.page_size, self.cpu, ev);
+        let refill = Refill {
+            cursor: k.consts.page_bytes(order),
+            bias: Some(PAGE_FRAG_CACHE_MAX_SIZE + 1),
+        };
+        let page = k
+            .pool
+            .alloc(order, k.consts.page_size, self.cpu, Some(refill), ev);
         k.stats.frag_cache_pages += 1;
         // page_ref_add(page, PAGE_FRAG_CACHE_MAX_SIZE): the count becomes 1 + MAX_SIZE.
         k.pool.page_mut(page).count += PAGE_FRAG_CACHE_MAX_SIZE;

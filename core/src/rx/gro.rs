@@ -21,7 +21,7 @@
 
 use super::{Allocator, Kernel};
 use crate::skb::{Frag, Skb};
-use crate::trace::{Event, Events, Queue};
+use crate::trace::{queue, Event, Events, Queue};
 use crate::Cpu;
 
 /// IPv4 + TCP-with-timestamps header bytes that GRO counts in `p->len` (20 + 32).
@@ -96,7 +96,7 @@ impl Gro {
 
     pub fn queue(&self, cpu: Cpu) -> Queue {
         Queue {
-            name: format!("gro cpu{cpu}"),
+            name: queue::gro(cpu),
             skbs: self.held.iter().cloned().collect(),
         }
     }
@@ -129,6 +129,7 @@ fn merge(p: &mut Skb, mut skb: Skb, k: &mut Kernel, cpu: Cpu, ev: &mut Events) -
                 skb: id,
                 into,
                 stolen_head,
+                delta_truesize,
             });
             k.free_skb(skb, cpu, ev);
         }

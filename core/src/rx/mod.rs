@@ -330,6 +330,12 @@ impl RxParams {
         self.socket.mss + self.socket.proto.headers()
     }
 
+    /// Whether GRO merges this flow's segments (TCP with NETIF_F_GRO); otherwise each frame
+    /// goes up on its own.
+    pub fn gro_merges(&self) -> bool {
+        self.nic.gro && self.socket.proto == Proto::Tcp
+    }
+
     /// The CPU tcp_v4_rcv runs on: the BH CPU, or the application's under RPS/RFS.
     pub fn rcv_cpu(&self) -> Cpu {
         if self.nic.rps {
@@ -523,7 +529,7 @@ impl RxMachine {
             budget,
         });
         k.stats.napi_polls += 1;
-        let merge = self.p.nic.gro && self.p.socket.proto == Proto::Tcp;
+        let merge = self.p.gro_merges();
         for &len in lens {
             let skb = driver::rx_frame(k, &self.p, len, self.next_seq, BH_CPU, ev);
             self.next_seq = self.next_seq.wrapping_add(skb.len);

@@ -20,7 +20,7 @@
 
 use super::{Kernel, Proto, RxCache, RxParams};
 use crate::skb::Skb;
-use crate::trace::{Event, Events, Queue};
+use crate::trace::{queue, Event, Events, Queue};
 use crate::{Cpu, NR_CPUS};
 use std::collections::VecDeque;
 
@@ -196,15 +196,15 @@ impl Socket {
     pub fn queues(&self) -> [Queue; 3] {
         [
             Queue {
-                name: "sk_receive_queue".into(),
+                name: queue::SK_RECEIVE_QUEUE.into(),
                 skbs: self.receive_queue.iter().cloned().collect(),
             },
             Queue {
-                name: "sk_backlog".into(),
+                name: queue::SK_BACKLOG.into(),
                 skbs: self.backlog.clone(),
             },
             Queue {
-                name: "sk_rx_skb_cache".into(),
+                name: queue::SK_RX_SKB_CACHE.into(),
                 skbs: self.rx_cache.iter().cloned().collect(),
             },
         ]
@@ -266,7 +266,7 @@ pub fn defer_flush(cpu: Cpu, k: &mut Kernel, ev: &mut Events) {
 pub fn defer_queues(k: &Kernel) -> Vec<Queue> {
     (0..NR_CPUS)
         .map(|c| Queue {
-            name: format!("defer_list cpu{c}"),
+            name: queue::defer_list(c as Cpu),
             skbs: k.defer[c].clone(),
         })
         .collect()
