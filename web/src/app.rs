@@ -75,6 +75,8 @@ pub struct App {
     titles: Vec<AttrValue>,
     session: Option<Shared>,
     pos: usize,
+    /// Stepping by event: the state after event `k` (1-based) of step `pos`, of the left trace.
+    event: Option<usize>,
     play: Option<Interval>,
     speed: u32,
     notice: Option<String>,
@@ -115,6 +117,7 @@ impl Component for App {
             walks,
             session: None,
             pos: 0,
+            event: None,
             play: None,
             speed: 2,
             notice,
@@ -148,11 +151,18 @@ impl Component for App {
             Msg::Nav(nav) => self.nav(ctx, nav),
             Msg::Tick => {
                 let len = self.len();
-                if self.pos < len {
-                    self.pos += 1;
-                }
-                if self.pos >= len {
-                    self.stop();
+                // Play runs event by event while an event is selected.
+                if self.event.is_some() {
+                    if !self.step_event(1) {
+                        self.stop();
+                    }
+                } else {
+                    if self.pos < len {
+                        self.go(self.pos + 1);
+                    }
+                    if self.pos >= len {
+                        self.stop();
+                    }
                 }
             }
             Msg::Ran(s) => {
@@ -208,10 +218,12 @@ impl Component for App {
                 }
                 if let Some(s) = &self.session {
                     { controls::controls(&controls::Props { pos: self.pos, len: s.len(), playing: self.play.is_some(),
-                        speed: self.speed, op: self.op(s), on: self.on_nav.clone() }) }
+                        speed: self.speed, op: self.op(s), on: self.on_nav.clone(),
+                        event: self.event.map(|k| (k, events_in(s, self.pos))) }) }
                     <main class="stage">
-                        { narration::narration(&narration::Props { session: s.clone(), pos: self.pos }) }
-                        <Diagrams session={s.clone()} pos={self.pos} />
+                        { narration::narration(&narration::Props { session: s.clone(), pos: self.pos, event: self.event,
+                            on_nav: self.on_nav.clone() }) }
+                        <Diagrams session={s.clone()} pos={self.pos} event={self.event} />
                     </main>
                     { panels::panels(&panels::Props { session: s.clone(), pos: self.pos, chart: self.chart.clone(),
                         on_chart: self.on_chart.clone() }) }
@@ -221,6 +233,16 @@ impl Component for App {
             </>
         }
     }
+}
+
+/// The number of events step `pos` (0: before the first) of the left trace has.
+fn events_in(s: &Session, pos: usize) -> usize {
+    pos.checked_sub(1)
+        .map_or(0, |i| s.traces[0].steps[i].events.len())
+}
+
+fn events_in_opt(s: &Option<Shared>, pos: usize) -> usize {
+    s.as_ref().map_or(0, |s| events_in(s, pos))
 }
 
 /// A callback that emits on `to` what `f` makes of an event, when it makes something (a
@@ -265,7 +287,8 @@ fn listeners(ctx: &Context<App>) -> [EventListener; 2] {
     [keys, hash]
 }
 
-/// ←/→ step, Home/End jump, space plays; ignored while typing or with a modifier held.
+/// ←/→ step, ↑/↓ (or Shift+←/→) move by event, Home/End jump, space plays; ignored while
+/// typing or with a modifier other than Shift held.
 fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
     if e.ctrl_key() || e.alt_key() || e.meta_key() {
         return None;
@@ -279,6 +302,10 @@ fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
         return None;
     }
     match e.key().as_str() {
+        "ArrowDown" => Some(Nav::Event(1)),
+        "ArrowUp" => Some(Nav::Event(-1)),
+        "ArrowRight" if e.shift_key() => Some(Nav::Event(1)),
+        "ArrowLeft" if e.shift_key() => Some(Nav::Event(-1)),
         "ArrowRight" => Some(Nav::Step(1)),
         "ArrowLeft" => Some(Nav::Step(-1)),
         "Home" => Some(Nav::Go(0)),
@@ -308,15 +335,22 @@ impl App {
     fn nav(&mut self, ctx: &Context<Self>, nav: Nav) {
         let len = self.len();
         match nav {
-            Nav::Go(p) => self.pos = p.min(len),
-            Nav::Step(d) => self.pos = self.pos.saturating_add_signed(d).min(len),
-            Nav::Last => self.pos = len,
+            Nav::Go(p) => self.go(p.min(len)),
+            Nav::Step(d) => self.go(self.pos.saturating_add_signed(d).min(len)),
+            Nav::Last => self.go(len),
+            Nav::Event(d) => {
+                self.step_event(d);
+            }
+            Nav::At { pos, k } => {
+                self.pos = pos.min(len);
+                self.event = Some(k.min(events_in_opt(&self.session, self.pos)));
+            }
             Nav::TogglePlay => {
                 if self.play.is_some() {
                     self.stop();
                 } else {
-                    if self.pos >= len {
-                        self.pos = 0;
+                    if self.pos >= len && self.event.is_none() {
+                        self.go(0);
                     }
                     self.start(ctx);
                 }
@@ -327,6 +361,40 @@ impl App {
                     self.start(ctx);
                 }
             }
+        }
+    }
+
+    /// To the whole of step `pos`.
+    fn go(&mut self, pos: usize) {
+        self.pos = pos;
+        self.event = None;
+    }
+
+    /// Moves one event forward (`d > 0`) or back, across steps (a step without events is
+    /// passed over); says whether it moved.
+    fn step_event(&mut self, d: isize) -> bool {
+        let Some(s) = &self.session else {
+            return false;
+        };
+        let n = |p: usize| events_in(s, p);
+        let (pos, k) = (self.pos, self.event.unwrap_or(n(self.pos)));
+        let to = if d > 0 {
+            match k < n(pos) {
+                true => Some((pos, k + 1)),
+                false => (pos + 1..=s.len()).find(|&p| n(p) > 0).map(|p| (p, 1)),
+            }
+        } else if k > 1 {
+            Some((pos, k - 1))
+        } else {
+            (1..pos).rev().find(|&p| n(p) > 0).map(|p| (p, n(p)))
+        };
+        match to {
+            Some((p, k)) => {
+                self.pos = p;
+                self.event = Some(k);
+                true
+            }
+            None => false,
         }
     }
 
@@ -415,7 +483,7 @@ impl App {
                 s.len()
             ));
         }
-        self.pos = step.min(s.len());
+        self.go(step.min(s.len()));
         self.session = Some(Shared(Rc::new(s)));
     }
 

@@ -4,8 +4,6 @@
 //! Everything the page displays comes from the core's [`Trace`]s held here; this module only
 //! chooses what to run and remembers where the learner is.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use base64::Engine;
 use skblab_core::limits::MAX_SCENARIO_TEXT;
 use skblab_core::walkthrough::Walkthrough;
 use skblab_core::{RunOptions, Scenario, Trace};
@@ -142,7 +140,7 @@ impl Link {
     /// The URL fragment (without `#`): `w=NAME&step=N` or `s=BASE64URL&cmp=VARIANT&step=N`.
     pub fn encode(&self) -> String {
         match self {
-            Link::Walk { name, step } => format!("w={}&step={step}", B64.encode(name)),
+            Link::Walk { name, step } => format!("w={}&step={step}", b64::encode(name)),
             Link::Custom {
                 text,
                 compare,
@@ -150,9 +148,9 @@ impl Link {
             } => {
                 let cmp = compare
                     .as_ref()
-                    .map(|c| format!("&cmp={}", B64.encode(c)))
+                    .map(|c| format!("&cmp={}", b64::encode(c)))
                     .unwrap_or_default();
-                format!("s={}{cmp}&step={step}", B64.encode(text))
+                format!("s={}{cmp}&step={step}", b64::encode(text))
             }
         }
     }
@@ -195,10 +193,61 @@ impl Link {
 }
 
 fn text64(part: &str, v: &str) -> Result<String, String> {
-    let bytes = B64
-        .decode(v.trim_end_matches('='))
+    let bytes = b64::decode(v.trim_end_matches('='))
         .map_err(|e| format!("the link's `{part}` is not base64url: {e}"))?;
     String::from_utf8(bytes).map_err(|_| format!("the link's `{part}` is not UTF-8 text"))
+}
+
+/// base64url without padding (RFC 4648, section 5), as a permalink carries text. Written out
+/// here: the `base64` crate cost the bundle 2 KiB gzip, most of it for engines never used.
+mod b64 {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+    pub fn encode(text: impl AsRef<[u8]>) -> String {
+        let bytes = text.as_ref();
+        let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+        for chunk in bytes.chunks(3) {
+            // Three bytes make four 6-bit symbols; a short chunk makes one more than its bytes.
+            let n = (chunk.iter().enumerate())
+                .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+            for i in 0..=chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+            }
+        }
+        out
+    }
+
+    fn value(c: u8) -> Option<u32> {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        };
+        Some(u32::from(v))
+    }
+
+    pub fn decode(text: &str) -> Result<Vec<u8>, String> {
+        let mut out = Vec::with_capacity(text.len() / 4 * 3 + 2);
+        let (mut acc, mut bits) = (0u32, 0);
+        for (i, c) in text.bytes().enumerate() {
+            let v = value(c)
+                .ok_or_else(|| format!("invalid symbol {:?} at offset {i}", char::from(c)))?;
+            acc = (acc << 6 | v) & 0xfff;
+            bits += 6;
+            if bits >= 8 {
+                bits -= 8;
+                out.push((acc >> bits) as u8);
+            }
+        }
+        // One symbol past a whole group carries 6 bits: less than a byte.
+        if bits == 6 {
+            return Err(format!("{} symbols is not a valid length", text.len()));
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -227,6 +276,31 @@ mod tests {
             assert_eq!(Link::decode(&format!("#{}", l.encode())), Ok(Some(l)));
         }
         assert_eq!(Link::decode("#"), Ok(None));
+    }
+
+    #[test]
+    fn base64url_matches_rfc_4648() {
+        // RFC 4648's test vectors (section 10) without padding, and the two URL-safe symbols.
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg"),
+            ("fo", "Zm8"),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg"),
+            ("fooba", "Zm9vYmE"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(b64::encode(plain), coded);
+            assert_eq!(b64::decode(coded).unwrap(), plain.as_bytes());
+        }
+        assert_eq!(b64::encode([0xfb, 0xff]), "-_8");
+        assert_eq!(b64::decode("-_8").unwrap(), [0xfb, 0xff]);
+        assert!(b64::decode("Zm9vY")
+            .unwrap_err()
+            .contains("not a valid length"));
+        assert!(b64::decode("Zm+v")
+            .unwrap_err()
+            .contains("invalid symbol '+' at offset 2"));
     }
 
     #[test]

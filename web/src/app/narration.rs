@@ -1,8 +1,8 @@
 //! The narration beside the diagram: the walkthrough's text for the position and the events
 //! of the step, in the kernel's words.
 
+use super::controls::Nav;
 use super::Shared;
-use serde_json::Value;
 use skblab_core::trace::Event as TraceEvent;
 use skblab_core::Trace;
 use yew::prelude::*;
@@ -15,6 +15,10 @@ const EVENTS_LISTED: usize = 200;
 pub struct Props {
     pub session: Shared,
     pub pos: usize,
+    /// The event selected (1-based) in the left trace's list.
+    pub event: Option<usize>,
+    /// Clicking an event of the left trace selects it.
+    pub on_nav: Callback<Nav>,
 }
 
 pub fn narration(p: &Props) -> Html {
@@ -34,23 +38,52 @@ pub fn narration(p: &Props) -> Html {
 /// The events of step `pos`, for every trace shown (side by side, the variants differ most
 /// in what the kernel did).
 fn events(p: &Props) -> Html {
-    let Some(i) = p.pos.checked_sub(1) else {
+    if p.pos == 0 {
         return html! {};
-    };
-    html! { <>{ for p.session.traces.iter().map(|t| step_events(t, i)) }</> }
+    }
+    let traces = &p.session.traces;
+    html! {
+        <>
+            if let (Some(_), Some(right)) = (p.event, traces.get(1)) {
+                <p class="note">{ format!("Stepping by event follows {}; {} shows the whole step.", traces[0].variant, right.variant) }</p>
+            }
+            { for traces.iter().enumerate().map(|(n, t)| {
+                // Only the left trace's events are stepped through.
+                let (event, on) = match n { 0 => (p.event, Some(&p.on_nav)), _ => (None, None) };
+                step_events(t, p.pos, event, on)
+            }) }
+        </>
+    }
 }
 
-/// Step `i`'s events of trace `t`, the first [`EVENTS_LISTED`] of them.
-fn step_events(t: &Trace, i: usize) -> Html {
-    let events = &t.steps[i].events;
+/// The events of step `pos` of trace `t`, the first [`EVENTS_LISTED`] of them; `event`
+/// highlighted with the kernel function it stands for, and each clickable when `on` is given.
+fn step_events(t: &Trace, pos: usize, event: Option<usize>, on: Option<&Callback<Nav>>) -> Html {
+    let events = &t.steps[pos - 1].events;
     if events.is_empty() {
         return html! {};
     }
+    let item = |(i, e): (usize, &TraceEvent)| {
+        let k = i + 1;
+        let onclick = on.map(|on| on.reform(move |_| Nav::At { pos, k }));
+        let sel = event == Some(k);
+        html! {
+            <li class={classes!(sel.then_some("sel"))} aria-current={sel.then_some("step")} {onclick}>{ event_text(e) }</li>
+        }
+    };
+    let selected = event.and_then(|k| events.get(k - 1));
     html! {
         <>
             <h3>{ format!("What the kernel did ({})", t.variant) }</h3>
+            if let Some(f) = selected.and_then(|e| t.kernel_fn(e)) {
+                <p class="kfn" data-testid="kernel-fn">
+                    { "In the kernel: " }
+                    <a href={f.url()} target="_blank" rel="noopener"><code>{ f.name }</code></a>
+                    { format!(" in {} ({})", f.file, f.tag) }
+                </p>
+            }
             <ol class="events" data-variant={t.variant.clone()}>
-                { for events.iter().take(EVENTS_LISTED).map(|e| html! { <li>{ event_text(e) }</li> }) }
+                { for events.iter().enumerate().take(EVENTS_LISTED).map(item) }
                 if events.len() > EVENTS_LISTED {
                     <li class="more" data-testid="more-events">
                         { format!("… and {} more (the trace JSON has every one)", events.len() - EVENTS_LISTED) }
@@ -62,18 +95,20 @@ fn step_events(t: &Trace, i: usize) -> Html {
 }
 
 /// `alloc_page page=3 order=0 cpu=0`: an event in the kernel's words, for any mechanism.
+/// Read off the event's JSON as the trace file has it (the `ev` tag first, then one scalar
+/// field a line), made by the serializer the trace export uses: a second serializer for
+/// events would cost the bundle 3 KiB gzip.
 fn event_text(e: &TraceEvent) -> String {
-    // Every event serializes to a map tagged by `ev`.
-    let Ok(Value::Object(o)) = serde_json::to_value(e) else {
-        return "?".into();
-    };
-    let mut out = o
-        .get("ev")
-        .and_then(Value::as_str)
-        .unwrap_or("?")
-        .to_string();
-    for (k, v) in o.iter().filter(|(k, _)| *k != "ev") {
-        out.push_str(&format!(" {k}={v}"));
+    let json = serde_json::to_string_pretty(e).unwrap_or_default();
+    let mut out = String::new();
+    for line in json.lines() {
+        let Some((k, v)) = line.trim().trim_end_matches(',').split_once(": ") else {
+            continue;
+        };
+        match k.trim_matches('"') {
+            "ev" => out.push_str(v.trim_matches('"')),
+            k => out.push_str(&format!(" {k}={v}")),
+        }
     }
     out
 }
