@@ -333,3 +333,47 @@ test('event by event: keys and clicks select events, the diagram follows, the ke
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+// The diagram's text stays legible: at 1400x900 and at 1024x768, for every step of every
+// walkthrough, every text drawn inside an skb, page or dfrag box lies within that box, and no
+// two texts of one box overlap. (Measured in the SVG's own units, with getBBox.)
+/** Every clipped or overlapping text in the drawn boxes, described. */
+function badTexts() {
+  const bad = [];
+  const inside = (a, b) => a.x >= b.x - 0.5 && a.y >= b.y - 0.5 &&
+    a.x + a.width <= b.x + b.width + 0.5 && a.y + a.height <= b.y + b.height + 0.5;
+  const meet = (a, b) => a.x < b.x + b.width - 0.5 && b.x < a.x + a.width - 0.5 &&
+    a.y < b.y + b.height - 0.5 && b.y < a.y + a.height - 0.5;
+  for (const g of document.querySelectorAll('figure svg g[data-skb], figure svg g[data-page], figure svg g[data-dfrag]')) {
+    const box = g.querySelector(':scope > rect').getBBox();
+    const texts = [...g.querySelectorAll(':scope > text')].map((t) => ({ t: t.textContent, b: t.getBBox() }));
+    const who = g.dataset.skb !== undefined ? `skb ${g.dataset.skb}` : g.dataset.page !== undefined ? `page ${g.dataset.page}` : `dfrag ${g.dataset.dfrag}`;
+    for (const { t, b } of texts) if (!inside(b, box)) bad.push(`${who}: "${t}" leaves its box`);
+    for (let i = 0; i < texts.length; i++) {
+      for (let j = i + 1; j < texts.length; j++) {
+        if (meet(texts[i].b, texts[j].b)) bad.push(`${who}: "${texts[i].t}" overlaps "${texts[j].t}"`);
+      }
+    }
+  }
+  return bad;
+}
+
+for (const [width, height] of [[1400, 900], [1024, 768]]) {
+  test(`at ${width}x${height}, no text in a box is cut off or overlaps another`, async () => {
+    const page = await open(browser);
+    await page.setViewportSize({ width, height });
+    const options = await page.$$eval('#walkthrough option', (os) => os.map((o) => o.value).filter((v) => v !== ''));
+    const bad = new Set();
+    for (const value of options) {
+      await page.selectOption('#walkthrough', value);
+      const { len } = await position(page);
+      for (let k = 0; k <= len; k++) {
+        if (k > 0) await page.getByRole('button', { name: 'Next step' }).click();
+        for (const b of await page.evaluate(badTexts)) bad.add(`walkthrough ${value} step ${k}: ${b}`);
+      }
+    }
+    assert.deepEqual([...bad].slice(0, 30), [], `${bad.size} problems`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+}

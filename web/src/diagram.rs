@@ -22,8 +22,8 @@ const PAD: u32 = 10;
 const HEAD_W: u32 = 150;
 const FRAG_W: u32 = 34;
 const SKB_H: u32 = 90;
-/// Wide enough for the longest cursor label, `netdev_alloc_cache cpu0 @3840`.
-const PAGE_W: u32 = 170;
+/// Wide enough for the longest cursor label, `napi_alloc_cache.page cpu0 @23168`.
+const PAGE_W: u32 = 190;
 const PAGE_H: u32 = 68;
 const GAP: u32 = 10;
 
@@ -520,14 +520,19 @@ fn draw_skb(
         let fx = x + 6 + i as u32 * pitch;
         let _ = write!(
             out,
-            r#"<rect class="fr" x="{fx}" y="{fy}" width="{fw}" height="16" rx="2"><title>frag {i}: page {}, offset {}, size {}</title></rect><text x="{}" y="{}" style="fill:#fff;font-size:9px">{}</text>"#,
-            f.page,
-            f.offset,
-            f.size,
-            fx + 3,
-            fy + 12,
-            f.size
+            r#"<rect class="fr" x="{fx}" y="{fy}" width="{fw}" height="16" rx="2"><title>frag {i}: page {}, offset {}, size {}</title></rect>"#,
+            f.page, f.offset, f.size,
         );
+        // The size, where the cell has room for it (else its title says it).
+        let size = f.size.to_string();
+        if size.len() as u32 * 6 + 3 <= fw {
+            let _ = write!(
+                out,
+                r#"<text x="{}" y="{}" style="fill:#fff;font-size:9px">{size}</text>"#,
+                fx + 3,
+                fy + 12,
+            );
+        }
         frag_ends.push(FragEnd::new(fx + fw / 2, fy + 16, f, false));
     }
     let used = skb.frags.len() as u32;
@@ -773,12 +778,12 @@ mod tests {
             "refcount 2 · used 1448/4096",
             "sk_page_frag @1448",
             "cpu 0</text>",
-            // Pages stand at x 1000 - 10 - 2 * (170 + 10) + 10 = 640, their bar 6 in, 158
-            // wide: the frag's 1448 bytes at offset 0 fill 1448 * 158 / 4096 = 55 of it.
-            r#"<rect class="fill" x="646" y="65" width="55" height="10"/>"#,
+            // Pages stand at x 1000 - 10 - 2 * (190 + 10) + 10 = 600, their bar 6 in, 178
+            // wide: the frag's 1448 bytes at offset 0 fill 1448 * 178 / 4096 = 62 of it.
+            r#"<rect class="fill" x="606" y="65" width="62" height="10"/>"#,
             // From the frag cell's middle (16 + 34 / 2, below the cell at 104) to the middle
-            // of its bytes in the bar (646 + 724 * 158 / 4096 = 673, the bar's top at 65).
-            r#"<path class="arrow" d="M33 104C33 128 673 35 673 65"/>"#,
+            // of its bytes in the bar (606 + 724 * 178 / 4096 = 637, the bar's top at 65).
+            r#"<path class="arrow" d="M33 104C33 128 637 35 637 65"/>"#,
             "sk_write_queue &lt;&amp;&gt; (1 skb)",
         ] {
             assert!(svg.contains(want), "missing {want} in {svg}");
@@ -804,12 +809,12 @@ mod tests {
             differs: &none,
         };
         let svg = draw(&s, &marks, 17, 1000, "duyck").to_svg();
-        // 646 + 3456 * 158 / 4096 = 779; to 646 + 158 = 804: 25 wide. The cursor's triangle
-        // points up at 779 under the bar (65 + 11), its label below it.
+        // 606 + 3456 * 178 / 4096 = 756; to 606 + 178 = 784: 28 wide. The cursor's triangle
+        // points up at 756 under the bar (65 + 11), its label below it.
         for want in [
-            r#"<rect class="fill" x="779" y="65" width="25" height="10"/>"#,
-            r#"d="M779 76l-4 7h8z""#,
-            r#"<text class="s" x="646" y="93">sk_page_frag @3456</text>"#,
+            r#"<rect class="fill" x="756" y="65" width="28" height="10"/>"#,
+            r#"d="M756 76l-4 7h8z""#,
+            r#"<text class="s" x="606" y="93">sk_page_frag @3456</text>"#,
         ] {
             assert!(svg.contains(want), "missing {want} in {svg}");
         }
