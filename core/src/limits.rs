@@ -18,6 +18,16 @@ pub const MAX_SCENARIO_TEXT: usize = 1 << 20;
 /// At most this many sendmsg calls over a whole scenario (`count`s summed).
 pub const MAX_WRITES: u64 = 1_000_000;
 
+/// At most this many frames over a whole receive scenario (`frames` summed). Every frame costs
+/// an skb and a buffer, kept while unread: 1,000,000 header-split frames nobody reads take
+/// about 0.25 GB and 1 s natively (6.2 million, all the byte cap allowed, took 1.4 GB).
+pub const MAX_TOTAL_FRAMES: u64 = 1_000_000;
+
+/// At most this many skbs alive at once on the MPTCP subflows. MPTCP's socket has no send
+/// buffer limit in the model (sendmsg's does: `socket.sndbuf`), so this bounds its memory:
+/// a million 64-byte skbs take about 0.2 GB.
+pub const MAX_LIVE_SKBS: u64 = 1_000_000;
+
 /// A field's name for an error message. A closure builds it only when the error happens, so
 /// checking 10,000 ops formats no names when all of them are in range.
 pub trait Field {
@@ -92,7 +102,7 @@ impl ByteBudget {
 }
 
 /// Adds `n` to a scenario-wide `total`, refusing past `cap` (counted in `unit`).
-fn add_capped(
+pub fn add_capped(
     total: &mut u64,
     n: u64,
     (cap, unit): (u64, &str),

@@ -272,7 +272,10 @@ mod tests {
                 err.len() < 200,
                 "{frag:.40}: an error quotes at most 40 characters of the input: {err}"
             );
-            assert!(!err.contains('\n'), "{frag:.40}: an error is one line: {err}");
+            assert!(
+                !err.contains('\n'),
+                "{frag:.40}: an error is one line: {err}"
+            );
         }
     }
 

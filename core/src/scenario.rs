@@ -111,6 +111,8 @@ impl Scenario {
                 allowed: format!("at most {MAX_SCENARIO_TEXT} bytes"),
             });
         }
+        // A byte order mark some editors write is not part of the text.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if text.trim_start().starts_with('{') {
             Self::from_json(text)
         } else {
@@ -133,6 +135,13 @@ impl Scenario {
             field: toml_location(text, e.span()),
             message: toml_message(text, &e),
         })?;
+        if let Some(field) = null_path(&v, String::new()) {
+            return Err(Error::Parse {
+                format: "TOML",
+                field,
+                message: "nan and inf are not allowed: give a number in range".into(),
+            });
+        }
         Self::from_value(v, "TOML")
     }
 
@@ -267,16 +276,38 @@ fn try_op<T: serde::de::DeserializeOwned>(key: &str, op: Value) -> Result<(), St
         .map_err(|e| e.inner().to_string())
 }
 
-/// toml's message, or what stands at the error where toml gives none (a control character
-/// in a comment: found by fuzzing, the error said nothing).
+/// toml's message, or, where it gives none, what stands at the error: a control character
+/// (in a comment, say: found by fuzzing), else the text ends where a value should be.
 fn toml_message(text: &str, e: &toml::de::Error) -> String {
     if !e.message().trim().is_empty() {
         return e.message().to_string();
     }
     let at = e.span().and_then(|s| text.get(s.start..)?.chars().next());
     match at {
-        Some(c) => format!("unexpected character {c:?}"),
-        None => "unexpected end of the text".into(),
+        Some(c) if c.is_control() && !c.is_whitespace() => format!("unexpected character {c:?}"),
+        _ => "expected a value here (the text ends)".into(),
+    }
+}
+
+/// The path of the first null in a value parsed from TOML. TOML has no null: the JSON value
+/// holds one only where the text had `nan` or `inf`, which JSON numbers cannot carry, and an
+/// optional field would take it silently as absent.
+fn null_path(v: &Value, path: String) -> Option<String> {
+    match v {
+        Value::Null => Some(path),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| null_path(x, format!("{path}[{i}]"))),
+        Value::Object(o) => o.iter().find_map(|(k, x)| {
+            let field = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            null_path(x, field)
+        }),
+        _ => None,
     }
 }
 

@@ -51,6 +51,19 @@ fn bad_input_names_the_field() {
 }
 
 #[test]
+fn frames_are_capped_over_the_whole_scenario() {
+    let ops = "[[ops]]\nop = \"arrive\"\nframes = 100000\nlen = 67\n".repeat(10);
+    // Refused before anything runs (the run at the cap is in the runner's engines test).
+    let past = format!("{HEAD}{ops}[[ops]]\nop = \"arrive\"\nframes = 1\n");
+    let err = run(&past, None).expect_err("past the cap").to_string();
+    assert_eq!(
+        err,
+        "`ops[10].frames` = 1000001 (running total) is out of range: allowed a scenario total \
+         of at most 1000000 frames"
+    );
+}
+
+#[test]
 fn variant_strings_name_either_axis() {
     let text = format!(
         "{HEAD}variant = \"duyck-2012\"\ncache = \"dumazet-2019\"\n[[ops]]\nop = \"close\"\n"

@@ -35,6 +35,11 @@ const CASES: &[(&str, &[&str])] = &[
     ("[[ops]]\nop = \"sendmsg\"\nbytes = 1\ncount = 0\n", &["ops[0].count", "1..=1000000"]),
     ("[socket]\nsndbuf = 65536\n[[ops]]\nop = \"sendmsg\"\nbytes = 60000\ncount = 5\n",
         &["ops[0]", "call 2 of 5", "would block"]),
+    // nan and inf are no numbers: an optional field must not take them as absent.
+    ("[[ops]]\nop = \"sendmsg\"\nbytes = 10\n[[ops]]\nop = \"transmit\"\n[[ops]]\nop = \"ack\"\nbytes = nan\n",
+        &["TOML parse error at `ops[2].bytes`", "nan and inf are not allowed"]),
+    ("variant = -inf\n[[ops]]\nop = \"close\"\n", &["TOML parse error at `variant`", "nan and inf"]),
+    ("[[ops]]\nop = \"sendmsg\"\niov = [1, inf]\n", &["`ops[0].iov[1]`", "nan and inf"]),
     // Found by fuzzing (fuzz/regressions/scenario_text): toml has no message for this.
     ("# a comment \u{1}\n", &["line 2 column 13", "unexpected character '\\u{1}'"]),
 ];
@@ -110,4 +115,26 @@ fn one_op_with_too_many_events_is_refused_not_built() {
     };
     let t = run_text(text, &quiet).expect("counters-only runs");
     assert_eq!(t.counters.get("bytes_written"), Some(256_000_000));
+}
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_text() {
+    let json =
+        "\u{feff}{\"mechanism\": \"sendmsg\", \"ops\": [{\"op\": \"sendmsg\", \"bytes\": 5}]}";
+    let toml = "\u{feff}mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 5\n";
+    for text in [json, toml] {
+        let t = run_text(text, &RunOptions::default()).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        assert_eq!(t.counters.get("bytes_written"), Some(5), "{text:?}");
+    }
+}
+
+#[test]
+fn text_that_ends_where_a_value_should_be_says_so() {
+    let err = run_text("mechanism = ", &RunOptions::default())
+        .expect_err("no value")
+        .to_string();
+    assert_eq!(
+        err,
+        "TOML parse error at `line 1 column 13`: expected a value here (the text ends)"
+    );
 }

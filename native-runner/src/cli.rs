@@ -5,6 +5,7 @@ use crate::render::{self, Style};
 use skblab_core::walkthrough::{self, Walkthrough};
 use skblab_core::{RunOptions, Trace};
 use std::fmt;
+use std::io::Read;
 use std::path::Path;
 
 /// A user-facing failure: one clear line, exit code 2.
@@ -29,20 +30,27 @@ impl From<skblab_core::Error> for CliError {
     }
 }
 
-/// Reads a scenario file, refusing anything over the core's text cap before reading it all.
+/// Reads a scenario file (or a pipe, or a device), refusing anything over the core's text
+/// cap: at most cap + 1 bytes are ever read, whatever the file's size claims.
 pub fn read_scenario(path: &Path) -> Result<String, CliError> {
-    let cap = skblab_core::limits::MAX_SCENARIO_TEXT as u64;
-    let meta = std::fs::metadata(path)
-        .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))?;
-    if meta.len() > cap {
+    let cap = skblab_core::limits::MAX_SCENARIO_TEXT;
+    let fail = |e: std::io::Error| CliError(format!("cannot read {}: {e}", path.display()));
+    let mut text = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(cap as u64 + 1).read_to_end(&mut text))
+        .map_err(fail)?;
+    if text.len() > cap {
         return Err(CliError(format!(
-            "{}: {} bytes is too large: allowed at most {cap} bytes",
-            path.display(),
-            meta.len()
+            "{}: too large: allowed at most {cap} bytes",
+            path.display()
         )));
     }
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError(format!("cannot read {}: {e}", path.display())))
+    String::from_utf8(text).map_err(|e| {
+        fail(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        ))
+    })
 }
 
 /// Parses and runs scenario text on `engine` with an optional variant override.

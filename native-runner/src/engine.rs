@@ -160,12 +160,13 @@ impl WasmHost {
             message,
         };
         let wasm = std::fs::read(path).map_err(|e| fail(format!("cannot read: {e}")))?;
-        let cache = cache_file(path, &engine, &wasm);
-        let cached = cache.as_deref().filter(|c| c.exists()).and_then(|c| {
-            // SAFETY: deserializing runs native code from the file. We only read files in our
-            // own cache directory, written whole (write then rename) by `Module::serialize`
-            // below; wasmtime rejects artifacts of another version or configuration. Anyone
-            // able to change them could equally change this binary next to them.
+        let cache = cache_file(&engine, &wasm);
+        let cached = cache.as_deref().filter(|c| is_ours(c)).and_then(|c| {
+            // SAFETY: deserializing runs native code from the file. We only read a regular
+            // file, owned by this user and writable by no one else, in this user's private
+            // cache directory (see `cache_dir`), named by the SHA-256 of the module it was
+            // compiled from and written whole (write then rename) by `Module::serialize`
+            // below; wasmtime rejects artifacts of another version or configuration.
             unsafe { Module::deserialize_file(&engine, c) }.ok()
         });
         let from_cache = cached.is_some();
@@ -440,21 +441,115 @@ pub fn module_path() -> Result<PathBuf, EngineError> {
     })
 }
 
-/// `skblab-cache/<key>.cwasm` beside the module; the key hashes the module bytes and
-/// everything wasmtime says a compiled artifact depends on (its version and configuration).
-fn cache_file(module: &Path, engine: &wasmtime::Engine, wasm: &[u8]) -> Option<PathBuf> {
-    let mut h = std::hash::DefaultHasher::new();
-    wasm.hash(&mut h);
-    engine.precompile_compatibility_hash().hash(&mut h);
-    let dir = module.parent()?.join("skblab-cache");
-    Some(dir.join(format!("skblab_wasm-{:016x}.cwasm", h.finish())))
+/// `<cache_dir>/skblab_wasm-<key>.cwasm`; the key is the SHA-256 of the module bytes and of
+/// everything wasmtime says a compiled artifact depends on (its version and configuration), as
+/// wasmtime's own cache keys its entries.
+fn cache_file(engine: &wasmtime::Engine, wasm: &[u8]) -> Option<PathBuf> {
+    use sha2::{Digest, Sha256};
+    let mut compat = std::hash::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut compat);
+    let key = Sha256::new()
+        .chain_update(wasm)
+        .chain_update(compat.finish().to_le_bytes())
+        .finalize();
+    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    Some(cache_dir()?.join(format!("skblab_wasm-{hex}.cwasm")))
 }
 
-/// Writes atomically, so concurrent runs (parallel tests) never read a half-written file.
+/// This user's cache directory, `$XDG_CACHE_HOME/skblab` (else `~/.cache/skblab`), created
+/// private (0700). `None` (compile every time) unless it is a real directory owned by this
+/// user that no one else can write: compiled code is loaded from it and run as native code,
+/// so no other user may plant a file there (a shared folder beside `SKBLAB_WASM` could).
+pub fn cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| Path::new(d).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| Some(PathBuf::from(std::env::var_os("HOME")?).join(".cache")))?;
+    private_dir(&base.join("skblab"))
+}
+
+/// `dir`, created 0700 if missing, if it is a directory (not a symlink) of this user's that
+/// no one else may enter or write.
+fn private_dir(dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir);
+    let meta = std::fs::symlink_metadata(dir).ok()?;
+    let private = meta.is_dir() && meta.uid() == euid() && meta.mode() & 0o077 == 0;
+    private.then(|| dir.to_path_buf())
+}
+
+/// Whether `file` is a regular file of this user's that no one else may write.
+fn is_ours(file: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(file)
+        .is_ok_and(|m| m.is_file() && m.uid() == euid() && m.mode() & 0o022 == 0)
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Writes atomically (a private temporary file, then rename), so concurrent runs (parallel
+/// tests) never read a half-written file.
 fn write_cache(module: &Module, path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let bytes = module.serialize().map_err(std::io::Error::other)?;
-    std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    std::io::Write::write_all(&mut f, &bytes)?;
     std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn only_a_private_cache_directory_and_our_own_files_are_trusted() {
+        let base = std::env::temp_dir().join(format!("skblab-cache-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+
+        let fresh = base.join("fresh/skblab");
+        assert_eq!(private_dir(&fresh), Some(fresh.clone()));
+        assert_eq!(mode(&fresh), 0o700, "created private");
+
+        let shared = base.join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(private_dir(&shared), None, "a folder others can write");
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&fresh, &link).unwrap();
+        assert_eq!(private_dir(&link), None, "a symlink");
+
+        let planted = fresh.join("planted.cwasm");
+        std::fs::write(&planted, b"code").unwrap();
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(!is_ours(&planted), "a file others can write");
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(is_ours(&planted));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn the_cache_key_is_the_modules_sha256() {
+        let engine = new_engine();
+        let (a, b) = (cache_file(&engine, b"one"), cache_file(&engine, b"two"));
+        let name = |p: &Option<PathBuf>| p.as_ref().map(|p| p.file_name().unwrap().to_owned());
+        if let (Some(a), Some(b)) = (name(&a), name(&b)) {
+            assert_ne!(a, b);
+            // skblab_wasm- + 64 hex digits + .cwasm
+            assert_eq!(a.len(), 12 + 64 + 6, "{a:?}");
+        }
+    }
 }

@@ -1,11 +1,12 @@
 //! `skblab`: learn how Linux builds and recycles network buffers, in the terminal.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use skblab_core::error::escape_controls;
 use skblab_runner::cli::{self, CliError};
 use skblab_runner::engine::Engine;
 use skblab_runner::render::Style;
-use skblab_runner::{quiz, tap};
-use std::io::{IsTerminal, Write};
+use skblab_runner::{kernel, quiz, tap};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -89,6 +90,8 @@ enum Cmd {
     Serve(skblab_runner::serve::Args),
     /// The model's segments on a real wire against the kernel's TCP (root, /dev/net/tun).
     Tap(tap::TapArgs),
+    /// The model's skbs beside the running kernel's, traced with eBPF (root, bpftrace, BTF).
+    Kernel(kernel::KernelArgs),
 }
 
 fn style(c: Color) -> Style {
@@ -143,8 +146,14 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
         Cmd::Serve(a) => skblab_runner::serve::serve(&a.dir, a.port)
             .map(|()| String::new())
             .map_err(CliError),
-        Cmd::Tap(_) => unreachable!("tap runs before dispatch"),
+        Cmd::Tap(_) | Cmd::Kernel(_) => unreachable!("tap and kernel run before dispatch"),
     }
+}
+
+/// Prints an error on one line; what a stranger wrote in it (a path, a field name) cannot
+/// drive the terminal.
+fn fail(e: &dyn std::fmt::Display) {
+    eprintln!("skblab: error: {}", escape_controls(&e.to_string()));
 }
 
 /// `walkthrough NAME --quiz`: answers from the file, stdin (`-`), or the terminal.
@@ -175,24 +184,30 @@ fn quiz(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // `tap` unshares the network namespace, which must happen before any thread starts.
+    // `tap` and `kernel` unshare the network namespace, which must happen before any thread
+    // starts.
     if let Cmd::Tap(args) = &cli.cmd {
         return match tap::run(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("skblab: error: {e}");
+                fail(&e);
                 ExitCode::FAILURE
             }
         };
     }
+    if let Cmd::Kernel(args) = &cli.cmd {
+        return kernel::main(args);
+    }
     match dispatch(cli) {
-        Ok(out) => {
-            // A closed pipe (`skblab ... | head`) is not an error worth a panic.
-            let _ = std::io::stdout().write_all(out.as_bytes());
-            ExitCode::SUCCESS
-        }
+        Ok(out) => match skblab_runner::output::stdout(&out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                fail(&e);
+                ExitCode::FAILURE
+            }
+        },
         Err(e) => {
-            eprintln!("skblab: error: {e}");
+            fail(&e);
             ExitCode::from(2)
         }
     }

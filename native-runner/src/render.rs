@@ -51,17 +51,6 @@ impl Style {
     }
 }
 
-/// One event on one line: its kernel name, then its fields.
-pub fn event(e: &Event) -> String {
-    let v = serde_json::to_value(e).expect("events serialize");
-    let obj = v.as_object().expect("events are tagged objects");
-    let mut line = obj["ev"].as_str().unwrap_or("?").to_string();
-    for (k, v) in obj.iter().filter(|(k, v)| *k != "ev" && !v.is_null()) {
-        let _ = write!(line, " {k}={v}");
-    }
-    line
-}
-
 /// A walkthrough step with more events than this shows the first and last few and counts the
 /// rest (the narration carries the story).
 const EVENTS_SHOWN: usize = 16;
@@ -69,16 +58,17 @@ const EVENTS_SHOWN: usize = 16;
 /// `count` makes thousands of events.
 const EVENTS_LOGGED: usize = 200;
 
-/// The events of one step, one per line; lists longer than `shown` are cut in the middle with
-/// a count of what was left out, by kind (the JSON trace has every event).
-fn events(out: &mut String, list: &[Event], shown: usize, st: Style) {
+/// The events of one step, one per line, each with the kernel function it stands for when
+/// `kernel` (the trace) is given; lists longer than `shown` are cut in the middle with a count
+/// of what was left out, by kind (the JSON trace has every event).
+fn events(out: &mut String, list: &[Event], shown: usize, kernel: Option<&Trace>, st: Style) {
     let (head, tail) = (shown * 3 / 4, shown / 4);
     let cut = list.len() > shown;
     for (i, e) in list.iter().enumerate() {
         if cut && i == head {
-            let mut kinds: Vec<(String, usize)> = Vec::new();
+            let mut kinds: Vec<(&str, usize)> = Vec::new();
             for e in &list[head..list.len() - tail] {
-                let name = event(e).split(' ').next().unwrap_or_default().to_string();
+                let name = e.kind();
                 match kinds.iter_mut().find(|(k, _)| *k == name) {
                     Some((_, n)) => *n += 1,
                     None => kinds.push((name, 1)),
@@ -94,7 +84,9 @@ fn events(out: &mut String, list: &[Event], shown: usize, st: Style) {
             );
         }
         if !cut || i < head || i >= list.len() - tail {
-            let _ = writeln!(out, "  {} {}", st.dim("·"), event(e));
+            let f = kernel.and_then(|t| t.kernel_fn(e));
+            let f = f.map(|f| st.dim(&format!("  ({})", f.name)));
+            let _ = writeln!(out, "  {} {}{}", st.dim("·"), e, f.unwrap_or_default());
         }
     }
 }
@@ -286,7 +278,7 @@ pub fn step(i: usize, n: usize, s: &Step, prev: Option<&Step>, st: Style) -> Str
         "{}",
         st.bold(&format!("── step {}/{n}: {} ──", i + 1, s.op))
     );
-    events(&mut out, &s.events, EVENTS_LOGGED, st);
+    events(&mut out, &s.events, EVENTS_LOGGED, None, st);
     out.push_str(&state(&s.state, st));
     let moved = changed(prev.map(|p| &p.counters), &s.counters);
     if !moved.is_empty() {
@@ -301,7 +293,7 @@ pub fn trace(t: &Trace, st: Style) -> String {
         "{} variant {} ({} constants)\n\n",
         st.bold(&format!("mechanism {}", t.mechanism)),
         st.bold(&t.variant),
-        era_name(t)
+        t.era
     );
     for (i, s) in t.steps.iter().enumerate() {
         out.push_str(&step(
@@ -318,13 +310,6 @@ pub fn trace(t: &Trace, st: Style) -> String {
         let _ = writeln!(out, "  {name:<28} {v:>12}");
     }
     out
-}
-
-fn era_name(t: &Trace) -> String {
-    serde_json::to_value(t.era)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// Counters of two runs side by side with the difference.
@@ -426,7 +411,7 @@ pub fn walkthrough_step(w: &Walkthrough, traces: &[Trace], i: usize, st: Style) 
         let prev = i.checked_sub(1).map(|j| &t.steps[j]);
         let s = &t.steps[i];
         let _ = writeln!(out, "{}", st.head(&format!("[{}]", t.variant)));
-        events(&mut out, &s.events, EVENTS_SHOWN, st);
+        events(&mut out, &s.events, EVENTS_SHOWN, Some(t), st);
         out.push_str(&state(&s.state, st));
         let moved = changed(prev.map(|p| &p.counters), &s.counters);
         if !moved.is_empty() {
@@ -472,10 +457,16 @@ mod tests {
 
     #[test]
     fn long_event_lists_keep_both_ends_and_tally_the_middle() {
-        let mut list: Vec<Event> = (0..240).map(|page| Event::ReusePage { page }).collect();
+        let mut list: Vec<Event> = (0..240)
+            .map(|page| Event::ReusePage {
+                page,
+                cursor: None,
+                bias: None,
+            })
+            .collect();
         list.extend((0..10).map(|page| Event::GetPage { page, count: 2 }));
         let mut out = String::new();
-        events(&mut out, &list, EVENTS_LOGGED, Style::PLAIN);
+        events(&mut out, &list, EVENTS_LOGGED, None, Style::PLAIN);
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 150 + 1 + 50);
         assert_eq!(lines[149], "  · reuse_page page=149");

@@ -55,6 +55,12 @@ const CASES: &[(&str, &str, &[&str], &[&str])] = &[
         &["unknown mechanism `teleport`"],
     ),
     (
+        "escape.toml",
+        "mechanism = \"sendmsg\"\n\"\\u001b[2J\\u0007\" = 1\nops = []\n",
+        &[],
+        &["`\\u{1b}[2J\\u{7}`"],
+    ),
+    (
         "syntax.json",
         "{\"mechanism\": ",
         &[],
@@ -72,6 +78,10 @@ fn bad_scenarios_give_one_clear_error_and_exit_2() {
         assert_eq!(code, 2, "{name}: exit code (stderr: {stderr})");
         assert!(stdout.is_empty(), "{name}: nothing on stdout");
         assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");
+        assert!(
+            !stderr.contains(['\x1b', '\x07']),
+            "{name}: raw controls: {stderr:?}"
+        );
         for w in *wants {
             assert!(stderr.contains(w), "{name}: `{w}` missing from: {stderr}");
         }
@@ -100,4 +110,92 @@ fn compare_needs_two_variants() {
     let (code, _, stderr) = skblab(&["compare", &path, "--variant", "pre-2010"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("exactly two variants"), "{stderr}");
+}
+
+#[test]
+fn an_endless_input_is_refused_after_the_cap() {
+    // /dev/zero claims size 0 and never ends: only cap + 1 bytes may be read.
+    let (code, stdout, stderr) = skblab(&["run", "/dev/zero"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("/dev/zero: too large: allowed at most 1048576 bytes"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn output_that_cannot_be_written_fails_but_a_closed_pipe_does_not() {
+    let path = scenario_file(
+        "out.toml",
+        "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 4096\n",
+    );
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    for args in [vec!["run", path.as_str()], vec!["walkthrough", "--list"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
+            .args(&args)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("writing to stdout"), "{args:?}: {stderr}");
+    }
+    // A reader that went away (`| head`): quiet success.
+    let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
+        .args(["run", &path])
+        .stdout(closed_pipe())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
+
+/// The write end of a pipe whose read end is already closed: every write fails (EPIPE).
+fn closed_pipe() -> std::fs::File {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe writes two new descriptors into `fds`; we own both from here on.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: fds[0] and fds[1] were just created and are owned by nothing else.
+    drop(unsafe { std::fs::File::from_raw_fd(fds[0]) });
+    unsafe { std::fs::File::from_raw_fd(fds[1]) }
+}
+
+#[test]
+fn serve_keeps_serving_when_stdout_is_closed() {
+    use std::io::{BufRead, Read, Write};
+    let dir = std::env::temp_dir().join(format!("skblab-serve-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("index.html"), "<p>hi</p>").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
+        .args(["serve", "--port", "0", "--dir"])
+        .arg(&dir)
+        .stdout(closed_pipe())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The URL goes to stderr instead, and the server answers.
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let alive = child.try_wait().unwrap().is_none();
+    let url = line.split_whitespace().find(|w| w.starts_with("http://"));
+    let answer = url.map(|u| {
+        let addr = u.trim_start_matches("http://").trim_end_matches('/');
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+        let mut a = String::new();
+        s.read_to_string(&mut a).unwrap();
+        a
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(alive, "serve died: {line}");
+    let answer = answer.unwrap_or_else(|| panic!("no URL on stderr: {line:?}"));
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
 }

@@ -44,12 +44,21 @@ test('every walkthrough, stepped with Next, shows the counters of `skblab run --
     const text = await page.inputValue('#scenario');
     const variants = await variantsShown(page);
     const expected = Object.fromEntries(variants.map((v) => [v, runNative(text, v)]));
+    // The editor names the variants the panels show.
+    assert.equal(await page.inputValue('select[aria-label=variant]'), variants[0], `${value} editor variant`);
+    assert.equal(await page.inputValue('select[aria-label="compare with"]'), variants[1] ?? '', `${value} compare with`);
     for (let k = 1; k <= len; k++) {
       await page.getByRole('button', { name: 'Next step' }).click();
       assert.equal((await position(page)).at, k);
       if (k === Math.ceil(len / 2)) await page.screenshot({ path: join(SHOTS, `walkthrough-${value}-mid.png`) });
       // The README's picture: the first walkthrough at step 3.
       if (value === options[0] && k === 3) await page.screenshot({ path: join(SHOTS, 'playground.png') });
+      // Every variant's events are listed, as the native run records them (first 200).
+      for (const v of variants) {
+        const want = expected[v].steps[k - 1].events.length;
+        const shown = await page.locator(`ol.events[data-variant="${v}"] > li:not(.more)`).count();
+        assert.equal(shown, Math.min(want, 200), `${value} ${v} step ${k} events`);
+      }
       for (const v of variants) {
         const want = expected[v].steps?.[k - 1]?.counters;
         if (want) assert.deepEqual(await domCounters(page, v), want, `${value} ${v} step ${k}`);
@@ -130,7 +139,7 @@ test('a step with thousands of events lists the first 200 and counts the rest', 
   assert.ok(events > 1000, `${events} events`);
   const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=1`);
   assert.equal(await page.locator('ol.events > li').count(), 201);
-  assert.equal(await page.locator('ol.events > li').first().textContent(), 'alloc_skb skb=0 cpu=0 head_bytes=816 headroom=320 linear_room=0');
+  assert.equal(await page.locator('ol.events > li').first().textContent(), 'alloc_skb skb=0 cpu=0 head_bytes=816 headroom=320 linear_room=0 seq=0 truesize=552 queue="write_queue"');
   assert.equal(await page.getByTestId('more-events').textContent(),
     `… and ${events - 200} more (the trace JSON has every one)`);
   assert.deepEqual(page.errors, []);
@@ -254,3 +263,123 @@ test('the trace exports as JSON and the diagram as SVG', async () => {
   assert.ok(svg.text.endsWith('</svg>'));
   await page.close();
 });
+
+/** Page and skb ids drawn in the first figure. */
+async function drawnIds(page) {
+  const ids = (attr) => page.$$eval(`figure:first-of-type [data-${attr}]`, (els, attr) =>
+    els.map((e) => Number(e.dataset[attr])).sort((a, b) => a - b), attr);
+  return { pages: await ids('page'), skbs: await ids('skb') };
+}
+
+/** The live pages the first figure's label counts ("pages (12 live)"). */
+async function livePages(page) {
+  const label = await page.locator('figure:first-of-type svg text.q', { hasText: 'live)' }).textContent();
+  return Number(label.match(/\((\d+) live\)/)[1]);
+}
+
+test('event by event: keys and clicks select events, the diagram follows, the kernel function links', async () => {
+  const page = await open(browser);
+  const value = await page.$$eval('#walkthrough option', (os) =>
+    os.find((o) => o.textContent.includes('netdev_alloc_frag page reuse')).value);
+  await page.selectOption('#walkthrough', value);
+  const text = await page.inputValue('#scenario');
+  const [left] = await variantsShown(page);
+  const steps = runNative(text, left).steps;
+  await page.locator('body').focus();
+  // Keyboard only: ↓ walks every event of the first two steps, in order.
+  let pages = new Set();
+  for (let n = 1; n <= 2; n++) {
+    const events = steps[n - 1].events;
+    for (let k = 1; k <= events.length; k++) {
+      await page.keyboard.press(k % 2 ? 'ArrowDown' : 'Shift+ArrowRight');
+      assert.equal((await position(page)).at, n);
+      assert.equal(await page.getAttribute('[data-testid=event]', 'data-event'), String(k));
+      const sel = page.locator(`ol.events[data-variant="${left}"] > li[aria-current]`);
+      if (k <= 200) assert.equal(await sel.textContent(), await page.locator(`ol.events[data-variant="${left}"] > li`).nth(k - 1).textContent());
+      // The pages drawn are those the events so far allocated and did not free.
+      const e = events[k - 1];
+      if (e.ev === 'alloc_page') pages.add(e.page);
+      if (e.ev === 'free_page') pages.delete(e.page);
+      // (The page holds only the part of a tall drawing near the view: every page drawn is
+      // one of them, and the label counts them all.)
+      if (e.ev === 'alloc_page' || e.ev === 'free_page' || k === events.length) {
+        const what = `step ${n} event ${k} (${e.ev})`;
+        assert.equal(await livePages(page), pages.size, what);
+        for (const id of (await drawnIds(page)).pages) assert.ok(pages.has(id), `${what}: page ${id} drawn`);
+      }
+    }
+    // After the last event, the drawing is the step's state, as the native run gives it.
+    const st = steps[n - 1].state;
+    assert.equal(await livePages(page), st.pages.length);
+    const want = new Set([...st.pages.map((p) => `p${p.id}`), ...st.queues.flatMap((q) => q.skbs.map((s) => `s${s.id}`))]);
+    const drawn = await drawnIds(page);
+    for (const id of [...drawn.pages.map((p) => `p${p}`), ...drawn.skbs.map((s) => `s${s}`)]) assert.ok(want.has(id), `step ${n}: ${id} drawn`);
+  }
+  // ↑ goes back one event; → leaves event stepping for the next whole step.
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await page.getAttribute('[data-testid=event]', 'data-event'), String(steps[1].events.length - 1));
+  // The selected event names its kernel function, linked at the trace's kernel version.
+  const link = page.locator('[data-testid=kernel-fn] a');
+  const href = await link.getAttribute('href');
+  assert.match(href, /^https:\/\/elixir\.bootlin\.com\/linux\/v[0-9.]+(-rc[0-9]+)?\/C\/ident\/[a-z_0-9]+$/);
+  assert.equal(href.split('/').pop(), await link.textContent());
+  await page.keyboard.press('ArrowRight');
+  assert.equal((await position(page)).at, 3);
+  assert.equal(await page.locator('[data-testid=event]').count(), 0);
+  // A click on an event selects it.
+  await page.locator(`ol.events[data-variant="${left}"] > li`).nth(2).click();
+  assert.equal(await page.getAttribute('[data-testid=event]', 'data-event'), '3');
+  await page.screenshot({ path: join(SHOTS, 'event-selected.png') });
+  // The permalink records the event (0-based in the link) and a new tab restores it.
+  await page.waitForURL(/&step=3&event=2$/);
+  const again = await open(browser, page.url().slice(page.url().indexOf('#')));
+  assert.equal((await position(again)).at, 3);
+  assert.equal(await again.getAttribute('[data-testid=event]', 'data-event'), '3');
+  await again.close();
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+// The diagram's text stays legible: at 1400x900 and at 1024x768, for every step of every
+// walkthrough, every text drawn inside an skb, page or dfrag box lies within that box, and no
+// two texts of one box overlap. (Measured in the SVG's own units, with getBBox.)
+/** Every clipped or overlapping text in the drawn boxes, described. */
+function badTexts() {
+  const bad = [];
+  const inside = (a, b) => a.x >= b.x - 0.5 && a.y >= b.y - 0.5 &&
+    a.x + a.width <= b.x + b.width + 0.5 && a.y + a.height <= b.y + b.height + 0.5;
+  const meet = (a, b) => a.x < b.x + b.width - 0.5 && b.x < a.x + a.width - 0.5 &&
+    a.y < b.y + b.height - 0.5 && b.y < a.y + a.height - 0.5;
+  for (const g of document.querySelectorAll('figure svg g[data-skb], figure svg g[data-page], figure svg g[data-dfrag]')) {
+    const box = g.querySelector(':scope > rect').getBBox();
+    const texts = [...g.querySelectorAll(':scope > text')].map((t) => ({ t: t.textContent, b: t.getBBox() }));
+    const who = g.dataset.skb !== undefined ? `skb ${g.dataset.skb}` : g.dataset.page !== undefined ? `page ${g.dataset.page}` : `dfrag ${g.dataset.dfrag}`;
+    for (const { t, b } of texts) if (!inside(b, box)) bad.push(`${who}: "${t}" leaves its box`);
+    for (let i = 0; i < texts.length; i++) {
+      for (let j = i + 1; j < texts.length; j++) {
+        if (meet(texts[i].b, texts[j].b)) bad.push(`${who}: "${texts[i].t}" overlaps "${texts[j].t}"`);
+      }
+    }
+  }
+  return bad;
+}
+
+for (const [width, height] of [[1400, 900], [1024, 768]]) {
+  test(`at ${width}x${height}, no text in a box is cut off or overlaps another`, async () => {
+    const page = await open(browser);
+    await page.setViewportSize({ width, height });
+    const options = await page.$$eval('#walkthrough option', (os) => os.map((o) => o.value).filter((v) => v !== ''));
+    const bad = new Set();
+    for (const value of options) {
+      await page.selectOption('#walkthrough', value);
+      const { len } = await position(page);
+      for (let k = 0; k <= len; k++) {
+        if (k > 0) await page.getByRole('button', { name: 'Next step' }).click();
+        for (const b of await page.evaluate(badTexts)) bad.add(`walkthrough ${value} step ${k}: ${b}`);
+      }
+    }
+    assert.deepEqual([...bad].slice(0, 30), [], `${bad.size} problems`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+}

@@ -19,13 +19,14 @@ mod narration;
 mod panels;
 mod picker;
 
-use crate::dom;
 use crate::session::{self, Link, Position, Session};
+use crate::{dom, form};
 use controls::Nav;
 use diagrams::Diagrams;
 use editor::Editor;
 use gloo_events::{EventListener, EventListenerOptions};
 use gloo_timers::callback::{Interval, Timeout};
+use serde_json::Value;
 use skblab_core::walkthrough::{self, Walkthrough};
 use std::ops::Deref;
 use std::rc::Rc;
@@ -74,6 +75,8 @@ pub struct App {
     titles: Vec<AttrValue>,
     session: Option<Shared>,
     pos: usize,
+    /// Stepping by event: the state after event `k` (1-based) of step `pos`, of the left trace.
+    event: Option<usize>,
     play: Option<Interval>,
     speed: u32,
     notice: Option<String>,
@@ -114,6 +117,7 @@ impl Component for App {
             walks,
             session: None,
             pos: 0,
+            event: None,
             play: None,
             speed: 2,
             notice,
@@ -147,11 +151,18 @@ impl Component for App {
             Msg::Nav(nav) => self.nav(ctx, nav),
             Msg::Tick => {
                 let len = self.len();
-                if self.pos < len {
-                    self.pos += 1;
-                }
-                if self.pos >= len {
-                    self.stop();
+                // Play runs event by event while an event is selected.
+                if self.event.is_some() {
+                    if !self.step_event(1) {
+                        self.stop();
+                    }
+                } else {
+                    if self.pos < len {
+                        self.go(self.pos + 1);
+                    }
+                    if self.pos >= len {
+                        self.stop();
+                    }
                 }
             }
             Msg::Ran(s) => {
@@ -180,7 +191,12 @@ impl Component for App {
             dom::publish("renderMs", now - t);
         }
         if let Some(s) = &self.session {
-            let f = s.link(Position::step(self.pos)).encode();
+            // The link's event is 0-based; `self.event` counts events done (1-based).
+            let at = Position {
+                step: self.pos,
+                event: self.event.and_then(|k| k.checked_sub(1)),
+            };
+            let f = s.link(at).encode();
             if f != self.fragment {
                 self.fragment = f.clone();
                 let write = move || dom::set_fragment(&f);
@@ -207,10 +223,12 @@ impl Component for App {
                 }
                 if let Some(s) = &self.session {
                     { controls::controls(&controls::Props { pos: self.pos, len: s.len(), playing: self.play.is_some(),
-                        speed: self.speed, op: self.op(s), on: self.on_nav.clone() }) }
+                        speed: self.speed, op: self.op(s), on: self.on_nav.clone(),
+                        event: self.event.map(|k| (k, events_in(s, self.pos))) }) }
                     <main class="stage">
-                        { narration::narration(&narration::Props { session: s.clone(), pos: self.pos }) }
-                        <Diagrams session={s.clone()} pos={self.pos} />
+                        { narration::narration(&narration::Props { session: s.clone(), pos: self.pos, event: self.event,
+                            on_nav: self.on_nav.clone() }) }
+                        <Diagrams session={s.clone()} pos={self.pos} event={self.event} />
                     </main>
                     { panels::panels(&panels::Props { session: s.clone(), pos: self.pos, chart: self.chart.clone(),
                         on_chart: self.on_chart.clone() }) }
@@ -220,6 +238,16 @@ impl Component for App {
             </>
         }
     }
+}
+
+/// The number of events step `pos` (0: before the first) of the left trace has.
+fn events_in(s: &Session, pos: usize) -> usize {
+    pos.checked_sub(1)
+        .map_or(0, |i| s.traces[0].steps[i].events.len())
+}
+
+fn events_in_opt(s: &Option<Shared>, pos: usize) -> usize {
+    s.as_ref().map_or(0, |s| events_in(s, pos))
 }
 
 /// A callback that emits on `to` what `f` makes of an event, when it makes something (a
@@ -264,7 +292,8 @@ fn listeners(ctx: &Context<App>) -> [EventListener; 2] {
     [keys, hash]
 }
 
-/// ←/→ step, Home/End jump, space plays; ignored while typing or with a modifier held.
+/// ←/→ step, ↑/↓ (or Shift+←/→) move by event, Home/End jump, space plays; ignored while
+/// typing or with a modifier other than Shift held.
 fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
     if e.ctrl_key() || e.alt_key() || e.meta_key() {
         return None;
@@ -278,6 +307,10 @@ fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
         return None;
     }
     match e.key().as_str() {
+        "ArrowDown" => Some(Nav::Event(1)),
+        "ArrowUp" => Some(Nav::Event(-1)),
+        "ArrowRight" if e.shift_key() => Some(Nav::Event(1)),
+        "ArrowLeft" if e.shift_key() => Some(Nav::Event(-1)),
         "ArrowRight" => Some(Nav::Step(1)),
         "ArrowLeft" => Some(Nav::Step(-1)),
         "Home" => Some(Nav::Go(0)),
@@ -307,15 +340,22 @@ impl App {
     fn nav(&mut self, ctx: &Context<Self>, nav: Nav) {
         let len = self.len();
         match nav {
-            Nav::Go(p) => self.pos = p.min(len),
-            Nav::Step(d) => self.pos = self.pos.saturating_add_signed(d).min(len),
-            Nav::Last => self.pos = len,
+            Nav::Go(p) => self.go(p.min(len)),
+            Nav::Step(d) => self.go(self.pos.saturating_add_signed(d).min(len)),
+            Nav::Last => self.go(len),
+            Nav::Event(d) => {
+                self.step_event(d);
+            }
+            Nav::At { pos, k } => {
+                self.pos = pos.min(len);
+                self.event = Some(k.min(events_in_opt(&self.session, self.pos)));
+            }
             Nav::TogglePlay => {
                 if self.play.is_some() {
                     self.stop();
                 } else {
-                    if self.pos >= len {
-                        self.pos = 0;
+                    if self.pos >= len && self.event.is_none() {
+                        self.go(0);
                     }
                     self.start(ctx);
                 }
@@ -326,6 +366,40 @@ impl App {
                     self.start(ctx);
                 }
             }
+        }
+    }
+
+    /// To the whole of step `pos`.
+    fn go(&mut self, pos: usize) {
+        self.pos = pos;
+        self.event = None;
+    }
+
+    /// Moves one event forward (`d > 0`) or back, across steps (a step without events is
+    /// passed over); says whether it moved.
+    fn step_event(&mut self, d: isize) -> bool {
+        let Some(s) = &self.session else {
+            return false;
+        };
+        let n = |p: usize| events_in(s, p);
+        let (pos, k) = (self.pos, self.event.unwrap_or(n(self.pos)));
+        let to = if d > 0 {
+            match k < n(pos) {
+                true => Some((pos, k + 1)),
+                false => (pos + 1..=s.len()).find(|&p| n(p) > 0).map(|p| (p, 1)),
+            }
+        } else if k > 1 {
+            Some((pos, k - 1))
+        } else {
+            (1..pos).rev().find(|&p| n(p) > 0).map(|p| (p, n(p)))
+        };
+        match to {
+            Some((p, k)) => {
+                self.pos = p;
+                self.event = Some(k);
+                true
+            }
+            None => false,
         }
     }
 
@@ -350,19 +424,15 @@ impl App {
             Ok(None) => Ok(false),
             Ok(Some(Link::Walk { name, at })) => {
                 match self.walks.iter().position(|w| w.name == name) {
-                    Some(i) => self.open_walk(i, at.step).map(|_| true),
+                    Some(i) => self.open_walk(i, at.step).map(|_| self.restore_event(at)),
                     None => Err(format!("there is no walkthrough named `{name}`")),
                 }
             }
-            Ok(Some(Link::Custom {
-                text,
-                compare,
-                at,
-            })) => {
+            Ok(Some(Link::Custom { text, compare, at })) => {
                 self.seed_editor(&text, compare.as_deref().unwrap_or_default());
                 session::load_custom(&text, compare.as_deref()).map(|s| {
                     self.show(s, at.step);
-                    true
+                    self.restore_event(at)
                 })
             }
             Err(e) => Err(e),
@@ -391,8 +461,12 @@ impl App {
         };
         match session::load_walkthrough(w) {
             Ok(s) => {
+                // The editor names the variants the panels show (the walkthrough's own, not
+                // the scenario's default).
+                let shown = Value::String(s.traces[0].variant.clone());
+                let text = form::set(&s.text, "variant", shown).unwrap_or_else(|_| s.text.clone());
                 let compare = s.traces.get(1).map_or("", |t| t.variant.as_str());
-                self.seed_editor(&s.text, compare);
+                self.seed_editor(&text, compare);
                 self.show(s, step);
                 Ok(())
             }
@@ -410,8 +484,20 @@ impl App {
                 s.len()
             ));
         }
-        self.pos = step.min(s.len());
+        self.go(step.min(s.len()));
         self.session = Some(Shared(Rc::new(s)));
+    }
+
+    /// Selects the link's event within its step, where the step has it (a link's event past
+    /// the step's end selects the step's last). Says that the link was opened.
+    fn restore_event(&mut self, at: Position) -> bool {
+        if let (Some(s), Some(_)) = (&self.session, at.event) {
+            let at = at.clamp(&s.traces[0]);
+            if at.step == self.pos {
+                self.event = at.event.map(|e| e + 1);
+            }
+        }
+        true
     }
 
     /// Starts the editor over from `text`, comparing with `compare` (empty: none).

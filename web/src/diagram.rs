@@ -13,7 +13,7 @@
 
 use crate::diff::Changed;
 use skblab_core::page::{Page, PageId};
-use skblab_core::skb::Skb;
+use skblab_core::skb::{Frag, Skb};
 use skblab_core::trace::State;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -21,9 +21,10 @@ use std::fmt::Write;
 const PAD: u32 = 10;
 const HEAD_W: u32 = 150;
 const FRAG_W: u32 = 34;
-const SKB_H: u32 = 80;
-const PAGE_W: u32 = 124;
-const PAGE_H: u32 = 62;
+const SKB_H: u32 = 90;
+/// Wide enough for the longest cursor label, `napi_alloc_cache.page cpu0 @23168`.
+const PAGE_W: u32 = 190;
+const PAGE_H: u32 = 68;
 const GAP: u32 = 10;
 
 const STYLE: &str =
@@ -109,6 +110,8 @@ pub fn window(scroll_top: i32, view_h: i32, view_w: i32, width: u32) -> (u32, u3
 /// Where everything goes, apart from how it looks: [`draw`] paints it, and [`height`] sizes
 /// a canvas for a whole trace without building any markup.
 struct Layout {
+    /// The widest an skb may be: its frag cells narrow to fit.
+    room: u32,
     /// Per queue: its label's baseline and each skb's top-left corner.
     queues: Vec<(u32, Vec<(u32, u32)>)>,
     /// The dfrags' label baseline and each dfrag's corner.
@@ -144,12 +147,38 @@ fn flow(y: &mut u32, right: u32, h: u32, widths: impl Iterator<Item = u32>) -> V
     spots
 }
 
+/// Where an arrow starts (a frag slot, a head in a page fragment, a dfrag) and the bytes of
+/// the page it ends at.
+struct FragEnd {
+    x: u32,
+    y: u32,
+    page: PageId,
+    offset: u32,
+    size: u32,
+    /// Dashed: a head (or a chained skb, or a dfrag) rather than a frag slot.
+    head: bool,
+}
+
+impl FragEnd {
+    fn new(x: u32, y: u32, f: &Frag, head: bool) -> FragEnd {
+        FragEnd {
+            x,
+            y,
+            page: f.page,
+            offset: f.offset,
+            size: f.size,
+            head,
+        }
+    }
+}
+
 fn layout(state: &State, max_frags: u32, width: u32) -> Layout {
     // Pages stand in a column on the right, so a new skb never moves a page (nor a new page an
     // skb): a step then changes only the pieces it touched.
     let page_cols = if width >= 900 { 2 } else { 1 };
     let px0 = width - PAD - page_cols * (PAGE_W + GAP) + GAP;
     let right = px0 - 2 * GAP;
+    let room = right - PAD;
     let mut y = PAD;
     // A label's baseline, and room below it.
     let labelled = |y: &mut u32| {
@@ -159,7 +188,7 @@ fn layout(state: &State, max_frags: u32, width: u32) -> Layout {
     let queues = (state.queues.iter())
         .map(|q| {
             let label = labelled(&mut y);
-            let widths = q.skbs.iter().map(|s| skb_width(s, max_frags));
+            let widths = q.skbs.iter().map(|s| skb_width(s, max_frags, room));
             let spots = flow(&mut y, right, SKB_H, widths);
             if spots.is_empty() {
                 y += 20; // "empty"
@@ -184,6 +213,7 @@ fn layout(state: &State, max_frags: u32, width: u32) -> Layout {
     let idle_cursors = PAD + 22 + rows * (PAGE_H + GAP);
     let idle = state.cursors.iter().filter(|c| c.page.is_none()).count() as u32;
     Layout {
+        room,
         queues,
         dfrags,
         px0,
@@ -230,8 +260,8 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             });
         }
     };
-    // Where arrows start: (owner, x, y, page, head?), in drawing order.
-    let mut frag_ends: Vec<(String, u32, u32, PageId, bool)> = Vec::new();
+    // Where arrows start, by owner, in drawing order.
+    let mut frag_ends: Vec<(String, FragEnd)> = Vec::new();
     for (qi, (q, (ly, spots))) in state.queues.iter().zip(&at.queues).enumerate() {
         piece(
             format!("q{qi}"),
@@ -246,15 +276,13 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         for (skb, &(x, y)) in q.skbs.iter().zip(spots) {
             let mut body = String::with_capacity(1200);
             let mut ends = Vec::new();
-            draw_skb(&mut body, skb, x, y, max_frags, &mut ends);
+            let w = skb_width(skb, max_frags, at.room);
+            draw_skb(&mut body, skb, (x, y, w), max_frags, &mut ends);
             let key = format!("s{qi}-{}", skb.id);
             let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
             let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
-            outline(&key, (x, y, skb_width(skb, max_frags), SKB_H), mark);
-            frag_ends.extend(
-                ends.into_iter()
-                    .map(|(fx, fy, pg, h)| (key.clone(), fx, fy, pg, h)),
-            );
+            outline(&key, (x, y, w, SKB_H), mark);
+            frag_ends.extend(ends.into_iter().map(|e| (key.clone(), e)));
             piece(key, (y, y + SKB_H), body);
         }
         if q.skbs.is_empty() {
@@ -269,10 +297,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         let mut body = String::new();
         let mut ends = Vec::new();
         draw_dfrags(&mut body, state, &at.dfrags, &mut ends);
-        frag_ends.extend(
-            ends.into_iter()
-                .map(|(fx, fy, pg, h)| ("d".to_string(), fx, fy, pg, h)),
-        );
+        frag_ends.extend(ends.into_iter().map(|e| ("d".to_string(), e)));
         let (label, spots) = &at.dfrags;
         let bottom = spots.last().map_or(*label, |s| s.1 + DFRAG_H);
         piece("d".into(), (label - 12, bottom), body);
@@ -287,11 +312,17 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             state.pages.len()
         ),
     );
+    // The bytes of each page that frags (and heads, dfrags) hold, drawn where they sit.
+    let mut held: BTreeMap<PageId, Vec<(u32, u32)>> = BTreeMap::new();
+    for (_, e) in &frag_ends {
+        held.entry(e.page).or_default().push((e.offset, e.size));
+    }
     let mut page_pos = BTreeMap::new();
     for (p, &(x, y)) in state.pages.iter().zip(&at.pages) {
-        page_pos.insert(p.id, (x, y));
+        page_pos.insert(p.id, (x, y, p.size));
         let mut body = String::with_capacity(700);
-        draw_page(&mut body, p, x, y, state, marks);
+        let held = held.get(&p.id).map_or(&[][..], Vec::as_slice);
+        draw_page(&mut body, p, (x, y), held, state, marks);
         let key = format!("p{}", p.id);
         let (c, d) = (&marks.changed.pages, &marks.differs.pages);
         let mark = mark_class(c.contains(&p.id), d.contains(&p.id));
@@ -315,23 +346,25 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
     }
     // One arrow bundle per owner (an skb, or the dfrags), drawn over the boxes.
     let mut bundle: Option<(String, (u32, u32), String)> = None;
-    for (owner, fx, fy, page, head) in frag_ends {
-        let Some(&(px, py)) = page_pos.get(&page) else {
+    for (owner, e) in frag_ends {
+        let Some(&(px, py, size)) = page_pos.get(&e.page) else {
             continue;
         };
+        let (fx, fy) = (e.x, e.y);
         if bundle.as_ref().is_some_and(|(o, ..)| *o != owner) {
             let (o, band, b) = bundle.take().expect("checked");
             piece(format!("a{o}"), band, b);
         }
         let (_, band, body) = bundle.get_or_insert_with(|| (owner, (fy, fy), String::new()));
-        // Down out of the frag, then across into the page's left edge.
-        let (tx, ty) = (px, py + PAGE_H / 2);
-        let (c1, c2) = (fy + 24, tx.saturating_sub(40));
-        *band = (band.0.min(ty), band.1.max(c1).max(ty));
+        // Down out of the frag, then down onto the bytes it holds in the page's bar.
+        let tx = px + 6 + scale_to(e.offset + e.size / 2, size, PAGE_W - 12);
+        let ty = py + BAR_Y;
+        let (c1, c2) = (fy + 24, ty.saturating_sub(30));
+        *band = (band.0.min(c2), band.1.max(c1).max(ty));
         let _ = write!(
             body,
-            r#"<path class="{}" d="M{fx} {fy}C{fx} {c1} {c2} {ty} {tx} {ty}"/>"#,
-            if head { "harrow" } else { "arrow" }
+            r#"<path class="{}" d="M{fx} {fy}C{fx} {c1} {tx} {c2} {tx} {ty}"/>"#,
+            if e.head { "harrow" } else { "arrow" }
         );
     }
     if let Some((o, band, b)) = bundle {
@@ -354,8 +387,16 @@ fn cells(skb: &Skb, max_frags: u32) -> u32 {
     skb.frags.len() as u32 + u32::from((skb.frags.len() as u32) < max_frags)
 }
 
-fn skb_width(skb: &Skb, max_frags: u32) -> u32 {
-    (HEAD_W + 12).max(cells(skb, max_frags) * (FRAG_W + 3) + 9)
+/// An skb's width: its head, or its frag cells, whichever is wider, at most `room`.
+fn skb_width(skb: &Skb, max_frags: u32, room: u32) -> u32 {
+    (HEAD_W + 12)
+        .max(cells(skb, max_frags) * (FRAG_W + 3) + 9)
+        .min(room)
+}
+
+/// `n` of `total` as a share of `len` units.
+fn scale_to(n: u32, total: u32, len: u32) -> u32 {
+    (u64::from(n.min(total)) * u64::from(len) / u64::from(total.max(1))) as u32
 }
 
 fn mark_class(id: bool, dif: bool) -> &'static str {
@@ -370,16 +411,14 @@ fn mark_class(id: bool, dif: bool) -> &'static str {
 fn draw_skb(
     out: &mut String,
     skb: &Skb,
-    x: u32,
-    y: u32,
+    (x, y, w): (u32, u32, u32),
     max_frags: u32,
-    frag_ends: &mut Vec<(u32, u32, PageId, bool)>,
+    frag_ends: &mut Vec<FragEnd>,
 ) {
-    let w = skb_width(skb, max_frags);
     let h = &skb.head;
     let _ = write!(
         out,
-        r#"<g data-skb="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, head {hb} bytes, truesize {ts}{psh}{sent}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{SKB_H}" rx="4"/><text x="{tx}" y="{ty}">skb {id} · len {len}</text>"#,
+        r#"<g data-skb="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, head {hb} bytes, truesize {ts}, allocated on CPU {cpu}{psh}{eor}{sent}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{SKB_H}" rx="4"/><text x="{tx}" y="{ty}">skb {id} · len {len}</text>"#,
         id = skb.id,
         seq = skb.seq,
         end = skb.end_seq,
@@ -391,29 +430,41 @@ fn draw_skb(
         tr = h.tailroom,
         hb = h.head_bytes,
         ts = h.truesize,
+        cpu = skb.cpu,
         psh = if skb.psh { ", PSH" } else { "" },
+        eor = if skb.eor { ", EOR" } else { "" },
         sent = if skb.sent { ", sent" } else { "" },
         sentc = if skb.sent { " sent" } else { "" },
         tx = x + 6,
         ty = y + 14,
     );
+    // The facts the terminal prints beside an skb, on its bottom line.
+    let mut facts = vec![format!("cpu {}", skb.cpu)];
+    facts.extend(skb.sent.then(|| "sent".to_string()));
+    facts.extend(skb.eor.then(|| "EOR".to_string()));
     if !skb.frag_list.is_empty() {
-        // Chained skbs (GRO's frag_list): counted in the head line, their frags' pages
-        // reached by arrows from the bottom of this box.
+        // Chained skbs (GRO's frag_list): their frags' pages are reached by arrows from the
+        // bottom of this box.
         let bytes: u32 = skb.frag_list.iter().map(|c| c.len).sum();
-        let _ = write!(
-            out,
-            r#"<text class="s" x="{}" y="{}">frag_list: {} skb(s), {bytes} B</text>"#,
-            x + 6,
-            y + SKB_H - 4,
+        facts.push(format!(
+            "frag_list: {} skb(s), {bytes} B",
             skb.frag_list.len()
-        );
-        for c in &skb.frag_list {
-            for f in &c.frags {
-                frag_ends.push((x + w / 2, y + SKB_H, f.page, true));
-            }
+        ));
+        for f in skb.frag_list.iter().flat_map(|c| &c.frags) {
+            frag_ends.push(FragEnd::new(x + w / 2, y + SKB_H, f, true));
         }
     }
+    facts.extend(
+        skb.mapping
+            .map(|m| format!("map {}+{}", m.data_seq, m.data_len)),
+    );
+    let _ = write!(
+        out,
+        r#"<text class="s" x="{}" y="{}">{}</text>"#,
+        x + 6,
+        y + SKB_H - 5,
+        facts.join(" · ")
+    );
     if skb.psh {
         let _ = write!(
             out,
@@ -450,40 +501,46 @@ fn draw_skb(
         }
     }
     if let Some(f) = &skb.head_frag {
-        frag_ends.push((hx + HEAD_W / 2, hy + 14, f.page, true));
+        frag_ends.push(FragEnd::new(hx + HEAD_W / 2, hy + 14, f, true));
     }
     let _ = write!(
         out,
-        r#"<text class="s" x="{hx}" y="{}">head {} · linear {} · tail {}{}</text>"#,
+        r#"<text class="s" x="{hx}" y="{}">head {} · linear {} · tail {}</text>"#,
         hy + 26,
         h.headroom,
         skb.linear_len,
         h.tailroom,
-        skb.mapping
-            .map(|m| format!(" · map {}+{}", m.data_seq, m.data_len))
-            .unwrap_or_default()
     );
+    // Frag cells narrow (down from FRAG_W) when the skb is as wide as the room allows.
+    let n = cells(skb, max_frags);
+    let pitch = ((w - 9) / n).min(FRAG_W + 3);
+    let fw = pitch - 3;
     let fy = y + 56;
     for (i, f) in skb.frags.iter().enumerate() {
-        let fx = x + 6 + i as u32 * (FRAG_W + 3);
+        let fx = x + 6 + i as u32 * pitch;
         let _ = write!(
             out,
-            r#"<rect class="fr" x="{fx}" y="{fy}" width="{FRAG_W}" height="16" rx="2"><title>frag {i}: page {}, offset {}, size {}</title></rect><text x="{}" y="{}" style="fill:#fff;font-size:9px">{}</text>"#,
-            f.page,
-            f.offset,
-            f.size,
-            fx + 3,
-            fy + 12,
-            f.size
+            r#"<rect class="fr" x="{fx}" y="{fy}" width="{fw}" height="16" rx="2"><title>frag {i}: page {}, offset {}, size {}</title></rect>"#,
+            f.page, f.offset, f.size,
         );
-        frag_ends.push((fx + FRAG_W / 2, fy + 16, f.page, false));
+        // The size, where the cell has room for it (else its title says it).
+        let size = f.size.to_string();
+        if size.len() as u32 * 6 + 3 <= fw {
+            let _ = write!(
+                out,
+                r#"<text x="{}" y="{}" style="fill:#fff;font-size:9px">{size}</text>"#,
+                fx + 3,
+                fy + 12,
+            );
+        }
+        frag_ends.push(FragEnd::new(fx + fw / 2, fy + 16, f, false));
     }
     let used = skb.frags.len() as u32;
     if used < max_frags {
-        let fx = x + 6 + used * (FRAG_W + 3);
+        let fx = x + 6 + used * pitch;
         let _ = write!(
             out,
-            r#"<rect class="free" x="{fx}" y="{fy}" width="{FRAG_W}" height="16" rx="2"><title>{n} free frag slots of MAX_SKB_FRAGS {max_frags}</title></rect><text class="s" x="{}" y="{}">+{n}</text>"#,
+            r#"<rect class="free" x="{fx}" y="{fy}" width="{fw}" height="16" rx="2"><title>{n} free frag slots of MAX_SKB_FRAGS {max_frags}</title></rect><text class="s" x="{}" y="{}">+{n}</text>"#,
             fx + 4,
             fy + 12,
             n = max_frags - used
@@ -498,7 +555,7 @@ fn draw_dfrags(
     out: &mut String,
     state: &State,
     (label, spots): &(u32, Vec<(u32, u32)>),
-    frag_ends: &mut Vec<(u32, u32, PageId, bool)>,
+    frag_ends: &mut Vec<FragEnd>,
 ) {
     const W: u32 = DFRAG_W;
     const H: u32 = DFRAG_H;
@@ -524,16 +581,36 @@ fn draw_dfrags(
             bw = W - 12,
             ly = y + 36,
         );
-        frag_ends.push((x + W / 2, y + H, d.page, true));
+        frag_ends.push(FragEnd {
+            x: x + W / 2,
+            y: y + H,
+            page: d.page,
+            offset: d.offset,
+            size: d.data_len,
+            head: true,
+        });
     }
 }
 
-fn draw_page(out: &mut String, p: &Page, x: u32, y: u32, state: &State, marks: &Marks) {
+/// The top of a page's bar (its bytes, left to right), relative to the page's corner.
+const BAR_Y: u32 = 33;
+
+/// A page: its id, order, refcount and bytes handed out; a bar of its bytes with the `held`
+/// extents (offset, size) drawn where they sit, so an allocator counting down fills it from
+/// the right; and the page-frag cursors on it.
+fn draw_page(
+    out: &mut String,
+    p: &Page,
+    (x, y): (u32, u32),
+    held: &[(u32, u32)],
+    state: &State,
+    marks: &Marks,
+) {
     let bar_w = PAGE_W - 12;
-    let fill = (u64::from(p.used.min(p.size)) * u64::from(bar_w) / u64::from(p.size.max(1))) as u32;
+    let (tx, by) = (x + 6, y + BAR_Y);
     let _ = write!(
         out,
-        r#"<g data-page="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}, allocated on CPU {cpu}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{PAGE_H}" rx="4"/><text x="{tx}" y="{ty}">page {id}{order}</text><text x="{tx}" y="{ry}" class="s">ref {c} · {used}/{size}</text><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><rect class="fill" x="{tx}" y="{by}" width="{fill}" height="10"/>"#,
+        r#"<g data-page="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}, allocated on CPU {cpu}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{PAGE_H}" rx="4"/><text x="{tx}" y="{ty}">page {id}{order}</text><text x="{tx}" y="{ry}" class="s">refcount {c} · used {used}/{size}</text><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/>"#,
         id = p.id,
         o = p.order,
         size = p.size,
@@ -545,17 +622,21 @@ fn draw_page(out: &mut String, p: &Page, x: u32, y: u32, state: &State, marks: &
         } else {
             String::new()
         },
-        tx = x + 6,
         ty = y + 14,
         ry = y + 27,
-        by = y + 33,
     );
+    for &(off, len) in held {
+        let fx = tx + scale_to(off, p.size, bar_w);
+        let fw = scale_to(off.saturating_add(len), p.size, bar_w) + tx - fx;
+        let _ = write!(
+            out,
+            r#"<rect class="fill" x="{fx}" y="{by}" width="{}" height="10"/>"#,
+            fw.max(1)
+        );
+    }
     for c in state.cursors.iter().filter(|c| c.page == Some(p.id)) {
-        let cx = x
-            + 6
-            + (u64::from(c.offset.min(p.size)) * u64::from(bar_w) / u64::from(p.size.max(1)))
-                as u32;
-        let cy = y + 44;
+        let cx = tx + scale_to(c.offset, p.size, bar_w);
+        let cy = by + 11;
         let cmark = if marks.changed.cursors.contains(&c.name) {
             " chg"
         } else {
@@ -565,14 +646,14 @@ fn draw_page(out: &mut String, p: &Page, x: u32, y: u32, state: &State, marks: &
             .bias
             .map(|b| format!(", pagecnt_bias {b}"))
             .unwrap_or_default();
+        // The triangle points up at the offset; the label sits below it.
         let _ = write!(
             out,
             r#"<path class="cur{cmark}" d="M{cx} {cy}l-4 7h8z"><title>{name}: offset {off} of {size}{bias}</title></path><text class="s" x="{tx}" y="{ly}">{name} @{off}</text>"#,
             name = esc(&c.name),
             off = c.offset,
             size = c.size,
-            tx = x + 6,
-            ly = y + 59,
+            ly = cy + 17,
         );
     }
     out.push_str("</g>");
@@ -673,34 +754,69 @@ mod tests {
         let keys: Vec<(&str, u32, u32)> = (drawing.pieces.iter())
             .map(|p| (p.key.as_str(), p.top, p.bottom))
             .collect();
-        // The arrow's band: from the page's middle (y 63) to its bend below the frag (y 128).
+        // The arrow's band: from its bend above the page's bar (y 65 - 30) to its bend below
+        // the frag (y 104 + 24).
         assert_eq!(
             keys,
             [
                 ("q0", 12, 28),
-                ("s0-7", 32, 112),
+                ("s0-7", 32, 122),
                 ("pl", 12, 28),
-                ("p2", 32, 94),
-                ("ms0-7", 32, 112),
-                ("as0-7", 63, 128)
+                ("p2", 32, 100),
+                ("ms0-7", 32, 122),
+                ("as0-7", 35, 128)
             ]
         );
         let svg = drawing.to_svg();
         for want in [
             r#"data-skb="7""#,
             "skb 7 · len 1448",
-            r#"<rect class="mk chg" x="10" y="32" width="162" height="80" rx="4"/>"#,
+            r#"<rect class="mk chg" x="10" y="32" width="162" height="90" rx="4"/>"#,
             "frag 0: page 2, offset 0, size 1448",
             "+16",
             r#"data-page="2""#,
-            "ref 2 · 1448/4096",
+            "refcount 2 · used 1448/4096",
             "sk_page_frag @1448",
-            r#"class="arrow""#,
+            "cpu 0</text>",
+            // Pages stand at x 1000 - 10 - 2 * (190 + 10) + 10 = 600, their bar 6 in, 178
+            // wide: the frag's 1448 bytes at offset 0 fill 1448 * 178 / 4096 = 62 of it.
+            r#"<rect class="fill" x="606" y="65" width="62" height="10"/>"#,
+            // From the frag cell's middle (16 + 34 / 2, below the cell at 104) to the middle
+            // of its bytes in the bar (606 + 724 * 178 / 4096 = 637, the bar's top at 65).
+            r#"<path class="arrow" d="M33 104C33 128 637 35 637 65"/>"#,
             "sk_write_queue &lt;&amp;&gt; (1 skb)",
         ] {
             assert!(svg.contains(want), "missing {want} in {svg}");
         }
         let opened = svg.matches("<g ").count() + svg.matches("<g>").count();
         assert_eq!(opened, svg.matches("</g>").count());
+    }
+
+    #[test]
+    fn a_frag_is_drawn_where_it_sits_in_its_page() {
+        // netdev_alloc_frag counting down (duyck-2012): the first 640-byte frag sits at the
+        // page's end, 3456..4096, so the bar fills from the right and the cursor is left of it.
+        let mut s = sample();
+        s.queues[0].skbs[0].frags[0] = Frag {
+            page: 2,
+            offset: 3456,
+            size: 640,
+        };
+        s.cursors[0].offset = 3456;
+        let none = Changed::default();
+        let marks = Marks {
+            changed: &none,
+            differs: &none,
+        };
+        let svg = draw(&s, &marks, 17, 1000, "duyck").to_svg();
+        // 606 + 3456 * 178 / 4096 = 756; to 606 + 178 = 784: 28 wide. The cursor's triangle
+        // points up at 756 under the bar (65 + 11), its label below it.
+        for want in [
+            r#"<rect class="fill" x="756" y="65" width="28" height="10"/>"#,
+            r#"d="M756 76l-4 7h8z""#,
+            r#"<text class="s" x="606" y="93">sk_page_frag @3456</text>"#,
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
     }
 }

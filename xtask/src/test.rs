@@ -1,9 +1,10 @@
 //! `cargo xtask test`: every check CI runs, cheapest first, on a fresh machine or a warm one.
 //!
 //! Installs what is missing (the wasm toolchain through `setup`; Chromium for the browser
-//! tests and tshark for the TAP captures through apt when root), then: rustfmt, clippy, the
-//! wasm module the engine tests load, `cargo test` (core, runner, snapshots, wasm-vs-native,
-//! TAP runs against the kernel), and the browser tests.
+//! tests, tshark for the TAP captures and bpftrace for `skblab kernel` through apt when
+//! root), then: rustfmt, clippy, the wasm module the engine tests load, `cargo test` (core,
+//! runner, snapshots, wasm-vs-native, TAP and eBPF runs against the kernel), and the browser
+//! tests.
 
 use crate::{cargo, run, step, wasm};
 use std::path::Path;
@@ -14,6 +15,7 @@ const DEBIAN: &[(&str, &str)] = &[
     ("chromium", "/usr/bin/chromium"),
     ("chromium-driver", "/usr/bin/chromedriver"),
     ("tshark", "/usr/bin/tshark"),
+    ("bpftrace", "/usr/bin/bpftrace"),
 ];
 
 /// Installs the missing [`DEBIAN`] packages with one `apt-get update`.

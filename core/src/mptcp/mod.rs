@@ -18,12 +18,12 @@ pub mod subflow;
 
 use crate::consts::{ConstOverrides, Era, KernelConsts};
 use crate::events::Events;
-use crate::limits::{check_range, ByteBudget, MAX_OPS};
+use crate::limits::{check_range, ByteBudget, MAX_LIVE_SKBS, MAX_OPS};
 use crate::mechanism::{is_one, one, pick_variant, Mechanism, RunOptions};
 use crate::names::names;
 use crate::page::PagePool;
 use crate::skb::SkbId;
-use crate::trace::{drive, Counters, Machine, Queue, State, Trace};
+use crate::trace::{drive, queue, Counters, Machine, Queue, State, Trace};
 use crate::Error;
 use counters::MptcpCounters;
 use dfrag::SendBuf;
@@ -79,7 +79,8 @@ fn default_burst() -> u32 {
 pub struct SubflowParams {
     /// The path MTU (loopback: 65536).
     pub mtu: u32,
-    /// mss_now; by default derived from the MTU (loopback with timestamps: 65483).
+    /// mss_now; by default derived from the MTU, less the DSS option room (loopback with
+    /// timestamps: 65459).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mss: Option<u32>,
     /// The TCP timestamp option (12 bytes per segment).
@@ -308,7 +309,7 @@ impl Msk {
     /// __mptcp_clean_una up to the first data byte still unsent on some subflow.
     fn ack(&mut self, ev: &mut Events) {
         for sf in &mut self.subflows {
-            sf.free(|s| s.sent, &mut self.tx, ev);
+            sf.free_sent(&mut self.tx, ev);
         }
         let snd_una = self
             .subflows
@@ -319,9 +320,26 @@ impl Msk {
         self.buf.clean_una(snd_una, &mut self.tx, ev);
     }
 
+    /// Refuses to go on past [`MAX_LIVE_SKBS`] skbs on the subflows (after `call` of the
+    /// writes of `ops[at]`).
+    fn check_live(&self, at: usize, call: u64) -> Result<(), Error> {
+        let live: usize = self.subflows.iter().map(|sf| sf.skbs.len()).sum();
+        if live as u64 <= MAX_LIVE_SKBS {
+            return Ok(());
+        }
+        Err(Error::Range {
+            field: format!("ops[{at}]"),
+            value: format!("{live} skbs queued on the subflows after call {call}"),
+            allowed: format!(
+                "at most {MAX_LIVE_SKBS} at once: acknowledge (`ack`) or write less, or use a \
+                 larger mss"
+            ),
+        })
+    }
+
     fn close(&mut self, ev: &mut Events) {
         for sf in &mut self.subflows {
-            sf.free(|_| true, &mut self.tx, ev);
+            sf.free_all(&mut self.tx, ev);
         }
         self.buf.release(&mut self.tx, ev);
         self.closed = true;
@@ -340,8 +358,9 @@ impl Machine for Msk {
         }
         match *op {
             MptcpOp::Sendmsg { bytes, count } => {
-                for _ in 0..count {
+                for call in 1..=count {
                     self.sendmsg(bytes, ev);
+                    self.check_live(at, call)?;
                 }
             }
             MptcpOp::Transmit { subflow } => {
@@ -374,13 +393,14 @@ impl Machine for Msk {
                 .subflows
                 .iter()
                 .map(|sf| Queue {
-                    name: format!("subflow {}", sf.id),
+                    name: queue::subflow(sf.id),
                     skbs: sf.skbs.clone(),
                 })
                 .collect(),
             pages: self.tx.pool.live().cloned().collect(),
             cursors: vec![self.buf.pfrag.cursor("task_frag")],
             dfrags: self.buf.dfrags.iter().map(|d| d.view()).collect(),
+            in_flight: Vec::new(),
         }
     }
 

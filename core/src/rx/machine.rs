@@ -11,7 +11,7 @@ use super::driver;
 use super::frag_cache::{FragCache, RefillKnobs};
 use super::gro::Gro;
 use super::kernel::Mem;
-use super::scenario::{Proto, RxOp, RxParams, RxScenario, BH_CPU, MAX_FRAMES};
+use super::scenario::{RxOp, RxParams, RxScenario, BH_CPU, MAX_FRAMES};
 use super::socket::{ReadLimit, Socket};
 use crate::events::{Cpu, Event, Events};
 use crate::limits::{check_range, MAX_OP_BYTES};
@@ -67,7 +67,8 @@ impl RxMachine {
         &self.p
     }
 
-    /// The frames one interrupt brought (their lengths on the wire): NAPI polls them
+    /// The frames one interrupt brought (their lengths on the wire; the TAP runner's entry
+    /// point, one call per batch the TAP delivered at once): NAPI polls them
     /// `budget` at a time on the BH CPU. GRO keeps its packet across a poll that used its
     /// whole budget (the NAPI is polled again) and flushes when a poll finishes under budget
     /// (napi_complete_done), so the frames always end with such a poll.
@@ -77,28 +78,15 @@ impl RxMachine {
         let mut chunks = lens.chunks(budget);
         loop {
             let chunk = chunks.next().unwrap_or(&[]);
-            self.poll_checked(chunk, ev);
+            self.poll(chunk, ev);
             if chunk.len() < budget {
                 return Ok(());
             }
         }
     }
 
-    /// One NAPI poll of the given frames (at most `nic.budget`; the TAP runner's entry
-    /// point). GRO flushes at its end only if it used less than the budget.
-    pub fn poll(&mut self, lens: &[u32], ev: &mut Events) -> Result<(), Error> {
-        check_range(
-            "frames (one poll)",
-            lens.len() as u64,
-            0,
-            self.p.nic.budget.into(),
-        )?;
-        self.p.check_lens("frames", lens)?;
-        self.poll_checked(lens, ev);
-        Ok(())
-    }
-
-    fn poll_checked(&mut self, lens: &[u32], ev: &mut Events) {
+    /// One NAPI poll of at most `nic.budget` checked frames.
+    fn poll(&mut self, lens: &[u32], ev: &mut Events) {
         let (p, mem) = (&self.p, &mut self.mem);
         self.defer.flush(BH_CPU, mem, ev);
         let budget = p.nic.budget;
@@ -108,7 +96,7 @@ impl RxMachine {
             budget,
         });
         self.napi.polls += 1;
-        let merge = p.nic.gro && p.socket.proto == Proto::Tcp;
+        let merge = p.gro_merges();
         let bh = BH_CPU as usize;
         for &len in lens {
             let skb = driver::rx_frame(p, &mut self.caches[bh], mem, len, self.next_seq, ev);

@@ -8,16 +8,17 @@
 //!
 //! Two independent variant axes ([`variant`]; see `docs/scenario-format.md`):
 //! - allocator: `pre-2012` and `duyck-2012` (v3.5 constants), `modern` (v6.12);
-//! - rx cache: `none`, `dumazet-2019` (v5.1 behaviour), `defer-free` (v6.12 behaviour).
+//! - rx cache: `none`, `dumazet-2019` (the seed as merged for 5.2-rc1), `defer-free` (v6.12).
 //!
 //! Layers, each using only those above it: [`variant`] -> [`scenario`] (the format and the
 //! checked [`RxParams`]) -> [`kernel`] (pages and skb lifetimes, [`Mem`]) -> the stages
 //! ([`frag_cache`], [`driver`], [`gro`], [`defer`], [`socket`]) -> [`machine`], which owns
 //! them all and lends each stage only what it touches.
 //!
-//! A host that feeds frames one NAPI poll at a time (the TAP runner) builds an [`RxMachine`]
-//! from [`RxParams`], calls [`RxMachine::poll`] / [`Machine::apply`](crate::trace::Machine)
-//! and reads the counters and state whenever it likes.
+//! A host that feeds real frames (the TAP runner) builds an [`RxMachine`] from [`RxParams`],
+//! calls [`RxMachine::arrive`] once per interrupt's worth of frames (and
+//! [`Machine::apply`](crate::trace::Machine) for other operations) and reads the counters
+//! and state whenever it likes.
 
 pub mod counters;
 pub mod defer;

@@ -2,8 +2,9 @@
 //! operations, and [`RxParams`], the checked form every stage reads.
 
 use super::variant::Variant;
+use crate::consts::wire::{ETH_HLEN, IPV4_HLEN, TCP_TS_HLEN, UDP_HLEN};
 use crate::consts::{ConstOverrides, KernelConsts};
-use crate::limits::{check_range, ByteBudget, MAX_OPS, MAX_OP_BYTES};
+use crate::limits::{add_capped, check_range, ByteBudget, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_FRAMES};
 use crate::{Cpu, Error, NR_CPUS};
 use serde::{Deserialize, Serialize};
 
@@ -96,11 +97,13 @@ pub enum Proto {
 impl Proto {
     /// Ethernet + IPv4 + transport header bytes per frame: 14 + 20 + 32 (TCP with
     /// timestamps) or 14 + 20 + 8 (UDP).
-    pub fn headers(self) -> u32 {
-        match self {
-            Proto::Tcp => 66,
-            Proto::Udp => 42,
-        }
+    pub const fn headers(self) -> u32 {
+        ETH_HLEN
+            + IPV4_HLEN
+            + match self {
+                Proto::Tcp => TCP_TS_HLEN,
+                Proto::Udp => UDP_HLEN,
+            }
     }
 }
 
@@ -221,6 +224,12 @@ impl RxParams {
         self.socket.mss + self.socket.proto.headers()
     }
 
+    /// Whether GRO merges this flow's segments (TCP with NETIF_F_GRO); otherwise each frame
+    /// goes up on its own.
+    pub fn gro_merges(&self) -> bool {
+        self.nic.gro && self.socket.proto == Proto::Tcp
+    }
+
     /// The CPU tcp_v4_rcv runs on: the BH CPU, or the application's under RPS/RFS.
     pub fn rcv_cpu(&self) -> Cpu {
         if self.nic.rps {
@@ -306,14 +315,20 @@ impl RxScenario {
     pub fn check_caps(&self, p: &RxParams) -> Result<(), Error> {
         check_range("ops", self.ops.len() as u64, 1, MAX_OPS as u64)?;
         let mut budget = ByteBudget::default();
+        let mut frames_total = 0;
         for (i, op) in self.ops.iter().enumerate() {
             if let RxOp::Arrive { frames, len, lens } = op {
-                let bytes = match (frames, lens) {
-                    (Some(n), _) => n.saturating_mul(len.unwrap_or(p.frame_len().into())),
-                    (_, Some(l)) => l.iter().fold(0u64, |a, &b| a.saturating_add(b)),
-                    _ => 0,
+                let (n, bytes) = match (frames, lens) {
+                    (Some(n), _) => (*n, n.saturating_mul(len.unwrap_or(p.frame_len().into()))),
+                    (_, Some(l)) => (
+                        l.len() as u64,
+                        l.iter().fold(0u64, |a, &b| a.saturating_add(b)),
+                    ),
+                    _ => (0, 0),
                 };
                 budget.take(|| format!("ops[{i}]"), bytes)?;
+                let cap = (MAX_TOTAL_FRAMES, "frames");
+                add_capped(&mut frames_total, n, cap, || format!("ops[{i}].frames"))?;
             }
         }
         Ok(())

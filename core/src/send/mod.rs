@@ -12,9 +12,10 @@ pub mod variant;
 mod xmit;
 
 pub use counters::SendCounters;
-pub use sock::{SendConfig, SendSock};
+pub use sock::{SendConfig, SendSock, Xmitted};
 pub use variant::Variant;
 
+use crate::consts::wire::{IPV4_HLEN, TCP_TS_HLEN};
 use crate::consts::ConstOverrides;
 use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_IOVECS, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_BYTES};
@@ -65,8 +66,8 @@ impl Default for SocketParams {
         SocketParams {
             mss: 1448,
             max_window: 0,
-            tcp_header_len: 32,
-            net_header_len: 20,
+            tcp_header_len: TCP_TS_HLEN,
+            net_header_len: IPV4_HLEN,
             sndbuf: 4 << 20,
         }
     }
@@ -135,6 +136,16 @@ pub enum SendOp {
     Socket,
 }
 
+/// The iovec lengths of one sendmsg op: `bytes` as one iovec, else `iov` (validation allows
+/// one of the two).
+pub fn iov_lengths(bytes: Option<u64>, iov: Option<&[u64]>) -> Vec<u32> {
+    match (bytes, iov) {
+        (Some(b), _) => vec![b as u32],
+        (None, Some(iov)) => iov.iter().map(|&l| l as u32).collect(),
+        (None, None) => Vec::new(),
+    }
+}
+
 impl Mechanism for SendScenario {
     const NAME: &'static str = "sendmsg";
     const VARIANTS: &'static [&'static str] = VARIANTS;
@@ -148,17 +159,13 @@ impl Mechanism for SendScenario {
     }
 
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
-        let variant: Variant = pick_variant(opts.variant.as_deref(), self.variant.as_deref())?;
-        let cfg = self.config(variant)?;
-        self.check_ops()?;
-        let mut m = SendMachine {
-            sock: SendSock::new(cfg),
-        };
+        let mut m = self.machine(opts.variant.as_deref())?;
         let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
+        let cfg = m.sock.cfg;
         Ok(Trace {
             mechanism: Self::NAME.to_string(),
-            variant: variant.name().to_string(),
-            era: variant.era(),
+            variant: cfg.variant.name().to_string(),
+            era: cfg.variant.era(),
             consts: cfg.k,
             steps,
             counters,
@@ -166,7 +173,40 @@ impl Mechanism for SendScenario {
     }
 }
 
+/// What a run handed to the device ([`SendScenario::transmitted`]).
+#[derive(Clone, Debug)]
+pub struct Transmitted {
+    pub variant: Variant,
+    /// Every skb the device got, in stream order.
+    pub skbs: Vec<Xmitted>,
+    /// The final counters.
+    pub counters: Counters,
+}
+
 impl SendScenario {
+    /// The checked machine for the variant `over` names (else the scenario's own).
+    fn machine(&self, over: Option<&str>) -> Result<SendMachine, Error> {
+        let variant: Variant = pick_variant(over, self.variant.as_deref())?;
+        let cfg = self.config(variant)?;
+        self.check_ops()?;
+        Ok(SendMachine {
+            sock: SendSock::new(cfg),
+        })
+    }
+
+    /// Runs the scenario (counters only) and gives the skbs it handed to the device: what
+    /// a host replays on a real wire.
+    pub fn transmitted(&self, over: Option<&str>) -> Result<Transmitted, Error> {
+        let mut m = self.machine(over)?;
+        m.sock.log_xmits();
+        let (_, counters) = drive(&mut m, &self.ops, false)?;
+        Ok(Transmitted {
+            variant: m.sock.cfg.variant,
+            skbs: m.sock.xmitted.unwrap_or_default(),
+            counters,
+        })
+    }
+
     /// The validated configuration for `variant`: every socket and device field checked
     /// against its allowed range.
     pub fn config(&self, variant: Variant) -> Result<SendConfig, Error> {
@@ -298,11 +338,7 @@ impl Machine for SendMachine {
                 eor,
                 count,
             } => {
-                let iov: Vec<u32> = match (bytes, iov) {
-                    (Some(b), _) => vec![*b as u32],
-                    (None, Some(iov)) => iov.iter().map(|&l| l as u32).collect(),
-                    (None, None) => Vec::new(),
-                };
+                let iov = iov_lengths(*bytes, iov.as_deref());
                 for call in 1..=*count {
                     sock.sendmsg(&iov, *eor, ev)
                         .map_err(|queued| would_block(at, (call, *count), queued, sock))?;
@@ -363,5 +399,34 @@ impl Machine for SendMachine {
 
     fn counters(&self) -> Counters {
         self.sock.send_counters().to_counters()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scenario;
+
+    #[test]
+    fn transmitted_gives_each_skb_and_its_psh() {
+        let text = "mechanism = \"sendmsg\"\nops = [{ op = \"sendmsg\", bytes = 140000 }, \
+                    { op = \"transmit\" }]";
+        let Ok(Scenario::Sendmsg(s)) = Scenario::parse(text) else {
+            panic!("a sendmsg scenario");
+        };
+        let sent = s.transmitted(Some("modern")).unwrap();
+        let skbs: Vec<(u64, u32, bool)> =
+            sent.skbs.iter().map(|x| (x.offset, x.len, x.psh)).collect();
+        // size_goal 65160 (45 x 1448); PSH on the last skb, where the write ends.
+        assert_eq!(
+            skbs,
+            [
+                (0, 65_160, false),
+                (65_160, 65_160, false),
+                (130_320, 9_680, true)
+            ]
+        );
+        assert_eq!(sent.variant, Variant::Modern);
+        assert_eq!(sent.counters.get("xmit_skbs"), Some(3));
     }
 }

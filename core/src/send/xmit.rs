@@ -4,7 +4,7 @@
 //! skb, cut by software GSO into linear segments. GSO/TSO cuts a super-packet into MSS-sized
 //! wire segments, PSH only on the last (`tcp_tso_segment` / `tcp_gso_segment`).
 
-use super::sock::SendSock;
+use super::sock::{SendSock, Xmitted};
 use crate::events::{Event, Events};
 
 /// `__pskb_pull_tail` asks `pskb_expand_head` for this much extra tailroom beyond what the
@@ -57,6 +57,13 @@ impl SendSock {
                     psh: psh && s + 1 == gso_segs,
                 });
             }
+        }
+        if let Some(log) = &mut self.xmitted {
+            log.push(Xmitted {
+                offset: self.snd_nxt,
+                len,
+                psh,
+            });
         }
         self.c.xmit_skbs += 1;
         self.c.wire_segments += gso_segs as u64;

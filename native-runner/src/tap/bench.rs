@@ -98,7 +98,10 @@ fn chunks(bytes: u64, gso: bool) -> Result<Vec<super::tcp::Chunk>, String> {
         left -= n;
     }
     let sc = skblab_core::Scenario::parse(&text).map_err(|e| e.to_string())?;
-    Ok(super::plan::send_plan(&sc, None)?.chunks)
+    let skblab_core::Scenario::Sendmsg(s) = sc else {
+        return Err("the bench builds a sendmsg scenario".into());
+    };
+    Ok(super::plan::send_plan(&s, None)?.chunks)
 }
 
 /// A veth pair to a second private namespace, whose end a helper thread serves: per round it
@@ -206,8 +209,7 @@ fn print(rows: &[Row], bytes: u64, json: bool) -> Result<(), String> {
     let veth = rows.last().expect("veth row");
     if json {
         let v = serde_json::json!({ "bytes": bytes, "gbit_per_s": rows });
-        session::print(&format!("{v:#}\n"));
-        return Ok(());
+        return session::print(&format!("{v:#}\n"));
     }
     let ratio = |x: f64, v: f64| if v > 0.0 { x / v } else { 0.0 };
     let mut t = format!(
@@ -227,6 +229,5 @@ fn print(rows: &[Row], bytes: u64, json: bool) -> Result<(), String> {
             ratio(r.from_kernel, veth.from_kernel)
         ));
     }
-    session::print(&t);
-    Ok(())
+    session::print(&t)
 }

@@ -13,13 +13,13 @@
 mod bench;
 mod faults;
 mod kernel;
-mod netns;
+pub(crate) mod netns;
 mod pcap;
 mod plan;
 mod session;
 mod tcp;
-mod vnet;
-mod wire;
+pub(crate) mod vnet;
+pub(crate) mod wire;
 
 /// The frame parser and the TCP endpoint, for the fuzz targets (`fuzz/`): the only way in
 /// from outside the runner, and only with the `fuzzing` feature.
@@ -96,6 +96,9 @@ pub struct WireArgs {
     /// Capture every frame on the wire to this pcap file.
     #[arg(long, value_name = "FILE")]
     pcap: Option<PathBuf>,
+    /// Let --pcap replace an existing file (never a symlink).
+    #[arg(long, requires = "pcap")]
+    force: bool,
     /// Drop this fraction of TCP frames (each direction).
     #[arg(long, default_value_t = 0.0)]
     drop: f64,
@@ -215,7 +218,7 @@ fn transfer(tap: &netns::Tap, mut t: Transfer, w: &WireArgs) -> Result<Outcome, 
     t.timeout = Duration::from_secs(w.timeout);
     let mut pcap = match &w.pcap {
         Some(p) => {
-            let f = std::fs::File::create(p).map_err(|e| format!("--pcap {}: {e}", p.display()))?;
+            let f = crate::output::create(p, w.force, "--pcap")?;
             Some(pcap::Pcap::new(std::io::BufWriter::new(f)).map_err(|e| e.to_string())?)
         }
         None => None,
@@ -247,12 +250,12 @@ fn base(dir: Dir, gso: bool, payload: Arc<Vec<u8>>) -> Transfer {
 
 fn send(
     tap: &netns::Tap,
-    path: &PathBuf,
+    path: &std::path::Path,
     variant: Option<&str>,
     zero_window: bool,
     w: &WireArgs,
 ) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::cli::read_scenario(path).map_err(|e| e.0)?;
     let sc = Scenario::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let Scenario::Sendmsg(s) = &sc else {
         return Err(format!(
@@ -261,7 +264,7 @@ fn send(
             sc.mechanism()
         ));
     };
-    let plan = plan::send_plan(&sc, variant).map_err(|e| format!("{}: {e}", path.display()))?;
+    let plan = plan::send_plan(s, variant).map_err(|e| format!("{}: {e}", path.display()))?;
     let total = plan.chunks.last().map_or(0, |c| c.end);
     check_bytes(total)?;
     let gso = s.device.gso && s.device.sg;
@@ -350,7 +353,7 @@ fn gso_check(o: &Outcome) -> Option<GsoCheck> {
     let goal = plan::size_goal(o.mss as u32, 8 << 20);
     Some(GsoCheck {
         mss: o.mss,
-        gso_max_size: skblab_core::consts::Era::V6_12.consts().gso_max_size,
+        gso_max_size: plan::modern().1.gso_max_size,
         model_size_goal: goal,
         kernel_largest: largest,
         agree: largest == goal,
@@ -361,9 +364,9 @@ fn gso_check(o: &Outcome) -> Option<GsoCheck> {
 fn finish(r: Report, json: bool) -> Result<(), String> {
     if json {
         let text = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
-        session::print(&format!("{text}\n"));
+        session::print(&format!("{text}\n"))?;
     } else {
-        session::print(&render(&r));
+        session::print(&render(&r))?;
     }
     if !r.outcome.intact {
         return Err(format!(

@@ -3,22 +3,25 @@
 //! reads the core's trace and counters.
 
 use super::tcp::{Arrival, Chunk};
-use skblab_core::consts::{ConstOverrides, Era};
-use skblab_core::rx::{self, AppParams, NicParams, RxMachine, RxParams};
-use skblab_core::scenario::RunOptions;
+use skblab_core::consts::wire::{IPV4_HLEN, TCP_TS_HLEN};
+use skblab_core::consts::{ConstOverrides, Era, KernelConsts};
+use skblab_core::rx::{self, AppParams, NicParams, Proto, RxMachine, RxParams};
+use skblab_core::send::{self, SendScenario};
 use skblab_core::size_goal::{tcp_xmit_size_goal, GoalInput};
-use skblab_core::trace::{Counters, Event, Events, Machine};
-use skblab_core::Scenario;
+use skblab_core::trace::{Counters, Events, Machine};
 use std::collections::BTreeMap;
 
-/// Ethernet + IPv4 + TCP with timestamps: what each wire frame adds to its payload.
-const FRAME_HEADERS: u32 = 14 + 20 + 32;
+/// The kernel the runner talks to is today's: the era and constants of the model's `modern`
+/// send variant.
+pub fn modern() -> (Era, KernelConsts) {
+    let era = send::Variant::Modern.era();
+    (era, era.consts())
+}
 
 /// The core's size goal for an MSS on a GSO device, under today's constants and the default
 /// GSO limit.
 pub fn size_goal(mss: u32, max_window: u32) -> u32 {
-    let era = Era::V6_12;
-    let k = era.consts();
+    let (era, k) = modern();
     tcp_xmit_size_goal(
         era,
         &k,
@@ -27,8 +30,8 @@ pub fn size_goal(mss: u32, max_window: u32) -> u32 {
             gso: true,
             gso_max_size: k.gso_max_size,
             max_window,
-            net_header_len: 20,
-            tcp_header_len: 32,
+            net_header_len: IPV4_HLEN,
+            tcp_header_len: TCP_TS_HLEN,
         },
     )
 }
@@ -37,50 +40,26 @@ pub fn size_goal(mss: u32, max_window: u32) -> u32 {
 #[derive(Debug)]
 pub struct SendPlan {
     pub variant: String,
-    /// One chunk per skb (`Event::Xmit`), PSH where its last wire segment carries it.
+    /// One chunk per skb, PSH where its last wire segment carries it.
     pub chunks: Vec<Chunk>,
     /// Skb payload sizes -> how many.
     pub skbs: BTreeMap<u64, u64>,
     pub counters: Counters,
 }
 
-/// Runs a sendmsg scenario through the model and collects its transmitted skbs.
-pub fn send_plan(sc: &Scenario, variant: Option<&str>) -> Result<SendPlan, String> {
-    let trace = sc
-        .run(&RunOptions {
-            variant: variant.map(str::to_string),
-            counters_only: false,
+/// Runs a sendmsg scenario through the model and takes the skbs it transmitted.
+pub fn send_plan(sc: &SendScenario, variant: Option<&str>) -> Result<SendPlan, String> {
+    let sent = sc.transmitted(variant).map_err(|e| e.to_string())?;
+    let chunks: Vec<Chunk> = sent
+        .skbs
+        .iter()
+        .map(|x| Chunk {
+            end: x.offset + u64::from(x.len),
+            psh: x.psh,
         })
-        .map_err(|e| e.to_string())?;
-    let mut chunks: Vec<Chunk> = Vec::new();
-    let mut at = 0u64;
-    for ev in trace.steps.iter().flat_map(|s| &s.events) {
-        match *ev {
-            Event::Xmit { seq, len, .. } => {
-                if seq != at as u32 {
-                    return Err(format!(
-                        "model bug: an skb handed to the device at seq {seq}, expected {at}"
-                    ));
-                }
-                at += u64::from(len);
-                chunks.push(Chunk {
-                    end: at,
-                    psh: false,
-                });
-            }
-            Event::Segment {
-                seq,
-                len,
-                psh: true,
-            } if seq.wrapping_add(len) == at as u32 => {
-                if let Some(c) = chunks.last_mut() {
-                    c.psh = true;
-                }
-            }
-            _ => {}
-        }
-    }
-    let written = trace.counters.get("bytes_written").unwrap_or(0);
+        .collect();
+    let at = chunks.last().map_or(0, |c| c.end);
+    let written = sent.counters.get("bytes_written").unwrap_or(0);
     if at == 0 || at != written {
         return Err(format!(
             "the scenario hands {at} of its {written} written bytes to the device: end it with a \
@@ -88,16 +67,14 @@ pub fn send_plan(sc: &Scenario, variant: Option<&str>) -> Result<SendPlan, Strin
         ));
     }
     let mut skbs = BTreeMap::new();
-    let mut prev = 0;
-    for c in &chunks {
-        *skbs.entry(c.end - prev).or_insert(0) += 1;
-        prev = c.end;
+    for x in &sent.skbs {
+        *skbs.entry(u64::from(x.len)).or_insert(0) += 1;
     }
     Ok(SendPlan {
-        variant: trace.variant,
+        variant: sent.variant.to_string(),
         chunks,
         skbs,
-        counters: trace.counters,
+        counters: sent.counters,
     })
 }
 
@@ -109,10 +86,9 @@ pub fn receive(
     mss: u64,
     batches: &[Vec<Arrival>],
 ) -> Result<(String, Counters), String> {
-    let mut v = rx::Variant::default();
-    if let Some(s) = variant {
-        v.set(s).map_err(|e| e.to_string())?;
-    }
+    let v: rx::Variant = variant
+        .map_or(Ok(rx::Variant::default()), str::parse)
+        .map_err(|e| e.to_string())?;
     let p = RxParams::new(
         v,
         &ConstOverrides::default(),
@@ -150,7 +126,7 @@ fn wire_frames(a: &Arrival, mss: u64) -> Vec<u32> {
     let mut left = a.len;
     while left > 0 {
         let n = left.min(seg);
-        out.push(n + FRAME_HEADERS);
+        out.push(n + Proto::Tcp.headers());
         left -= n;
     }
     out
@@ -161,7 +137,10 @@ mod tests {
     use super::*;
 
     fn plan(text: &str, variant: &str) -> Result<SendPlan, String> {
-        send_plan(&Scenario::parse(text).unwrap(), Some(variant))
+        let Ok(skblab_core::Scenario::Sendmsg(s)) = skblab_core::Scenario::parse(text) else {
+            panic!("not a sendmsg scenario: {text}");
+        };
+        send_plan(&s, Some(variant))
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::wire::{self, Ends};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, IsTerminal};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -319,7 +319,7 @@ pub fn run(
     })
 }
 
-/// Writes `text` to stdout (a closed pipe is not an error worth a panic).
-pub fn print(text: &str) {
-    let _ = std::io::stdout().write_all(text.as_bytes());
+/// Writes `text` to stdout: a closed pipe is fine, a failed write an error.
+pub fn print(text: &str) -> Result<(), String> {
+    crate::output::stdout(text)
 }

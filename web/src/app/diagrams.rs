@@ -16,6 +16,8 @@ use yew::virtual_dom::Key;
 pub struct Props {
     pub session: Shared,
     pub pos: usize,
+    /// Stepping by event: the left trace is drawn after event `k` (1-based) of step `pos`.
+    pub event: Option<usize>,
 }
 
 pub enum Msg {
@@ -33,6 +35,19 @@ pub struct Diagrams {
     /// Per diagram, the band of it in the page.
     windows: Vec<(u32, u32)>,
 }
+
+/// What every mark means (static markup: as Yew nodes it cost the bundle a kilobyte).
+const LEGEND: &str = concat!(
+    r#"<span class="k hr"></span>headroom <span class="k ln"></span>linear data "#,
+    r#"<span class="k tr"></span>tailroom <span class="k fr"></span>frag "#,
+    r#"<span class="k free"></span>+N free frag slots (of MAX_SKB_FRAGS) "#,
+    r#"<span class="k sent"></span>skb sent "#,
+    r#"<span class="k fill"></span>bytes of a page held by a frag, where they sit "#,
+    r#"<span class="k arrow"></span>frag to its bytes "#,
+    r#"<span class="k harrow"></span>head, chained skb or dfrag to its bytes "#,
+    r#"<span class="cur">▲</span> a page-frag allocator's offset · refcount: references held on a page "#,
+    r#"<span class="k chg"></span>changed by this step (or touched by this event) "#,
+);
 
 /// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
 const FIRST_WINDOW: (u32, u32) = (0, 3000);
@@ -95,7 +110,7 @@ impl Component for Diagrams {
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
                         <figcaption>
-                            <strong>{ &t.variant }</strong>{ format!(" · kernel {}", era_name(t)) }
+                            <strong>{ &t.variant }</strong>{ format!(" · kernel {}", t.era) }
                             <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={link.callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
                             <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={link.callback(move |_| Msg::ExportJson(i))}>{ "trace JSON" }</button>
                         </figcaption>
@@ -104,10 +119,8 @@ impl Component for Diagrams {
                         </div>
                     </figure>
                 }) }
-                <p class="legend">
-                    <span class="k hr"></span>{ "headroom " }<span class="k ln"></span>{ "linear data " }
-                    <span class="k tr"></span>{ "tailroom " }<span class="k fr"></span>{ "frag " }
-                    <span class="k fill"></span>{ "page used " }<span class="k chg"></span>{ "changed by this step " }
+                <p class="legend" data-testid="legend">
+                    { Html::from_html_unchecked(AttrValue::Static(LEGEND)) }
                     if split { <span class="k dif"></span>{ "differs from the other variant" } }
                 </p>
             </section>
@@ -118,14 +131,39 @@ impl Component for Diagrams {
 impl Diagrams {
     fn redraw(&mut self, p: &Props) {
         let t0 = dom::now();
-        self.drawn = draw_all(&p.session, p.pos, &self.canvas);
+        self.drawn = draw_all(&p.session, p.pos, p.event, &self.canvas);
         dom::publish("drawMs", dom::now() - t0);
     }
 }
 
+/// The left trace after event `k` of step `pos` (1-based), marking what that event touched
+/// (`None` when the events do not replay, which the core's tests rule out).
+fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
+    let e = t
+        .steps
+        .get(pos.checked_sub(1)?)?
+        .events
+        .get(k.checked_sub(1)?)?;
+    let mut state = t.state_at(pos - 1, k - 1).ok()?;
+    let touched = state.touched(e);
+    let cursors = (touched.cursor)
+        .and_then(|c| state.cursors.get(c))
+        .map(|c| c.name.clone());
+    state.apply(e).ok()?;
+    let skbs = touched.skbs.iter().copied();
+    let marks = Changed {
+        skbs: skbs.chain(touched.frags.iter().map(|f| f.0)).collect(),
+        pages: touched.pages.into_iter().collect(),
+        cursors: cursors.into_iter().collect(),
+    };
+    Some((state, marks))
+}
+
 /// The drawings of every trace at `pos`, marking what the step changed and, side by side,
-/// what differs from the other trace.
-fn draw_all(s: &Shared, pos: usize, canvas: &[u32]) -> Vec<Shown> {
+/// what differs from the other trace; stepping by event, the left one after that event,
+/// marking what it touched.
+fn draw_all(s: &Shared, pos: usize, event: Option<usize>, canvas: &[u32]) -> Vec<Shown> {
+    let stepped = event.and_then(|k| at_event(&s.traces[0], pos, k));
     let empty = State::default();
     let n = s.traces.len();
     let state = |i: usize, pos: usize| {
@@ -135,20 +173,33 @@ fn draw_all(s: &Shared, pos: usize, canvas: &[u32]) -> Vec<Shown> {
     };
     (0..n)
         .map(|i| {
-            let cur = state(i, pos).unwrap_or(&empty);
-            // Step 1 is measured against the empty start; position 0 marks nothing.
-            let prev = match pos {
-                0 => None,
-                1 => Some(&empty),
-                p => state(i, p - 1),
+            let (cur, changed) = match (&stepped, i) {
+                (Some((st, touched)), 0) => (st, touched.clone()),
+                _ => {
+                    let cur = state(i, pos).unwrap_or(&empty);
+                    // Step 1 is measured against the empty start; position 0 marks nothing.
+                    let prev = match pos {
+                        0 => None,
+                        1 => Some(&empty),
+                        p => state(i, p - 1),
+                    };
+                    (cur, Changed::between(prev, cur))
+                }
             };
-            let changed = Changed::between(prev, cur);
             let differs = match n {
                 2 => Changed::between(Some(state(1 - i, pos).unwrap_or(&empty)), cur),
                 _ => Changed::default(),
             };
             let t = &s.traces[i];
-            let label = format!("{} ({}), step {pos}", t.mechanism, t.variant);
+            let label = match (&stepped, i) {
+                (Some(_), 0) => format!(
+                    "{} ({}), step {pos}, event {}",
+                    t.mechanism,
+                    t.variant,
+                    event.unwrap_or(0)
+                ),
+                _ => format!("{} ({}), step {pos}", t.mechanism, t.variant),
+            };
             let marks = Marks {
                 changed: &changed,
                 differs: &differs,
@@ -240,12 +291,4 @@ fn on_scroll(ctx: &Context<Diagrams>, i: usize, width: u32) -> Callback<Event> {
         );
         Msg::Scroll(i, band)
     })
-}
-
-/// The era as the trace spells it (`v6.12`).
-fn era_name(t: &Trace) -> String {
-    serde_json::to_value(t.era)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
 }

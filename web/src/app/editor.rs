@@ -1,12 +1,11 @@
-//! The scenario editor: the text, the form of its knobs (variant, compare with, the scalar
-//! settings), the inline verdict of the core's parser, and the run button. It owns what the
+//! The scenario editor: the text, the variant and the one to compare with, the inline verdict of the core's parser, and the run button. It owns what the
 //! learner types; the app seeds it (a walkthrough or a permalink opened) by giving it a new
 //! key, and gets the loaded [`Session`] back when the learner runs the text.
 
-use crate::form::{self, Knob};
+use crate::form;
 use crate::session::{self, Session};
 use serde_json::Value;
-use web_sys::{HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement};
+use web_sys::{HtmlSelectElement, HtmlTextAreaElement};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -30,7 +29,6 @@ pub enum Msg {
 enum Checked {
     Ok {
         ops: usize,
-        knobs: Vec<Knob>,
         variants: Vec<&'static str>,
         variant: String,
     },
@@ -81,23 +79,29 @@ impl Component for Editor {
             Checked::Ok { ops, .. } => (format!("✓ valid: {ops} operation(s)"), true),
             Checked::Err(e) => (e.clone(), false),
         };
+        // A combined variant (`modern+dumazet-2019`) is offered as it was named.
+        let variants = match &self.checked {
+            Checked::Ok {
+                variants, variant, ..
+            } => offered(variants, [variant, &self.compare]),
+            Checked::Err(_) => Vec::new(),
+        };
         html! {
             <section class="editor" aria-label="Scenario editor">
                 <h2>{ "Scenario editor" }</h2>
-                if let Checked::Ok { knobs, variants, variant, .. } = &self.checked {
+                if let Checked::Ok { variant, .. } = &self.checked {
                     <div class="knobs">
                         <label>{ "variant" }
                             <select aria-label="variant" onchange={link.callback(|e: Event| Msg::Knob("variant".into(), Value::String(e.target_unchecked_into::<HtmlSelectElement>().value())))}>
-                                { for variants.iter().map(|v| html! { <option value={*v} selected={v == variant}>{ *v }</option> }) }
+                                { for variants.iter().map(|v| html! { <option value={v.to_string()} selected={v == variant}>{ *v }</option> }) }
                             </select>
                         </label>
                         <label>{ "compare with" }
                             <select aria-label="compare with" onchange={link.callback(|e: Event| Msg::Compare(e.target_unchecked_into::<HtmlSelectElement>().value()))}>
                                 <option value="" selected={self.compare.is_empty()}>{ "— none —" }</option>
-                                { for variants.iter().map(|v| html! { <option value={*v} selected={*v == self.compare}>{ *v }</option> }) }
+                                { for variants.iter().map(|v| html! { <option value={v.to_string()} selected={*v == self.compare}>{ *v }</option> }) }
                             </select>
                         </label>
-                        { for knobs.iter().map(|k| knob_input(ctx, k)) }
                     </div>
                 }
                 <label for="scenario">{ "Scenario text (TOML or JSON)" }</label>
@@ -124,35 +128,20 @@ fn check(text: &str) -> Checked {
     match session::check(text) {
         Ok(s) => Checked::Ok {
             ops: s.op_count(),
-            knobs: form::knobs(&s),
             variants: s.variants().to_vec(),
-            variant: serde_json::from_str::<Value>(&s.to_json())
-                .ok()
-                .and_then(|v| v["variant"].as_str().map(String::from))
-                .unwrap_or_else(|| s.variants()[0].to_string()),
+            variant: s.variant().to_string(),
         },
         Err(e) => Checked::Err(e),
     }
 }
 
-/// One knob as an input of its kind: a checkbox, a number or a word.
-fn knob_input(ctx: &Context<Editor>, k: &Knob) -> Html {
-    let path = k.path.clone();
-    match &k.value {
-        Value::Bool(b) => html! {
-            <label class="check"><input type="checkbox" checked={*b}
-                onchange={ctx.link().callback(move |e: Event| Msg::Knob(path.clone(), Value::Bool(e.target_unchecked_into::<HtmlInputElement>().checked())))} />{ &k.path }</label>
-        },
-        Value::Number(n) => html! {
-            <label>{ &k.path }<input type="number" min="0" value={n.to_string()}
-                onchange={ctx.link().batch_callback(move |e: Event| e.target_unchecked_into::<HtmlInputElement>().value().parse::<u64>().ok().map(|v| Msg::Knob(path.clone(), Value::from(v))))} /></label>
-        },
-        v => {
-            let text = v.as_str().unwrap_or_default().to_string();
-            html! {
-                <label>{ &k.path }<input type="text" value={text}
-                    onchange={ctx.link().callback(move |e: Event| Msg::Knob(path.clone(), Value::String(e.target_unchecked_into::<HtmlInputElement>().value())))} /></label>
-            }
+/// The mechanism's variant names, then any of `named` (non-empty) that the list lacks.
+fn offered<'a>(variants: &[&'a str], named: [&'a str; 2]) -> Vec<&'a str> {
+    let mut out = variants.to_vec();
+    for n in named {
+        if !n.is_empty() && !out.contains(&n) {
+            out.push(n);
         }
     }
+    out
 }
