@@ -14,8 +14,11 @@ pub use scenario::{scenario_struct, scenario_text};
 #[cfg(feature = "runner")]
 pub use tap::tap_frames;
 
+/// A target's check: panics on an input that breaks a property.
+pub type Check = fn(&[u8]);
+
 /// Every target, by the name of its corpus directory (`fuzz/corpus/NAME`).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("scenario_text", scenario_text),
     ("scenario_struct", scenario_struct),
     ("permalink", permalink),

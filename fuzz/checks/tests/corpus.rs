@@ -5,7 +5,7 @@
 use std::path::Path;
 
 /// Replays every file under `fuzz/<kind>/<target>/`, returning how many there were.
-fn replay(kind: &str, target: &str, check: fn(&[u8])) -> usize {
+fn replay(kind: &str, target: &str, check: skblab_fuzz::Check) -> usize {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join(kind)
