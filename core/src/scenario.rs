@@ -284,7 +284,10 @@ fn toml_message(text: &str, e: &toml::de::Error) -> String {
     }
     let at = e.span().and_then(|s| text.get(s.start..)?.chars().next());
     match at {
-        Some(c) if c.is_control() && !c.is_whitespace() => format!("unexpected character {c:?}"),
+        // U+ form, not `{c:?}`: char's Debug pulls Unicode tables into the web bundle.
+        Some(c) if c.is_control() && !c.is_whitespace() => {
+            format!("unexpected control character U+{:04X}", u32::from(c))
+        }
         _ => "expected a value here (the text ends)".into(),
     }
 }

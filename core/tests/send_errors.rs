@@ -41,7 +41,7 @@ const CASES: &[(&str, &[&str])] = &[
     ("variant = -inf\n[[ops]]\nop = \"close\"\n", &["TOML parse error at `variant`", "nan and inf"]),
     ("[[ops]]\nop = \"sendmsg\"\niov = [1, inf]\n", &["`ops[0].iov[1]`", "nan and inf"]),
     // Found by fuzzing (fuzz/regressions/scenario_text): toml has no message for this.
-    ("# a comment \u{1}\n", &["line 2 column 13", "unexpected character '\\u{1}'"]),
+    ("# a comment \u{1}\n", &["line 2 column 13", "unexpected control character U+0001"]),
 ];
 
 fn check(body: &str, words: &[&str]) {
