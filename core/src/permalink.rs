@@ -8,8 +8,6 @@
 
 use crate::limits::MAX_SCENARIO_TEXT;
 use crate::trace::Trace;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use base64::Engine;
 
 /// The longest fragment read: a scenario of [`MAX_SCENARIO_TEXT`] bytes in base64 (4 characters
 /// per 3 bytes) and room for the other parts. Longer ones are refused before any decoding.
@@ -68,13 +66,13 @@ impl Link {
     /// and text base64url without padding, then `&event=E` for a position within a step.
     pub fn encode(&self) -> String {
         let (head, at) = match self {
-            Link::Walk { name, at } => (format!("w={}", B64.encode(name)), at),
+            Link::Walk { name, at } => (format!("w={}", b64::encode(name)), at),
             Link::Custom { text, compare, at } => {
                 let cmp = compare
                     .as_ref()
-                    .map(|c| format!("&cmp={}", B64.encode(c)))
+                    .map(|c| format!("&cmp={}", b64::encode(c)))
                     .unwrap_or_default();
-                (format!("s={}{cmp}", B64.encode(text)), at)
+                (format!("s={}{cmp}", b64::encode(text)), at)
             }
         };
         let event = at.event.map(|e| format!("&event={e}")).unwrap_or_default();
@@ -152,15 +150,92 @@ fn shown(s: &str) -> String {
 }
 
 fn text64(part: &str, v: &str) -> Result<String, String> {
-    let bytes = B64
-        .decode(v.trim_end_matches('='))
+    let bytes = b64::decode(v.trim_end_matches('='))
         .map_err(|e| format!("the link's `{part}` is not base64url: {e}"))?;
     String::from_utf8(bytes).map_err(|_| format!("the link's `{part}` is not UTF-8 text"))
+}
+
+/// base64url without padding (RFC 4648, section 5), as a permalink carries text. Written out
+/// here: the `base64` crate cost the playground's bundle 2 KiB gzip, most of it for engines
+/// never used.
+mod b64 {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+    pub fn encode(text: impl AsRef<[u8]>) -> String {
+        let bytes = text.as_ref();
+        let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+        for chunk in bytes.chunks(3) {
+            // Three bytes make four 6-bit symbols; a short chunk makes one more than its bytes.
+            let n = (chunk.iter().enumerate())
+                .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+            for i in 0..=chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+            }
+        }
+        out
+    }
+
+    fn value(c: u8) -> Option<u32> {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        };
+        Some(u32::from(v))
+    }
+
+    pub fn decode(text: &str) -> Result<Vec<u8>, String> {
+        let mut out = Vec::with_capacity(text.len() / 4 * 3 + 2);
+        let (mut acc, mut bits) = (0u32, 0);
+        for (i, c) in text.bytes().enumerate() {
+            let v = value(c)
+                .ok_or_else(|| format!("invalid symbol {:?} at offset {i}", char::from(c)))?;
+            acc = (acc << 6 | v) & 0xfff;
+            bits += 6;
+            if bits >= 8 {
+                bits -= 8;
+                out.push((acc >> bits) as u8);
+            }
+        }
+        // One symbol past a whole group carries 6 bits: less than a byte.
+        if bits == 6 {
+            return Err(format!("{} symbols is not a valid length", text.len()));
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn base64url_matches_rfc_4648() {
+        // RFC 4648's test vectors (section 10) without padding, and the two URL-safe symbols.
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg"),
+            ("fo", "Zm8"),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg"),
+            ("fooba", "Zm9vYmE"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(b64::encode(plain), coded);
+            assert_eq!(b64::decode(coded).unwrap(), plain.as_bytes());
+        }
+        assert_eq!(b64::encode([0xfb, 0xff]), "-_8");
+        assert_eq!(b64::decode("-_8").unwrap(), [0xfb, 0xff]);
+        assert!(b64::decode("Zm9vY")
+            .unwrap_err()
+            .contains("not a valid length"));
+        assert!(b64::decode("Zm+v")
+            .unwrap_err()
+            .contains("invalid symbol '+' at offset 2"));
+    }
 
     fn at(step: usize, event: Option<usize>) -> Position {
         Position { step, event }

@@ -51,7 +51,7 @@ fn check_names(t: &Trace, what: &str) {
             t.kernel_fn(e).is_some(),
             "{what}: no kernel function for {} in {}",
             e.kind(),
-            t.era.tag()
+            t.era.name()
         );
     }
 }
