@@ -386,7 +386,9 @@ impl Endpoint {
         if a.sender_ip == e.peer_ip {
             self.peer_mac = Some(a.sender_mac);
         }
-        if !a.reply && a.target_ip == e.ip {
+        // Only the kernel's end of the private link is answered: nothing is ever sent to an
+        // address outside it, whatever a request claims.
+        if !a.reply && a.target_ip == e.ip && a.sender_ip == e.peer_ip {
             let frame = Arp {
                 reply: true,
                 sender_mac: e.mac,
@@ -446,7 +448,9 @@ impl Endpoint {
             self.cfg.wscale = 0;
         }
         let peer_mss = u64::from(t.mss.unwrap_or(536));
-        self.mss = (peer_mss - if self.ts_ok { 12 } else { 0 }).min(self.cfg.seg_cap);
+        // A peer's MSS smaller than the timestamp option must not underflow, nor leave 0 to divide by.
+        let opts = if self.ts_ok { 12 } else { 0 };
+        self.mss = peer_mss.saturating_sub(opts).min(self.cfg.seg_cap).max(1);
         self.snd_wnd = u64::from(t.wnd);
         // RFC 6928 initial window: ten segments.
         self.cwnd = 10 * self.mss;
@@ -866,6 +870,69 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn an_arp_request_from_outside_the_link_is_not_answered() {
+        let mut ep = endpoint(0, &[], false);
+        ep.start(Duration::ZERO);
+        ep.take_out();
+        for sender_ip in [Ipv4Addr::new(8, 8, 8, 8), ends().peer_ip] {
+            let ask = Arp {
+                reply: false,
+                sender_mac: KMAC,
+                sender_ip,
+                target_mac: [0; 6],
+                target_ip: ends().ip,
+            };
+            ep.on_frame(VnetHdr::default(), &ask.frame(), ms(1))
+                .unwrap();
+            let out = ep.take_out();
+            let to: Vec<_> = out
+                .iter()
+                .filter_map(|o| match parse(&o.frame) {
+                    Frame::Arp(a) if a.reply => Some(a.target_ip),
+                    _ => None,
+                })
+                .collect();
+            let want = if sender_ip == ends().peer_ip {
+                vec![sender_ip]
+            } else {
+                vec![]
+            };
+            assert_eq!(to, want, "ARP request from {sender_ip}");
+        }
+    }
+
+    #[test]
+    fn a_peer_mss_smaller_than_the_timestamps_leaves_one_byte() {
+        for peer_mss in [0, 11, 12, 13] {
+            let mut ep = endpoint(100, &[100], true);
+            ep.start(Duration::ZERO);
+            ep.take_out();
+            let reply = Arp {
+                reply: true,
+                sender_mac: KMAC,
+                sender_ip: ends().peer_ip,
+                target_mac: ends().mac,
+                target_ip: ends().ip,
+            };
+            ep.on_frame(VnetHdr::default(), &reply.frame(), ms(1))
+                .unwrap();
+            ep.take_out();
+            let t = TcpOut {
+                seq: IRS,
+                ack: Some(ISS + 1),
+                syn: true,
+                wnd: 65_535,
+                opts: vec![Opt::MaximumSegmentSize(peer_mss), Opt::Timestamp(77, 1)],
+                ..TcpOut::default()
+            };
+            let f = wire::tcp_frame(&kernel_ends(), &t).unwrap();
+            ep.on_frame(VnetHdr::default(), &f, ms(2)).unwrap();
+            assert_eq!(ep.mss(), u64::from(peer_mss).saturating_sub(12).max(1));
+            ep.take_out();
+        }
     }
 
     #[test]
