@@ -2,8 +2,9 @@
 //!
 //! Installs what is missing (the wasm toolchain through `setup`; Chromium for the browser
 //! tests and tshark for the TAP captures through apt when root), then: rustfmt, clippy, the
-//! wasm module the engine tests load, `cargo test` (core, runner, snapshots, wasm-vs-native,
-//! TAP runs against the kernel), and the browser tests.
+//! wasm module the engine tests load, `cargo test --workspace` (core, runner, snapshots,
+//! wasm-vs-native, TAP runs against the kernel, the web and wasm-module unit tests, xtask),
+//! and the browser tests.
 
 use crate::{cargo, run, step, wasm};
 use std::path::Path;
@@ -42,8 +43,10 @@ pub fn all() -> Result<(), String> {
     ensure_debian_packages()?;
     step("cargo fmt --all --check");
     run(cargo().args(["fmt", "--all", "--check"]))?;
-    step("cargo clippy --all-targets -- -D warnings");
-    run(cargo().args(["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"]))?;
+    step("cargo clippy --workspace --all-targets -- -D warnings");
+    run(cargo()
+        .args(["clippy", "--quiet", "--workspace", "--all-targets"])
+        .args(["--", "-D", "warnings"]))?;
     step("cargo clippy -p skblab-web --target wasm32-unknown-unknown -- -D warnings");
     run(cargo()
         .args([
@@ -58,10 +61,9 @@ pub fn all() -> Result<(), String> {
         .envs(tc.env.iter().map(|(k, v)| (k, v))))?;
     // The module users run with `--engine wasm`, so the engine tests check that build.
     let module = wasm::build_wasm_module(&tc)?;
-    step("cargo test (core, runner, snapshots, engines, TAP)");
+    step("cargo test --workspace (core, runner, snapshots, engines, TAP, web, wasm module, xtask)");
     run(cargo()
-        .args(["test", "--quiet", "--no-fail-fast", "-p", "skblab-core"])
-        .args(["-p", "skblab-runner", "-p", "skblab-web"])
+        .args(["test", "--quiet", "--no-fail-fast", "--workspace"])
         .env("SKBLAB_WASM", &module))?;
     crate::browser("test")
 }
