@@ -88,6 +88,17 @@ pub struct KernelConsts {
 }
 
 impl Era {
+    /// The kernel's release tag, as the trace spells the era (`v2.6.33`).
+    pub const fn tag(self) -> &'static str {
+        match self {
+            Era::V2_6_33 => "v2.6.33",
+            Era::V3_5 => "v3.5",
+            Era::V5_2Rc1 => "v5.2-rc1",
+            Era::V5_10 => "v5.10",
+            Era::V6_12 => "v6.12",
+        }
+    }
+
     /// The default constants of this era (see the field docs for each value's source).
     pub const fn consts(self) -> KernelConsts {
         let (max_skb_frags, max_tcp_header, shinfo_size, net_skb_pad, net_ip_align, order) =

@@ -23,6 +23,16 @@ pub enum Event {
         page: PageId,
         order: u32,
         cpu: Cpu,
+        /// Bytes in the page (`PAGE_SIZE << order`).
+        #[serde(default)]
+        size: u32,
+        /// The page refills `cpu`'s page-frag cursor, whose offset starts here.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<u32>,
+        /// v6.12 `pagecnt_bias`: the cursor took its references in advance (`page_ref_add`),
+        /// so the page's count is this bias.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bias: Option<u32>,
     },
     GetPage {
         page: PageId,
@@ -32,6 +42,9 @@ pub enum Event {
         page: PageId,
         cpu: Cpu,
         count: u32,
+        /// The reference was a page-frag cursor's own: the cursor lets go of the page.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        release: bool,
     },
     FreePage {
         page: PageId,
@@ -40,14 +53,36 @@ pub enum Event {
     /// An allocator starts over at the beginning of a page it still holds.
     ReusePage {
         page: PageId,
+        /// The cursor's offset after it starts over (0, or the page size when it counts down).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<u32>,
+        /// v6.12: the count and `pagecnt_bias` are reset to this (`set_page_count`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bias: Option<u32>,
     },
     // -- skbs (all mechanisms) --
+    /// An skb allocated with `headroom` reserved and `linear_room` for data; it starts at
+    /// `seq`, is charged `truesize` and goes on `queue` (none: a driver is still building it).
     AllocSkb {
         skb: SkbId,
         cpu: Cpu,
         head_bytes: u32,
         headroom: u32,
         linear_room: u32,
+        #[serde(default)]
+        seq: u32,
+        #[serde(default)]
+        truesize: u32,
+        /// `skb->reserved_tailroom`: tailroom beyond `linear_room` that no data may use.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        reserved_tailroom: u32,
+        /// The head lives at `head_offset` of page `head_page` (build_skb, `head_frag`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        head_page: Option<PageId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        head_offset: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queue: Option<String>,
     },
     FreeSkb {
         skb: SkbId,
@@ -63,17 +98,24 @@ pub enum Event {
         offset: u32,
         bytes: u32,
     },
+    /// Frag slot `idx` of `skb` now holds `size` bytes at `offset` of `page`; the skb is
+    /// charged `truesize` in all.
     NewFrag {
         skb: SkbId,
         idx: u32,
         page: PageId,
         offset: u32,
         size: u32,
+        #[serde(default)]
+        truesize: u32,
     },
+    /// Frag slot `idx` (the last) grew by `bytes`; the skb is charged `truesize` in all.
     Coalesce {
         skb: SkbId,
         idx: u32,
         bytes: u32,
+        #[serde(default)]
+        truesize: u32,
     },
     MarkPsh {
         skb: SkbId,
@@ -122,19 +164,29 @@ pub enum Event {
         frames: u32,
         budget: u32,
     },
-    /// A frame of `len` bytes on the wire became `skb`; its payload starts at `seq`.
+    /// A frame of `len` bytes on the wire became `skb`; its payload starts at `seq`. Its
+    /// `headers` are pulled; `linear` payload bytes stay in the head (the rest is in frags).
     RxFrame {
         skb: SkbId,
         len: u32,
         seq: u32,
+        #[serde(default)]
+        headers: u32,
+        #[serde(default)]
+        linear: u32,
     },
     /// A receive frag cache handed out `size` bytes at `offset` of `page`
-    /// (netdev_alloc_frag / page_frag_alloc).
+    /// (netdev_alloc_frag / page_frag_alloc); its cursor is now at `cursor` (and, v6.12,
+    /// its `pagecnt_bias` is `bias`).
     FragAlloc {
         cpu: Cpu,
         page: PageId,
         offset: u32,
         size: u32,
+        #[serde(default)]
+        cursor: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bias: Option<u32>,
     },
     /// A receive frag cache let go of its page; `count` references remain (its fragments).
     FragCacheRelease {
@@ -143,10 +195,13 @@ pub enum Event {
         count: u32,
     },
     /// GRO merged `skb` into `into`; `stolen_head`: its head page became a frag of `into`.
+    /// `into` is charged `delta_truesize` more (what skb_gro_receive moves).
     GroMerge {
         skb: SkbId,
         into: SkbId,
         stolen_head: bool,
+        #[serde(default)]
+        delta_truesize: u32,
     },
     /// GRO chained `skb`, head and all, on the frag_list of `into` (v3.19+).
     GroChain {
@@ -259,10 +314,104 @@ pub enum Event {
         skbs: u32,
         bytes: u64,
     },
-    /// A dfrag fully acknowledged at the data level was dropped (dfrag_clear).
+    /// A dfrag fully acknowledged at the data level was dropped (dfrag_clear), or, with
+    /// `trim`, only its first `trim` bytes were acknowledged and cut off.
     ClearDfrag {
         data_seq: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trim: Option<u32>,
     },
+}
+
+impl Event {
+    /// The event's kind, as the trace's `ev` tag names it.
+    pub fn kind(&self) -> &'static str {
+        use Event::*;
+        match self {
+            AllocPage { .. } => "alloc_page",
+            GetPage { .. } => "get_page",
+            PutPage { .. } => "put_page",
+            FreePage { .. } => "free_page",
+            ReusePage { .. } => "reuse_page",
+            AllocSkb { .. } => "alloc_skb",
+            FreeSkb { .. } => "free_skb",
+            CopyToLinear { .. } => "copy_to_linear",
+            CopyToPage { .. } => "copy_to_page",
+            NewFrag { .. } => "new_frag",
+            Coalesce { .. } => "coalesce",
+            MarkPsh { .. } => "mark_psh",
+            ClearPsh { .. } => "clear_psh",
+            Push { .. } => "push",
+            Linearize { .. } => "linearize",
+            Xmit { .. } => "xmit",
+            Segment { .. } => "segment",
+            Ack { .. } => "ack",
+            NapiPoll { .. } => "napi_poll",
+            RxFrame { .. } => "rx_frame",
+            FragAlloc { .. } => "frag_alloc",
+            FragCacheRelease { .. } => "frag_cache_release",
+            GroMerge { .. } => "gro_merge",
+            GroChain { .. } => "gro_chain",
+            GroFlush { .. } => "gro_flush",
+            QueueRcv { .. } => "queue_rcv",
+            BacklogAdd { .. } => "backlog_add",
+            BacklogProcess { .. } => "backlog_process",
+            RxDrop { .. } => "rx_drop",
+            CopyToUser { .. } => "copy_to_user",
+            RxCachePark { .. } => "rx_cache_park",
+            RxCacheTake { .. } => "rx_cache_take",
+            DeferFree { .. } => "defer_free",
+            DeferKick { .. } => "defer_kick",
+            DeferFlush { .. } => "defer_flush",
+            CarveDfrag { .. } => "carve_dfrag",
+            CopyToDfrag { .. } => "copy_to_dfrag",
+            PickSubflow { .. } => "pick_subflow",
+            SendmsgFrag { .. } => "sendmsg_frag",
+            MarkEor { .. } => "mark_eor",
+            NewMapping { .. } => "new_mapping",
+            ExtendMapping { .. } => "extend_mapping",
+            SubflowXmit { .. } => "subflow_xmit",
+            ClearDfrag { .. } => "clear_dfrag",
+        }
+    }
+
+    /// The skb the event names, if it names one.
+    pub fn skb(&self) -> Option<SkbId> {
+        use Event::*;
+        match *self {
+            AllocSkb { skb, .. }
+            | FreeSkb { skb, .. }
+            | CopyToLinear { skb, .. }
+            | CopyToPage { skb, .. }
+            | NewFrag { skb, .. }
+            | Coalesce { skb, .. }
+            | MarkPsh { skb }
+            | ClearPsh { skb }
+            | Push { skb, .. }
+            | Linearize { skb, .. }
+            | Xmit { skb, .. }
+            | RxFrame { skb, .. }
+            | GroMerge { skb, .. }
+            | GroChain { skb, .. }
+            | GroFlush { skb, .. }
+            | QueueRcv { skb, .. }
+            | BacklogAdd { skb, .. }
+            | BacklogProcess { skb, .. }
+            | RxDrop { skb, .. }
+            | CopyToUser { skb, .. }
+            | RxCachePark { skb }
+            | RxCacheTake { skb, .. }
+            | DeferFree { skb, .. }
+            | MarkEor { skb }
+            | NewMapping { skb, .. }
+            | ExtendMapping { skb, .. } => Some(skb),
+            _ => None,
+        }
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One line in the kernel's words: the event's name, then its fields as `name=value`, in
@@ -351,8 +500,11 @@ mod tests {
             page: 3,
             order: 0,
             cpu: 1,
+            size: 4096,
+            cursor: None,
+            bias: None,
         };
-        assert_eq!(e.to_string(), "alloc_page page=3 order=0 cpu=1");
+        assert_eq!(e.to_string(), "alloc_page page=3 order=0 cpu=1 size=4096");
         let frag = Event::SendmsgFrag {
             subflow: 0,
             data_seq: 7,
@@ -372,12 +524,12 @@ mod tests {
         let mut ev = Events::on();
         ev.limit(2);
         for page in 0..3 {
-            ev.emit(|| Event::ReusePage { page });
+            ev.emit(|| Event::DeferKick { cpu: page });
         }
         assert!(ev.overflowed());
         assert_eq!(ev.take().len(), 2);
         let mut off = Events::off();
-        off.emit(|| Event::ReusePage { page: 0 });
+        off.emit(|| Event::DeferKick { cpu: 0 });
         assert!(!off.overflowed() && off.take().is_empty());
     }
 }

@@ -6,16 +6,22 @@
 
 #![forbid(unsafe_code)]
 
+pub mod challenge;
 pub mod consts;
 pub mod counters;
 pub mod error;
 pub mod events;
+pub mod kernel_fn;
 pub mod limits;
 pub mod mechanism;
 pub mod mptcp;
 pub mod names;
 pub mod page;
 pub mod page_frag;
+pub mod permalink;
+pub mod query;
+pub mod question;
+pub mod replay;
 pub mod rx;
 pub mod scenario;
 pub mod send;

@@ -52,9 +52,25 @@ pub struct PagePool {
     pub stats: PageStats,
 }
 
+/// A page-frag cursor taking a freshly allocated page: where its offset starts and, in v6.12,
+/// the `pagecnt_bias` it takes in advance (the caller adds those references).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refill {
+    pub cursor: u32,
+    pub bias: Option<u32>,
+}
+
 impl PagePool {
-    /// `alloc_pages(gfp, order)`: a fresh page with count 1, owned by the caller.
-    pub fn alloc(&mut self, order: u32, page_size: u32, cpu: Cpu, ev: &mut Events) -> PageId {
+    /// `alloc_pages(gfp, order)`: a fresh page with count 1, owned by the caller, or by the
+    /// page-frag cursor it `refill`s.
+    pub fn alloc(
+        &mut self,
+        order: u32,
+        page_size: u32,
+        cpu: Cpu,
+        refill: Option<Refill>,
+        ev: &mut Events,
+    ) -> PageId {
         let id = self.next_id;
         self.next_id += 1;
         let size = page_size << order;
@@ -72,6 +88,9 @@ impl PagePool {
             page: id,
             order,
             cpu,
+            size,
+            cursor: refill.map(|r| r.cursor),
+            bias: refill.and_then(|r| r.bias),
         });
         id
     }
@@ -87,6 +106,15 @@ impl PagePool {
     /// `put_page`: drop one reference; frees the page when it was the last. Returns whether
     /// the page was freed.
     pub fn put(&mut self, id: PageId, cpu: Cpu, ev: &mut Events) -> bool {
+        self.put_ref(id, cpu, false, ev)
+    }
+
+    /// `put_page` of a page-frag cursor's own reference: the cursor lets go of the page.
+    pub fn release(&mut self, id: PageId, cpu: Cpu, ev: &mut Events) -> bool {
+        self.put_ref(id, cpu, true, ev)
+    }
+
+    fn put_ref(&mut self, id: PageId, cpu: Cpu, release: bool, ev: &mut Events) -> bool {
         self.stats.put_page[cpu as usize] += 1;
         let p = self.page_mut(id);
         p.count -= 1;
@@ -95,6 +123,7 @@ impl PagePool {
             page: id,
             cpu,
             count,
+            release,
         });
         if count > 0 {
             return false;
@@ -157,11 +186,16 @@ impl PagePool {
         self.freed_slots = 0;
     }
 
-    /// Records that an allocator starts over on a page it still holds.
-    pub fn note_reuse(&mut self, id: PageId, ev: &mut Events) {
+    /// Records that an allocator starts over on a page it still holds, its cursor now at
+    /// `cursor` (and, v6.12, count and bias reset to `bias`).
+    pub fn note_reuse(&mut self, id: PageId, cursor: u32, bias: Option<u32>, ev: &mut Events) {
         self.stats.reused += 1;
         self.page_mut(id).used = 0;
-        ev.emit(|| Event::ReusePage { page: id });
+        ev.emit(|| Event::ReusePage {
+            page: id,
+            cursor: Some(cursor),
+            bias,
+        });
     }
 
     pub fn is_live(&self, id: PageId) -> bool {
@@ -186,7 +220,7 @@ mod tests {
     fn last_put_frees_and_counts_cpu() {
         let mut pool = PagePool::default();
         let mut ev = Events::on();
-        let p = pool.alloc(0, 4096, 0, &mut ev);
+        let p = pool.alloc(0, 4096, 0, None, &mut ev);
         pool.get(p, &mut ev);
         assert!(!pool.put(p, 1, &mut ev));
         assert!(pool.put(p, 1, &mut ev));
@@ -207,7 +241,7 @@ mod tests {
                 let ids: Vec<PageId> = model.keys().copied().collect();
                 match (act, ids.get(pick % ids.len().max(1))) {
                     (0, _) | (_, None) => {
-                        model.insert(pool.alloc(0, 4096, 0, &mut ev), 1);
+                        model.insert(pool.alloc(0, 4096, 0, None, &mut ev), 1);
                     }
                     (1, Some(&id)) => {
                         pool.get(id, &mut ev);

@@ -17,7 +17,7 @@
 
 use crate::consts::KernelConsts;
 use crate::events::Events;
-use crate::page::{PageId, PagePool};
+use crate::page::{PageId, PagePool, Refill};
 use crate::trace::Cursor;
 use crate::Cpu;
 
@@ -43,7 +43,7 @@ impl PageFrag {
         if let Some(page) = self.page {
             if pool.count(page) == 1 {
                 if self.offset > 0 {
-                    pool.note_reuse(page, ev);
+                    pool.note_reuse(page, 0, None, ev);
                 }
                 self.offset = 0;
                 return;
@@ -51,10 +51,14 @@ impl PageFrag {
             if self.offset + sz <= self.size {
                 return;
             }
-            pool.put(page, cpu, ev);
+            pool.release(page, cpu, ev);
         }
         let order = if high_order { k.skb_frag_page_order } else { 0 };
-        let page = pool.alloc(order, k.page_size, cpu, ev);
+        let refill = Refill {
+            cursor: 0,
+            bias: None,
+        };
+        let page = pool.alloc(order, k.page_size, cpu, Some(refill), ev);
         *self = PageFrag {
             page: Some(page),
             offset: 0,

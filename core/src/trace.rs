@@ -19,8 +19,8 @@ pub struct Queue {
     pub skbs: Vec<Skb>,
 }
 
-/// A page-frag allocator's cursor: the socket's TCP_PAGE/TCP_OFF, `sk_page_frag`, or a CPU's
-/// netdev_alloc_cache.
+/// A page-frag allocator's cursor: the socket's TCP_PAGE/TCP_OFF, the task's page frag
+/// (`current->task_frag`, what `sk_page_frag` returns), or a CPU's netdev_alloc_cache.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cursor {
     pub name: String,
@@ -42,6 +42,33 @@ pub struct State {
     /// MPTCP data fragments (`struct mptcp_data_frag`) in data-sequence order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dfrags: Vec<Dfrag>,
+    /// Skbs on no list for a moment: a driver's skb before GRO or the socket takes it, an
+    /// skb unlinked to be freed. Only a replay between events sees any ([`State::apply`]);
+    /// a step's state never holds one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_flight: Vec<Skb>,
+}
+
+/// Queue names, shared by the mechanisms that build the state and the replay that moves skbs
+/// between queues.
+pub mod queue {
+    use crate::Cpu;
+    pub const WRITE_QUEUE: &str = "write_queue";
+    pub const SK_RECEIVE_QUEUE: &str = "sk_receive_queue";
+    pub const SK_BACKLOG: &str = "sk_backlog";
+    pub const SK_RX_SKB_CACHE: &str = "sk_rx_skb_cache";
+    /// The skb GRO holds on `cpu`.
+    pub fn gro(cpu: Cpu) -> String {
+        format!("gro cpu{cpu}")
+    }
+    /// softnet_data.defer_list of `cpu`.
+    pub fn defer_list(cpu: Cpu) -> String {
+        format!("defer_list cpu{cpu}")
+    }
+    /// MPTCP subflow `id`'s write queue.
+    pub fn subflow(id: u32) -> String {
+        format!("subflow {id}")
+    }
 }
 
 /// An MPTCP data fragment: user data at `offset` in `page`, `already_sent` of it pushed to

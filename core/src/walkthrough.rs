@@ -3,6 +3,7 @@
 //! browser, wasm) tells the same story. A walkthrough's `[[check]]` entries pin down the facts
 //! its narration claims; `tests/walkthroughs.rs` runs them.
 
+use crate::question::Question;
 use crate::scenario::Scenario;
 use crate::Error;
 use serde::Deserialize;
@@ -40,6 +41,11 @@ pub struct Walkthrough {
     /// Facts the narration states, checked by the test suite.
     #[serde(default, rename = "check")]
     pub checks: Vec<Check>,
+    /// Predict, then see: questions asked before their steps, read by
+    /// [`Walkthrough::questions`]. Kept unread until then, so a host that asks none (the web
+    /// bundle has a size budget) links no code to read them.
+    #[serde(default, rename = "question")]
+    questions: Vec<serde_json::Value>,
     pub scenario: Scenario,
 }
 
@@ -86,6 +92,67 @@ impl Check {
     }
 }
 
+impl Walkthrough {
+    /// The questions, each checked: its step is one of the walkthrough's, its variant one of
+    /// its variants (the first when left out).
+    pub fn questions(&self) -> Result<Vec<Question>, Error> {
+        let ops = self.say.len();
+        let mut all = Vec::with_capacity(self.questions.len());
+        for (i, v) in self.questions.iter().enumerate() {
+            let field = |f: &str| format!("{}.question[{i}]{f}", self.name);
+            let mut q: Question =
+                serde_path_to_error::deserialize(v).map_err(|e| Error::Parse {
+                    format: "TOML",
+                    field: match e.path().to_string().as_str() {
+                        "." => field(""),
+                        path => field(&format!(".{path}")),
+                    },
+                    message: e.inner().to_string(),
+                })?;
+            if !(1..=ops).contains(&q.step) {
+                return Err(Error::Range {
+                    field: field(".step"),
+                    value: q.step.to_string(),
+                    allowed: format!("1 to {ops}, the walkthrough's steps"),
+                });
+            }
+            if q.variant.is_empty() {
+                q.variant = self.variants.first().cloned().unwrap_or_default();
+            }
+            if !self.variants.contains(&q.variant) {
+                return Err(Error::invalid(
+                    field(".variant"),
+                    format!("expected one of {}", self.variants.join(", ")),
+                ));
+            }
+            all.push(q);
+        }
+        Ok(all)
+    }
+
+    /// The trace that answers `q` among `traces`, the runs of [`Walkthrough::variants`].
+    pub fn trace_for<'a>(
+        &self,
+        q: &Question,
+        traces: &'a [crate::Trace],
+    ) -> Result<&'a crate::Trace, String> {
+        self.variants
+            .iter()
+            .position(|v| *v == q.variant)
+            .and_then(|i| traces.get(i))
+            .ok_or(format!("no trace of variant {}", q.variant))
+    }
+
+    /// `q`'s answer, read from its variant's trace among `traces`.
+    pub fn answer(
+        &self,
+        q: &Question,
+        traces: &[crate::Trace],
+    ) -> Result<crate::query::Value, String> {
+        q.answer(self.trace_for(q, traces)?)
+    }
+}
+
 /// Every walkthrough, parsed. The files are part of the build, so a parse error is a bug
 /// caught by the test suite, reported here as an error rather than a panic.
 pub fn all() -> Result<Vec<Walkthrough>, Error> {
@@ -94,24 +161,38 @@ pub fn all() -> Result<Vec<Walkthrough>, Error> {
 
 /// The walkthrough called `name`.
 pub fn find(name: &str) -> Result<Walkthrough, Error> {
-    let all = all()?;
-    let names: Vec<String> = all.iter().map(|w| w.name.clone()).collect();
+    find_named(all()?, "walkthrough", name, |w| &w.name)
+}
+
+/// The item of `all` called `name`, or an error listing the names.
+pub(crate) fn find_named<T>(
+    all: Vec<T>,
+    what: &'static str,
+    name: &str,
+    name_of: impl Fn(&T) -> &String,
+) -> Result<T, Error> {
+    let names: Vec<String> = all.iter().map(|t| name_of(t).clone()).collect();
     all.into_iter()
-        .find(|w| w.name == name)
+        .find(|t| name_of(t) == name)
         .ok_or_else(|| Error::Unknown {
-            what: "walkthrough",
+            what,
             name: name.to_string(),
             expected: names.join(", "),
         })
 }
 
-fn parse(text: &str) -> Result<Walkthrough, Error> {
+/// A compiled-in TOML file, with the path of a bad field.
+pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
     let de = toml::Deserializer::new(text);
-    let w: Walkthrough = serde_path_to_error::deserialize(de).map_err(|e| Error::Parse {
+    serde_path_to_error::deserialize(de).map_err(|e| Error::Parse {
         format: "TOML",
         field: e.path().to_string(),
         message: e.into_inner().message().to_string(),
-    })?;
+    })
+}
+
+fn parse(text: &str) -> Result<Walkthrough, Error> {
+    let w: Walkthrough = from_toml(text)?;
     let ops = w.scenario.op_count();
     if w.say.len() != ops {
         return Err(Error::invalid(
@@ -120,4 +201,43 @@ fn parse(text: &str) -> Result<Walkthrough, Error> {
         ));
     }
     Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_question_is_an_error_naming_its_field() {
+        let text = |q: &str| {
+            format!(
+                "name = \"w\"\ntitle = \"t\"\nintro = \"i\"\nvariants = [\"kumar-2010\"]\n\
+                 say = [\"s\"]\noutro = \"o\"\n[[question]]\n{q}\n\
+                 [scenario]\nmechanism = \"sendmsg\"\nops = [{{ op = \"close\" }}]\n"
+            )
+        };
+        let cases = [
+            (
+                "step = 2\nask = \"a\"\nquery = \"pages live\"",
+                "w.question[0].step",
+            ),
+            (
+                "step = 1\nask = \"a\"\nquery = \"skb 0 colour\"",
+                "w.question[0].query",
+            ),
+            (
+                "step = 1\nask = \"a\"\nquery = \"pages live\"\nvariant = \"x\"",
+                "w.question[0].variant",
+            ),
+            (
+                "step = 1\nquery = \"pages live\"",
+                "`w.question[0]`: missing field `ask`",
+            ),
+        ];
+        for (q, field) in cases {
+            let w = parse(&text(q)).expect("the walkthrough parses");
+            let err = w.questions().unwrap_err().to_string();
+            assert!(err.contains(field), "{q}: {err}");
+        }
+    }
 }

@@ -5,9 +5,9 @@
 //! offset o lands in one dfrag when o + 40 + 16384 <= 32768, else it is split at the page
 //! end. 8 writes of 16 KiB carve 12 dfrags on 5 pages: the page ends split writes 2, 4, 6 and
 //! 8 into 16304 + 80, 16184 + 200, 16064 + 320, 15944 + 440. Loopback with timestamps: MSS
-//! 65483 = size goal (the 65215-byte GSO goal is below one MSS). MTU 1500: MSS 1448, size
-//! goal 45 x 1448 = 65160, with or without GSO on the device (TCP has done GSO itself since
-//! v4.17). "pre" passes `goal - len` to tcp_build_frag, which allows `goal - 2 len` more;
+//! 65495 - 12 - 24 (the DSS option's room) = 65459 = size goal (the 65215-byte GSO goal is
+//! below one MSS). MTU 1500: MSS 1424, size goal 45 x 1424 = 64080, with or without GSO on
+//! the device (TCP has done GSO itself since v4.17). "pre" passes `goal - len` to tcp_build_frag, which allows `goal - 2 len` more;
 //! "after" passes `goal` and allows `goal - len`.
 
 use skblab_core::scenario::{RunOptions, Scenario};
@@ -31,42 +31,42 @@ const RR: &str = "scheduler = \"round-robin\"\nburst = 16384\n[[subflows]]\n[[su
                   [[ops]]\nop = \"sendmsg\"\nbytes = 16384\ncount = 4\n";
 
 const CASES: &[Case] = &[
-    // Writes 1+2 fill skb 0 to 32768 (write 2 in two dfrags, 16304 + 80: room 32715, then
-    // 32795 - 32688 = 107). Write 3: room 32715 - 32768 < 0, new skb. Same for each pair
-    // (the second piece t leaves room 2t - 53 >= t).
+    // Writes 1+2 fill skb 0 to 32768 (write 2 in two dfrags, 16304 + 80: room 32691, then
+    // 32771 - 32688 = 83). Write 3: room 32691 - 32768 < 0, new skb. Same for each pair
+    // (the second piece t leaves room 2t - 77 >= t, as t >= 80).
     Case {
         name: "loopback 16K x8",
         variant: "pre-2020",
         scenario: LOOPBACK_16K_X8,
         skbs: &[&[32768, 32768, 32768, 32768]],
     },
-    // 16384, 32768, 49152, then 16331 more reach 65483; EOR; 53 + 3 x 16384 = 49205, then
-    // 16278 reach 65483; EOR; the last 106 bytes.
+    // 16384, 32768, 49152, then 16307 more reach 65459; EOR; 77 + 3 x 16384 = 49229, then
+    // 16230 reach 65459; EOR; the last 154 bytes.
     Case {
         name: "loopback 16K x8",
         variant: "abeni-2020",
         scenario: LOOPBACK_16K_X8,
-        skbs: &[&[65483, 65483, 106]],
+        skbs: &[&[65459, 65459, 154]],
     },
-    // Size goal 65160. Write 2's 80-byte dfrag finds skb 0 at 32688: room 32472 - 32688 < 0,
+    // Size goal 64080. Write 2's 80-byte dfrag finds skb 0 at 32688: room 31392 - 32688 < 0,
     // so skb 1 starts with 80; write 3 (one dfrag) makes 16464; write 4's 16184 fit
-    // (48696 - 16464 = 32232), its 200-byte dfrag does not (32512 - 32648 < 0): skb 2.
+    // (47616 - 16464 = 31152), its 200-byte dfrag does not (31432 - 32648 < 0): skb 2.
     Case {
         name: "ethernet 16K x4",
         variant: "pre-2020",
         scenario: ETH_16K_X4,
         skbs: &[&[32688, 32648, 200]],
     },
-    // 16384, 32768, 49152; write 4's first dfrag (16184) gives 16008 to reach 65160, the
-    // other 176 start skb 1 after EOR, which takes the 200-byte dfrag too: 376.
+    // 16384, 32768, 49152; write 4's first dfrag (16184) gives 14928 to reach 64080, the
+    // other 1256 start skb 1 after EOR, which takes the 200-byte dfrag too: 1456.
     Case {
         name: "ethernet 16K x4",
         variant: "abeni-2020",
         scenario: ETH_16K_X4,
-        skbs: &[&[65160, 376]],
+        skbs: &[&[64080, 1456]],
     },
     // A device without GSO changes nothing in 5.10/5.11: tcp_xmit_size_goal no longer asks
-    // it, so the goal stays 65160 and one 16 KiB write is one skb, in both variants.
+    // it, so the goal stays 64080 and one 16 KiB write is one skb, in both variants.
     Case {
         name: "ethernet no GSO",
         variant: "pre-2020",
@@ -146,9 +146,9 @@ fn run(scenario: &str, variant: &str) -> skblab_core::trace::Trace {
 #[test]
 fn size_goal_per_path() {
     for (scenario, goal) in [
-        (LOOPBACK_16K_X8, 65483),
-        (ETH_16K_X4, 65160),
-        (ETH_NO_GSO, 65160),
+        (LOOPBACK_16K_X8, 65459),
+        (ETH_16K_X4, 64080),
+        (ETH_NO_GSO, 64080),
     ] {
         let t = run(scenario, "abeni-2020");
         assert_eq!(t.counters.get("size_goal"), Some(goal), "{scenario}");
@@ -193,9 +193,9 @@ fn first_mapping_subflow_seq_is_1() {
     assert_eq!(
         maps,
         [
-            Some((0, 1, 65483)),
-            Some((65483, 65484, 65483)),
-            Some((130966, 130967, 106))
+            Some((0, 1, 65459)),
+            Some((65459, 65460, 65459)),
+            Some((130918, 130919, 154))
         ]
     );
 }
@@ -265,7 +265,7 @@ fn many_writes_within_the_total_run() {
         })
         .expect("runs");
     assert_eq!(t.counters.get("bytes_mapped"), Some(2000 * 16384));
-    assert_eq!(t.counters.get("max_skb_bytes"), Some(65483));
+    assert_eq!(t.counters.get("max_skb_bytes"), Some(65459));
 }
 
 /// The head of a subflow skb in 5.10 (sk_stream_alloc_skb(sk, 0, ...)): alloc_skb_fclone(320)

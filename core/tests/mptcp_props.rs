@@ -158,6 +158,13 @@ proptest! {
     fn invariants_hold(s in scenario()) {
         for variant in VARIANTS {
             let t = run(&s, variant);
+            // The events are a complete log: replaying them rebuilds every step's state.
+            if let Err(e) = t.check_replay() {
+                prop_assert!(false, "{}: {}", variant, e);
+            }
+            for e in t.steps.iter().flat_map(|s| &s.events) {
+                prop_assert!(t.kernel_fn(e).is_some(), "no kernel function for {:?}", e);
+            }
             let mut acked = false;
             for (step, op) in t.steps.iter().zip(&s.ops) {
                 acked |= *op == MptcpOp::Ack;

@@ -10,6 +10,7 @@
 //!   freed + live.
 
 use proptest::prelude::*;
+use skblab_core::kernel_fn::kernel_fn;
 use skblab_core::rx::{
     AppParams, DriverStyle, NicParams, Proto, RxMachine, RxOp, RxParams, SocketParams, Variant,
     ALLOCATORS, CACHES,
@@ -131,9 +132,17 @@ proptest! {
         let p = RxParams::new(v, &Default::default(), nic, socket, app).unwrap();
         let mut m = RxMachine::new(p);
         let mut ev = Events::on();
+        let mut replay = m.state();
         for (i, op) in ops.into_iter().enumerate() {
             // Socket-state errors (release without lock, ...) are fine: the op is refused.
             let _ = m.apply(&concrete(op, &p), i, &mut ev);
+            // The events are a complete log: replaying them rebuilds the state.
+            for e in ev.take() {
+                prop_assert_eq!(replay.apply(&e), Ok(()), "{:?}", e);
+                let f = kernel_fn("rx", p.variant.era(), &e);
+                prop_assert!(f.is_some(), "no kernel function for {:?}", e);
+            }
+            prop_assert_eq!(&replay, &m.state());
             check_accounting(&m);
             prop_assert_eq!(
                 c(&m, "bytes_arrived"),

@@ -7,8 +7,8 @@
 //!   floor(32768 / 1920) = 17.
 //! - header split, 256-byte heads: fragsz = SKB_DATA_ALIGN(256 + 64) + 320 = 640, 6 per
 //!   order-0 page (3840 <= 4096 < 4480). In v6.12 a 320-byte head (256 + NET_SKB_PAD) is at
-//!   most SKB_WITH_OVERHEAD(SKB_SMALL_HEAD_CACHE_SIZE 640) = 320, so it is kmalloc'ed: no
-//!   frag cache page at all.
+//!   most SKB_WITH_OVERHEAD(1024) = 704, so __netdev_alloc_skb kmallocs it: no frag cache
+//!   page at all.
 //! - "prompt" with budget 1: every frame is its own NAPI poll and is read (and freed) right
 //!   after it; "lag k": the newest k skbs stay queued.
 //!
@@ -82,9 +82,23 @@ const CASES: &[Case] = &[
     Case { variant: "modern",     split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 0, reuses: 0 },
 ];
 
-fn run(c: &Case) -> RxMachine {
+/// An rx machine for `variant` (one axis name) after `frames` full-sized frames arrive.
+fn arrive(
+    variant: &str,
+    nic: NicParams,
+    app: AppParams,
+    frames: u32,
+    ev: &mut Events,
+) -> RxMachine {
     let mut v = Variant::default();
-    v.set(c.variant).unwrap();
+    v.set(variant).unwrap();
+    let p = RxParams::new(v, &Default::default(), nic, SocketParams::default(), app).unwrap();
+    let mut m = RxMachine::new(p);
+    m.arrive(&vec![p.frame_len(); frames as usize], ev).unwrap();
+    m
+}
+
+fn run(c: &Case) -> RxMachine {
     let nic = NicParams {
         driver: if c.split {
             DriverStyle::HeaderSplit
@@ -101,11 +115,7 @@ fn run(c: &Case) -> RxMachine {
         lag: c.lag,
         ..AppParams::default()
     };
-    let p = RxParams::new(v, &Default::default(), nic, SocketParams::default(), app).unwrap();
-    let mut m = RxMachine::new(p);
-    let lens = vec![p.frame_len(); c.frames as usize];
-    m.arrive(&lens, &mut Events::off()).unwrap();
-    m
+    arrive(c.variant, nic, app, c.frames, &mut Events::off())
 }
 
 #[test]
@@ -134,6 +144,52 @@ fn fragsz_follows_the_kernel_formula() {
     ];
     for (era, len, want) in table {
         assert_eq!(fragsz(&era.consts(), len), want, "{era:?} {len}");
+    }
+}
+
+/// Where a header-split head comes from. v3.5: the frag cache whenever fragsz fits a page.
+/// v6.12 `__netdev_alloc_skb`: kmalloc while `hdr_size + NET_SKB_PAD <= SKB_WITH_OVERHEAD
+/// (1024)` = 704, the frag cache above, up to `SKB_WITH_OVERHEAD(PAGE_SIZE)` = 3776.
+/// (allocator, hdr_size, from the frag cache).
+#[test]
+fn header_split_head_source() {
+    use skblab_core::consts::Era;
+    use skblab_core::rx::driver::head_in_frag;
+    use skblab_core::rx::Allocator::{Modern, Pre2012};
+    #[rustfmt::skip]
+    let table = [
+        (Pre2012, 256, true), (Pre2012, 512, true),
+        (Modern, 256, false), (Modern, 512, false), (Modern, 640, false),
+        (Modern, 641, true), (Modern, 3712, true), (Modern, 3713, false),
+    ];
+    for (alloc, hdr, want) in table {
+        let era = if alloc == Modern {
+            Era::V6_12
+        } else {
+            Era::V3_5
+        };
+        assert_eq!(
+            head_in_frag(&era.consts(), alloc, hdr),
+            want,
+            "{alloc:?} {hdr}"
+        );
+    }
+}
+
+/// 17 header-split frames in one GRO poll, v6.12, by head size: up to 640 bytes every head
+/// is kmalloc'ed (no frag cache page); a 641-byte head takes SKB_DATA_ALIGN(705) + 320 =
+/// 1088 bytes, 30 to a 32 KiB page, so one page.
+#[test]
+fn header_split_pages_by_head_size_v6_12() {
+    for (hdr_size, pages) in [(512, 0), (640, 0), (641, 1)] {
+        let nic = NicParams {
+            driver: DriverStyle::HeaderSplit,
+            hdr_size,
+            ..NicParams::default()
+        };
+        let m = arrive("modern", nic, AppParams::default(), 17, &mut Events::off());
+        let got = m.counters().get("frag_cache_pages");
+        assert_eq!(got, Some(pages), "hdr_size {hdr_size}");
     }
 }
 
@@ -176,18 +232,19 @@ fn gro_packet_shapes() {
 /// - normal: one 32 KiB page, reused at frames 18 and 35 (every fragment came back);
 /// - high_order_fails: order-0 pages, 2 fragments each; at every exhaustion the previous
 ///   fragments are back, so the same 4 KiB page is reused 19 times (frames 3, 5, ..., 39);
-/// - pfmemalloc: a page from the reserves is freed instead of reused: 3 pages, 0 reuses.
+/// - pfmemalloc: the 32 KiB attempt carries __GFP_NOMEMALLOC, so a page from the reserves
+///   is an order-0 fallback page; at exhaustion it is freed instead of reused: a new page
+///   every 2 frames, 20 pages, 0 reuses (with or without high_order_fails).
 #[test]
 fn page_frag_cache_refill_knobs() {
     // (high_order_fails, pfmemalloc, frag cache pages, reuses, order of the live page)
     let table = [
         (false, false, 1, 2, 3),
         (true, false, 1, 19, 0),
-        (false, true, 3, 0, 3),
+        (false, true, 20, 0, 0),
+        (true, true, 20, 0, 0),
     ];
     for (high_order_fails, pfmemalloc, pages, reuses, order) in table {
-        let mut v = Variant::default();
-        v.set("modern").unwrap();
         let nic = NicParams {
             gro: false,
             budget: 1,
@@ -199,9 +256,7 @@ fn page_frag_cache_refill_knobs() {
             prompt: true,
             ..AppParams::default()
         };
-        let p = RxParams::new(v, &Default::default(), nic, SocketParams::default(), app).unwrap();
-        let mut m = RxMachine::new(p);
-        m.arrive(&[p.frame_len(); 40], &mut Events::off()).unwrap();
+        let m = arrive("modern", nic, app, 40, &mut Events::off());
         let n = m.counters();
         let got = (
             n.get("frag_cache_pages").unwrap(),
@@ -260,8 +315,6 @@ fn gro_packet_truesize() {
 fn alloc_skb_event_shows_the_fresh_head() {
     use skblab_core::trace::Event;
     for (split, want) in [(true, (640, 64, 256)), (false, (1920, 64, 1536))] {
-        let mut v = Variant::default();
-        v.set("pre-2012").unwrap();
         let nic = NicParams {
             driver: if split {
                 DriverStyle::HeaderSplit
@@ -270,17 +323,8 @@ fn alloc_skb_event_shows_the_fresh_head() {
             },
             ..NicParams::default()
         };
-        let p = RxParams::new(
-            v,
-            &Default::default(),
-            nic,
-            SocketParams::default(),
-            AppParams::default(),
-        )
-        .unwrap();
-        let mut m = RxMachine::new(p);
         let mut ev = Events::on();
-        m.arrive(&[p.frame_len()], &mut ev).unwrap();
+        arrive("pre-2012", nic, AppParams::default(), 1, &mut ev);
         let got = ev.take().into_iter().find_map(|e| match e {
             Event::AllocSkb {
                 head_bytes,

@@ -152,6 +152,13 @@ proptest! {
         let sc = Scenario::Sendmsg(s.clone());
         let t = sc.run(&RunOptions::default()).expect("runs");
         let sg = s.device.sg;
+        // The events are a complete log: replaying them rebuilds every step's state.
+        if let Err(e) = t.check_replay() {
+            prop_assert!(false, "{}", e);
+        }
+        for e in t.steps.iter().flat_map(|s| &s.events) {
+            prop_assert!(t.kernel_fn(e).is_some(), "no kernel function for {:?}", e);
+        }
         for step in &t.steps {
             check_step(step, cfg.k.max_skb_frags, cfg.size_goal(), v, sg);
         }
@@ -197,6 +204,7 @@ proptest! {
         let cfg = s.config(v).expect("valid");
         let mut sock = SendSock::new(cfg);
         let mut ev = Events::on();
+        let mut replay = sock.state();
         for a in &acts {
             match a {
                 Act::Write(iov) => {
@@ -215,6 +223,10 @@ proptest! {
                 counters: sock.send_counters().to_counters(),
             };
             check_step(&step, cfg.k.max_skb_frags, cfg.size_goal(), v, s.device.sg);
+            for e in &step.events {
+                prop_assert_eq!(replay.apply(e), Ok(()), "{:?}", e);
+            }
+            prop_assert_eq!(&replay, &step.state);
         }
         sock.transmit(&mut ev);
         sock.ack_all(&mut ev);

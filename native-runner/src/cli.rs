@@ -131,7 +131,7 @@ pub fn walkthrough_traces(w: &Walkthrough, engine: Engine) -> Result<Vec<Trace>,
 pub fn walkthrough(name: &str, engine: Engine, st: Style) -> Result<String, CliError> {
     let w = walkthrough::find(name)?;
     let traces = walkthrough_traces(&w, engine)?;
-    Ok(render::walkthrough(&w, &traces, st))
+    Ok(render::walkthrough(&w, &w.questions()?, &traces, st))
 }
 
 /// The trace as pretty JSON, newline-terminated.

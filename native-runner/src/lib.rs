@@ -4,6 +4,8 @@
 
 pub mod cli;
 pub mod engine;
+pub mod kernel;
+pub mod quiz;
 pub mod render;
 pub mod serve;
 pub mod tap;

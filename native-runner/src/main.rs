@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use skblab_runner::cli::{self, CliError};
 use skblab_runner::engine::Engine;
 use skblab_runner::render::Style;
-use skblab_runner::tap;
+use skblab_runner::{kernel, quiz, tap};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,6 +44,23 @@ enum Cmd {
         /// List the walkthroughs.
         #[arg(long)]
         list: bool,
+        /// Ask the walkthrough's questions before their steps, and reveal each answer.
+        #[arg(long)]
+        quiz: bool,
+        /// With --quiz: read the answers from FILE, one a line (`-`: from stdin).
+        #[arg(long, requires = "quiz")]
+        answers: Option<PathBuf>,
+    },
+    /// Goals to reach by editing a scenario: show one, or check a scenario FILE against it.
+    Challenge {
+        /// The challenge (see --list).
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// A scenario to check against the challenge's goal.
+        file: Option<PathBuf>,
+        /// List the challenges.
+        #[arg(long)]
+        list: bool,
     },
     /// Run a scenario file (TOML or JSON) and print its trace.
     Run {
@@ -72,6 +89,8 @@ enum Cmd {
     Serve(skblab_runner::serve::Args),
     /// The model's segments on a real wire against the kernel's TCP (root, /dev/net/tun).
     Tap(tap::TapArgs),
+    /// The model's skbs beside the running kernel's, traced with eBPF (root, bpftrace, BTF).
+    Kernel(kernel::KernelArgs),
 }
 
 fn style(c: Color) -> Style {
@@ -87,9 +106,24 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
     let st = style(cli.color);
     match cli.cmd {
         Cmd::Walkthrough { list: true, .. } => cli::list_walkthroughs(),
+        Cmd::Walkthrough {
+            name,
+            quiz: true,
+            answers,
+            ..
+        } => quiz(name.as_deref().unwrap_or_default(), answers, cli.engine, st),
         Cmd::Walkthrough { name, .. } => {
             cli::walkthrough(name.as_deref().unwrap_or_default(), cli.engine, st)
         }
+        Cmd::Challenge { list: true, .. } => quiz::list_challenges(),
+        Cmd::Challenge {
+            name, file: None, ..
+        } => quiz::show_challenge(name.as_deref().unwrap_or_default(), st),
+        Cmd::Challenge {
+            name,
+            file: Some(f),
+            ..
+        } => quiz::check_challenge(name.as_deref().unwrap_or_default(), &f),
         Cmd::Run {
             file,
             json,
@@ -111,13 +145,40 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
         Cmd::Serve(a) => skblab_runner::serve::serve(&a.dir, a.port)
             .map(|()| String::new())
             .map_err(CliError),
-        Cmd::Tap(_) => unreachable!("tap runs before dispatch"),
+        Cmd::Tap(_) | Cmd::Kernel(_) => unreachable!("tap and kernel run before dispatch"),
     }
+}
+
+/// `walkthrough NAME --quiz`: answers from the file, stdin (`-`), or the terminal.
+fn quiz(
+    name: &str,
+    answers: Option<PathBuf>,
+    engine: Engine,
+    st: Style,
+) -> Result<String, CliError> {
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    let mut input: Box<dyn std::io::BufRead> = match &answers {
+        Some(p) if p.as_os_str() == "-" => Box::new(stdin.lock()),
+        Some(p) => Box::new(std::io::BufReader::new(
+            std::fs::File::open(p)
+                .map_err(|e| CliError(format!("cannot read {}: {e}", p.display())))?,
+        )),
+        None if stdin.is_terminal() => Box::new(stdin.lock()),
+        None => return Err(CliError(quiz::NEEDS_INPUT.into())),
+    };
+    let answers = match answers {
+        Some(_) => quiz::Answers::Lines(&mut input),
+        None => quiz::Answers::Terminal(&mut input),
+    };
+    quiz::run(name, answers, &mut out, engine, st)?;
+    Ok(String::new())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // `tap` unshares the network namespace, which must happen before any thread starts.
+    // `tap` and `kernel` unshare the network namespace, which must happen before any thread
+    // starts.
     if let Cmd::Tap(args) = &cli.cmd {
         return match tap::run(args) {
             Ok(()) => ExitCode::SUCCESS,
@@ -126,6 +187,9 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    if let Cmd::Kernel(args) = &cli.cmd {
+        return kernel::main(args);
     }
     match dispatch(cli) {
         Ok(out) => {

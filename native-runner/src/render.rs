@@ -4,6 +4,7 @@
 //! are printed generically from their serialized form, so a new mechanism's events need no
 //! code here, and the state drawing covers every mechanism's queues, pages and cursors.
 
+use skblab_core::question::{Kind, Question};
 use skblab_core::skb::Skb;
 use skblab_core::trace::{Counters, Cursor, Event, State, Step, Trace};
 use skblab_core::walkthrough::Walkthrough;
@@ -57,17 +58,17 @@ const EVENTS_SHOWN: usize = 16;
 /// `count` makes thousands of events.
 const EVENTS_LOGGED: usize = 200;
 
-/// The events of one step, one per line; lists longer than `shown` are cut in the middle with
-/// a count of what was left out, by kind (the JSON trace has every event).
-fn events(out: &mut String, list: &[Event], shown: usize, st: Style) {
+/// The events of one step, one per line, each with the kernel function it stands for when
+/// `kernel` (the trace) is given; lists longer than `shown` are cut in the middle with a count
+/// of what was left out, by kind (the JSON trace has every event).
+fn events(out: &mut String, list: &[Event], shown: usize, kernel: Option<&Trace>, st: Style) {
     let (head, tail) = (shown * 3 / 4, shown / 4);
     let cut = list.len() > shown;
     for (i, e) in list.iter().enumerate() {
         if cut && i == head {
-            let mut kinds: Vec<(String, usize)> = Vec::new();
+            let mut kinds: Vec<(&str, usize)> = Vec::new();
             for e in &list[head..list.len() - tail] {
-                let line = e.to_string();
-                let name = line.split(' ').next().unwrap_or_default().to_string();
+                let name = e.kind();
                 match kinds.iter_mut().find(|(k, _)| *k == name) {
                     Some((_, n)) => *n += 1,
                     None => kinds.push((name, 1)),
@@ -83,7 +84,9 @@ fn events(out: &mut String, list: &[Event], shown: usize, st: Style) {
             );
         }
         if !cut || i < head || i >= list.len() - tail {
-            let _ = writeln!(out, "  {} {e}", st.dim("·"));
+            let f = kernel.and_then(|t| t.kernel_fn(e));
+            let f = f.map(|f| st.dim(&format!("  ({})", f.name)));
+            let _ = writeln!(out, "  {} {}{}", st.dim("·"), e, f.unwrap_or_default());
         }
     }
 }
@@ -275,7 +278,7 @@ pub fn step(i: usize, n: usize, s: &Step, prev: Option<&Step>, st: Style) -> Str
         "{}",
         st.bold(&format!("── step {}/{n}: {} ──", i + 1, s.op))
     );
-    events(&mut out, &s.events, EVENTS_LOGGED, st);
+    events(&mut out, &s.events, EVENTS_LOGGED, None, st);
     out.push_str(&state(&s.state, st));
     let moved = changed(prev.map(|p| &p.counters), &s.counters);
     if !moved.is_empty() {
@@ -362,40 +365,66 @@ pub fn wrap(text: &str, indent: &str) -> String {
     out
 }
 
-/// A narrated walkthrough: intro, each step's paragraph then each variant's state, the
-/// comparison of the final counters, and the outro. `traces` are the walkthrough's variants
-/// in order.
-pub fn walkthrough(w: &Walkthrough, traces: &[Trace], st: Style) -> String {
-    let mut out = format!(
-        "{}\n{}\n\n",
-        st.bold(&w.title),
-        "=".repeat(w.title.chars().count())
-    );
+/// A narrated walkthrough: intro, each step's questions with their answers, its paragraph then
+/// each variant's state, the comparison of the final counters, and the outro. `traces` are the
+/// walkthrough's variants in order, `questions` its [`Walkthrough::questions`].
+pub fn walkthrough(w: &Walkthrough, questions: &[Question], traces: &[Trace], st: Style) -> String {
+    let mut out = walkthrough_intro(w, st);
+    for i in 0..w.say.len() {
+        for q in questions.iter().filter(|q| q.step == i + 1) {
+            out.push_str(&question(q, st));
+            let answer = w.answer(q, traces).map_or_else(|e| e, |a| q.say(a));
+            let _ = writeln!(out, "  answer: {answer}\n");
+        }
+        out.push_str(&walkthrough_step(w, traces, i, st));
+    }
+    out.push_str(&walkthrough_outro(traces, w, st));
+    out
+}
+
+/// A title, underlined.
+pub fn title(text: &str, st: Style) -> String {
+    format!("{}\n{}\n", st.bold(text), "=".repeat(text.chars().count()))
+}
+
+/// The title and the intro.
+pub fn walkthrough_intro(w: &Walkthrough, st: Style) -> String {
+    let mut out = title(&w.title, st);
+    out.push('\n');
     out.push_str(&wrap(&w.intro, ""));
     out.push('\n');
-    let n = w.say.len();
-    for (i, say) in w.say.iter().enumerate() {
-        let op = traces.first().map(|t| t.steps[i].op.as_str()).unwrap_or("");
-        let _ = writeln!(
-            out,
-            "{}",
-            st.bold(&format!("━━ Step {}/{n}: {op} ━━", i + 1))
-        );
-        out.push_str(&wrap(say, ""));
-        out.push('\n');
-        for t in traces {
-            let prev = i.checked_sub(1).map(|j| &t.steps[j]);
-            let s = &t.steps[i];
-            let _ = writeln!(out, "{}", st.head(&format!("[{}]", t.variant)));
-            events(&mut out, &s.events, EVENTS_SHOWN, st);
-            out.push_str(&state(&s.state, st));
-            let moved = changed(prev.map(|p| &p.counters), &s.counters);
-            if !moved.is_empty() {
-                let _ = writeln!(out, "counters: {}", moved.join(", "));
-            }
-            out.push('\n');
+    out
+}
+
+/// Step `i`: its paragraph, then each variant's events, state and counters that moved.
+pub fn walkthrough_step(w: &Walkthrough, traces: &[Trace], i: usize, st: Style) -> String {
+    let mut out = String::new();
+    let op = traces.first().map(|t| t.steps[i].op.as_str()).unwrap_or("");
+    let _ = writeln!(
+        out,
+        "{}",
+        st.bold(&format!("━━ Step {}/{}: {op} ━━", i + 1, w.say.len()))
+    );
+    out.push_str(&wrap(&w.say[i], ""));
+    out.push('\n');
+    for t in traces {
+        let prev = i.checked_sub(1).map(|j| &t.steps[j]);
+        let s = &t.steps[i];
+        let _ = writeln!(out, "{}", st.head(&format!("[{}]", t.variant)));
+        events(&mut out, &s.events, EVENTS_SHOWN, Some(t), st);
+        out.push_str(&state(&s.state, st));
+        let moved = changed(prev.map(|p| &p.counters), &s.counters);
+        if !moved.is_empty() {
+            let _ = writeln!(out, "counters: {}", moved.join(", "));
         }
+        out.push('\n');
     }
+    out
+}
+
+/// The final counters side by side (two variants), then the outro.
+pub fn walkthrough_outro(traces: &[Trace], w: &Walkthrough, st: Style) -> String {
+    let mut out = String::new();
     if let [a, b] = traces {
         let _ = writeln!(out, "{}", st.bold("━━ Before and after ━━"));
         out.push_str(&compare(a, b, st));
@@ -405,16 +434,39 @@ pub fn walkthrough(w: &Walkthrough, traces: &[Trace], st: Style) -> String {
     out
 }
 
+/// A question as it is asked, before its step: the variant, the question, the choices.
+pub fn question(q: &Question, st: Style) -> String {
+    let how = match q.kind() {
+        Kind::Number => "a number",
+        Kind::Choice => "a letter",
+        Kind::Pick => "an object: skb N, page N or skb N frag I",
+    };
+    let head = format!("? Predict [{}]:", q.variant);
+    let text = wrap(&format!("{head} {}", q.ask), "");
+    let mut out = text.replacen(&head, &st.bold(&head), 1);
+    for o in q.options() {
+        let _ = writeln!(out, "    {o}");
+    }
+    let _ = writeln!(out, "  {}", st.dim(&format!("(answer with {how})")));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn long_event_lists_keep_both_ends_and_tally_the_middle() {
-        let mut list: Vec<Event> = (0..240).map(|page| Event::ReusePage { page }).collect();
+        let mut list: Vec<Event> = (0..240)
+            .map(|page| Event::ReusePage {
+                page,
+                cursor: None,
+                bias: None,
+            })
+            .collect();
         list.extend((0..10).map(|page| Event::GetPage { page, count: 2 }));
         let mut out = String::new();
-        events(&mut out, &list, EVENTS_LOGGED, Style::PLAIN);
+        events(&mut out, &list, EVENTS_LOGGED, None, Style::PLAIN);
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 150 + 1 + 50);
         assert_eq!(lines[149], "  · reuse_page page=149");

@@ -3,6 +3,10 @@
 //! and fail, unless SKBLAB_ALLOW_NO_TAP=1 asks to skip them (visibly). The pcap verdict needs
 //! tshark (`apt-get install -y tshark`).
 
+mod common;
+
+use common::{euid_is_root, skblab_unprivileged};
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,18 +36,6 @@ fn tap_available(test: &str) -> bool {
         "{test} cannot run: {why}; run as root with /dev/net/tun, or set SKBLAB_ALLOW_NO_TAP=1 \
          to skip"
     );
-}
-
-/// The effective uid is 0, read from /proc.
-fn euid_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|v| v.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -278,15 +270,7 @@ fn a_closed_window_is_waited_out() {
 
 #[test]
 fn without_root_the_runner_says_what_is_missing() {
-    let mut cmd = if euid_is_root() {
-        // Drop to nobody to see the refusal.
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_skblab"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_skblab"))
-    };
+    let mut cmd = skblab_unprivileged();
     let out = cmd
         .args(["tap", "recv"])
         .output()

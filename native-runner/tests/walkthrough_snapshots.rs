@@ -19,7 +19,12 @@ fn walkthroughs_match_their_snapshots() {
                 cli::walkthrough_traces(w, Engine::Native).expect("walkthrough scenarios run");
             insta::assert_snapshot!(
                 w.name.as_str(),
-                render::walkthrough(w, &traces, render::Style::PLAIN)
+                render::walkthrough(
+                    w,
+                    &w.questions().expect("questions parse"),
+                    &traces,
+                    render::Style::PLAIN
+                )
             );
         }
     });

@@ -20,7 +20,7 @@ mod panels;
 mod picker;
 
 use crate::dom;
-use crate::session::{self, Link, Session};
+use crate::session::{self, Link, Position, Session};
 use controls::Nav;
 use diagrams::Diagrams;
 use editor::Editor;
@@ -180,7 +180,7 @@ impl Component for App {
             dom::publish("renderMs", now - t);
         }
         if let Some(s) = &self.session {
-            let f = s.link(self.pos).encode();
+            let f = s.link(Position::step(self.pos)).encode();
             if f != self.fragment {
                 self.fragment = f.clone();
                 let write = move || dom::set_fragment(&f);
@@ -348,20 +348,16 @@ impl App {
         };
         let opened = match link {
             Ok(None) => Ok(false),
-            Ok(Some(Link::Walk { name, step })) => {
+            Ok(Some(Link::Walk { name, at })) => {
                 match self.walks.iter().position(|w| w.name == name) {
-                    Some(i) => self.open_walk(i, step).map(|_| true),
+                    Some(i) => self.open_walk(i, at.step).map(|_| true),
                     None => Err(format!("there is no walkthrough named `{name}`")),
                 }
             }
-            Ok(Some(Link::Custom {
-                text,
-                compare,
-                step,
-            })) => {
+            Ok(Some(Link::Custom { text, compare, at })) => {
                 self.seed_editor(&text, compare.as_deref().unwrap_or_default());
                 session::load_custom(&text, compare.as_deref()).map(|s| {
-                    self.show(s, step);
+                    self.show(s, at.step);
                     true
                 })
             }

@@ -4,9 +4,7 @@
 //! Everything the page displays comes from the core's [`Trace`]s held here; this module only
 //! chooses what to run and remembers where the learner is.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use base64::Engine;
-use skblab_core::limits::MAX_SCENARIO_TEXT;
+pub use skblab_core::permalink::{Link, Position};
 use skblab_core::walkthrough::Walkthrough;
 use skblab_core::{RunOptions, Scenario, Trace};
 
@@ -43,17 +41,17 @@ impl Session {
         Some((main, outro))
     }
 
-    /// The link to this session at `pos`.
-    pub fn link(&self, pos: usize) -> Link {
+    /// The link to this session at `at`.
+    pub fn link(&self, at: Position) -> Link {
         match &self.walk {
             Some(w) => Link::Walk {
                 name: w.name.clone(),
-                step: pos,
+                at,
             },
             None => Link::Custom {
                 text: self.text.clone(),
                 compare: self.traces.get(1).map(|t| t.variant.clone()),
-                step: pos,
+                at,
             },
         }
     }
@@ -118,135 +116,9 @@ pub fn scenario_text(s: &Scenario) -> String {
     s.to_json()
 }
 
-/// What a permalink names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Link {
-    Walk {
-        name: String,
-        step: usize,
-    },
-    Custom {
-        text: String,
-        compare: Option<String>,
-        step: usize,
-    },
-}
-
-impl Link {
-    pub fn step(&self) -> usize {
-        match self {
-            Link::Walk { step, .. } | Link::Custom { step, .. } => *step,
-        }
-    }
-
-    /// The URL fragment (without `#`): `w=NAME&step=N` or `s=BASE64URL&cmp=VARIANT&step=N`.
-    pub fn encode(&self) -> String {
-        match self {
-            Link::Walk { name, step } => format!("w={}&step={step}", B64.encode(name)),
-            Link::Custom {
-                text,
-                compare,
-                step,
-            } => {
-                let cmp = compare
-                    .as_ref()
-                    .map(|c| format!("&cmp={}", B64.encode(c)))
-                    .unwrap_or_default();
-                format!("s={}{cmp}&step={step}", B64.encode(text))
-            }
-        }
-    }
-
-    /// Reads a fragment (with or without `#`). `Ok(None)` when there is none; every malformed
-    /// or oversized fragment is an error that says what is wrong.
-    pub fn decode(fragment: &str) -> Result<Option<Link>, String> {
-        let f = fragment.strip_prefix('#').unwrap_or(fragment);
-        if f.is_empty() {
-            return Ok(None);
-        }
-        if f.len() > MAX_SCENARIO_TEXT / 3 * 4 + 256 {
-            return Err(format!("the link is {} bytes long: too long", f.len()));
-        }
-        let (mut w, mut s, mut cmp, mut step) = (None, None, None, 0);
-        for pair in f.split('&') {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            match k {
-                "w" => w = Some(text64("w", v)?),
-                "s" => s = Some(text64("s", v)?),
-                "cmp" => cmp = Some(text64("cmp", v)?),
-                "step" => {
-                    step = v
-                        .parse()
-                        .map_err(|_| format!("the link's step `{v}` is not a number"))?
-                }
-                _ => return Err(format!("the link has an unknown part `{k}`")),
-            }
-        }
-        match (w, s) {
-            (Some(name), None) => Ok(Some(Link::Walk { name, step })),
-            (None, Some(text)) => Ok(Some(Link::Custom {
-                text,
-                compare: cmp,
-                step,
-            })),
-            _ => Err("the link must name either a walkthrough (w=) or a scenario (s=)".into()),
-        }
-    }
-}
-
-fn text64(part: &str, v: &str) -> Result<String, String> {
-    let bytes = B64
-        .decode(v.trim_end_matches('='))
-        .map_err(|e| format!("the link's `{part}` is not base64url: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| format!("the link's `{part}` is not UTF-8 text"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn links_round_trip() {
-        let links = [
-            Link::Walk {
-                name: "linear-area".into(),
-                step: 3,
-            },
-            Link::Custom {
-                text: "mechanism = \"sendmsg\"\n# ünïcode & = #\n".into(),
-                compare: Some("modern".into()),
-                step: 0,
-            },
-            Link::Custom {
-                text: "{}".into(),
-                compare: None,
-                step: 12,
-            },
-        ];
-        for l in links {
-            assert_eq!(Link::decode(&format!("#{}", l.encode())), Ok(Some(l)));
-        }
-        assert_eq!(Link::decode("#"), Ok(None));
-    }
-
-    #[test]
-    fn hostile_links_are_errors() {
-        let huge = "s=".to_string() + &"A".repeat(MAX_SCENARIO_TEXT * 2);
-        let cases: &[(&str, &str)] = &[
-            ("#s=!!!", "not base64url"),
-            ("#s=__8", "not UTF-8"),
-            ("#w=YQ&step=-1", "not a number"),
-            ("#w=YQ&step=99999999999999999999999", "not a number"),
-            ("#x=1", "unknown part"),
-            ("#step=2", "either a walkthrough"),
-            ("#w=YQ&s=YQ", "either a walkthrough"),
-            (&huge, "too long"),
-        ];
-        for (frag, want) in cases {
-            let err = Link::decode(frag).unwrap_err();
-            assert!(err.contains(want), "{frag:.40}: {err}");
-        }
-    }
 
     #[test]
     fn bad_scenarios_name_the_problem() {

@@ -1,10 +1,11 @@
 //! `cargo xtask test`: every check CI runs, cheapest first, on a fresh machine or a warm one.
 //!
 //! Installs what is missing (the wasm toolchain through `setup`; Chromium for the browser
-//! tests and tshark for the TAP captures through apt when root), then: rustfmt, clippy, the
-//! wasm module the engine tests load, `cargo test --workspace` (core, runner, snapshots,
-//! wasm-vs-native, TAP runs against the kernel, the web and wasm-module unit tests, xtask),
-//! and the browser tests.
+//! tests, tshark for the TAP captures and bpftrace for `skblab kernel` through apt when
+//! root), then: rustfmt, clippy over the workspace, the wasm module the engine tests load,
+//! `cargo test --workspace` (core, runner, snapshots, wasm-vs-native, TAP and eBPF runs
+//! against the kernel, fuzz corpus replay, the web and wasm-module unit tests, xtask), and
+//! the browser tests.
 
 use crate::{cargo, run, step, wasm};
 use std::path::Path;
@@ -15,6 +16,7 @@ const DEBIAN: &[(&str, &str)] = &[
     ("chromium", "/usr/bin/chromium"),
     ("chromium-driver", "/usr/bin/chromedriver"),
     ("tshark", "/usr/bin/tshark"),
+    ("bpftrace", "/usr/bin/bpftrace"),
 ];
 
 /// Installs the missing [`DEBIAN`] packages with one `apt-get update`.
@@ -61,9 +63,60 @@ pub fn all() -> Result<(), String> {
         .envs(tc.env.iter().map(|(k, v)| (k, v))))?;
     // The module users run with `--engine wasm`, so the engine tests check that build.
     let module = wasm::build_wasm_module(&tc)?;
-    step("cargo test --workspace (core, runner, snapshots, engines, TAP, web, wasm module, xtask)");
+    step("cargo test --workspace (core, runner, snapshots, engines, TAP, fuzz corpus replay, web, wasm module, xtask)");
     run(cargo()
         .args(["test", "--quiet", "--no-fail-fast", "--workspace"])
         .env("SKBLAB_WASM", &module))?;
+    live_fuzz()?;
     crate::browser("test")
+}
+
+/// Each fuzz target and how long the live run gives it: about a minute in all.
+const FUZZ_TARGETS: &[(&str, u32)] = &[
+    ("scenario_text", 15),
+    ("scenario_struct", 20),
+    ("permalink", 10),
+    ("tap_frames", 15),
+];
+
+/// A short live run of every fuzz target, where the nightly toolchain and cargo-fuzz are
+/// installed (the fuzz crate needs both); elsewhere it says it skipped. New inputs go to a
+/// scratch directory: the committed corpus (`fuzz/corpus/`) only seeds the run.
+fn live_fuzz() -> Result<(), String> {
+    if !nightly_fuzz()
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        step(
+            "live fuzz: skipped (needs the nightly toolchain and cargo-fuzz: \
+             `rustup toolchain install nightly && cargo install cargo-fuzz`)",
+        );
+        return Ok(());
+    }
+    let scratch = crate::root().join("target/fuzz-live");
+    for (target, secs) in FUZZ_TARGETS {
+        let new = scratch.join(target);
+        std::fs::create_dir_all(&new).map_err(|e| format!("{}: {e}", new.display()))?;
+        step(&format!("live fuzz: {target} for {secs} s"));
+        run(nightly_fuzz()
+            .args(["run", "--sanitizer", "none"])
+            .args(["--features", "runner", target])
+            .arg(&new)
+            .arg(format!("corpus/{target}"))
+            .args(["--", &format!("-max_total_time={secs}"), "-timeout=10"]))?;
+    }
+    step("live fuzz: ran every target, no crash");
+    Ok(())
+}
+
+/// `cargo fuzz` on the nightly toolchain, in `fuzz/`. Through rustup, since the `cargo` that
+/// runs xtask is the stable toolchain's own binary, which knows no `+nightly`.
+fn nightly_fuzz() -> Command {
+    let mut c = Command::new("rustup");
+    c.args(["run", "nightly", "cargo", "fuzz"])
+        .current_dir(crate::root().join("fuzz"))
+        .env_remove("RUSTC")
+        .env_remove("RUSTUP_TOOLCHAIN");
+    c
 }

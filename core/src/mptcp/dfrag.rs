@@ -153,12 +153,17 @@ impl SendBuf {
         for df in self.dfrags.drain(..acked) {
             ev.emit(|| Event::ClearDfrag {
                 data_seq: df.data_seq,
+                trim: None,
             });
             tx.pool.put(df.page, 0, ev);
         }
         if let Some(df) = self.dfrags.first_mut() {
             if snd_una > df.data_seq {
                 let delta = (snd_una - df.data_seq) as u32;
+                ev.emit(|| Event::ClearDfrag {
+                    data_seq: df.data_seq,
+                    trim: Some(delta),
+                });
                 df.data_seq += delta as u64;
                 df.offset += delta;
                 df.data_len -= delta;

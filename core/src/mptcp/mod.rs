@@ -23,7 +23,7 @@ use crate::mechanism::{is_one, one, pick_variant, variant_and_ops, Mechanism, Ru
 use crate::names::names;
 use crate::page::PagePool;
 use crate::skb::SkbId;
-use crate::trace::{drive, Counters, Machine, Queue, State, Trace};
+use crate::trace::{drive, queue, Counters, Machine, Queue, State, Trace};
 use crate::Error;
 use counters::MptcpCounters;
 use dfrag::SendBuf;
@@ -79,7 +79,8 @@ fn default_burst() -> u32 {
 pub struct SubflowParams {
     /// The path MTU (loopback: 65536).
     pub mtu: u32,
-    /// mss_now; by default derived from the MTU (loopback with timestamps: 65483).
+    /// mss_now; by default derived from the MTU, less the DSS option room (loopback with
+    /// timestamps: 65459).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mss: Option<u32>,
     /// The TCP timestamp option (12 bytes per segment).
@@ -368,13 +369,14 @@ impl Machine for Msk {
                 .subflows
                 .iter()
                 .map(|sf| Queue {
-                    name: format!("subflow {}", sf.id),
+                    name: queue::subflow(sf.id),
                     skbs: sf.skbs.clone(),
                 })
                 .collect(),
             pages: self.tx.pool.live().cloned().collect(),
             cursors: vec![self.buf.pfrag.cursor("task_frag")],
             dfrags: self.buf.dfrags.iter().map(|d| d.view()).collect(),
+            in_flight: Vec::new(),
         }
     }
 

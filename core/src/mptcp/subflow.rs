@@ -9,6 +9,7 @@ use crate::events::{Event, Events};
 use crate::page::PageId;
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
 use crate::skb::{Skb, SkbHead};
+use crate::trace::queue;
 
 /// IPv4 header (`icsk_af_ops->net_header_len`) and bare TCP header, 20 bytes each.
 const NET_HEADER_LEN: u32 = 20;
@@ -17,19 +18,35 @@ const TCP_HEADER_LEN: u32 = 20;
 const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
 /// IPV4_MAX_PMTU: ipv4_default_advmss never advertises an MSS above 65535 - 40.
 const IPV4_MAX_PMTU: u32 = 65535;
+/// The DSS option's parts (net/mptcp/protocol.h, v5.10 and v6.x alike): kind, length,
+/// subtype and flags; a 64-bit data sequence mapping; a 32-bit data ack.
+const TCPOLEN_MPTCP_DSS_BASE: u32 = 4;
+const TCPOLEN_MPTCP_DSS_MAP64: u32 = 14;
+const TCPOLEN_MPTCP_DSS_ACK32: u32 = 4;
+/// The option room an MPTCP subflow keeps off its MSS. tcp_current_mss takes off what
+/// tcp_established_options reserves beyond tp->tcp_header_len, and for an MPTCP subflow
+/// mptcp_established_options_dss, asked without an skb (the MSS computation), reserves a full
+/// mapping plus the data ack, ALIGN(4 + 14 + 4, 4) = 24 (net/mptcp/options.c, v5.10 to v6.18).
+/// The ack is 32-bit: a sender that has received no 64-bit mapping acks in 32 bits
+/// (use_64bit_ack). Measured: loopback's mss_now is 65459 on 6.18 (docs/kernel-oracle.md).
+const MPTCP_DSS_OPTION_ROOM: u32 =
+    (TCPOLEN_MPTCP_DSS_BASE + TCPOLEN_MPTCP_DSS_MAP64 + TCPOLEN_MPTCP_DSS_ACK32)
+        .next_multiple_of(4);
 
-/// mss_now (tcp_current_mss) for a path of `mtu` when both ends share it: the peer advertises
-/// ipv4_default_advmss = min(mtu - 40, IPV4_MAX_PMTU - 40), which clamps tcp_mtu_to_mss, then
-/// the timestamp option is taken off. Loopback (MTU 65536): min(65496, 65495) - 12 = 65483;
-/// Ethernet (1500): 1460 - 12 = 1448.
+/// mss_now (tcp_current_mss) of an MPTCP subflow on a path of `mtu` when both ends share it:
+/// the peer advertises ipv4_default_advmss = min(mtu - 40, IPV4_MAX_PMTU - 40), which clamps
+/// tcp_mtu_to_mss, then the timestamp option and the DSS option's room are taken off.
+/// Loopback (MTU 65536): min(65496, 65495) - 12 - 24 = 65459; Ethernet (1500): 1460 - 12 -
+/// 24 = 1424.
 pub fn mss_for_mtu(mtu: u32, timestamps: bool) -> u32 {
     let hdrs = NET_HEADER_LEN + TCP_HEADER_LEN;
     let advmss = mtu.saturating_sub(hdrs).min(IPV4_MAX_PMTU - hdrs);
-    advmss.saturating_sub(if timestamps {
+    let ts = if timestamps {
         TCPOLEN_TSTAMP_ALIGNED
     } else {
         0
-    })
+    };
+    advmss.saturating_sub(ts + MPTCP_DSS_OPTION_ROOM)
 }
 
 impl SubflowParams {
@@ -129,7 +146,8 @@ impl Subflow {
         }
         let copy = copy.min(size as i64) as u32;
         let skb = &mut self.skbs[i];
-        let id = skb.id;
+        skb.head.truesize += copy;
+        let (id, truesize) = (skb.id, skb.head.truesize);
         if can_coalesce {
             skb.grow_last_frag(copy);
             let idx = skb.nr_frags() as u32 - 1;
@@ -137,6 +155,7 @@ impl Subflow {
                 skb: id,
                 idx,
                 bytes: copy,
+                truesize,
             });
         } else {
             tx.pool.get(page, ev);
@@ -152,9 +171,9 @@ impl Subflow {
                 page,
                 offset,
                 size: copy,
+                truesize,
             });
         }
-        skb.head.truesize += copy;
         tx.stats.max_skb_bytes = tx.stats.max_skb_bytes.max(skb.len as u64);
         self.write_seq = self.write_seq.wrapping_add(copy);
         (i, copy)
@@ -167,14 +186,21 @@ impl Subflow {
         let id = tx.next_skb;
         tx.next_skb += 1;
         tx.stats.skbs_allocated += 1;
+        let (seq, sf) = (self.write_seq, self.id);
         ev.emit(|| Event::AllocSkb {
             skb: id,
             cpu: 0,
             head_bytes: head.head_bytes,
             headroom: head.headroom,
             linear_room: 0,
+            seq,
+            truesize: head.truesize,
+            reserved_tailroom: head.tailroom,
+            head_page: None,
+            head_offset: None,
+            queue: Some(queue::subflow(sf)),
         });
-        self.skbs.push(Skb::new(id, 0, head, self.write_seq));
+        self.skbs.push(Skb::new(id, 0, head, seq));
     }
 
     /// tcp_mark_push: set PSH on the skb.
@@ -270,16 +296,17 @@ mod tests {
             next_skb: 0,
             stats: Default::default(),
         };
-        let page = tx.pool.alloc(3, k.page_size, 0, &mut Events::off());
+        let page = tx.pool.alloc(3, k.page_size, 0, None, &mut Events::off());
         let sf = Subflow::new(0, &SubflowParams::default(), era, &k);
         (sf, tx, page)
     }
 
     #[test]
-    fn loopback_mss_is_65483_and_ethernet_1448() {
-        assert_eq!(mss_for_mtu(65536, true), 65483);
-        assert_eq!(mss_for_mtu(1500, true), 1448);
-        assert_eq!(mss_for_mtu(1500, false), 1460);
+    fn loopback_mss_is_65459_and_ethernet_1424() {
+        assert_eq!(MPTCP_DSS_OPTION_ROOM, 24);
+        assert_eq!(mss_for_mtu(65536, true), 65459);
+        assert_eq!(mss_for_mtu(1500, true), 1424);
+        assert_eq!(mss_for_mtu(1500, false), 1436);
     }
 
     /// (goal, page offset, size) per call -> (skb index, copied) per call, and frags at the end.

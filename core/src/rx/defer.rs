@@ -5,7 +5,7 @@
 use super::kernel::{skbs_in, Mem};
 use crate::events::{Cpu, Event, Events};
 use crate::skb::Skb;
-use crate::trace::Queue;
+use crate::trace::{queue, Queue};
 use crate::NR_CPUS;
 
 /// net.core.skb_defer_max default (net_hotdata.sysctl_skb_defer_max, v6.12).
@@ -66,7 +66,7 @@ impl DeferLists {
     /// The lists, for the trace.
     pub fn queues(&self) -> impl Iterator<Item = Queue> + '_ {
         self.lists.iter().enumerate().map(|(c, list)| Queue {
-            name: format!("defer_list cpu{c}"),
+            name: queue::defer_list(c as Cpu),
             skbs: list.clone(),
         })
     }

@@ -17,6 +17,7 @@ use super::variant::Allocator;
 use crate::consts::KernelConsts;
 use crate::events::{Event, Events};
 use crate::skb::{Frag, Skb, SkbHead};
+use crate::trace::queue;
 
 /// `fragsz` for a head of `length` bytes, as `__netdev_alloc_skb` computes it (v3.5 and
 /// v6.12 alike; SKB_HEAD_ALIGN in v6.x):
@@ -33,28 +34,23 @@ pub fn sk_buff_truesize(k: &KernelConsts) -> u32 {
     k.skb_data_align(crate::send::variant::SIZEOF_SK_BUFF_6_12)
 }
 
-/// SKB_SMALL_HEAD_CACHE_SIZE (v6.3+): SKB_HEAD_ALIGN(MAX_TCP_HEADER) = 640, not a power of
-/// two, so used as is.
-fn small_head_cache_size(k: &KernelConsts) -> u32 {
-    let s = k.skb_data_align(k.max_tcp_header) + k.skb_data_align(k.shinfo_size);
-    if s.is_power_of_two() {
-        s + k.smp_cache_bytes
-    } else {
-        s
-    }
-}
+/// The kmalloc bucket below which v6.12's `__netdev_alloc_skb` keeps small heads out of the
+/// page frag cache: `len <= SKB_WITH_OVERHEAD(1024)`, 704 bytes with a 320-byte shared info
+/// ("net: avoid 32 x truesize under-estimation for tiny skbs", v5.11).
+const SMALL_HEAD_KMALLOC: u32 = 1024;
 
 /// Whether `__netdev_alloc_skb(dev, length)` puts the head in a page fragment (else kmalloc).
 /// v3.5: `fragsz <= PAGE_SIZE` (GFP_ATOMIC). v6.12: kmalloc when `length + NET_SKB_PAD` is
-/// at most `SKB_WITH_OVERHEAD(SKB_SMALL_HEAD_CACHE_SIZE)` (tiny heads, since 5.11 / 6.3) or
-/// above `SKB_WITH_OVERHEAD(PAGE_SIZE)`.
+/// at most `SKB_WITH_OVERHEAD(1024)` = 704 (so header-split heads up to 640 bytes) or above
+/// `SKB_WITH_OVERHEAD(PAGE_SIZE)`. napi_alloc_skb of the same release takes such small
+/// heads from a separate 1 KiB page-frag cache instead (NAPI_HAS_SMALL_PAGE_FRAG, 4 KiB
+/// pages only; reverted in 2025); the model's driver calls netdev_alloc_skb.
 pub fn head_in_frag(k: &KernelConsts, alloc: Allocator, length: u32) -> bool {
     match alloc {
         Allocator::Pre2012 | Allocator::Duyck2012 => fragsz(k, length) <= k.page_size,
         Allocator::Modern => {
             let len = length + k.net_skb_pad;
-            len > k.skb_with_overhead(small_head_cache_size(k))
-                && len <= k.skb_with_overhead(k.page_size)
+            len > k.skb_with_overhead(SMALL_HEAD_KMALLOC) && len <= k.skb_with_overhead(k.page_size)
         }
     }
 }
@@ -101,18 +97,26 @@ pub fn rx_frame(
     let id = mem.new_skb_id();
     let mut skb = Skb::new(id, cpu, head, seq);
     skb.head_frag = head_frag;
-    // The head as allocated: NET_SKB_PAD reserved, no header pulled yet.
+    // The head as allocated: NET_SKB_PAD reserved, no header pulled yet. GRO will hold it.
     ev.emit(|| Event::AllocSkb {
         skb: id,
         cpu,
         head_bytes,
         headroom: k.net_skb_pad,
         linear_room: room - k.net_skb_pad,
+        seq,
+        truesize: head.truesize,
+        reserved_tailroom: 0,
+        head_page: head_frag.map(|f| f.page),
+        head_offset: head_frag.map(|f| f.offset),
+        queue: p.gro_merges().then(|| queue::gro(cpu)),
     });
     ev.emit(|| Event::RxFrame {
         skb: id,
         len: frame_len,
         seq,
+        headers: hdrs,
+        linear: in_head - hdrs,
     });
     if p.nic.driver == DriverStyle::FullFrame {
         skb.put_linear(in_head - hdrs);
@@ -132,7 +136,7 @@ fn attach_payload_pages(
 ) {
     while payload > 0 {
         let size = payload.min(page_size);
-        let page = mem.pool.alloc(0, page_size, skb.cpu, ev);
+        let page = mem.pool.alloc(0, page_size, skb.cpu, None, ev);
         mem.pool.page_mut(page).used = size;
         let idx = skb.nr_frags() as u32;
         skb.add_frag(Frag {
@@ -141,13 +145,14 @@ fn attach_payload_pages(
             size,
         });
         skb.head.truesize += page_size;
-        let id = skb.id;
+        let (id, truesize) = (skb.id, skb.head.truesize);
         ev.emit(|| Event::NewFrag {
             skb: id,
             idx,
             page,
             offset: 0,
             size,
+            truesize,
         });
         payload -= size;
     }

@@ -9,6 +9,7 @@
 use super::kernel::Mem;
 use super::variant::Allocator;
 use crate::events::{Cpu, Event, Events, PageId};
+use crate::page::Refill;
 use crate::skb::Frag;
 use crate::trace::Cursor;
 
@@ -48,7 +49,8 @@ pub struct FragCache {
 pub struct RefillKnobs {
     /// The order-3 allocation fails (fragmented memory): fall back to an order-0 page.
     pub high_order_fails: bool,
-    /// Pages come from the pfmemalloc reserves (memory pressure): never reused.
+    /// Pages come from the pfmemalloc reserves (memory pressure): never reused. Only the
+    /// order-0 fallback may dip into the reserves, so this implies `high_order_fails`.
     pub pfmemalloc: bool,
 }
 
@@ -73,12 +75,15 @@ impl FragCache {
         let page = self.page.expect("model bug: frag cache without a page");
         mem.pool.page_mut(page).used += fragsz;
         self.frags += 1;
-        let cpu = self.cpu;
+        let (cpu, cursor) = (self.cpu, self.offset);
+        let bias = (self.alloc == Allocator::Modern).then_some(self.bias);
         ev.emit(|| Event::FragAlloc {
             cpu,
             page,
             offset,
             size: fragsz,
+            cursor,
+            bias,
         });
         Frag {
             page,
@@ -107,7 +112,8 @@ impl FragCache {
         offset
     }
 
-    /// `netdev_alloc_frag` after seed 001 (Duyck, v3.6): the offset counts down from
+    /// `netdev_alloc_frag` after seed 001 as posted (Duyck, June 2012; v3.6 shipped a revised
+    /// form, see docs/mechanisms.md): the offset counts down from
     /// PAGE_SIZE, and on every allocation a page whose count is 1 (only the cache holds it:
     /// every earlier fragment came back) is started over from PAGE_SIZE.
     fn alloc_duyck(&mut self, mem: &mut Mem, fragsz: u32, ev: &mut Events) -> u32 {
@@ -119,7 +125,7 @@ impl FragCache {
             let mut offset = self.offset;
             if mem.pool.count(page) == 1 {
                 if mem.pool.page(page).used > 0 {
-                    mem.pool.note_reuse(page, ev);
+                    mem.pool.note_reuse(page, self.size, None, ev);
                 }
                 offset = self.size;
             }
@@ -170,7 +176,8 @@ impl FragCache {
             }
             // set_page_count(page, PAGE_FRAG_CACHE_MAX_SIZE + 1): start over on the same page.
             mem.pool.page_mut(page).count = PAGE_FRAG_CACHE_MAX_SIZE + 1;
-            mem.pool.note_reuse(page, ev);
+            let bias = Some(PAGE_FRAG_CACHE_MAX_SIZE + 1);
+            mem.pool.note_reuse(page, self.size, bias, ev);
             self.page = Some(page);
             self.bias = PAGE_FRAG_CACHE_MAX_SIZE + 1;
             self.offset = self.size;
@@ -178,20 +185,34 @@ impl FragCache {
     }
 
     fn refill_order0(&mut self, mem: &mut Mem, ev: &mut Events) -> PageId {
-        let page = mem.pool.alloc(0, self.page_size, self.cpu, ev);
+        let refill = Refill {
+            cursor: self.offset,
+            bias: None,
+        };
+        let page = mem
+            .pool
+            .alloc(0, self.page_size, self.cpu, Some(refill), ev);
         self.pages += 1;
         self.page = Some(page);
         self.size = self.page_size;
         page
     }
 
+    /// `__page_frag_cache_refill`: the order-3 attempt carries `__GFP_NOMEMALLOC`, so it
+    /// never dips into the reserves; a pfmemalloc page can only be the order-0 fallback's.
     fn refill_biased(&mut self, mem: &mut Mem, ev: &mut Events) -> PageId {
-        let order = if self.knobs.high_order_fails {
+        let order = if self.knobs.high_order_fails || self.knobs.pfmemalloc {
             0
         } else {
             PAGE_FRAG_CACHE_MAX_ORDER
         };
-        let page = mem.pool.alloc(order, self.page_size, self.cpu, ev);
+        let refill = Refill {
+            cursor: self.page_size << order,
+            bias: Some(PAGE_FRAG_CACHE_MAX_SIZE + 1),
+        };
+        let page = mem
+            .pool
+            .alloc(order, self.page_size, self.cpu, Some(refill), ev);
         self.pages += 1;
         // page_ref_add(page, PAGE_FRAG_CACHE_MAX_SIZE): the count becomes 1 + MAX_SIZE.
         mem.pool.page_mut(page).count += PAGE_FRAG_CACHE_MAX_SIZE;

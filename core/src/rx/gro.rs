@@ -25,7 +25,7 @@ use super::variant::Allocator;
 use crate::consts::wire::{IPV4_HLEN, TCP_TS_HLEN};
 use crate::events::{Cpu, Event, Events};
 use crate::skb::{Frag, Skb};
-use crate::trace::Queue;
+use crate::trace::{queue, Queue};
 
 /// IPv4 + TCP-with-timestamps header bytes that GRO counts in `p->len` (20 + 32).
 const GRO_L3L4_HEADERS: u32 = IPV4_HLEN + TCP_TS_HLEN;
@@ -109,7 +109,7 @@ impl Gro {
 
     pub fn queue(&self) -> Queue {
         Queue {
-            name: format!("gro cpu{}", self.cpu),
+            name: queue::gro(self.cpu),
             skbs: self.held.iter().cloned().collect(),
         }
     }
@@ -149,6 +149,7 @@ fn merge(
                 skb: id,
                 into,
                 stolen_head,
+                delta_truesize,
             });
             mem.free_skb(skb, cpu, ev);
         }

@@ -11,7 +11,7 @@ use super::driver;
 use super::frag_cache::{FragCache, RefillKnobs};
 use super::gro::Gro;
 use super::kernel::Mem;
-use super::scenario::{Proto, RxOp, RxParams, RxScenario, BH_CPU, MAX_FRAMES};
+use super::scenario::{RxOp, RxParams, RxScenario, BH_CPU, MAX_FRAMES};
 use super::socket::{ReadLimit, Socket};
 use crate::events::{Cpu, Event, Events};
 use crate::limits::{check_range, MAX_OP_BYTES};
@@ -96,7 +96,7 @@ impl RxMachine {
             budget,
         });
         self.napi.polls += 1;
-        let merge = p.nic.gro && p.socket.proto == Proto::Tcp;
+        let merge = p.gro_merges();
         let bh = BH_CPU as usize;
         for &len in lens {
             let skb = driver::rx_frame(p, &mut self.caches[bh], mem, len, self.next_seq, ev);

@@ -8,7 +8,7 @@
 //!
 //! Two independent variant axes ([`variant`]; see `docs/scenario-format.md`):
 //! - allocator: `pre-2012` and `duyck-2012` (v3.5 constants), `modern` (v6.12);
-//! - rx cache: `none`, `dumazet-2019` (v5.1 behaviour), `defer-free` (v6.12 behaviour).
+//! - rx cache: `none`, `dumazet-2019` (the seed as merged for 5.2-rc1), `defer-free` (v6.12).
 //!
 //! Layers, each using only those above it: [`variant`] -> [`scenario`] (the format and the
 //! checked [`RxParams`]) -> [`kernel`] (pages and skb lifetimes, [`Mem`]) -> the stages

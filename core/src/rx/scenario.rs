@@ -224,6 +224,12 @@ impl RxParams {
         self.socket.mss + self.socket.proto.headers()
     }
 
+    /// Whether GRO merges this flow's segments (TCP with NETIF_F_GRO); otherwise each frame
+    /// goes up on its own.
+    pub fn gro_merges(&self) -> bool {
+        self.nic.gro && self.socket.proto == Proto::Tcp
+    }
+
     /// The CPU tcp_v4_rcv runs on: the BH CPU, or the application's under RPS/RFS.
     pub fn rcv_cpu(&self) -> Cpu {
         if self.nic.rps {

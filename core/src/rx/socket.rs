@@ -5,7 +5,7 @@
 //! receive queue. `recvmsg` runs on the application's CPU, copies payload out and eats each
 //! fully read skb. Where that skb is freed is the rx cache axis:
 //! - `none`: `sk_eat_skb` frees it right there, on the application's CPU.
-//! - `dumazet-2019` (seed 002, v5.1): `sk_eat_skb` parks it in the one-slot
+//! - `dumazet-2019` (seed 002, as merged for 5.2-rc1): `sk_eat_skb` parks it in the one-slot
 //!   `sk_rx_skb_cache` when the slot is empty and RPS is off (`rps_needed`); the next
 //!   `tcp_v4_rcv` that finds the socket unowned takes it and frees it after `bh_unlock_sock`,
 //!   on the delivering CPU. `inet_sock_destruct` and `tcp_disconnect` free a parked skb.
@@ -24,7 +24,7 @@ use super::scenario::{Proto, RxParams};
 use super::variant::RxCache;
 use crate::events::{Cpu, Event, Events};
 use crate::skb::Skb;
-use crate::trace::Queue;
+use crate::trace::{queue, Queue};
 use std::collections::VecDeque;
 
 /// How much one recvmsg call reads.
@@ -156,7 +156,7 @@ impl Socket {
         Ok(())
     }
 
-    /// sk_eat_skb (v5.1) / tcp_eat_recv_skb (v6.12): what happens to a fully read skb.
+    /// sk_eat_skb (5.2-rc1) / tcp_eat_recv_skb (v6.12): what happens to a fully read skb.
     fn eat_skb(
         &mut self,
         skb: Skb,
@@ -231,15 +231,15 @@ impl Socket {
     pub fn queues(&self) -> [Queue; 3] {
         [
             Queue {
-                name: "sk_receive_queue".into(),
+                name: queue::SK_RECEIVE_QUEUE.into(),
                 skbs: self.receive_queue.iter().cloned().collect(),
             },
             Queue {
-                name: "sk_backlog".into(),
+                name: queue::SK_BACKLOG.into(),
                 skbs: self.backlog.clone(),
             },
             Queue {
-                name: "sk_rx_skb_cache".into(),
+                name: queue::SK_RX_SKB_CACHE.into(),
                 skbs: self.rx_cache.iter().cloned().collect(),
             },
         ]

@@ -14,7 +14,9 @@ pub enum Allocator {
     /// netdev_alloc_frag in v3.5: the offset counts up, a full page is replaced.
     #[default]
     Pre2012,
-    /// Seed 001 (v3.6): counts down, reuses the page when its count is 1.
+    /// Seed 001 as posted (June 2012, on v3.5): counts down, reuses the page when its count
+    /// is 1. v3.6 shipped a revised form (counts up, a pagecnt_bias of 64, reuse only when the
+    /// page is used up).
     Duyck2012,
     /// page_frag_cache in v6.12: 32 KiB pages, pagecnt_bias, reuse at exhaustion.
     Modern,
@@ -32,7 +34,9 @@ pub enum RxCache {
     /// recvmsg frees consumed skbs on the application's CPU.
     #[default]
     None,
-    /// Seed 002 (v5.1): the per-socket one-skb cache, freed by the next BH delivery.
+    /// Seed 002 (net-next of March 2019, merged for 5.2-rc1; 5.2 final put it behind the
+    /// sysctl tcp_rx_skb_cache, default off): the per-socket one-skb cache, freed by the next
+    /// BH delivery.
     Dumazet2019,
     /// v6.12: skb_attempt_defer_free to the allocating CPU's list.
     DeferFree,

@@ -29,11 +29,11 @@ counters! {
         pages_allocated,
         /// Pages freed (their count reached zero).
         pages_freed,
-        /// Times the socket page frag rewound a page it alone still held (modern).
+        /// Times the page frag rewound a page it alone still held (modern).
         pages_reused,
         /// Pages alive now.
         pages_live,
-        /// The sum of the live pages' reference counts (frags + the socket's).
+        /// The sum of the live pages' reference counts (frags + the page frag's).
         page_refs,
         /// Bytes copied from user memory in sendmsg (linear_bytes + frag_bytes).
         sendmsg_copy_bytes,

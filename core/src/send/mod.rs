@@ -136,6 +136,16 @@ pub enum SendOp {
     Socket,
 }
 
+/// The iovec lengths of one sendmsg op: `bytes` as one iovec, else `iov` (validation allows
+/// one of the two).
+pub fn iov_lengths(bytes: Option<u64>, iov: Option<&[u64]>) -> Vec<u32> {
+    match (bytes, iov) {
+        (Some(b), _) => vec![b as u32],
+        (None, Some(iov)) => iov.iter().map(|&l| l as u32).collect(),
+        (None, None) => Vec::new(),
+    }
+}
+
 impl Mechanism for SendScenario {
     const NAME: &'static str = "sendmsg";
     const VARIANTS: &'static [&'static str] = VARIANTS;
@@ -322,11 +332,7 @@ impl Machine for SendMachine {
                 eor,
                 count,
             } => {
-                let iov: Vec<u32> = match (bytes, iov) {
-                    (Some(b), _) => vec![*b as u32],
-                    (None, Some(iov)) => iov.iter().map(|&l| l as u32).collect(),
-                    (None, None) => Vec::new(),
-                };
+                let iov = iov_lengths(*bytes, iov.as_deref());
                 for call in 1..=*count {
                     sock.sendmsg(&iov, *eor, ev)
                         .map_err(|queued| would_block(at, (call, *count), queued, sock))?;

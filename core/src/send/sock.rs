@@ -14,7 +14,7 @@ use crate::page::{PageId, PagePool};
 use crate::page_frag::PageFrag;
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
 use crate::skb::{Frag, Skb, SkbId};
-use crate::trace::{Cursor, Queue, State};
+use crate::trace::{queue, Cursor, Queue, State};
 use crate::Cpu;
 use std::collections::VecDeque;
 
@@ -191,6 +191,8 @@ impl SendSock {
                 if left == 0 {
                     if eor && self.cfg.variant.honours_eor() {
                         skb.eor = true;
+                        let id = skb.id;
+                        ev.emit(|| Event::MarkEor { skb: id });
                     }
                     break;
                 }
@@ -245,15 +247,21 @@ impl SendSock {
         self.c.skbs_allocated += 1;
         self.c.skb_head_bytes += head.head_bytes as u64;
         self.wmem_queued += head.truesize as u64;
+        let seq = self.write_seq as u32;
         ev.emit(|| Event::AllocSkb {
             skb: id,
             cpu: CPU,
             head_bytes: head.head_bytes,
             headroom: head.headroom,
             linear_room: head.tailroom,
+            seq,
+            truesize: head.truesize,
+            reserved_tailroom: 0,
+            head_page: None,
+            head_offset: None,
+            queue: Some(queue::WRITE_QUEUE.into()),
         });
-        self.queue
-            .push_back(Skb::new(id, CPU, head, self.write_seq as u32));
+        self.queue.push_back(Skb::new(id, CPU, head, seq));
     }
 
     /// Copies at most `copy` bytes into the tail skb: linear tailroom first (pre-2010), else
@@ -291,7 +299,7 @@ impl SendSock {
                     match *page {
                         Some(p) if *off == page_size => {
                             // The socket's page is full: drop the socket's reference.
-                            self.pool.put(p, CPU, ev);
+                            self.pool.release(p, CPU, ev);
                             *page = None;
                             *off = 0;
                         }
@@ -302,7 +310,7 @@ impl SendSock {
                 let p = match *page {
                     Some(p) => p,
                     // sk_stream_alloc_page; the socket keeps it only if room is left.
-                    None => self.pool.alloc(0, page_size, CPU, ev),
+                    None => self.pool.alloc(0, page_size, CPU, None, ev),
                 };
                 Some(FragTarget {
                     page: p,
@@ -346,12 +354,14 @@ impl SendSock {
         let i = skb.nr_frags() as u32;
         // Does the frag take a new reference (get_page), or the page's first one?
         let mut get = true;
+        let truesize = skb.head.truesize;
         if t.merge {
             skb.grow_last_frag(n);
             ev.emit(|| Event::Coalesce {
                 skb: id,
                 idx: i - 1,
                 bytes: n,
+                truesize,
             });
         } else {
             if i == 0 {
@@ -369,6 +379,7 @@ impl SendSock {
                 page: t.page,
                 offset: t.off,
                 size: n,
+                truesize,
             });
             self.c.frags += 1;
             self.c.max_frags_per_skb = self.c.max_frags_per_skb.max(i as u64 + 1);
@@ -498,7 +509,7 @@ impl SendSock {
         self.front_seq = self.write_seq;
         if let SndPage::TcpPage { page, off } = &mut self.page {
             if let Some(p) = page.take() {
-                self.pool.put(p, CPU, ev);
+                self.pool.release(p, CPU, ev);
             }
             *off = 0;
         }
@@ -555,7 +566,7 @@ impl SendSock {
     pub fn state(&self) -> State {
         State {
             queues: vec![Queue {
-                name: "write_queue".to_string(),
+                name: queue::WRITE_QUEUE.to_string(),
                 skbs: self.queue.iter().cloned().collect(),
             }],
             pages: self.pool.live().cloned().collect(),

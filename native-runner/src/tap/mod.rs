@@ -13,13 +13,22 @@
 mod bench;
 mod faults;
 mod kernel;
-mod netns;
+pub(crate) mod netns;
 mod pcap;
 mod plan;
 mod session;
 mod tcp;
-mod vnet;
-mod wire;
+pub(crate) mod vnet;
+pub(crate) mod wire;
+
+/// The frame parser and the TCP endpoint, for the fuzz targets (`fuzz/`): the only way in
+/// from outside the runner, and only with the `fuzzing` feature.
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing {
+    pub use super::tcp::{Chunk, Config, Endpoint, Out};
+    pub use super::vnet::VnetHdr;
+    pub use super::wire::{complete_tcp_checksum, parse, tcp_checksum_ok, Ends, Frame, ETH_LEN};
+}
 
 use faults::Rates;
 use session::{Dir, Outcome, Transfer};

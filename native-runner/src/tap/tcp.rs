@@ -204,6 +204,35 @@ impl Endpoint {
         self.timer
     }
 
+    /// What holds between calls, whatever frames came in: the fuzz targets check it.
+    #[cfg(feature = "fuzzing")]
+    pub fn check(&self) -> Result<(), String> {
+        let len = self.tx.len() as u64;
+        let rules = [
+            (
+                "snd_una <= snd_nxt <= data",
+                self.snd_una <= self.snd_nxt && self.snd_nxt <= len,
+            ),
+            (
+                "snd_una <= snd_max <= data",
+                self.snd_una <= self.snd_max && self.snd_max <= len,
+            ),
+            (
+                "rcv_nxt = bytes delivered",
+                self.rcv_nxt == self.rx.len() as u64,
+            ),
+            (
+                "held segments past rcv_nxt",
+                self.ooo.keys().all(|&s| s > self.rcv_nxt),
+            ),
+            ("mss > 0", self.mss > 0),
+        ];
+        match rules.iter().find(|(_, ok)| !ok) {
+            Some((rule, _)) => Err(format!("endpoint state broken: {rule}")),
+            None => Ok(()),
+        }
+    }
+
     /// Starts the connection: ARP for the kernel's MAC.
     pub fn start(&mut self, now: Duration) {
         self.now = now;

@@ -1,0 +1,225 @@
+//! Challenges: goal states to reach by editing a scenario, two or more per seed. A goal is a
+//! list of conditions on the trace (`queue write_queue pages == 1`), each a [`Query`] compared
+//! with a number or with a multiple of another query; the core runs the learner's scenario in
+//! the challenge's variant and checks them. Each lives in `core/challenges/NAME.toml`,
+//! compiled in; `core/tests/challenges.rs` holds a reference solution for each.
+
+use crate::query::{Query, Value};
+use crate::scenario::Scenario;
+use crate::trace::{Step, Trace};
+use crate::{Error, RunOptions};
+use serde::{Deserialize, Deserializer};
+use std::str::FromStr;
+
+const FILES: &[&str] = &[
+    include_str!("../challenges/one-page-queue.toml"),
+    include_str!("../challenges/no-linear-before-2010.toml"),
+    include_str!("../challenges/reuse-a-page.toml"),
+    include_str!("../challenges/twice-the-pages.toml"),
+    include_str!("../challenges/cache-frees-nothing.toml"),
+    include_str!("../challenges/bh-frees-three.toml"),
+    include_str!("../challenges/full-size-before-2020.toml"),
+    include_str!("../challenges/collapse-to-full-size.toml"),
+];
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Challenge {
+    pub name: String,
+    /// The seed (patch) it is about: `000` to `003`.
+    pub seed: String,
+    pub title: String,
+    /// The goal in words.
+    pub goal: String,
+    pub hint: String,
+    /// Every run is of this variant, whatever the scenario says.
+    pub variant: String,
+    /// Top-level scenario fields that must stay as in the start (the device, the socket).
+    #[serde(default)]
+    pub keep: Vec<String>,
+    /// Every condition must hold after one same step (after the last one when `at_end`).
+    #[serde(rename = "require")]
+    pub conditions: Vec<Condition>,
+    #[serde(default)]
+    pub at_end: bool,
+    /// The starting scenario, which does not reach the goal.
+    pub scenario: Scenario,
+}
+
+/// `QUERY OP RHS`: OP is one of `== != >= <= > <`; RHS a number, a query, or `N * QUERY`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Condition {
+    /// As written, for the report.
+    pub text: String,
+    pub left: Query,
+    pub op: Cmp,
+    pub right: Rhs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Ge,
+    Le,
+    Gt,
+    Lt,
+}
+
+const CMPS: [(&str, Cmp); 6] = [
+    ("==", Cmp::Eq),
+    ("!=", Cmp::Ne),
+    (">=", Cmp::Ge),
+    ("<=", Cmp::Le),
+    (">", Cmp::Gt),
+    ("<", Cmp::Lt),
+];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rhs {
+    Number(u64),
+    Times(u64, Query),
+}
+
+/// The outcome of checking a scenario against a challenge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// The step (1-based) after which every condition held, if one did.
+    pub solved_at: Option<usize>,
+    /// Each condition with the values it saw, at that step or else after the last.
+    pub report: Vec<String>,
+}
+
+impl FromStr for Condition {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Condition, String> {
+        let words: Vec<&str> = s.split_whitespace().collect();
+        let (at, op) = words
+            .iter()
+            .enumerate()
+            .find_map(|(i, w)| CMPS.iter().find(|(t, _)| t == w).map(|(_, c)| (i, *c)))
+            .ok_or(format!(
+                "`{s}`: expected QUERY OP VALUE, OP one of == != >= <= > <"
+            ))?;
+        let left = words[..at].join(" ").parse()?;
+        let right = match words[at + 1..] {
+            [n] if n.parse::<u64>().is_ok() => Rhs::Number(n.parse().unwrap_or_default()),
+            [n, "*", ref q @ ..] => Rhs::Times(
+                n.parse().map_err(|_| format!("`{n}` is not a factor"))?,
+                q.join(" ").parse()?,
+            ),
+            ref q => Rhs::Times(1, q.join(" ").parse()?),
+        };
+        Ok(Condition {
+            text: words.join(" "),
+            left,
+            op,
+            right,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Condition {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Condition, D::Error> {
+        crate::query::from_text(d)
+    }
+}
+
+impl Condition {
+    /// Whether it holds after `step`, with what it saw, or why it could not be read.
+    fn test(&self, step: &Step) -> Result<(bool, String), String> {
+        let num = |q: &Query| match q.eval(Some(step))? {
+            Value::Number(n) => Ok(n),
+            v => Err(format!("{v} is not a number")),
+        };
+        let l = num(&self.left)?;
+        let r = match &self.right {
+            Rhs::Number(n) => *n,
+            Rhs::Times(k, q) => k.saturating_mul(num(q)?),
+        };
+        let holds = match self.op {
+            Cmp::Eq => l == r,
+            Cmp::Ne => l != r,
+            Cmp::Ge => l >= r,
+            Cmp::Le => l <= r,
+            Cmp::Gt => l > r,
+            Cmp::Lt => l < r,
+        };
+        let op = CMPS
+            .iter()
+            .find(|(_, c)| *c == self.op)
+            .map_or("", |(t, _)| t);
+        Ok((holds, format!("{l} {op} {r}")))
+    }
+
+    fn holds(&self, step: &Step) -> bool {
+        matches!(self.test(step), Ok((true, _)))
+    }
+}
+
+impl Challenge {
+    /// Runs scenario `text` in this challenge's variant and checks the goal.
+    pub fn check(&self, text: &str) -> Result<Verdict, Error> {
+        let t = self.run(&Scenario::parse(text)?)?;
+        let steps: &[Step] = if self.at_end {
+            &t.steps[t.steps.len().saturating_sub(1)..]
+        } else {
+            &t.steps
+        };
+        let hit = steps
+            .iter()
+            .position(|s| self.conditions.iter().all(|c| c.holds(s)));
+        let solved_at = hit.map(|i| i + t.steps.len() - steps.len() + 1);
+        let shown = hit.map(|i| &steps[i]).or(t.steps.last());
+        let report = self
+            .conditions
+            .iter()
+            .map(|c| match shown.map(|s| c.test(s)) {
+                Some(Ok((ok, saw))) => format!("{} {}: {saw}", if ok { "✓" } else { "✗" }, c.text),
+                Some(Err(why)) => format!("✗ {}: {why}", c.text),
+                None => format!("✗ {}: the scenario has no steps", c.text),
+            })
+            .collect();
+        Ok(Verdict { solved_at, report })
+    }
+
+    /// The starting scenario as text the learner edits (the core's JSON).
+    pub fn start(&self) -> String {
+        self.scenario.to_json()
+    }
+
+    /// Runs `s`, refusing a change to a kept field or the mechanism.
+    fn run(&self, s: &Scenario) -> Result<Trace, Error> {
+        let (mine, start) = (
+            serde_json::to_value(s),
+            serde_json::to_value(&self.scenario),
+        );
+        let (mine, start) = (mine.unwrap_or_default(), start.unwrap_or_default());
+        for field in std::iter::once("mechanism").chain(self.keep.iter().map(String::as_str)) {
+            if mine.get(field) != start.get(field) {
+                let was = start.get(field).map_or("absent".into(), |v| v.to_string());
+                return Err(Error::invalid(
+                    field,
+                    format!("challenge {} keeps it as in the start: {was}", self.name),
+                ));
+            }
+        }
+        s.run(&RunOptions {
+            variant: Some(self.variant.clone()),
+            counters_only: false,
+        })
+    }
+}
+
+/// Every challenge, parsed (a parse error is a bug the test suite catches).
+pub fn all() -> Result<Vec<Challenge>, Error> {
+    FILES
+        .iter()
+        .map(|text| crate::walkthrough::from_toml(text))
+        .collect()
+}
+
+/// The challenge called `name`.
+pub fn find(name: &str) -> Result<Challenge, Error> {
+    crate::walkthrough::find_named(all()?, "challenge", name, |c| &c.name)
+}

@@ -1,0 +1,715 @@
+//! Replay: the state after any event of a step, from the state before it.
+//!
+//! [`State::apply`] advances a state by one [`Event`], so a host can show the model at every
+//! kernel event, not only after each operation. The events carry everything the state needs
+//! (the trace's property tests replay every step and compare), and [`State::touched`] says
+//! what an event touched, for a host to highlight.
+
+use crate::mptcp::dfrag::MPTCP_DATA_FRAG_SIZE;
+use crate::page::{Page, PageId};
+use crate::skb::{Frag, Skb, SkbHead, SkbId};
+use crate::trace::{queue, Cursor, Dfrag, Event, State, Trace};
+use crate::Error;
+
+/// What one event touched: skbs, frag slots (skb, index), pages, data fragments (by
+/// `data_seq`) and the page-frag cursor (an index into [`State::cursors`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Touched {
+    pub skbs: Vec<SkbId>,
+    pub frags: Vec<(SkbId, u32)>,
+    pub pages: Vec<PageId>,
+    pub dfrags: Vec<u64>,
+    pub cursor: Option<usize>,
+}
+
+impl State {
+    /// Applies one event: after every event of a step, in order, the state is the step's.
+    /// An event that does not fit the state (an skb or page it does not hold) is an error
+    /// naming the event.
+    pub fn apply(&mut self, e: &Event) -> Result<(), Error> {
+        self.apply_inner(e).map_err(|m| {
+            let kind = e.kind();
+            Error::invalid(format!("event {kind}"), m)
+        })
+    }
+
+    /// What `e` touches; call it on the state before `e` (a cursor is found by its page).
+    pub fn touched(&self, e: &Event) -> Touched {
+        use Event::*;
+        let mut t = Touched {
+            cursor: self.cursor_of(e),
+            ..Touched::default()
+        };
+        match *e {
+            AllocPage { page, .. }
+            | GetPage { page, .. }
+            | PutPage { page, .. }
+            | FreePage { page, .. }
+            | ReusePage { page, .. }
+            | FragAlloc { page, .. }
+            | FragCacheRelease { page, .. } => t.pages.push(page),
+            AllocSkb { skb, head_page, .. } => {
+                t.skbs.push(skb);
+                t.pages.extend(head_page);
+            }
+            CopyToPage { skb, page, .. } => {
+                t.skbs.push(skb);
+                t.pages.push(page);
+            }
+            NewFrag { skb, idx, page, .. } => {
+                t.frags.push((skb, idx));
+                t.pages.push(page);
+            }
+            Coalesce { skb, idx, .. } => {
+                t.frags.push((skb, idx));
+                t.pages.extend(self.frag_page(skb, idx));
+            }
+            GroMerge { skb, into, .. } | GroChain { skb, into } => t.skbs.extend([skb, into]),
+            CarveDfrag { data_seq, page, .. } | CopyToDfrag { data_seq, page, .. } => {
+                t.dfrags.push(data_seq);
+                t.pages.push(page);
+            }
+            ClearDfrag { data_seq, .. } => t.dfrags.push(data_seq),
+            _ => t.skbs.extend(e.skb()),
+        }
+        t
+    }
+
+    fn apply_inner(&mut self, e: &Event) -> Result<(), String> {
+        use Event::*;
+        match *e {
+            AllocPage {
+                page,
+                order,
+                cpu,
+                size,
+                cursor,
+                bias,
+            } => {
+                if self.pages.iter().any(|p| p.id == page) {
+                    return Err(format!("page {page} is already live"));
+                }
+                let count = bias.unwrap_or(1);
+                let at = self.pages.partition_point(|p| p.id < page);
+                let new = Page {
+                    id: page,
+                    order,
+                    size,
+                    count,
+                    cpu,
+                    used: 0,
+                };
+                self.pages.insert(at, new);
+                if let Some(offset) = cursor {
+                    let c = self.cpu_cursor(cpu)?;
+                    *c = Cursor {
+                        page: Some(page),
+                        offset,
+                        size,
+                        bias,
+                        name: std::mem::take(&mut c.name),
+                    };
+                }
+            }
+            GetPage { page, count } => self.page(page)?.count = count,
+            PutPage {
+                page,
+                count,
+                release,
+                ..
+            } => {
+                self.page(page)?.count = count;
+                if release {
+                    self.release_cursor(self.holder(page))?;
+                }
+            }
+            FreePage { page, .. } => {
+                let at = self.page_at(page)?;
+                self.pages.remove(at);
+            }
+            ReusePage { page, cursor, bias } => {
+                let p = self.page(page)?;
+                p.used = 0;
+                if let Some(b) = bias {
+                    p.count = b;
+                }
+                if let Some(c) = self.holder(page).map(|i| &mut self.cursors[i]) {
+                    c.offset = cursor.unwrap_or(c.offset);
+                    c.bias = bias.or(c.bias);
+                }
+            }
+            AllocSkb {
+                skb,
+                cpu,
+                head_bytes,
+                headroom,
+                linear_room,
+                seq,
+                truesize,
+                reserved_tailroom,
+                head_page,
+                head_offset,
+                ref queue,
+            } => {
+                if self.skb(skb).is_ok() {
+                    return Err(format!("skb {skb} already exists"));
+                }
+                let head = SkbHead {
+                    headroom,
+                    tailroom: linear_room + reserved_tailroom,
+                    head_bytes,
+                    truesize,
+                };
+                let mut new = Skb::new(skb, cpu, head, seq);
+                new.head_frag = head_page.map(|page| Frag {
+                    page,
+                    offset: head_offset.unwrap_or(0),
+                    size: head_bytes,
+                });
+                match queue {
+                    Some(name) => self.queue(name)?.push(new),
+                    None => self.in_flight.push(new),
+                }
+            }
+            FreeSkb { skb, .. } => drop(self.take_skb(skb)?),
+            CopyToLinear { skb, bytes } => put_linear(self.skb(skb)?, bytes)?,
+            CopyToPage {
+                page,
+                offset,
+                bytes,
+                ..
+            } => {
+                let end = offset + bytes;
+                let p = self.page(page)?;
+                p.used = p.used.max(end);
+                let size = p.size;
+                // The socket's cursor moves on in its page; a fresh page with room left
+                // becomes its page (2.6.33: TCP_PAGE is set when the copy leaves room).
+                let fresh = self.cursors.first().filter(|c| c.page.is_none());
+                let i = self
+                    .holder(page)
+                    .or(fresh.filter(|_| end < size).map(|_| 0));
+                if let Some(c) = i.map(|i| &mut self.cursors[i]) {
+                    (c.page, c.offset, c.size) = (Some(page), end, size);
+                }
+            }
+            NewFrag {
+                skb,
+                idx,
+                page,
+                offset,
+                size,
+                truesize,
+            } => {
+                let s = self.skb(skb)?;
+                if idx as usize != s.frags.len() {
+                    return Err(format!("skb {skb} has {} frags, not {idx}", s.frags.len()));
+                }
+                s.add_frag(Frag { page, offset, size });
+                s.head.truesize = truesize;
+                let p = self.page(page)?;
+                p.used = p.used.max(offset + size);
+            }
+            Coalesce {
+                skb,
+                idx,
+                bytes,
+                truesize,
+            } => {
+                let s = self.skb(skb)?;
+                if (idx as usize) + 1 != s.frags.len() {
+                    return Err(format!("frag {idx} is not skb {skb}'s last"));
+                }
+                s.grow_last_frag(bytes);
+                s.head.truesize = truesize;
+            }
+            MarkPsh { skb } => self.skb(skb)?.psh = true,
+            ClearPsh { skb } => self.skb(skb)?.psh = false,
+            MarkEor { skb } => self.skb(skb)?.eor = true,
+            Xmit { skb, .. } => self.skb(skb)?.sent = true,
+            RxFrame {
+                skb,
+                headers,
+                linear,
+                ..
+            } => {
+                let s = self.skb(skb)?;
+                s.head.tailroom = s.head.tailroom.checked_sub(headers).ok_or("no room")?;
+                s.head.headroom += headers;
+                put_linear(s, linear)?;
+            }
+            FragAlloc {
+                cpu,
+                page,
+                size,
+                cursor,
+                bias,
+                ..
+            } => {
+                self.page(page)?.used += size;
+                let c = self.cpu_cursor(cpu)?;
+                if c.page != Some(page) {
+                    return Err(format!("cpu{cpu}'s cursor is not on page {page}"));
+                }
+                c.offset = cursor;
+                c.bias = bias;
+            }
+            FragCacheRelease { cpu, page, count } => {
+                self.page(page)?.count = count;
+                self.release_cursor(Some(cpu as usize))?;
+            }
+            GroMerge {
+                skb,
+                into,
+                stolen_head,
+                delta_truesize,
+            } => {
+                let mut s = self.take_skb(skb)?;
+                gro_merge(self.skb(into)?, &mut s, stolen_head, delta_truesize)?;
+                self.in_flight.push(s);
+            }
+            GroChain { skb, into } => {
+                let s = self.take_skb(skb)?;
+                let p = self.skb(into)?;
+                grow(p, s.len, s.head.truesize);
+                p.frag_list.push(s);
+            }
+            GroFlush { skb, .. } | RxCacheTake { skb, .. } => {
+                let s = self.take_skb(skb)?;
+                self.in_flight.push(s);
+            }
+            QueueRcv { skb, .. } | BacklogProcess { skb, .. } => {
+                self.move_skb(skb, queue::SK_RECEIVE_QUEUE)?
+            }
+            BacklogAdd { skb, .. } => self.move_skb(skb, queue::SK_BACKLOG)?,
+            RxCachePark { skb } => self.move_skb(skb, queue::SK_RX_SKB_CACHE)?,
+            DeferFree { skb, to_cpu, .. } => self.move_skb(skb, &queue::defer_list(to_cpu))?,
+            CarveDfrag {
+                data_seq,
+                page,
+                offset,
+                ..
+            } => {
+                let data = offset + MPTCP_DATA_FRAG_SIZE;
+                self.dfrags.push(Dfrag {
+                    data_seq,
+                    page,
+                    offset: data,
+                    data_len: 0,
+                    already_sent: 0,
+                });
+                self.advance_cursor(page, data)?;
+            }
+            CopyToDfrag {
+                data_seq,
+                page,
+                offset,
+                bytes,
+            } => {
+                self.dfrag(data_seq)?.data_len += bytes;
+                self.advance_cursor(page, offset + bytes)?;
+            }
+            NewMapping {
+                skb,
+                data_seq,
+                subflow_seq,
+                data_len,
+            } => {
+                self.skb(skb)?.mapping = Some(crate::skb::Mapping {
+                    data_seq,
+                    subflow_seq,
+                    data_len,
+                    frozen: false,
+                });
+                self.dfrag(data_seq)?.already_sent += data_len;
+            }
+            ExtendMapping { skb, data_len } => {
+                let m = self.skb(skb)?.mapping.as_mut().ok_or("no mapping")?;
+                let more = data_len
+                    .checked_sub(m.data_len)
+                    .ok_or("a mapping never shrinks")?;
+                let from = m.data_seq + m.data_len as u64;
+                m.data_len = data_len;
+                self.dfrag(from)?.already_sent += more;
+            }
+            SubflowXmit { subflow, .. } => {
+                for s in self.queue(&queue::subflow(subflow))? {
+                    s.sent = true;
+                }
+            }
+            ClearDfrag { data_seq, trim } => {
+                let at = self.dfrag_at(data_seq)?;
+                match trim {
+                    None => drop(self.dfrags.remove(at)),
+                    Some(n) => {
+                        let d = &mut self.dfrags[at];
+                        if n > d.already_sent {
+                            return Err(format!("{n} bytes acknowledged, {} sent", d.already_sent));
+                        }
+                        d.data_seq += n as u64;
+                        d.offset += n;
+                        d.data_len -= n;
+                        d.already_sent -= n;
+                    }
+                }
+            }
+            // Calls and decisions that change no state the trace keeps.
+            Push { .. }
+            | Linearize { .. }
+            | Segment { .. }
+            | Ack { .. }
+            | NapiPoll { .. }
+            | RxDrop { .. }
+            | CopyToUser { .. }
+            | DeferKick { .. }
+            | DeferFlush { .. }
+            | PickSubflow { .. }
+            | SendmsgFrag { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn page_at(&self, id: PageId) -> Result<usize, String> {
+        self.pages
+            .binary_search_by_key(&id, |p| p.id)
+            .map_err(|_| format!("page {id} is not live"))
+    }
+
+    fn page(&mut self, id: PageId) -> Result<&mut Page, String> {
+        let at = self.page_at(id)?;
+        Ok(&mut self.pages[at])
+    }
+
+    fn queue(&mut self, name: &str) -> Result<&mut Vec<Skb>, String> {
+        self.queues
+            .iter_mut()
+            .find(|q| q.name == name)
+            .map(|q| &mut q.skbs)
+            .ok_or_else(|| format!("no queue `{name}`"))
+    }
+
+    /// Every skb the state holds, frag_list members included.
+    fn skb(&mut self, id: SkbId) -> Result<&mut Skb, String> {
+        let lists = self.queues.iter_mut().map(|q| &mut q.skbs);
+        lists
+            .chain([&mut self.in_flight])
+            .find_map(|l| find(l, id))
+            .ok_or_else(|| format!("skb {id} is not in the state"))
+    }
+
+    /// Unlinks `id` from wherever it is.
+    fn take_skb(&mut self, id: SkbId) -> Result<Skb, String> {
+        let lists = self.queues.iter_mut().map(|q| &mut q.skbs);
+        lists
+            .chain([&mut self.in_flight])
+            .find_map(|l| unlink(l, id))
+            .ok_or_else(|| format!("skb {id} is not in the state"))
+    }
+
+    fn move_skb(&mut self, id: SkbId, to: &str) -> Result<(), String> {
+        let s = self.take_skb(id)?;
+        self.queue(to)?.push(s);
+        Ok(())
+    }
+
+    fn dfrag_at(&self, data_seq: u64) -> Result<usize, String> {
+        self.dfrags
+            .iter()
+            .position(|d| d.data_seq <= data_seq && data_seq < d.data_seq + d.data_len as u64)
+            .or_else(|| self.dfrags.iter().position(|d| d.data_seq == data_seq))
+            .ok_or_else(|| format!("no dfrag holds data_seq {data_seq}"))
+    }
+
+    fn dfrag(&mut self, data_seq: u64) -> Result<&mut Dfrag, String> {
+        let at = self.dfrag_at(data_seq)?;
+        Ok(&mut self.dfrags[at])
+    }
+
+    /// The page frag `idx` of skb `id` points into.
+    fn frag_page(&self, id: SkbId, idx: u32) -> Option<PageId> {
+        let lists = self.queues.iter().map(|q| &q.skbs);
+        let mut all = lists.chain([&self.in_flight]).flatten();
+        let s = all.find(|s| s.id == id)?;
+        s.frags.get(idx as usize).map(|f| f.page)
+    }
+
+    /// The cursor on `page`, if any.
+    fn holder(&self, page: PageId) -> Option<usize> {
+        self.cursors.iter().position(|c| c.page == Some(page))
+    }
+
+    /// `cpu`'s cursor: the receive side keeps one per CPU, the send side one (on CPU 0).
+    fn cpu_cursor(&mut self, cpu: crate::Cpu) -> Result<&mut Cursor, String> {
+        self.cursors
+            .get_mut(cpu as usize)
+            .ok_or_else(|| format!("no page-frag cursor for cpu{cpu}"))
+    }
+
+    fn release_cursor(&mut self, i: Option<usize>) -> Result<(), String> {
+        let c = self
+            .cursors
+            .get_mut(i.ok_or("no cursor holds the page")?)
+            .ok_or("no such cursor")?;
+        *c = Cursor {
+            name: std::mem::take(&mut c.name),
+            page: None,
+            offset: 0,
+            size: 0,
+            bias: None,
+        };
+        Ok(())
+    }
+
+    /// The cursor on `page` moved to `offset` (`pfrag->offset`), filling the page that far.
+    fn advance_cursor(&mut self, page: PageId, offset: u32) -> Result<(), String> {
+        let p = self.page(page)?;
+        p.used = p.used.max(offset);
+        let i = self.holder(page).ok_or("no cursor holds the page")?;
+        self.cursors[i].offset = offset;
+        Ok(())
+    }
+
+    /// The cursor `e` moves, if any (on the state before `e`).
+    fn cursor_of(&self, e: &Event) -> Option<usize> {
+        use Event::*;
+        match *e {
+            AllocPage {
+                cursor: Some(_),
+                cpu,
+                ..
+            }
+            | FragAlloc { cpu, .. }
+            | FragCacheRelease { cpu, .. } => Some(cpu as usize),
+            CopyToPage { page, .. } => self.holder(page).or(Some(0)),
+            PutPage {
+                page,
+                release: true,
+                ..
+            }
+            | ReusePage { page, .. }
+            | CarveDfrag { page, .. }
+            | CopyToDfrag { page, .. } => self.holder(page),
+            _ => None,
+        }
+        .filter(|&i| i < self.cursors.len())
+    }
+}
+
+fn find(list: &mut [Skb], id: SkbId) -> Option<&mut Skb> {
+    for s in list {
+        if s.id == id {
+            return Some(s);
+        }
+        if let Some(s) = find(&mut s.frag_list, id) {
+            return Some(s);
+        }
+    }
+    None
+}
+
+fn unlink(list: &mut Vec<Skb>, id: SkbId) -> Option<Skb> {
+    if let Some(at) = list.iter().position(|s| s.id == id) {
+        return Some(list.remove(at));
+    }
+    list.iter_mut().find_map(|s| unlink(&mut s.frag_list, id))
+}
+
+/// `skb_put`: `n` bytes into the linear tailroom.
+fn put_linear(s: &mut Skb, n: u32) -> Result<(), String> {
+    if n > s.head.tailroom {
+        return Err(format!(
+            "skb {} has {} bytes of tailroom, not {n}",
+            s.id, s.head.tailroom
+        ));
+    }
+    s.put_linear(n);
+    Ok(())
+}
+
+/// skb_gro_receive: `s`'s payload joins the last skb of `p` (`p`, or the last on its
+/// frag_list), as frags or as its stolen head; `p` is charged `delta` more.
+fn gro_merge(p: &mut Skb, s: &mut Skb, stolen_head: bool, delta: u32) -> Result<(), String> {
+    let chained = !p.frag_list.is_empty();
+    let lp = match p.frag_list.last_mut() {
+        Some(lp) => lp,
+        None => &mut *p,
+    };
+    if stolen_head {
+        let head = s.head_frag.take().ok_or("no head frag to steal")?;
+        lp.add_frag(Frag {
+            page: head.page,
+            offset: head.offset + s.head.headroom,
+            size: s.linear_len,
+        });
+    } else {
+        for f in std::mem::take(&mut s.frags) {
+            lp.add_frag(f);
+        }
+    }
+    lp.head.truesize += delta;
+    if chained {
+        grow(p, s.len, delta);
+    }
+    Ok(())
+}
+
+/// `p` carries `len` more bytes on its frag_list (p->len, p->data_len, p->truesize).
+fn grow(p: &mut Skb, len: u32, truesize: u32) {
+    p.len += len;
+    p.data_len += len;
+    p.end_seq = p.end_seq.wrapping_add(len);
+    p.head.truesize += truesize;
+}
+
+impl Trace {
+    /// The state after the first `events` events of step `step` (0: the state before the
+    /// step, which is the last step's state, or the empty state before the first).
+    pub fn state_at(&self, step: usize, events: usize) -> Result<State, Error> {
+        let s = self.steps.get(step).ok_or_else(|| Error::Range {
+            field: "step".into(),
+            value: step.to_string(),
+            allowed: format!("0..{}", self.steps.len()),
+        })?;
+        let list = s.events.get(..events).ok_or_else(|| Error::Range {
+            field: "event".into(),
+            value: events.to_string(),
+            allowed: format!("0..={} (the events of step {step})", s.events.len()),
+        })?;
+        let mut state = match step {
+            0 => empty_like(&s.state),
+            n => self.steps[n - 1].state.clone(),
+        };
+        for e in list {
+            state.apply(e)?;
+        }
+        Ok(state)
+    }
+
+    /// Replays every step's events from the state before it (the empty state before the
+    /// first) and checks that they give the step's state: the events are a complete log.
+    pub fn check_replay(&self) -> Result<(), Error> {
+        let mut state = match self.steps.first() {
+            Some(s) => empty_like(&s.state),
+            None => return Ok(()),
+        };
+        for (n, step) in self.steps.iter().enumerate() {
+            for e in &step.events {
+                state.apply(e)?;
+            }
+            if state != step.state {
+                return Err(Error::invalid(
+                    format!("steps[{n}]"),
+                    format!(
+                        "replaying its events gives {state:?}, the step says {:?}",
+                        step.state
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The state before any operation: every queue empty, no pages, every cursor empty.
+pub fn empty_like(s: &State) -> State {
+    State {
+        queues: s
+            .queues
+            .iter()
+            .map(|q| crate::trace::Queue {
+                name: q.name.clone(),
+                skbs: Vec::new(),
+            })
+            .collect(),
+        cursors: s
+            .cursors
+            .iter()
+            .map(|c| Cursor {
+                name: c.name.clone(),
+                page: None,
+                offset: 0,
+                size: 0,
+                bias: None,
+            })
+            .collect(),
+        ..State::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{walkthrough, RunOptions};
+
+    fn trace(name: &str, variant: Option<&str>) -> Trace {
+        let w = walkthrough::find(name).expect("a walkthrough");
+        let opts = RunOptions {
+            variant: variant.map(String::from),
+            counters_only: false,
+        };
+        w.scenario.run(&opts).expect("it runs")
+    }
+
+    /// The replay check can fail: without the first allocation or free of an skb or page,
+    /// some later event or step no longer fits.
+    #[test]
+    fn a_missing_event_fails_the_replay() {
+        let kinds = ["alloc_skb", "alloc_page", "free_skb", "free_page"];
+        for name in ["anatomy", "rx-page-reuse", "mptcp-max-size"] {
+            let t = trace(name, None);
+            assert_eq!(t.check_replay(), Ok(()), "{name}");
+            let mut tried = 0;
+            for kind in kinds {
+                let at = t.steps.iter().enumerate().find_map(|(n, s)| {
+                    let i = s.events.iter().position(|e| e.kind() == kind)?;
+                    Some((n, i))
+                });
+                let Some((n, i)) = at else { continue };
+                let mut broken = t.clone();
+                broken.steps[n].events.remove(i);
+                assert!(broken.check_replay().is_err(), "{name} without {kind}");
+                tried += 1;
+            }
+            assert_eq!(tried, kinds.len(), "{name}");
+        }
+    }
+
+    /// Events that do not fit the state are errors, never panics: every event of every
+    /// walkthrough, applied to the empty state and to the wrong step's state.
+    #[test]
+    fn events_out_of_place_are_errors() {
+        for w in walkthrough::all().unwrap() {
+            let t = w.scenario.run(&RunOptions::default()).unwrap();
+            let events = t.steps.iter().flat_map(|s| &s.events);
+            let (first, last) = (&t.steps[0].state, &t.steps[t.steps.len() - 1].state);
+            for e in events {
+                for mut s in [State::default(), first.clone(), last.clone()] {
+                    let _ = s.apply(e);
+                }
+            }
+        }
+        let err = State::default()
+            .apply(&Event::MarkPsh { skb: 7 })
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`event mark_psh`: skb 7 is not in the state"
+        );
+    }
+
+    #[test]
+    fn touched_names_the_frag_slot_page_and_cursor() {
+        let t = trace("send-modern", Some("modern"));
+        let before = t.state_at(0, 0).unwrap();
+        let events = &t.steps[0].events;
+        let alloc = events.iter().find(|e| e.kind() == "alloc_page").unwrap();
+        let got = before.touched(alloc);
+        assert_eq!((got.cursor, got.pages.len()), (Some(0), 1));
+        let i = events.iter().position(|e| e.kind() == "new_frag").unwrap();
+        let Event::NewFrag { skb, page, .. } = events[i] else {
+            unreachable!()
+        };
+        let got = t.state_at(0, i).unwrap().touched(&events[i]);
+        assert_eq!((got.frags, got.pages), (vec![(skb, 0)], vec![page]));
+    }
+}

@@ -1,0 +1,144 @@
+//! Every `[[question]]` of every walkthrough: its query resolves on its step, and its answer
+//! is not visible before the learner answers (see `skblab_core::question`).
+
+use skblab_core::question::Kind;
+use skblab_core::walkthrough::{self, Walkthrough};
+use skblab_core::{RunOptions, Trace};
+
+fn traces(w: &Walkthrough) -> Vec<Trace> {
+    w.variants
+        .iter()
+        .map(|v| {
+            let opts = RunOptions {
+                variant: Some(v.clone()),
+                counters_only: false,
+            };
+            w.scenario.run(&opts).expect("walkthrough runs")
+        })
+        .collect()
+}
+
+/// The seed a walkthrough is about: the patch among its variants.
+fn seed(w: &Walkthrough) -> &'static str {
+    let patches = [
+        ("kumar-2010", "000"),
+        ("duyck-2012", "001"),
+        ("dumazet-2019", "002"),
+        ("abeni-2020", "003"),
+    ];
+    let has = |v: &str| w.variants.iter().any(|x| x == v);
+    patches
+        .iter()
+        .find(|(v, _)| has(v))
+        .map_or("none", |(_, s)| s)
+}
+
+#[test]
+fn every_question_resolves_and_its_answer_is_hidden_until_asked() {
+    let all = walkthrough::all().expect("walkthroughs parse");
+    let mut problems = Vec::new();
+    for w in &all {
+        let traces = traces(w);
+        for q in &w.questions().expect("questions parse") {
+            let at = format!("{} step {} ({}): {}", w.name, q.step, q.variant, q.ask);
+            match w.answer(q, &traces) {
+                Err(e) => problems.push(format!("{at}: does not resolve: {e}")),
+                Ok(_) => {
+                    let t = w.trace_for(q, &traces).expect("resolved above");
+                    if let Some(why) = q.visible(t) {
+                        problems.push(format!("{at}: visible: {why}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_walkthrough_asks_three_and_each_key_point_is_asked_twice() {
+    let all = walkthrough::all().expect("walkthroughs parse");
+    let asked: Vec<_> = all
+        .iter()
+        .map(|w| (seed(w), w.questions().expect("questions parse")))
+        .collect();
+    for (w, (_, qs)) in all.iter().zip(&asked) {
+        assert!(qs.len() >= 3, "{}: {} questions", w.name, qs.len());
+    }
+    let total: usize = asked.iter().map(|(_, qs)| qs.len()).sum();
+    assert!(total >= 40, "{total} questions in all");
+    for s in ["000", "001", "002", "003"] {
+        let keys = asked
+            .iter()
+            .filter(|(seed, _)| *seed == s)
+            .flat_map(|(_, qs)| qs)
+            .filter(|q| q.key)
+            .count();
+        assert!(keys >= 2, "seed {s}: {keys} key questions");
+    }
+    for kind in [Kind::Number, Kind::Choice, Kind::Pick] {
+        let n = asked
+            .iter()
+            .flat_map(|(_, qs)| qs)
+            .filter(|q| q.kind() == kind)
+            .count();
+        assert!(n >= 3, "{kind:?}: {n} questions");
+    }
+}
+
+#[test]
+fn answers_are_judged_and_bad_input_is_refused() {
+    let w = walkthrough::find("send-sg-nogso").expect("walkthrough");
+    let traces = traces(&w);
+    for q in &w.questions().expect("questions parse") {
+        let answer = w.answer(q, &traces).expect("resolves");
+        let right = match q.kind() {
+            Kind::Choice => q.options()[q
+                .choices
+                .iter()
+                .position(|c| skblab_core::query::Value::Number(c.value) == answer)
+                .expect("among the choices")][..1]
+                .to_string(),
+            _ => answer.to_string(),
+        };
+        assert_eq!(q.judge(&right, answer), Ok(true), "{}: {right}", q.ask);
+        assert!(q.judge("banana", answer).is_err(), "{}", q.ask);
+    }
+}
+
+#[test]
+fn a_visible_answer_is_caught() {
+    let w = walkthrough::find("anatomy").expect("walkthrough");
+    let t = &traces(&w)[0];
+    let mut q = w.questions().expect("questions parse")[0].clone();
+    let cases = [
+        // Step 2 grows frag 0: skb 0 keeps the one frag step 1 showed.
+        (2, "skb 0 nr_frags", Some("the step before already gives 1")),
+        // Step 3 starts frag 1 in page 1, which step 2 does not draw: nothing to point at.
+        (
+            3,
+            "event new_frag page",
+            Some("page 1 is not drawn before the step"),
+        ),
+        (3, "skb 0 nr_frags", None),
+        // Before step 1 every counter is 0.
+        (1, "counter pages_allocated", None),
+        (
+            4,
+            "counter pages_freed",
+            Some("the step before already gives 0"),
+        ),
+    ];
+    for (step, query, why) in cases {
+        q.step = step;
+        q.query = query.parse().expect("query");
+        let seen = q.visible(t);
+        match why {
+            Some(w) => assert!(
+                seen.as_deref().is_some_and(|s| s.starts_with(w)),
+                "{query}: {seen:?}"
+            ),
+            None => assert_eq!(seen, None, "{query}"),
+        }
+    }
+}

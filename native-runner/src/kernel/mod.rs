@@ -1,0 +1,360 @@
+//! `skblab kernel`: the model beside the running kernel. The scenario's operations run on
+//! real kernel sockets inside a private network namespace, bpftrace reads the kernel's own
+//! skbs at its tracepoints, and every judged field gets a verdict: agree or differ.
+//!
+//! **Call [`main`] first thing, before any thread starts**: like `tap`, it unshares the
+//! network namespace (and a mount namespace for tracefs), which moves only the calling thread.
+//!
+//! One concern per module: [`probe`] (namespaces, tracefs, the bpftrace child), [`peer`]
+//! (a TCP peer on the TAP whose window is closed), [`send`] (seed 000: the writes, the
+//! tracepoint lines, the model's queue), [`mptcp`] (seed 003: MPTCP over lo, the DSS
+//! mappings), [`verdict`] (the comparison, testable without root).
+
+mod mptcp;
+mod peer;
+mod probe;
+mod send;
+pub mod verdict;
+
+use crate::cli::read_scenario;
+use crate::tap::netns;
+use serde::Serialize;
+use skblab_core::Scenario;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use verdict::{Row, Side, SkbView};
+
+/// The kernel's listening port on the TAP.
+const PORT: u16 = 5001;
+
+#[derive(clap::Args, Debug)]
+pub struct KernelArgs {
+    /// A scenario (TOML or JSON): `mechanism = "sendmsg"` (held queue) or `"mptcp"`.
+    pub scenario: PathBuf,
+    /// The model's variant to set beside the kernel (default: the one that stands for a
+    /// kernel of today: `modern` for sendmsg, `abeni-2020` for mptcp).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the report (JSON) to this file.
+    #[arg(long, value_name = "REPORT")]
+    pub out: Option<PathBuf>,
+}
+
+/// What one run found.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub mechanism: &'static str,
+    pub variant: String,
+    /// The running kernel (uname -r).
+    pub kernel: String,
+    /// How the kernel's side was set up (mechanism-specific facts).
+    pub setup: serde_json::Map<String, serde_json::Value>,
+    pub model: Side,
+    pub kernel_side: Side,
+    pub rows: Vec<Row>,
+    /// "agree" or "differ".
+    pub verdict: &'static str,
+    /// Scenario ops the kernel run leaves out.
+    pub not_driven: Vec<String>,
+}
+
+/// `skblab kernel`: exit 0 when every field agrees, 1 when one differs, 2 on an error.
+pub fn main(args: &KernelArgs) -> ExitCode {
+    match run(args) {
+        Ok(r) => {
+            let agree = r.verdict == "agree";
+            let out = if args.json {
+                serde_json::to_string_pretty(&r).expect("reports serialize") + "\n"
+            } else {
+                render(&r)
+            };
+            print!("{out}");
+            if let Some(p) = &args.out {
+                let json = serde_json::to_string_pretty(&r).expect("reports serialize");
+                if let Err(e) = std::fs::write(p, json + "\n") {
+                    eprintln!("skblab: error: --out {}: {e}", p.display());
+                    return ExitCode::from(2);
+                }
+            }
+            if agree {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("skblab: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &KernelArgs) -> Result<Report, String> {
+    let text = read_scenario(&args.scenario).map_err(|e| e.0)?;
+    match Scenario::parse(&text).map_err(|e| e.to_string())? {
+        Scenario::Sendmsg(sc) => run_send(&sc, args.variant.as_deref()),
+        Scenario::Mptcp(sc) => run_mptcp(&sc, args.variant.as_deref()),
+        other => Err(format!(
+            "mechanism = \"{}\": the kernel run covers \"sendmsg\" and \"mptcp\" so far",
+            other.mechanism()
+        )),
+    }
+}
+
+/// Checks the machine, then enters private network and mount namespaces with tracefs.
+fn isolate(tracepoints: &[&str]) -> Result<(), String> {
+    probe::preflight()?;
+    netns::preflight()?;
+    netns::enter_private_netns()?;
+    probe::private_tracefs()?;
+    probe::need_tracepoints(tracepoints)
+}
+
+/// Seed 000: the held write queue on the TAP (see [`send`]).
+fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Result<Report, String> {
+    // Everything the scenario can get wrong is said before anything is set up.
+    let variant = send::variant(variant)?;
+    let plan = send::plan(sc)?;
+    let model = send::model(sc, variant, &plan)?;
+    isolate(send::TRACEPOINTS)?;
+    let tap = netns::Tap::open()?;
+    let (s, d) = (sc.socket, sc.device);
+    netns::set_mtu(netns::TAP_NAME, d.mtu)?;
+    tap.set_offload(d.gso)?;
+    let listener = TcpListener::bind((netns::KERNEL_IP, PORT))
+        .map_err(|e| format!("bind {}:{PORT} in the namespace: {e}", netns::KERNEL_IP))?;
+    let tracer = probe::Tracer::start(&send::script())?;
+    let max_window = window(s.max_window);
+    peer::open_closed(
+        &tap,
+        &peer::PeerParams {
+            port: PORT,
+            mss_option: (s.mss + s.tcp_header_len - 20) as u16,
+            timestamps: s.tcp_header_len == 32,
+            window: max_window,
+        },
+    )?;
+    let (sock, _) = listener
+        .accept()
+        .map_err(|e| format!("kernel accept: {e}"))?;
+    send::set_sndbuf(&sock, s.sndbuf)?;
+    let mss = send::kernel_mss(&sock)?;
+    if mss != s.mss {
+        return Err(format!(
+            "the kernel's mss_now is {mss}, the scenario's socket.mss {}: nothing compared",
+            s.mss
+        ));
+    }
+    // Let the zero window land before the first write.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let sock = send::write_all(sock, plan.clone(), true)?;
+    let lines = tracer.finish()?;
+    send::check_nothing_sent(&tap)?;
+    drop(sock);
+    let setup = serde_json::json!({
+        "path": "TAP",
+        "mss": mss,
+        "tso": d.gso,
+        "mtu": d.mtu,
+        "peer_window": format!("{max_window} then 0 (held queue)"),
+        "sndbuf": s.sndbuf,
+    });
+    report(
+        "sendmsg",
+        variant.name(),
+        setup,
+        model,
+        send::kernel_side(&lines)?,
+        plan.not_driven,
+    )
+}
+
+/// Seed 003: MPTCP over lo, corked (see [`mptcp`]).
+fn run_mptcp(
+    sc: &skblab_core::mptcp::MptcpScenario,
+    variant: Option<&str>,
+) -> Result<Report, String> {
+    let variant = variant.unwrap_or("abeni-2020");
+    let (writes, not_driven) = mptcp::plan(sc)?;
+    let model = mptcp::model(sc, variant, writes.len())?;
+    isolate(mptcp::TRACEPOINTS)?;
+    let mtu = sc.subflows[0].mtu;
+    let lines = mptcp::run_kernel(mtu, writes)?;
+    let setup = serde_json::json!({
+        "path": "lo, MPTCP to MPTCP",
+        "mtu": mtu,
+        "warm_up_bytes": mptcp::WARM_UP,
+        "tail": "held by TCP_CORK",
+    });
+    report(
+        "mptcp",
+        variant,
+        setup,
+        model,
+        mptcp::kernel_side(&lines)?,
+        not_driven,
+    )
+}
+
+fn report(
+    mechanism: &'static str,
+    variant: &str,
+    setup: serde_json::Value,
+    model: Side,
+    kernel_side: Side,
+    not_driven: Vec<String>,
+) -> Result<Report, String> {
+    let rows = verdict::compare(&model, &kernel_side);
+    let serde_json::Value::Object(setup) = setup else {
+        unreachable!("setup is an object literal")
+    };
+    Ok(Report {
+        mechanism,
+        variant: variant.to_string(),
+        kernel: kernel_release(),
+        setup,
+        verdict: verdict::verdict(&rows),
+        model,
+        kernel_side,
+        rows,
+        not_driven,
+    })
+}
+
+/// The window the runner announces before closing it: the scenario's max_window, or for 0
+/// (unbounded) the widest a 16-bit field scaled by 2^7 carries.
+fn window(max_window: u32) -> u32 {
+    if max_window == 0 {
+        65_535 << peer::WSCALE
+    } else {
+        max_window.min(65_535 << peer::WSCALE) >> peer::WSCALE << peer::WSCALE
+    }
+}
+
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The report as a table: one line per skb, model/kernel in each column.
+pub fn render(r: &Report) -> String {
+    let setup: Vec<String> = r
+        .setup
+        .iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k} {s}"),
+            v => format!("{k} {v}"),
+        })
+        .collect();
+    let mut o = format!(
+        "skblab kernel: {} on Linux {} beside the model's `{}`\nsetup: {}\n",
+        r.mechanism,
+        r.kernel,
+        r.variant,
+        setup.join(", ")
+    );
+    let mark = |ok: bool| if ok { "agree" } else { "DIFFER" };
+    let field_ok = |prefix: &str| {
+        r.rows
+            .iter()
+            .filter(|row| row.field == prefix || row.field.starts_with(&format!("{prefix}.")))
+            .all(|row| row.agree)
+    };
+    let pair = |m: Option<u64>, k: Option<u64>| {
+        let s = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        format!("{}/{}", s(m), s(k))
+    };
+    for row in r.rows.iter().filter(|row| !row.field.starts_with("skb[")) {
+        o += &format!(
+            "{:<10} model/kernel {:<16} {}\n",
+            row.field,
+            pair(row.model, row.kernel),
+            mark(row.agree)
+        );
+    }
+    // The columns either side has, judged first, then truesize (shown only).
+    let shown: (&str, fn(&SkbView) -> Option<u64>) = ("truesize(shown)", |s| s.truesize);
+    let all = || r.model.skbs.iter().chain(&r.kernel_side.skbs);
+    let cols: Vec<_> = verdict::JUDGED
+        .into_iter()
+        .chain([shown])
+        .filter(|(_, get)| all().any(|s| get(s).is_some()))
+        .collect();
+    o += &format!("{:<5}", "skb");
+    for (name, _) in &cols {
+        o += &format!(" {name:<16}");
+    }
+    o += " verdict\n";
+    for i in 0..r.model.skbs.len().max(r.kernel_side.skbs.len()) {
+        let (m, k) = (r.model.skbs.get(i), r.kernel_side.skbs.get(i));
+        o += &format!("{i:<5}");
+        for (_, get) in &cols {
+            o += &format!(" {:<16}", pair(m.and_then(get), k.and_then(get)));
+        }
+        o += &format!(" {}\n", mark(field_ok(&format!("skb[{i}]"))));
+    }
+    if !r.not_driven.is_empty() {
+        o += &format!("not driven: {}\n", r.not_driven.join(", "));
+    }
+    let judged = r.rows.len();
+    let differ = r.rows.iter().filter(|row| !row.agree).count();
+    o += &format!(
+        "verdict: {} ({judged} fields, {differ} differ)\n",
+        r.verdict
+    );
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_marks_the_skb_that_differs_and_ends_with_the_verdict() {
+        let skb = |len, nr_frags| SkbView {
+            len,
+            linear: Some(0),
+            nr_frags: Some(nr_frags),
+            truesize: Some(len + 896),
+            ..SkbView::default()
+        };
+        let model = Side {
+            size_goals: vec![65160],
+            skbs: vec![skb(65160, 2), skb(100, 1)],
+        };
+        let mut kernel_side = model.clone();
+        kernel_side.skbs[1].nr_frags = Some(2);
+        let r = report(
+            "sendmsg",
+            "modern",
+            serde_json::json!({ "mss": 1448 }),
+            model,
+            kernel_side,
+            vec!["ops[1] (transmit)".into()],
+        )
+        .unwrap();
+        let t = render(&r);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[1], "setup: mss 1448");
+        assert!(
+            lines[2].starts_with("size_goal") && lines[2].ends_with("agree"),
+            "{t}"
+        );
+        assert!(
+            lines[5].starts_with("0 ") && lines[5].ends_with("agree"),
+            "{t}"
+        );
+        assert!(
+            lines[6].starts_with("1 ") && lines[6].ends_with("DIFFER"),
+            "{t}"
+        );
+        assert!(lines[6].contains("1/2"), "{t}");
+        assert_eq!(lines[7], "not driven: ops[1] (transmit)");
+        assert_eq!(lines[8], "verdict: differ (8 fields, 1 differ)");
+    }
+}

@@ -1,0 +1,263 @@
+//! Seeing the kernel's own skbs: bpftrace (Debian's, run as a child with `-f json`) on
+//! tracepoints, inside this process's private mount and network namespaces.
+//!
+//! Tracepoints are global, so every probe is filtered to this process (`pid`, the thread
+//! group). bpftrace is killed on every path: [`Tracer`] kills and reaps it when dropped, and the
+//! kernel kills it if the runner itself dies (PR_SET_PDEATHSIG).
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+const BTF: &str = "/sys/kernel/btf/vmlinux";
+/// How long bpftrace may take to parse BTF and attach (seconds on a busy 2-core machine).
+const ATTACH_TIMEOUT: Duration = Duration::from_secs(60);
+/// The probes every script ends with. bpftrace says "attached" before its probes are all
+/// live, so the runner calls getpgid(2) until `ready` comes back (these come last, so the
+/// script's own probes are attached by then); at the end it calls getppid(2), and bpftrace
+/// prints `end` and exits.
+pub const END_PROBE: &str =
+    "tracepoint:syscalls:sys_enter_getpgid /pid == $1/ { printf(\"ready\\n\"); }\n\
+tracepoint:syscalls:sys_enter_getppid /pid == $1/ { printf(\"end\\n\"); exit(); }\n";
+
+/// Says exactly what this machine lacks for a kernel run, if anything (before any change).
+pub fn preflight() -> Result<(), String> {
+    let mut missing = Vec::new();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        missing.push("root (to load eBPF programs and unshare namespaces)".to_string());
+    }
+    if which("bpftrace").is_none() {
+        missing.push("bpftrace on PATH (apt-get install bpftrace)".to_string());
+    }
+    if !Path::new(BTF).exists() {
+        missing.push(format!("kernel BTF ({BTF}, CONFIG_DEBUG_INFO_BTF)"));
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "skblab kernel needs {}; nothing was run",
+            missing.join(" and ")
+        ))
+    }
+}
+
+fn which(bin: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(bin))
+        .find(|p| p.is_file())
+}
+
+/// Gives this process a private mount namespace (nothing it mounts is seen outside, and it
+/// all goes when the process exits) and mounts tracefs there if it is missing. Call while
+/// single-threaded (unshare(CLONE_NEWNS) refuses a process with other threads).
+pub fn private_tracefs() -> Result<(), String> {
+    let err = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    // SAFETY: unshare and mount with valid C strings; no memory is shared with the kernel.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            return Err(err("unshare(CLONE_NEWNS)"));
+        }
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(err("making / private in the new mount namespace"));
+        }
+        if !Path::new(TRACEFS).join("events").exists()
+            && libc::mount(
+                c"nodev".as_ptr(),
+                c"/sys/kernel/tracing".as_ptr(),
+                c"tracefs".as_ptr(),
+                0,
+                std::ptr::null(),
+            ) != 0
+        {
+            return Err(err("mount -t tracefs /sys/kernel/tracing"));
+        }
+    }
+    Ok(())
+}
+
+/// Fails naming every tracepoint (`group/name`) this kernel does not have.
+pub fn need_tracepoints(names: &[&str]) -> Result<(), String> {
+    let missing: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !Path::new(TRACEFS).join("events").join(n).exists())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "this kernel has no tracepoint {} (in {TRACEFS}/events); nothing was run",
+            missing.join(", ")
+        ))
+    }
+}
+
+/// A running bpftrace. Dropping it kills and reaps it.
+pub struct Tracer {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Tracer {
+    /// Starts `bpftrace -f json -e SCRIPT PID` and waits until its probes are attached.
+    pub fn start(script: &str) -> Result<Tracer, String> {
+        let mut cmd = Command::new("bpftrace");
+        // SAFETY: prctl is async-signal-safe; it only asks for SIGKILL when this process
+        // dies, so bpftrace cannot outlive a runner that is killed.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .args(["-f", "json", "-e", script])
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("starting bpftrace: {e}"))?;
+        let out = child.stdout.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut t = Tracer { child, lines };
+        let deadline = Instant::now() + ATTACH_TIMEOUT;
+        loop {
+            match t.next_line(deadline) {
+                Ok(Some(l)) if l.contains("\"attached_probes\"") => break,
+                Ok(Some(_)) => {}
+                Ok(None) => return Err(format!("bpftrace did not attach: {}", t.stderr())),
+                Err(why) => return Err(format!("bpftrace did not attach: {why}")),
+            }
+        }
+        t.wait_ready(deadline)?;
+        Ok(t)
+    }
+
+    /// The next line bpftrace prints; `None` once it has exited.
+    /// Pokes the `ready` probe until its line comes back.
+    fn wait_ready(&mut self, deadline: Instant) -> Result<(), String> {
+        loop {
+            // SAFETY: getpgid(0) has no preconditions; it triggers the ready probe.
+            unsafe { libc::getpgid(0) };
+            match self.lines.recv_timeout(Duration::from_millis(50)) {
+                Ok(l) if l.contains("\"ready\\n\"") => break,
+                Ok(_) | Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Ok(_) | Err(RecvTimeoutError::Timeout) => {
+                    return Err("bpftrace's probes did not become live".into())
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(self.stderr()),
+            }
+        }
+        // Drain the other `ready` lines the pokes caused.
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(100)) {
+            if !l.contains("\"ready\\n\"") {
+                return Err(format!("bpftrace printed before any write: {l}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn next_line(&mut self, deadline: Instant) -> Result<Option<String>, String> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(left) {
+            Ok(l) => Ok(Some(l)),
+            Err(RecvTimeoutError::Timeout) => Err(format!("no answer in {left:?}")),
+            Err(RecvTimeoutError::Disconnected) => Ok(None),
+        }
+    }
+
+    /// What bpftrace said on stderr (after it exited), less the harmless RLIMIT_MEMLOCK note.
+    fn stderr(&mut self) -> String {
+        let _ = self.child.wait();
+        let mut s = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut s);
+        }
+        let s: Vec<&str> = s
+            .lines()
+            .filter(|l| !l.contains("RLIMIT_MEMLOCK"))
+            .collect();
+        format!("bpftrace exited: {}", s.join(" / "))
+    }
+
+    /// Fires the end probe and collects every `printf` line bpftrace prints until it exits.
+    /// Its lines come from per-CPU buffers, so lines from another CPU may follow `end`:
+    /// reading on to the end of its output loses none (callers order lines by timestamp).
+    pub fn finish(mut self) -> Result<Vec<String>, String> {
+        // SAFETY: getppid has no preconditions; it is the end probe's trigger.
+        unsafe { libc::getppid() };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let (mut out, mut ended) = (Vec::new(), false);
+        loop {
+            let Some(l) = self
+                .next_line(deadline)
+                .map_err(|e| format!("{e} (ended: {ended}, {} lines)", out.len()))?
+            else {
+                return if ended {
+                    Ok(out)
+                } else {
+                    Err(format!(
+                        "bpftrace ended before the end probe: {}",
+                        self.stderr()
+                    ))
+                };
+            };
+            if l.trim().is_empty() {
+                continue;
+            }
+            let v: serde_json::Value = serde_json::from_str(&l)
+                .map_err(|e| format!("bpftrace printed a line that is not JSON ({e}): {l}"))?;
+            if v["type"] == "lost_events" {
+                return Err(format!(
+                    "bpftrace lost events ({}): the comparison would be incomplete",
+                    v["data"]
+                ));
+            }
+            if v["type"] != "printf" {
+                continue;
+            }
+            let data = v["data"]
+                .as_str()
+                .unwrap_or_default()
+                .trim_end()
+                .to_string();
+            if data == "end" {
+                ended = true;
+            } else {
+                out.push(data);
+            }
+        }
+    }
+}
+
+impl Drop for Tracer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

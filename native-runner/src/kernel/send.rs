@@ -1,0 +1,426 @@
+//! Seed 000 on the running kernel: the scenario's writes on a kernel TCP socket whose peer
+//! window is closed (the model's held queue), traced at `tcp:tcp_sendmsg_locked`, beside the
+//! send model's write queue.
+//!
+//! `tcp_sendmsg_locked` (net/ipv4/tcp.c) fires its tracepoint at the top of every pass of
+//! its copy loop with the write queue's tail skb, before that pass copies anything. So each
+//! skb is seen in its final form on the pass that moves on to the next skb (the tail is full,
+//! EOR, or out of frag slots), and the last one on the first pass of one more write of a
+//! single byte, sent after the scenario's writes for that purpose alone.
+
+use super::probe::END_PROBE;
+use super::verdict::{Side, SkbView};
+use crate::tap::netns::Tap;
+use skblab_core::send::{iov_lengths, SendOp, SendScenario, SendSock, Variant};
+use skblab_core::trace::Events;
+use std::collections::HashMap;
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+
+/// Enough for the seed's cases (a 1 MiB write is one call); bpftrace's buffers keep up.
+pub(super) const MAX_CALLS: u64 = 10_000;
+
+/// One sendmsg call as the scenario asks it, `count` times.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub iov: Vec<u32>,
+    pub eor: bool,
+    pub count: u64,
+}
+
+/// What the kernel run does: the scenario's writes, and the ops after them that it leaves
+/// out (the comparison is of the held queue after the last write).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub writes: Vec<Write>,
+    pub not_driven: Vec<String>,
+}
+
+/// The writes of a scenario the kernel run can drive, or an error naming the field it cannot.
+pub fn plan(sc: &SendScenario) -> Result<Plan, String> {
+    if sc.device.drain {
+        return Err(
+            "device.drain = true: the kernel run holds the queue (its peer's window is \
+                    closed); set device.drain = false"
+                .into(),
+        );
+    }
+    if sc.socket.net_header_len != 20 {
+        return Err("socket.net_header_len: the kernel run is IPv4 (20)".into());
+    }
+    if !matches!(sc.socket.tcp_header_len, 20 | 32) {
+        return Err(
+            "socket.tcp_header_len: the kernel run offers timestamps (32) or not \
+                    (20), nothing else"
+                .into(),
+        );
+    }
+    let (mut writes, mut not_driven, mut calls) = (Vec::new(), Vec::new(), 0u64);
+    for (i, op) in sc.ops.iter().enumerate() {
+        match op {
+            SendOp::Sendmsg {
+                bytes,
+                iov,
+                eor,
+                count,
+            } => {
+                if let Some(first) = not_driven.first() {
+                    return Err(format!(
+                        "ops[{i}]: a write after {first}: the kernel run compares the queue \
+                         its writes build, with nothing sent or acknowledged between them"
+                    ));
+                }
+                calls += count;
+                if calls > MAX_CALLS {
+                    return Err(format!(
+                        "ops[{i}].count: the kernel run makes at most {MAX_CALLS} sendmsg \
+                         calls in all"
+                    ));
+                }
+                writes.push(Write {
+                    iov: iov_lengths(*bytes, iov.as_deref()),
+                    eor: *eor,
+                    count: *count,
+                });
+            }
+            other => not_driven.push(format!("ops[{i}] ({})", op_name(other))),
+        }
+    }
+    Ok(Plan { writes, not_driven })
+}
+
+fn op_name(op: &SendOp) -> &'static str {
+    match op {
+        SendOp::Sendmsg { .. } => "sendmsg",
+        SendOp::Transmit => "transmit",
+        SendOp::Ack { .. } => "ack",
+        SendOp::Close => "close",
+        SendOp::Socket => "socket",
+    }
+}
+
+/// The variant that stands for the running kernel, unless `--variant` names another.
+pub fn variant(flag: Option<&str>) -> Result<Variant, String> {
+    flag.unwrap_or("modern")
+        .parse()
+        .map_err(|e: skblab_core::Error| format!("--variant: {e}"))
+}
+
+/// The model's held write queue after the writes.
+pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String> {
+    let cfg = sc.config(v).map_err(|e| e.to_string())?;
+    let mut sock = SendSock::new(cfg);
+    let mut ev = Events::off();
+    for w in &plan.writes {
+        for _ in 0..w.count {
+            sock.sendmsg(&w.iov, w.eor, &mut ev).map_err(|q| {
+                format!("the model's send buffer filled ({q} bytes queued): raise socket.sndbuf")
+            })?;
+        }
+    }
+    let st = sock.state();
+    let skbs = st.queues[0]
+        .skbs
+        .iter()
+        .map(|s| SkbView {
+            len: s.len as u64,
+            linear: Some(s.linear_len as u64),
+            nr_frags: Some(s.nr_frags() as u64),
+            truesize: Some(s.head.truesize as u64),
+            ..SkbView::default()
+        })
+        .collect();
+    Ok(Side {
+        size_goals: vec![sock.size_goal() as u64],
+        skbs,
+    })
+}
+
+/// The probe: the tail skb at every pass of the copy loop (time, address, len, data_len,
+/// nr_frags, truesize, size_goal). `$skb->head + $skb->end` is skb_shinfo() on 64-bit.
+pub fn script() -> String {
+    let tail = r#"tracepoint:tcp:tcp_sendmsg_locked /pid == $1/ {
+  $skb = (struct sk_buff *)args->skb_addr;
+  if ($skb != 0) {
+    $sh = (struct skb_shared_info *)($skb->head + $skb->end);
+    printf("tail %llu %llu %u %u %u %u %d\n", nsecs, args->skb_addr, $skb->len,
+           $skb->data_len, $sh->nr_frags, $skb->truesize, args->size_goal);
+  } else {
+    printf("tail %llu 0 0 0 0 0 %d\n", nsecs, args->size_goal);
+  }
+}
+"#;
+    format!("{tail}{END_PROBE}")
+}
+
+/// The tracepoints the probe needs.
+pub const TRACEPOINTS: &[&str] = &["tcp/tcp_sendmsg_locked", "syscalls/sys_enter_getppid"];
+
+/// One `tail` line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Tail {
+    ns: u64,
+    addr: u64,
+    skb: SkbView,
+    size_goal: u64,
+}
+
+fn parse_tail(line: &str) -> Result<Tail, String> {
+    let f: Vec<u64> = line
+        .strip_prefix("tail ")
+        .ok_or_else(|| format!("unexpected probe line: {line}"))?
+        .split_whitespace()
+        .map(|w| w.parse::<u64>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("probe line {line:?}: {e}"))?;
+    let [ns, addr, len, data_len, nr_frags, truesize, size_goal] = f[..] else {
+        return Err(format!("probe line {line:?}: expected 7 numbers"));
+    };
+    Ok(Tail {
+        ns,
+        addr,
+        skb: SkbView {
+            len,
+            linear: Some(len.saturating_sub(data_len)),
+            nr_frags: Some(nr_frags),
+            truesize: Some(truesize),
+            ..SkbView::default()
+        },
+        size_goal,
+    })
+}
+
+/// The kernel's write queue from the probe's lines: each skb's last sighting, skbs in the
+/// order they first appeared (nothing is freed while the window is closed, so an address
+/// names one skb).
+pub fn kernel_side(lines: &[String]) -> Result<Side, String> {
+    let mut tails = lines
+        .iter()
+        .map(|l| parse_tail(l))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Per-CPU buffers reach bpftrace in any order; the timestamps do not.
+    tails.sort_by_key(|t| t.ns);
+    let mut side = Side::default();
+    let mut at: HashMap<u64, usize> = HashMap::new();
+    for t in &tails {
+        if !side.size_goals.contains(&t.size_goal) {
+            side.size_goals.push(t.size_goal);
+        }
+        if t.addr == 0 {
+            continue;
+        }
+        let i = *at.entry(t.addr).or_insert_with(|| {
+            side.skbs.push(t.skb);
+            side.skbs.len() - 1
+        });
+        side.skbs[i] = t.skb;
+    }
+    Ok(side)
+}
+
+/// The scenario's writes on `sock` from a thread of their own: a new thread's page frag
+/// (`current->task_frag`, which `sk_page_frag` gives a user socket) starts empty, as the
+/// model's does. With `probe_byte`, ends with the one-byte write that shows the last skb.
+pub fn write_all(sock: TcpStream, plan: Plan, probe_byte: bool) -> Result<TcpStream, String> {
+    std::thread::spawn(move || {
+        let fd = sock.as_raw_fd();
+        let biggest = plan.writes.iter().flat_map(|w| w.iov.iter()).max();
+        let buf = vec![0x5au8; biggest.copied().unwrap_or(1).max(1) as usize];
+        for (n, w) in plan.writes.iter().enumerate() {
+            let flags = if w.eor { libc::MSG_EOR } else { 0 };
+            for _ in 0..w.count {
+                sendmsg(fd, &buf, &w.iov, flags)
+                    .map_err(|e| format!("write {n} of the scenario on the kernel socket: {e}"))?;
+            }
+        }
+        if probe_byte {
+            sendmsg(fd, &buf, &[1], 0).map_err(|e| format!("the final one-byte write: {e}"))?;
+        }
+        Ok(sock)
+    })
+    .join()
+    .map_err(|_| "the writer thread panicked".to_string())?
+}
+
+/// One non-blocking sendmsg of the iovecs `iov` (each pointing into `buf`); all of it or
+/// an error (a short write means the kernel's send buffer filled).
+pub(super) fn sendmsg(fd: i32, buf: &[u8], iov: &[u32], flags: i32) -> Result<(), String> {
+    let mut vecs: Vec<libc::iovec> = iov
+        .iter()
+        .map(|&l| libc::iovec {
+            iov_base: buf.as_ptr() as *mut libc::c_void,
+            iov_len: l as usize,
+        })
+        .collect();
+    // SAFETY: msghdr is plain data; zeroed is a valid empty header.
+    let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+    m.msg_iov = vecs.as_mut_ptr();
+    m.msg_iovlen = vecs.len();
+    let want: usize = iov.iter().map(|&l| l as usize).sum();
+    // SAFETY: every iovec points into `buf`, which outlives the call.
+    let n = unsafe { libc::sendmsg(fd, &m, flags | libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    if n as usize != want {
+        return Err(format!(
+            "sent {n} of {want} bytes: the kernel's send buffer is full (raise socket.sndbuf)"
+        ));
+    }
+    Ok(())
+}
+
+/// Sets sk_sndbuf to exactly `bytes` (SO_SNDBUFFORCE stores twice the value given, and
+/// locks it against autotuning).
+pub fn set_sndbuf(sock: &TcpStream, bytes: u32) -> Result<(), String> {
+    setsockopt(
+        sock,
+        libc::SOL_SOCKET,
+        libc::SO_SNDBUFFORCE,
+        (bytes / 2) as i32,
+    )
+    .map_err(|e| format!("SO_SNDBUFFORCE: {e}"))
+}
+
+pub(super) fn setsockopt(
+    sock: &TcpStream,
+    level: i32,
+    name: i32,
+    v: i32,
+) -> Result<(), std::io::Error> {
+    // SAFETY: an int option on our own socket.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            level,
+            name,
+            (&v as *const i32).cast(),
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The kernel's mss_now (`tcpi_snd_mss`, tp->mss_cache) on `sock`.
+pub fn kernel_mss(sock: &TcpStream) -> Result<u32, String> {
+    // SAFETY: tcp_info is plain data; the kernel fills at most `len` bytes.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: a valid buffer and length.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(format!("TCP_INFO: {}", std::io::Error::last_os_error()));
+    }
+    Ok(info.tcpi_snd_mss)
+}
+
+/// Reads whatever the kernel put on the TAP since the handshake and fails if any of it
+/// carried data: the window was meant to hold every byte.
+pub fn check_nothing_sent(tap: &Tap) -> Result<(), String> {
+    use crate::tap::{vnet, wire};
+    let mut buf = vec![0u8; 65_536 + vnet::LEN];
+    while let Some(n) = tap.read(&mut buf)? {
+        if let wire::Frame::Tcp(t) = wire::parse(&buf[vnet::LEN..n]) {
+            if !t.payload.is_empty() {
+                return Err(format!(
+                    "the kernel sent {} bytes of data although the peer's window was closed: \
+                     the held queue was not held",
+                    t.payload.len()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn each_skb_is_its_last_sighting_in_time_order() {
+        // Out of time order, as per-CPU buffers may deliver them.
+        let side = kernel_side(&lines(&[
+            "tail 30 200 100 100 1 1000 65160",
+            "tail 10 0 0 0 0 0 65160",
+            "tail 20 100 65160 65160 2 66000 65160",
+            "tail 15 100 32768 32768 1 33000 65160",
+        ]))
+        .unwrap();
+        assert_eq!(side.size_goals, [65160]);
+        let got: Vec<(u64, u64, u64)> = side
+            .skbs
+            .iter()
+            .map(|s| (s.len, s.linear.unwrap(), s.nr_frags.unwrap()))
+            .collect();
+        assert_eq!(got, [(65160, 0, 2), (100, 0, 1)]);
+    }
+
+    #[test]
+    fn bad_probe_lines_are_errors() {
+        assert!(kernel_side(&lines(&["tail 1 2 3"])).is_err());
+        assert!(kernel_side(&lines(&["what 1 2 3 4 5 6 7"])).is_err());
+    }
+
+    fn scenario(text: &str) -> SendScenario {
+        match skblab_core::Scenario::parse(text).unwrap() {
+            skblab_core::Scenario::Sendmsg(s) => s,
+            _ => panic!("not a send scenario"),
+        }
+    }
+
+    #[test]
+    fn the_plan_drives_writes_and_leaves_out_trailing_ops() {
+        let sc = scenario(
+            "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 100\ncount = 3\n\
+             [[ops]]\nop = \"sendmsg\"\niov = [1, 2]\neor = true\n[[ops]]\nop = \"transmit\"\n",
+        );
+        let p = plan(&sc).unwrap();
+        assert_eq!(
+            p.writes,
+            [
+                Write {
+                    iov: vec![100],
+                    eor: false,
+                    count: 3
+                },
+                Write {
+                    iov: vec![1, 2],
+                    eor: true,
+                    count: 1
+                },
+            ]
+        );
+        assert_eq!(p.not_driven, ["ops[2] (transmit)"]);
+    }
+
+    #[test]
+    fn the_plan_refuses_what_the_kernel_run_cannot_hold() {
+        let after = scenario(
+            "mechanism = \"sendmsg\"\n[[ops]]\nop = \"transmit\"\n\
+             [[ops]]\nop = \"sendmsg\"\nbytes = 1\n",
+        );
+        assert!(plan(&after)
+            .unwrap_err()
+            .starts_with("ops[1]: a write after ops[0]"));
+        let drain = scenario(
+            "mechanism = \"sendmsg\"\n[device]\ndrain = true\n[[ops]]\nop = \"sendmsg\"\nbytes = 1\n",
+        );
+        assert!(plan(&drain).unwrap_err().starts_with("device.drain"));
+    }
+}

@@ -1,0 +1,323 @@
+//! `skblab kernel` against the running kernel, each run in a fresh process (the binary
+//! unshares its own network and mount namespaces). They need root, /dev/net/tun, bpftrace
+//! and kernel BTF; where any is missing they say so and fail, unless SKBLAB_ALLOW_NO_TAP=1
+//! asks to skip them (visibly), as the TAP tests do.
+
+mod common;
+
+use common::{euid_is_root, skblab_unprivileged};
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Whether this machine can run the kernel tests; prints why not, and fails unless skipping
+/// is explicitly allowed.
+fn kernel_available(test: &str) -> bool {
+    let mut missing = Vec::new();
+    if !euid_is_root() {
+        missing.push("root");
+    }
+    if std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+        .is_err()
+    {
+        missing.push("a usable /dev/net/tun");
+    }
+    if !std::path::Path::new("/usr/bin/bpftrace").exists() {
+        missing.push("bpftrace (apt-get install bpftrace)");
+    }
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        missing.push("kernel BTF");
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    let why = missing.join(", ");
+    if std::env::var("SKBLAB_ALLOW_NO_TAP").as_deref() == Ok("1") {
+        eprintln!("SKIPPED {test}: no {why} (SKBLAB_ALLOW_NO_TAP=1)");
+        return false;
+    }
+    panic!("{test} cannot run: no {why}; or set SKBLAB_ALLOW_NO_TAP=1 to skip");
+}
+
+fn scenario(name: &str, text: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("skblab-kernel-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join(format!("{name}.toml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn skblab_kernel(path: &PathBuf, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skblab"))
+        .arg("kernel")
+        .arg(path)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// Runs `skblab kernel FILE --json`; returns the exit code and the report.
+fn report(path: &PathBuf) -> (i32, Value) {
+    let out = skblab_kernel(path, &["--json"]);
+    let code = out.status.code().unwrap_or(-1);
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{}: no JSON report ({e}), exit {code}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (code, v)
+}
+
+fn lens(v: &Value, side: &str) -> Vec<u64> {
+    v[side]["skbs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["len"].as_u64().unwrap())
+        .collect()
+}
+
+/// The seed's writes (1 B to 1 MiB), each three times, TSO on and off, with and without
+/// MSG_EOR, on a held queue: every skb's len, linear length and nr_frags and the kernel's
+/// size_goal agree with `modern`.
+fn seed_000(tso: bool, eor: bool) {
+    let name = format!("seed_000_tso_{tso}_eor_{eor}");
+    if !kernel_available(&name) {
+        return;
+    }
+    for bytes in [1u64, 100, 1448, 4096, 14480, 65536, 1 << 20] {
+        let p = scenario(
+            &format!("{name}_{bytes}"),
+            &format!(
+                "mechanism = \"sendmsg\"\n[device]\ngso = {tso}\n\
+                 [[ops]]\nop = \"sendmsg\"\nbytes = {bytes}\neor = {eor}\ncount = 3\n"
+            ),
+        );
+        let (code, v) = report(&p);
+        assert_eq!(v["verdict"], "agree", "{name} {bytes}: {v:#}");
+        assert_eq!(code, 0, "{name} {bytes}");
+        assert_eq!(v["setup"]["mss"], 1448);
+        assert_eq!(v["kernel_side"]["size_goals"], serde_json::json!([65160]));
+        // Hand-derived: the queue holds every byte; without EOR the skbs are full size
+        // goals but the last; with EOR each write ends its own skbs.
+        let k = lens(&v, "kernel_side");
+        assert_eq!(k.iter().sum::<u64>(), 3 * bytes, "{name} {bytes}: {k:?}");
+        let per_write: Vec<u64> = (0..bytes.div_ceil(65160))
+            .map(|i| (bytes - i * 65160).min(65160))
+            .collect();
+        if eor {
+            assert_eq!(k, per_write.repeat(3), "{name} {bytes}");
+        } else {
+            assert!(k.iter().rev().skip(1).all(|&l| l == 65160), "{name}: {k:?}");
+        }
+        assert!(v["kernel_side"]["skbs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["linear"] == 0));
+    }
+}
+
+#[test]
+fn seed_000_tso_on() {
+    seed_000(true, false);
+}
+
+#[test]
+fn seed_000_tso_on_eor() {
+    seed_000(true, true);
+}
+
+#[test]
+fn seed_000_tso_off() {
+    seed_000(false, false);
+}
+
+#[test]
+fn seed_000_tso_off_eor() {
+    seed_000(false, true);
+}
+
+/// The checker can fail: one frag per skb (`[consts] max_skb_frags = 1`) is not the running
+/// kernel, and the command must say "differ" and exit 1.
+#[test]
+fn a_wrong_constant_is_reported_as_differ() {
+    if !kernel_available("a_wrong_constant_is_reported_as_differ") {
+        return;
+    }
+    let p = scenario(
+        "wrong_constant",
+        "mechanism = \"sendmsg\"\n[consts]\nmax_skb_frags = 1\n\
+         [[ops]]\nop = \"sendmsg\"\nbytes = 100000\n",
+    );
+    let (code, v) = report(&p);
+    assert_eq!(v["verdict"], "differ", "{v:#}");
+    assert_eq!(code, 1);
+    // The model cuts at each 32 KiB page; the kernel fills size goals.
+    assert_eq!(lens(&v, "model"), [32768, 32768, 32768, 1696]);
+    assert_eq!(lens(&v, "kernel_side"), [65160, 34840]);
+    let text = skblab_kernel(&p, &[]);
+    assert_eq!(text.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(stdout.contains("verdict: differ"), "{stdout}");
+}
+
+/// `--out` writes the same report the JSON output prints.
+#[test]
+fn out_writes_the_report() {
+    if !kernel_available("out_writes_the_report") {
+        return;
+    }
+    let p = scenario(
+        "out",
+        "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 4096\n",
+    );
+    let file = p.with_extension("json");
+    let out = skblab_kernel(&p, &["--out", file.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["verdict"], "agree");
+    assert_eq!(lens(&v, "kernel_side"), [4096]);
+}
+
+#[test]
+fn without_root_the_command_says_what_is_missing() {
+    let p = scenario(
+        "no_root",
+        "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 1\n",
+    );
+    std::fs::set_permissions(
+        p.parent().unwrap(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let mut cmd = skblab_unprivileged();
+    let out = cmd
+        .arg("kernel")
+        .arg(&p)
+        .output()
+        .expect("setpriv (util-linux)");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("skblab kernel needs root"), "{err}");
+    assert!(err.contains("nothing was run"), "{err}");
+}
+
+#[test]
+fn a_scenario_the_kernel_cannot_hold_is_refused_before_any_setup() {
+    let p = scenario(
+        "drain",
+        "mechanism = \"sendmsg\"\n[device]\ndrain = true\n[[ops]]\nop = \"sendmsg\"\nbytes = 1\n",
+    );
+    let out = skblab_kernel(&p, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("device.drain"));
+    let rx = scenario(
+        "rx",
+        "mechanism = \"rx\"\n[[ops]]\nop = \"arrive\"\nframes = 1\n",
+    );
+    let out = skblab_kernel(&rx, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("mechanism = \"rx\""));
+}
+
+/// Every example send scenario whose queue the kernel run can hold agrees with `modern`.
+#[test]
+fn example_send_scenarios_agree_with_the_kernel() {
+    if !kernel_available("example_send_scenarios_agree_with_the_kernel") {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sendmsg-")
+        })
+        .collect();
+    names.sort();
+    let mut ran = 0;
+    for p in names {
+        let out = skblab_kernel(&p, &["--json"]);
+        if out.status.code() == Some(2) {
+            // Refused before any setup (a drained queue, a write after transmit): say so.
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("device.drain") || err.contains("a write after"),
+                "{}: {err}",
+                p.display()
+            );
+            continue;
+        }
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["verdict"], "agree", "{}: {v:#}", p.display());
+        ran += 1;
+    }
+    assert!(ran >= 4, "only {ran} example scenarios ran");
+}
+
+/// Seed 003: MPTCP over lo, 8 and 64 writes of 16 KiB onto a subflow whose tail is held:
+/// every mapping's data_seq, subflow_seq and data_len, and so every skb's size, agree with
+/// `abeni-2020`. The subflow's MSS is the model's default, 65,459: the DSS option's room
+/// taken off, as tcp_current_mss does (docs/kernel-oracle.md).
+#[test]
+fn seed_003_mptcp_mappings_agree_with_abeni_2020() {
+    if !kernel_available("seed_003_mptcp_mappings_agree_with_abeni_2020") {
+        return;
+    }
+    for writes in [8u64, 64] {
+        let p = scenario(
+            &format!("mptcp_{writes}"),
+            &format!(
+                "mechanism = \"mptcp\"\n[[subflows]]\nmtu = 65536\n\
+                 [[ops]]\nop = \"sendmsg\"\nbytes = 16384\ncount = {writes}\n"
+            ),
+        );
+        let (code, v) = report(&p);
+        assert_eq!(v["verdict"], "agree", "{writes} writes: {v:#}");
+        assert_eq!(code, 0);
+        // Hand-derived: full mappings of one MSS, back to back, then the rest.
+        let total = 16384 * writes;
+        let full = total / 65459;
+        let mut want: Vec<u64> = vec![65459; full as usize];
+        want.push(total - full * 65459);
+        assert_eq!(lens(&v, "kernel_side"), want, "{writes} writes");
+        for (i, s) in v["kernel_side"]["skbs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            assert_eq!(s["data_seq"], i as u64 * 65459);
+            assert_eq!(s["subflow_seq"], i as u64 * 65459);
+        }
+    }
+}
+
+/// The seed's own example, scenarios/mptcp-max-size.toml (8 writes of 16 KiB, then close,
+/// which the kernel run does not drive), agrees with `abeni-2020` at the default MSS.
+#[test]
+fn mptcp_max_size_example_agrees_with_the_kernel() {
+    if !kernel_available("mptcp_max_size_example_agrees_with_the_kernel") {
+        return;
+    }
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/mptcp-max-size.toml");
+    let (code, v) = report(&p);
+    assert_eq!(v["verdict"], "agree", "{v:#}");
+    assert_eq!(code, 0);
+    assert_eq!(lens(&v, "kernel_side"), [65459, 65459, 154]);
+}
