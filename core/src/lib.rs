@@ -4,6 +4,8 @@
 //! Scenario in, trace out: no clock, no files, no unseeded randomness, no hash-ordered output.
 //! The same scenario gives a byte-identical trace natively and in wasm.
 
+#![forbid(unsafe_code)]
+
 pub mod challenge;
 pub mod consts;
 pub mod counters;

@@ -32,6 +32,21 @@ pub trait Mechanism {
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error>;
 }
 
+/// The two [`Mechanism`] methods a scenario type answers from its `variant` and `ops`
+/// fields, written once.
+macro_rules! variant_and_ops {
+    () => {
+        fn variant(&self) -> Option<&str> {
+            self.variant.as_deref()
+        }
+
+        fn op_count(&self) -> usize {
+            self.ops.len()
+        }
+    };
+}
+pub(crate) use variant_and_ops;
+
 /// Picks the variant: the override, else the scenario's own, else the default; an unknown
 /// name is an error listing the known ones.
 pub fn pick_variant<V: FromStr<Err = Error> + Default>(

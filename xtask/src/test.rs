@@ -2,9 +2,10 @@
 //!
 //! Installs what is missing (the wasm toolchain through `setup`; Chromium for the browser
 //! tests, tshark for the TAP captures and bpftrace for `skblab kernel` through apt when
-//! root), then: rustfmt, clippy, the wasm module the engine tests load, `cargo test` (core,
-//! runner, snapshots, wasm-vs-native, TAP and eBPF runs against the kernel), and the browser
-//! tests.
+//! root), then: rustfmt, clippy over the workspace, the wasm module the engine tests load,
+//! `cargo test --workspace` (core, runner, snapshots, wasm-vs-native, TAP and eBPF runs
+//! against the kernel, fuzz corpus replay, the web and wasm-module unit tests, xtask), and
+//! the browser tests.
 
 use crate::{cargo, run, step, wasm};
 use std::path::Path;
@@ -44,8 +45,10 @@ pub fn all() -> Result<(), String> {
     ensure_debian_packages()?;
     step("cargo fmt --all --check");
     run(cargo().args(["fmt", "--all", "--check"]))?;
-    step("cargo clippy --all-targets -- -D warnings");
-    run(cargo().args(["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"]))?;
+    step("cargo clippy --workspace --all-targets -- -D warnings");
+    run(cargo()
+        .args(["clippy", "--quiet", "--workspace", "--all-targets"])
+        .args(["--", "-D", "warnings"]))?;
     step("cargo clippy -p skblab-web --target wasm32-unknown-unknown -- -D warnings");
     run(cargo()
         .args([
@@ -60,17 +63,9 @@ pub fn all() -> Result<(), String> {
         .envs(tc.env.iter().map(|(k, v)| (k, v))))?;
     // The module users run with `--engine wasm`, so the engine tests check that build.
     let module = wasm::build_wasm_module(&tc)?;
-    step("cargo test (core, runner, snapshots, engines, TAP, fuzz corpus replay)");
+    step("cargo test --workspace (core, runner, snapshots, engines, TAP, fuzz corpus replay, web, wasm module, xtask)");
     run(cargo()
-        .args(["test", "--quiet", "--no-fail-fast", "-p", "skblab-core"])
-        .args([
-            "-p",
-            "skblab-runner",
-            "-p",
-            "skblab-web",
-            "-p",
-            "skblab-fuzz",
-        ])
+        .args(["test", "--quiet", "--no-fail-fast", "--workspace"])
         .env("SKBLAB_WASM", &module))?;
     live_fuzz()?;
     crate::browser("test")

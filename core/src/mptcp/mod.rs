@@ -19,7 +19,7 @@ pub mod subflow;
 use crate::consts::{ConstOverrides, Era, KernelConsts};
 use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_LIVE_SKBS, MAX_OPS};
-use crate::mechanism::{is_one, one, pick_variant, Mechanism, RunOptions};
+use crate::mechanism::{is_one, one, pick_variant, variant_and_ops, Mechanism, RunOptions};
 use crate::names::names;
 use crate::page::PagePool;
 use crate::skb::SkbId;
@@ -184,13 +184,7 @@ impl Mechanism for MptcpScenario {
     const NAME: &'static str = "mptcp";
     const VARIANTS: &'static [&'static str] = VARIANTS;
 
-    fn variant(&self) -> Option<&str> {
-        self.variant.as_deref()
-    }
-
-    fn op_count(&self) -> usize {
-        self.ops.len()
-    }
+    variant_and_ops!();
 
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
         let fix: Fix = pick_variant(opts.variant.as_deref(), self.variant.as_deref())?;

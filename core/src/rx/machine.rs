@@ -15,7 +15,7 @@ use super::scenario::{RxOp, RxParams, RxScenario, BH_CPU, MAX_FRAMES};
 use super::socket::{ReadLimit, Socket};
 use crate::events::{Cpu, Event, Events};
 use crate::limits::{check_range, MAX_OP_BYTES};
-use crate::mechanism::{Mechanism, RunOptions};
+use crate::mechanism::{variant_and_ops, Mechanism, RunOptions};
 use crate::trace::{self, Counters, Machine, State, Trace};
 use crate::{Error, NR_CPUS};
 
@@ -301,13 +301,7 @@ impl Mechanism for RxScenario {
     const NAME: &'static str = "rx";
     const VARIANTS: &'static [&'static str] = super::variant::VARIANTS;
 
-    fn variant(&self) -> Option<&str> {
-        self.variant.as_deref()
-    }
-
-    fn op_count(&self) -> usize {
-        self.ops.len()
-    }
+    variant_and_ops!();
 
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
         let p = self.params(opts.variant.as_deref())?;

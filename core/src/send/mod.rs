@@ -19,7 +19,7 @@ use crate::consts::wire::{IPV4_HLEN, TCP_TS_HLEN};
 use crate::consts::ConstOverrides;
 use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_IOVECS, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_BYTES};
-use crate::mechanism::{is_one, one, pick_variant, Mechanism, RunOptions};
+use crate::mechanism::{is_one, one, pick_variant, variant_and_ops, Mechanism, RunOptions};
 use crate::trace::{drive, Counters, Machine, State, Trace};
 use crate::Error;
 use serde::{Deserialize, Serialize};
@@ -150,13 +150,7 @@ impl Mechanism for SendScenario {
     const NAME: &'static str = "sendmsg";
     const VARIANTS: &'static [&'static str] = VARIANTS;
 
-    fn variant(&self) -> Option<&str> {
-        self.variant.as_deref()
-    }
-
-    fn op_count(&self) -> usize {
-        self.ops.len()
-    }
+    variant_and_ops!();
 
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
         let mut m = self.machine(opts.variant.as_deref())?;
