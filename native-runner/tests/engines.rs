@@ -14,11 +14,12 @@ fn host() -> &'static WasmHost {
 }
 
 /// Runs `text` through both engines for the scenario's own variant, each listed variant, and
-/// with and without tracing, asserting identical bytes. Returns the number of runs compared.
-fn assert_identical(name: &str, text: &str, variants: &[String]) -> usize {
+/// with and without tracing, asserting identical bytes. Returns the number of runs compared
+/// and how many of them gave a trace (the rest gave the same error in both).
+fn assert_identical(name: &str, text: &str, variants: &[String]) -> (usize, usize) {
     host();
     let overrides = std::iter::once(None).chain(variants.iter().map(|v| Some(v.clone())));
-    let mut runs = 0;
+    let (mut runs, mut traces) = (0, 0);
     for variant in overrides {
         for counters_only in [false, true] {
             let opts = RunOptions {
@@ -35,9 +36,21 @@ fn assert_identical(name: &str, text: &str, variants: &[String]) -> usize {
                 engine::BUILD_COMMAND
             );
             runs += 1;
+            traces += usize::from(native.is_ok());
         }
     }
-    runs
+    (runs, traces)
+}
+
+/// [`assert_identical`] for a file that must run: under every variant both engines give a
+/// trace (two equal errors are a failure here).
+fn assert_identical_runs(name: &str, text: &str) {
+    let (runs, traces) = assert_identical(name, text, &variants_of(text));
+    assert!(runs > 0, "{name}: nothing compared");
+    assert_eq!(
+        traces, runs,
+        "{name}: both engines failed on a scenario that must run"
+    );
 }
 
 fn variants_of(text: &str) -> Vec<String> {
@@ -66,8 +79,7 @@ fn every_walkthrough_is_byte_identical() {
             let wasm = engine::run_json(Engine::Wasm, &w.scenario.to_json(), &opts);
             assert_eq!(native.ok(), wasm.ok(), "{} {variant}", w.name);
         }
-        let text = w.scenario.to_json();
-        assert_identical(&w.name, &text, &variants_of(&text));
+        assert_identical_runs(&w.name, &w.scenario.to_json());
     }
     eprintln!("{} walkthroughs compared", all.len());
 }
@@ -94,9 +106,14 @@ fn every_scenario_file_is_byte_identical() {
     let mut files = Vec::new();
     scenario_files(&dir, &mut files);
     files.sort();
+    assert!(
+        !files.is_empty(),
+        "no scenario files under {}",
+        dir.display()
+    );
     for path in &files {
         let text = std::fs::read_to_string(path).expect("scenario files are UTF-8");
-        assert_identical(&path.display().to_string(), &text, &variants_of(&text));
+        assert_identical_runs(&path.display().to_string(), &text);
     }
     eprintln!("{} scenario files compared", files.len());
 }
@@ -107,7 +124,7 @@ fn every_scenario_file_is_byte_identical() {
 fn inline_scenarios_and_errors_are_byte_identical() {
     let cases = [
         "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 10000\n",
-        "mechanism = \"sendmsg\"\nvariant = \"kumar-2010\"\n[device]\nsg = false\n\
+        "mechanism = \"sendmsg\"\nvariant = \"kumar-2010\"\n[device]\nsg = false\ngso = false\n\
          [[ops]]\nop = \"sendmsg\"\niov = [100, 5000]\n[[ops]]\nop = \"transmit\"\n",
         r#"{"mechanism": "sendmsg", "ops": [{"op": "sendmsg", "bytes": 70000}, {"op": "close"}]}"#,
         "mechanism = \"sendmsg\"\nvariant = \"no-such-era\"\nops = []\n",
@@ -121,9 +138,16 @@ fn inline_scenarios_and_errors_are_byte_identical() {
         "mechanism = \"sendmsg\"\nzzz = 1\naaa = 2\nops = []\n",
         "",
     ];
+    let mut traces = 0;
     for text in cases {
-        assert_identical(text, text, &["modern".into(), "bogus".into()]);
+        traces += assert_identical(text, text, &["modern".into(), "bogus".into()]).1;
     }
+    // The three valid cases, on their own variant and on `modern`, with and without tracing.
+    assert_eq!(
+        traces,
+        3 * 2 * 2,
+        "a valid inline scenario failed in both engines"
+    );
 }
 
 #[test]
