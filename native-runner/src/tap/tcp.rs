@@ -818,11 +818,8 @@ mod tests {
         ep.on_frame(VnetHdr::default(), &f, ep.now + ms(1)).unwrap();
     }
 
-    /// ARP, SYN, SYN-ACK (MSS 1460, SACK, timestamps, window scale 10): established.
-    fn establish(ep: &mut Endpoint) -> Vec<Out> {
-        ep.start(Duration::ZERO);
-        let arp = ep.take_out();
-        assert!(matches!(parse(&arp[0].frame), Frame::Arp(a) if !a.reply));
+    /// The kernel's end answers the endpoint's ARP request.
+    fn answer_arp(ep: &mut Endpoint) {
         let reply = Arp {
             reply: true,
             sender_mac: KMAC,
@@ -832,6 +829,14 @@ mod tests {
         };
         ep.on_frame(VnetHdr::default(), &reply.frame(), ms(1))
             .unwrap();
+    }
+
+    /// ARP, SYN, SYN-ACK (MSS 1460, SACK, timestamps, window scale 10): established.
+    fn establish(ep: &mut Endpoint) -> Vec<Out> {
+        ep.start(Duration::ZERO);
+        let arp = ep.take_out();
+        assert!(matches!(parse(&arp[0].frame), Frame::Arp(a) if !a.reply));
+        answer_arp(ep);
         let syn = ep.take_out();
         let Frame::Tcp(s) = parse(&syn[0].frame) else {
             panic!("no SYN")
@@ -910,15 +915,7 @@ mod tests {
             let mut ep = endpoint(100, &[100], true);
             ep.start(Duration::ZERO);
             ep.take_out();
-            let reply = Arp {
-                reply: true,
-                sender_mac: KMAC,
-                sender_ip: ends().peer_ip,
-                target_mac: ends().mac,
-                target_ip: ends().ip,
-            };
-            ep.on_frame(VnetHdr::default(), &reply.frame(), ms(1))
-                .unwrap();
+            answer_arp(&mut ep);
             ep.take_out();
             let t = TcpOut {
                 seq: IRS,
