@@ -242,13 +242,26 @@ fn kernel_gso_super_packets_match_the_models_size_goal() {
     if !tap_available("kernel_gso_super_packets_match_the_models_size_goal") {
         return;
     }
-    let (v, _) = tap("gso_goal", &["recv", "--gso"]);
-    let g = &v["gso_check"];
-    assert_eq!(g["mss"], 1448, "{v}");
-    assert_eq!(g["model_size_goal"], 45 * 1448, "{v}");
-    assert_eq!(g["kernel_largest"], g["model_size_goal"], "{v}");
-    assert_eq!(g["agree"], true);
-    assert_eq!(g["kernel_exceeds_model"], false);
+    // The kernel never sends a super-packet past the model's size goal. It reaches the goal
+    // once its pacing rate allows (tcp_tso_autosize sizes a packet by about 1 ms of the
+    // pacing rate), which a loaded machine can delay: up to three transfers may be needed.
+    let mut seen = Vec::new();
+    for attempt in 0..3 {
+        let (v, _) = tap(
+            &format!("gso_goal{attempt}"),
+            &["recv", "--gso", "--bytes", "4194304"],
+        );
+        let g = &v["gso_check"];
+        assert_eq!(g["mss"], 1448, "{v}");
+        assert_eq!(g["model_size_goal"], 45 * 1448, "{v}");
+        assert_eq!(g["kernel_exceeds_model"], false, "{v}");
+        if g["agree"] == true {
+            assert_eq!(g["kernel_largest"], g["model_size_goal"], "{v}");
+            return;
+        }
+        seen.push(g["kernel_largest"].clone());
+    }
+    panic!("the kernel's largest super-packet never reached 65160 bytes: {seen:?}");
 }
 
 #[test]
