@@ -270,12 +270,18 @@ fn example_send_scenarios_agree_with_the_kernel() {
     assert!(ran >= 4, "only {ran} example scenarios ran");
 }
 
+/// The MPTCP probe sees every MPTCP sender on the machine (the kernel pushes MPTCP data from
+/// contexts it cannot filter on), so this binary's MPTCP runs take turns: run side by side,
+/// one run's skbs showed up in the other's report.
+static MPTCP_RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Seed 003: MPTCP over lo, 8 and 64 writes of 16 KiB onto a subflow whose tail is held:
 /// every mapping's data_seq, subflow_seq and data_len, and so every skb's size, agree with
 /// `abeni-2020`. The subflow's MSS is the model's default, 65,459: the DSS option's room
 /// taken off, as tcp_current_mss does (docs/kernel-oracle.md).
 #[test]
 fn seed_003_mptcp_mappings_agree_with_abeni_2020() {
+    let _turn = MPTCP_RUNS.lock().unwrap_or_else(|e| e.into_inner());
     if !kernel_available("seed_003_mptcp_mappings_agree_with_abeni_2020") {
         return;
     }
@@ -312,6 +318,7 @@ fn seed_003_mptcp_mappings_agree_with_abeni_2020() {
 /// which the kernel run does not drive), agrees with `abeni-2020` at the default MSS.
 #[test]
 fn mptcp_max_size_example_agrees_with_the_kernel() {
+    let _turn = MPTCP_RUNS.lock().unwrap_or_else(|e| e.into_inner());
     if !kernel_available("mptcp_max_size_example_agrees_with_the_kernel") {
         return;
     }
