@@ -10,7 +10,7 @@
 //! turned into 32-bit wire numbers at the edge.
 
 use super::vnet::VnetHdr;
-use super::wire::{self, Arp, Ends, Frame, TcpIn, TcpOut};
+use super::wire::{self, Arp, Ends, Frame, TcpIn, TcpOut, MAX_WSCALE};
 use etherparse::TcpOptionElement as Opt;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -138,7 +138,8 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// An endpoint that will send `tx` cut into `chunks` (ascending ends, the last = tx.len()).
-    pub fn new(cfg: Config, tx: Vec<u8>, chunks: Vec<Chunk>, iss: u32) -> Endpoint {
+    pub fn new(mut cfg: Config, tx: Vec<u8>, chunks: Vec<Chunk>, iss: u32) -> Endpoint {
+        cfg.wscale = cfg.wscale.min(MAX_WSCALE);
         Endpoint {
             cfg,
             st: St::Arp,
@@ -450,7 +451,10 @@ impl Endpoint {
         let peer_mss = u64::from(t.mss.unwrap_or(536));
         // A peer's MSS smaller than the timestamp option must not underflow, nor leave 0 to divide by.
         let opts = if self.ts_ok { 12 } else { 0 };
-        self.mss = peer_mss.saturating_sub(opts).min(self.cfg.seg_cap).max(1);
+        self.mss = peer_mss
+            .saturating_sub(opts)
+            .min(self.cfg.seg_cap)
+            .clamp(1, MAX_SUPER_PAYLOAD);
         self.snd_wnd = u64::from(t.wnd);
         // RFC 6928 initial window: ten segments.
         self.cwnd = 10 * self.mss;
@@ -607,8 +611,9 @@ impl Endpoint {
             let mut len = want.min(allowed);
             if !self.cfg.gso {
                 len = len.min(self.mss);
-            } else if len > self.mss && len < want {
-                // Window-limited: cut at a whole number of segments (tso_fragment).
+            } else if len > self.mss && (len < want || len > MAX_SUPER_PAYLOAD) {
+                // Window- or IP-length-limited: a whole number of segments (tso_fragment).
+                len = len.min(MAX_SUPER_PAYLOAD);
                 len -= len % self.mss;
             }
             // No silly windows: a short segment only when it ends the skb or nothing is out.
@@ -930,6 +935,47 @@ mod tests {
             assert_eq!(ep.mss(), u64::from(peer_mss).saturating_sub(12).max(1));
             ep.take_out();
         }
+    }
+
+    #[test]
+    fn window_scales_above_14_count_as_14() {
+        let mut ep = endpoint(100, &[100], false);
+        ep.cfg.wscale = 40;
+        ep = Endpoint::new(
+            ep.cfg.clone(),
+            vec![7; 100],
+            vec![Chunk {
+                end: 100,
+                psh: false,
+            }],
+            ISS,
+        );
+        ep.start(Duration::ZERO);
+        ep.take_out();
+        answer_arp(&mut ep);
+        ep.take_out();
+        let t = TcpOut {
+            seq: IRS,
+            ack: Some(ISS + 1),
+            syn: true,
+            wnd: 1,
+            opts: vec![Opt::WindowScale(255)],
+            ..TcpOut::default()
+        };
+        let f = wire::tcp_frame(&kernel_ends(), &t).unwrap();
+        ep.on_frame(VnetHdr::default(), &f, ms(2)).unwrap();
+        let acks: Vec<u16> = ep
+            .take_out()
+            .iter()
+            .filter_map(|o| match parse(&o.frame) {
+                Frame::Tcp(t) => Some(t.wnd),
+                _ => None,
+            })
+            .collect();
+        // Our 1 MiB window, shifted by 14: 64.
+        assert_eq!(acks.first(), Some(&64));
+        from_kernel(&mut ep, 0, 1, &[], 0);
+        assert_eq!(ep.snd_wnd, 1 << 14, "the peer's scale 255 is taken as 14");
     }
 
     #[test]

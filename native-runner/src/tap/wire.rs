@@ -11,6 +11,8 @@ const ARP_REQUEST: u16 = 1;
 const ARP_REPLY: u16 = 2;
 /// Offset of the TCP checksum inside the TCP header.
 pub const TCP_CSUM_OFFSET: usize = 16;
+/// RFC 7323 §2.3: a window scale above 14 is taken as 14 (the kernel's `TCP_MAX_WSCALE`).
+pub const MAX_WSCALE: u8 = 14;
 
 /// The TCP header fields the endpoint sets, plus options and payload.
 #[derive(Clone, Debug, Default)]
@@ -195,7 +197,7 @@ pub fn parse(f: &[u8]) -> Frame<'_> {
     for o in t.options_iterator().flatten() {
         match o {
             TcpOptionElement::MaximumSegmentSize(m) => s.mss = Some(m),
-            TcpOptionElement::WindowScale(w) => s.wscale = Some(w),
+            TcpOptionElement::WindowScale(w) => s.wscale = Some(w.min(MAX_WSCALE)),
             TcpOptionElement::SelectiveAcknowledgementPermitted => s.sack_perm = true,
             TcpOptionElement::Timestamp(v, e) => s.ts = Some((v, e)),
             TcpOptionElement::SelectiveAcknowledgement(first, rest) => {
