@@ -199,6 +199,10 @@ fn de<T: serde::de::DeserializeOwned>(v: &Value, format: &'static str) -> Result
     let t = field_path::from_value(v).map_err(|e| {
         let message = e.error.to_string();
         let mut field = Path(&e.path).to_string();
+        if field.is_empty() {
+            // A missing top-level field: the error is about the scenario's own table.
+            field = "scenario".into();
+        }
         if let Some(key) = op_field::<T>(v, &e.path, &message) {
             field = format!("{field}.{key}");
         }
