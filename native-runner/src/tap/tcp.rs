@@ -914,24 +914,33 @@ mod tests {
         }
     }
 
+    /// ARP answered, then the kernel's SYN-ACK with window `wnd` and options `opts`.
+    fn syn_ack(ep: &mut Endpoint, wnd: u16, opts: Vec<Opt>) {
+        ep.start(Duration::ZERO);
+        ep.take_out();
+        answer_arp(ep);
+        ep.take_out();
+        let t = TcpOut {
+            seq: IRS,
+            ack: Some(ISS + 1),
+            syn: true,
+            wnd,
+            opts,
+            ..TcpOut::default()
+        };
+        let f = wire::tcp_frame(&kernel_ends(), &t).unwrap();
+        ep.on_frame(VnetHdr::default(), &f, ms(2)).unwrap();
+    }
+
     #[test]
     fn a_peer_mss_smaller_than_the_timestamps_leaves_one_byte() {
         for peer_mss in [0, 11, 12, 13] {
             let mut ep = endpoint(100, &[100], true);
-            ep.start(Duration::ZERO);
-            ep.take_out();
-            answer_arp(&mut ep);
-            ep.take_out();
-            let t = TcpOut {
-                seq: IRS,
-                ack: Some(ISS + 1),
-                syn: true,
-                wnd: 65_535,
-                opts: vec![Opt::MaximumSegmentSize(peer_mss), Opt::Timestamp(77, 1)],
-                ..TcpOut::default()
-            };
-            let f = wire::tcp_frame(&kernel_ends(), &t).unwrap();
-            ep.on_frame(VnetHdr::default(), &f, ms(2)).unwrap();
+            syn_ack(
+                &mut ep,
+                65_535,
+                vec![Opt::MaximumSegmentSize(peer_mss), Opt::Timestamp(77, 1)],
+            );
             assert_eq!(ep.mss(), u64::from(peer_mss).saturating_sub(12).max(1));
             ep.take_out();
         }
@@ -939,31 +948,14 @@ mod tests {
 
     #[test]
     fn window_scales_above_14_count_as_14() {
-        let mut ep = endpoint(100, &[100], false);
-        ep.cfg.wscale = 40;
-        ep = Endpoint::new(
-            ep.cfg.clone(),
-            vec![7; 100],
-            vec![Chunk {
-                end: 100,
-                psh: false,
-            }],
-            ISS,
-        );
-        ep.start(Duration::ZERO);
-        ep.take_out();
-        answer_arp(&mut ep);
-        ep.take_out();
-        let t = TcpOut {
-            seq: IRS,
-            ack: Some(ISS + 1),
-            syn: true,
-            wnd: 1,
-            opts: vec![Opt::WindowScale(255)],
-            ..TcpOut::default()
-        };
-        let f = wire::tcp_frame(&kernel_ends(), &t).unwrap();
-        ep.on_frame(VnetHdr::default(), &f, ms(2)).unwrap();
+        let mut cfg = endpoint(0, &[], false).cfg;
+        cfg.wscale = 40;
+        let chunks = vec![Chunk {
+            end: 100,
+            psh: false,
+        }];
+        let mut ep = Endpoint::new(cfg, vec![7; 100], chunks, ISS);
+        syn_ack(&mut ep, 1, vec![Opt::WindowScale(255)]);
         let acks: Vec<u16> = ep
             .take_out()
             .iter()
