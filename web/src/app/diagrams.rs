@@ -46,7 +46,9 @@ const LEGEND: &str = concat!(
     r#"<span class="k arrow"></span>frag to its bytes "#,
     r#"<span class="k harrow"></span>head, chained skb or dfrag to its bytes "#,
     r#"<span class="cur">▲</span> a page-frag allocator's offset · refcount: references held on a page "#,
-    r#"<span class="k chg"></span>changed by this step (or touched by this event) "#,
+    r#"<span class="k chg"></span>changed by this step (or touched by this event: its skb, frag slot, page) "#,
+    r#"<span class="k gone"></span>page freed by this event, fading out "#,
+    r#"head · data · tail · end: the skb's buffer pointers; shinfo: skb_shared_info, holding frags[] "#,
 );
 
 /// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
@@ -136,8 +138,9 @@ impl Diagrams {
     }
 }
 
-/// The left trace after event `k` of step `pos` (1-based), marking what that event touched
-/// (`None` when the events do not replay, which the core's tests rule out).
+/// The left trace after event `k` of step `pos` (1-based), marking what that event touched:
+/// its skbs, its frag slot, its pages (a page it freed stays in the state, to fade out) and
+/// its cursor (`None` when the events do not replay, which the core's tests rule out).
 fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
     let e = t
         .steps
@@ -149,13 +152,23 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
     let cursors = (touched.cursor)
         .and_then(|c| state.cursors.get(c))
         .map(|c| c.name.clone());
+    let before = state.pages.clone();
     state.apply(e).ok()?;
+    let gone: Vec<_> = (before.into_iter())
+        .filter(|p| state.pages.binary_search_by_key(&p.id, |q| q.id).is_err())
+        .collect();
     let skbs = touched.skbs.iter().copied();
     let marks = Changed {
         skbs: skbs.chain(touched.frags.iter().map(|f| f.0)).collect(),
         pages: touched.pages.into_iter().collect(),
         cursors: cursors.into_iter().collect(),
+        frags: touched.frags.into_iter().collect(),
+        gone: gone.iter().map(|p| p.id).collect(),
     };
+    for p in gone {
+        let at = state.pages.partition_point(|q| q.id < p.id);
+        state.pages.insert(at, p);
+    }
     Some((state, marks))
 }
 
