@@ -415,14 +415,15 @@ fn skb_width(skb: &Skb, max_frags: u32, room: u32) -> u32 {
         .min(room)
 }
 
-/// A generous width of `s` at 11 px (digits are the widest glyphs of the usual fonts).
+/// A generous width of `s` at 11 px (DejaVu Sans, the widest of the usual fallbacks, gives a
+/// digit or most lower-case letters 7 px).
 fn text_w(s: &str) -> u32 {
     s.chars()
         .map(|c| match c {
-            '0'..='9' => 7,
-            ' ' | '·' | '.' | ',' | ':' | '=' => 4,
-            'A'..='Z' | 'm' | 'w' => 9,
-            _ => 6,
+            ' ' | '·' | '.' | ',' | ':' | 'i' | 'l' | 'j' | 't' | 'f' | 'r' | '(' | ')' => 4,
+            'A'..='Z' => 8,
+            'm' | 'w' | '=' | '+' | '@' => 10,
+            _ => 7,
         })
         .sum()
 }
@@ -943,12 +944,12 @@ mod tests {
         let svg = draw(&s, &marks, 17, 1000, "modern").to_svg();
         for want in [
             r#"<path class="tick" d="M16 67v5"/><text class="s" x="16" y="82">head</text>"#,
-            // Each name (est. 6 px a letter) centred under its tick, unless that runs into
-            // the name before: "data" would start at 53 - 12 = 41, but "head" ends at 16 + 24
-            // (+ 4 apart); all kept left of the bracket at 16 + 150 + 46 - 4 = 208.
-            r#"<path class="tick" d="M53 67v5"/><text class="s" x="44" y="82">data</text>"#,
-            r#"<path class="tick" d="M128 67v5"/><text class="s" x="116" y="82">tail</text>"#,
-            r#"<path class="tick" d="M165 67v5"/><text class="s" x="156" y="82">end</text>"#,
+            // Each name centred under its tick (by text_w: "data" 25, "tail" 19, "end" 21),
+            // unless that runs into the name before: "data" would start at 53 - 12 = 41, but
+            // "head" ends at 16 + 28 (+ 4 apart); all kept left of the bracket at 208.
+            r#"<path class="tick" d="M53 67v5"/><text class="s" x="48" y="82">data</text>"#,
+            r#"<path class="tick" d="M128 67v5"/><text class="s" x="119" y="82">tail</text>"#,
+            r#"<path class="tick" d="M165 67v5"/><text class="s" x="155" y="82">end</text>"#,
             // skb_shared_info right after end, its bracket down to the frag array.
             r#"<rect class="shi" x="166" y="53" width="46" height="14">"#,
             r#"<path class="brk" d="M212 67V87H16V90"/>"#,
