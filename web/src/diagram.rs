@@ -16,7 +16,7 @@
 use crate::diff::Changed;
 use skblab_core::page::{Page, PageId};
 use skblab_core::skb::{Frag, Skb};
-use skblab_core::trace::State;
+use skblab_core::trace::{Linearized, State};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -195,7 +195,7 @@ fn layout(state: &State, max_frags: u32, width: u32) -> Layout {
     let queues = (state.queues.iter())
         .map(|q| {
             let label = labelled(&mut y);
-            let widths = q.skbs.iter().map(|s| skb_width(s, max_frags, room));
+            let widths = (q.skbs.iter()).map(|s| skb_width(s, &state.linearized, max_frags, room));
             let spots = flow(&mut y, right, SKB_H, widths);
             if spots.is_empty() {
                 y += 20; // "empty"
@@ -283,8 +283,9 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         for (skb, &(x, y)) in q.skbs.iter().zip(spots) {
             let mut body = String::with_capacity(1200);
             let mut ends = Vec::new();
-            let w = skb_width(skb, max_frags, at.room);
-            draw_skb(&mut body, skb, (x, y, w), max_frags, &mut ends);
+            let w = skb_width(skb, &state.linearized, max_frags, at.room);
+            let facts = facts(skb, &state.linearized);
+            draw_skb(&mut body, skb, (x, y, w), (max_frags, &facts), &mut ends);
             let key = format!("s{qi}-{}", skb.id);
             let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
             let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
@@ -406,11 +407,11 @@ fn cells(skb: &Skb, max_frags: u32) -> u32 {
 
 /// An skb's width: its buffer and shared info, its frag cells or its texts, whichever is
 /// widest, at most `room` (the frag cells narrow to fit).
-fn skb_width(skb: &Skb, max_frags: u32, room: u32) -> u32 {
+fn skb_width(skb: &Skb, copies: &[Linearized], max_frags: u32, room: u32) -> u32 {
     let title = text_w(&title(skb)) + if skb.psh { 44 } else { 12 };
     (HEAD_W + SHINFO_W + 12)
         .max(cells(skb, max_frags) * (FRAG_W + 3) + 9)
-        .max(text_w(&facts(skb)) + 12)
+        .max(text_w(&facts(skb, copies)) + 12)
         .max(title)
         .min(room)
 }
@@ -455,8 +456,9 @@ fn title(skb: &Skb) -> String {
     format!("skb {} · len {}", skb.id, skb.len)
 }
 
-/// The facts the terminal prints beside an skb, for its bottom line.
-fn facts(skb: &Skb) -> String {
+/// The facts the terminal prints beside an skb, for its bottom line, with the linear copy a
+/// device without scatter-gather is being given of it (`copies`: the state's).
+fn facts(skb: &Skb, copies: &[Linearized]) -> String {
     let mut facts = vec![format!("cpu {}", skb.cpu)];
     facts.extend(skb.sent.then(|| "sent".to_string()));
     facts.extend(skb.eor.then(|| "EOR".to_string()));
@@ -471,6 +473,8 @@ fn facts(skb: &Skb) -> String {
         skb.mapping
             .map(|m| format!("map {}+{}", m.data_seq, m.data_len)),
     );
+    let copy = copies.iter().find(|c| c.skb == skb.id);
+    facts.extend(copy.map(|c| format!("linearized clone: head {} B", c.head_bytes)));
     facts.join(" · ")
 }
 
@@ -478,7 +482,7 @@ fn draw_skb(
     out: &mut String,
     skb: &Skb,
     (x, y, w): (u32, u32, u32),
-    max_frags: u32,
+    (max_frags, facts): (u32, &str),
     frag_ends: &mut Vec<FragEnd>,
 ) {
     let h = &skb.head;
@@ -517,7 +521,7 @@ fn draw_skb(
         r#"<text class="s" x="{}" y="{}">{}</text>"#,
         x + 6,
         y + SKB_H - 6,
-        facts(skb)
+        facts
     );
     if skb.psh {
         let _ = write!(
@@ -1001,5 +1005,23 @@ mod tests {
             !svg.contains(r#"class="mk chg" x="718""#),
             "a gone page is not outlined"
         );
+    }
+
+    #[test]
+    fn a_linearized_copy_shows_on_its_skb() {
+        let mut s = sample();
+        s.linearized.push(Linearized {
+            skb: 7,
+            head_bytes: 2416,
+            copied: 1448,
+        });
+        let none = Changed::default();
+        let marks = Marks {
+            changed: &none,
+            differs: &none,
+        };
+        let svg = draw(&s, &marks, 17, 1000, "kumar").to_svg();
+        let want = r#"<text class="s" x="16" y="122">cpu 0 · linearized clone: head 2416 B</text>"#;
+        assert!(svg.contains(want), "{svg}");
     }
 }
