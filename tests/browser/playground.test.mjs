@@ -450,3 +450,17 @@ test('zoom: buttons and keys zoom in, out, back to 100 % and fit; the zoom outli
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('a panel pairing patches of different kernels says what the pairing is', async () => {
+  const page = await open(browser);
+  const value = await page.$$eval('#walkthrough option', (os) =>
+    os.find((o) => o.textContent.includes('rx skb cache (Dumazet, 2019)')).value);
+  await page.selectOption('#walkthrough', value);
+  const about = page.locator('figure[data-variant="modern+dumazet-2019"] [data-testid=about-variant]');
+  assert.match(await about.textContent(), /^v6\.12's page_frag_cache, with Dumazet's 2019 per-socket rx skb cache .*; no kernel had both/);
+  // Send variants are one patch each: their titles need no note.
+  await page.selectOption('#walkthrough', { index: 0 });
+  assert.equal(await page.locator('[data-testid=about-variant]').count(), 0);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

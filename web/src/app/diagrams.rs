@@ -12,6 +12,7 @@ use crate::diagram::{self, Drawing, Marks};
 use crate::diff::Changed;
 use crate::dom;
 use gloo_events::EventListener;
+use skblab_core::scenario::about_variant;
 use skblab_core::trace::State;
 use skblab_core::Trace;
 use wasm_bindgen::JsCast;
@@ -179,6 +180,9 @@ impl Component for Diagrams {
                             <strong>{ &t.variant }</strong>{ format!(" · kernel {}", t.era) }
                             <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={link.callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
                             <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={link.callback(move |_| Msg::ExportJson(i))}>{ "trace JSON" }</button>
+                            if let Some(about) = about_variant(&t.mechanism, &t.variant) {
+                                <div class="about" data-testid="about-variant">{ about }</div>
+                            }
                         </figcaption>
                         <div class="svgwrap" onscroll={on_scroll(ctx, i, shown.drawing.width, zoom)}>
                             { shown.view(self.windows.get(i).copied().unwrap_or(FIRST_WINDOW), zoom) }
