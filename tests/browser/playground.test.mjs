@@ -464,3 +464,53 @@ test('a panel pairing patches of different kernels says what the pairing is', as
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('event by event, the drawing is the state after that many events: skbs, frags, pages, the linearized clone', async () => {
+  // kumar-2010 on a device without scatter-gather: frags, page references and a linearized
+  // clone per transmitted skb. The state after each event is replayed here from the native
+  // run's events (a send walkthrough queues every skb it allocates).
+  const text = 'mechanism = "sendmsg"\nvariant = "kumar-2010"\nsocket = { mss = 1448 }\n' +
+    'device = { sg = false, gso = false, csum = true, mtu = 1500, drain = true }\n' +
+    'ops = [{ op = "sendmsg", bytes = 4096 }, { op = "ack" }, { op = "close" }]\n';
+  const steps = runNative(text, 'kumar-2010').steps;
+  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=0`);
+  await page.locator('body').focus();
+  const skbs = new Map(); // id -> { queue, frags }
+  const pages = new Set();
+  const clones = new Map(); // skb -> head_bytes
+  let seen = 0;
+  for (let n = 1; n <= steps.length; n++) {
+    for (const [k, e] of steps[n - 1].events.entries()) {
+      await page.keyboard.press('ArrowDown');
+      const what = `step ${n} event ${k + 1} (${e.ev})`;
+      assert.equal(await page.getAttribute('[data-testid=event]', 'data-event'), String(k + 1), what);
+      if (e.ev === 'alloc_skb') skbs.set(e.skb, { queue: e.queue, frags: 0 });
+      if (e.ev === 'free_skb') skbs.delete(e.skb);
+      if (e.ev === 'new_frag') skbs.get(e.skb).frags += 1;
+      if (e.ev === 'alloc_page') pages.add(e.page);
+      if (e.ev === 'free_page') pages.delete(e.page);
+      if (e.ev === 'linearize') clones.set(e.skb, e.head_bytes);
+      if (e.ev === 'xmit' && e.linearized) clones.delete(e.skb);
+      const drawn = await page.$$eval('figure:first-of-type g[data-skb]', (gs) => gs.map((g) => ({
+        id: Number(g.dataset.skb),
+        frags: g.querySelectorAll('rect.fr').length,
+        text: [...g.querySelectorAll('text')].map((t) => t.textContent).join(' | '),
+      })));
+      assert.deepEqual(drawn.map((d) => d.id).sort(), [...skbs.keys()].sort(), `${what}: skbs drawn`);
+      for (const d of drawn) {
+        assert.equal(d.frags, skbs.get(d.id).frags, `${what}: skb ${d.id}'s frag slots`);
+        const clone = clones.get(d.id);
+        assert.equal(d.text.includes('linearized clone'), clone !== undefined, `${what}: skb ${d.id} clone`);
+        if (clone !== undefined) assert.ok(d.text.includes(`linearized clone: head ${clone} B`), d.text);
+      }
+      seen += clones.size;
+      assert.match(await page.locator('figure:first-of-type svg text.q', { hasText: 'write_queue' }).textContent(),
+        new RegExp(`^write_queue \\(${skbs.size} skbs?\\)$`), what);
+      assert.equal(await livePages(page), pages.size, what);
+      assert.deepEqual((await drawnIds(page)).pages, [...pages].sort(), `${what}: pages drawn`);
+    }
+  }
+  assert.ok(seen > 0, 'a linearized clone was drawn');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
