@@ -290,8 +290,8 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
             let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
             outline(&key, (x, y, w, SKB_H), mark);
-            for &(_, i) in (marks.changed.frags.range((skb.id, 0)..=(skb.id, u32::MAX)))
-                .filter(|&&(_, i)| (i as usize) < skb.frags.len())
+            for &(_, i) in (marks.changed.frags.iter())
+                .filter(|&&(s, i)| s == skb.id && (i as usize) < skb.frags.len())
             {
                 let (fx, fw) = frag_cell(skb, (x, w), max_frags, i);
                 outline(&format!("{key}f{i}"), (fx, y + FRAG_Y, fw, 16), " chg");
@@ -977,7 +977,7 @@ mod tests {
             used: 0,
         });
         let touched = Changed {
-            frags: [(7, 0)].into(),
+            frags: vec![(7, 0)],
             gone: [5].into(),
             ..Default::default()
         };

@@ -230,7 +230,7 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
         skbs: skbs.chain(touched.frags.iter().map(|f| f.0)).collect(),
         pages: touched.pages.into_iter().collect(),
         cursors: cursors.into_iter().collect(),
-        frags: touched.frags.into_iter().collect(),
+        frags: touched.frags,
         gone: gone.iter().map(|p| p.id).collect(),
     };
     for p in gone {
