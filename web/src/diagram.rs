@@ -784,6 +784,16 @@ mod tests {
     use skblab_core::skb::{Frag, SkbHead};
     use skblab_core::trace::{Cursor, Queue};
 
+    /// `s` drawn 1000 wide with nothing marked, as one SVG document.
+    fn unmarked(s: &State) -> String {
+        let none = Changed::default();
+        let marks = Marks {
+            changed: &none,
+            differs: &none,
+        };
+        draw(s, &marks, 17, 1000, "test").to_svg()
+    }
+
     fn sample() -> State {
         let mut skb = Skb::new(
             7,
@@ -915,12 +925,7 @@ mod tests {
             size: 640,
         };
         s.cursors[0].offset = 3456;
-        let none = Changed::default();
-        let marks = Marks {
-            changed: &none,
-            differs: &none,
-        };
-        let svg = draw(&s, &marks, 17, 1000, "duyck").to_svg();
+        let svg = unmarked(&s);
         // 514 + 3456 * 224 / 4096 = 703; to 514 + 224 = 738: 35 wide. The cursor's triangle
         // points up at 703 under the bar (67 + 11), its label below it.
         for want in [
@@ -940,12 +945,7 @@ mod tests {
         let skb = &mut s.queues[0].skbs[0];
         (skb.head.headroom, skb.head.tailroom) = (64, 64);
         skb.linear_len = 128;
-        let none = Changed::default();
-        let marks = Marks {
-            changed: &none,
-            differs: &none,
-        };
-        let svg = draw(&s, &marks, 17, 1000, "modern").to_svg();
+        let svg = unmarked(&s);
         for want in [
             r#"<path class="tick" d="M16 67v5"/><text class="s" x="16" y="82">head</text>"#,
             // Each name centred under its tick (by text_w: "data" 25, "tail" 19, "end" 21),
@@ -961,23 +961,23 @@ mod tests {
             assert!(svg.contains(want), "missing {want} in {svg}");
         }
         // With no linear data and no tailroom, data, tail and end are one point: one name.
-        let svg = draw(&sample(), &marks, 17, 1000, "modern").to_svg();
+        let svg = unmarked(&sample());
         assert!(svg.contains(">data=tail=end</text>"), "{svg}");
     }
 
     #[test]
     fn an_event_outlines_its_frag_slot_and_fades_the_page_it_freed() {
+        // Page 5, freed by the event (which touched it), is still in the state drawn.
         let mut s = sample();
-        s.pages.push(Page {
+        let freed = Page {
             id: 5,
-            order: 0,
-            size: 4096,
             count: 0,
-            cpu: 0,
-            used: 0,
-        });
+            ..s.pages[0].clone()
+        };
+        s.pages.push(freed);
         let touched = Changed {
             frags: vec![(7, 0)],
+            pages: [5].into(),
             gone: [5].into(),
             ..Default::default()
         };
@@ -1002,7 +1002,7 @@ mod tests {
         assert!(svg.contains("pages (1 live)"), "{svg}");
         assert_eq!(svg.matches("data-page=").count(), 1);
         assert!(
-            !svg.contains(r#"class="mk chg" x="718""#),
+            !d.pieces.iter().any(|p| p.key == "mp5"),
             "a gone page is not outlined"
         );
     }
@@ -1015,12 +1015,7 @@ mod tests {
             head_bytes: 2416,
             copied: 1448,
         });
-        let none = Changed::default();
-        let marks = Marks {
-            changed: &none,
-            differs: &none,
-        };
-        let svg = draw(&s, &marks, 17, 1000, "kumar").to_svg();
+        let svg = unmarked(&s);
         let want = r#"<text class="s" x="16" y="122">cpu 0 · linearized clone: head 2416 B</text>"#;
         assert!(svg.contains(want), "{svg}");
     }
