@@ -30,6 +30,11 @@ pub trait Mechanism {
     fn op_count(&self) -> usize;
     /// Checks every field and cap, then runs the operations into a trace.
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error>;
+    /// What a trace's variant name means, where the name alone does not say (a pairing of
+    /// patches from different kernels); `None` for a name this mechanism does not know.
+    fn about_variant(_variant: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The two [`Mechanism`] methods a scenario type answers from its `variant` and `ops`

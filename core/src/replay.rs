@@ -8,7 +8,7 @@
 use crate::mptcp::dfrag::MPTCP_DATA_FRAG_SIZE;
 use crate::page::{Page, PageId};
 use crate::skb::{Frag, Skb, SkbHead, SkbId};
-use crate::trace::{queue, Cursor, Dfrag, Event, State, Trace};
+use crate::trace::{queue, Cursor, Dfrag, Event, Linearized, State, Trace};
 use crate::Error;
 
 /// What one event touched: skbs, frag slots (skb, index), pages, data fragments (by
@@ -226,7 +226,29 @@ impl State {
             MarkPsh { skb } => self.skb(skb)?.psh = true,
             ClearPsh { skb } => self.skb(skb)?.psh = false,
             MarkEor { skb } => self.skb(skb)?.eor = true,
-            Xmit { skb, .. } => self.skb(skb)?.sent = true,
+            Linearize {
+                skb,
+                head_bytes,
+                copied,
+            } => {
+                self.skb(skb)?;
+                self.linearized.push(Linearized {
+                    skb,
+                    head_bytes,
+                    copied,
+                });
+            }
+            Xmit {
+                skb, linearized, ..
+            } => {
+                self.skb(skb)?.sent = true;
+                if linearized {
+                    // The device has the copy now.
+                    let at = (self.linearized.iter().position(|l| l.skb == skb))
+                        .ok_or_else(|| format!("skb {skb} was not linearized"))?;
+                    self.linearized.remove(at);
+                }
+            }
             RxFrame {
                 skb,
                 headers,
@@ -355,7 +377,6 @@ impl State {
             }
             // Calls and decisions that change no state the trace keeps.
             Push { .. }
-            | Linearize { .. }
             | Segment { .. }
             | Ack { .. }
             | NapiPoll { .. }
@@ -711,5 +732,30 @@ mod tests {
         };
         let got = t.state_at(0, i).unwrap().touched(&events[i]);
         assert_eq!((got.frags, got.pages), (vec![(skb, 0)], vec![page]));
+    }
+
+    /// Between a non-SG device's `linearize` and the skb's `xmit`, the state holds the linear
+    /// copy the device gets, as the terminal prints it (send-nosg, kumar-2010: skb 0, a
+    /// 2416-byte head holding its 1448 frag bytes); the `xmit` hands it over.
+    #[test]
+    fn a_linearized_clone_lives_from_linearize_to_xmit() {
+        let t = trace("send-nosg", Some("kumar-2010"));
+        let events = &t.steps[0].events;
+        let i = events.iter().position(|e| e.kind() == "linearize").unwrap();
+        let at = t.state_at(0, i + 1).unwrap();
+        let want = Linearized {
+            skb: 0,
+            head_bytes: 2416,
+            copied: 1448,
+        };
+        assert_eq!(at.linearized, [want]);
+        assert_eq!(events[i + 1].kind(), "xmit");
+        assert_eq!(t.state_at(0, i + 2).unwrap().linearized, []);
+        let mut s = at.clone();
+        s.linearized.clear();
+        assert!(
+            s.apply(&events[i + 1]).is_err(),
+            "an xmit of a copy never made"
+        );
     }
 }

@@ -29,6 +29,15 @@ macro_rules! mechanisms {
         /// The mechanisms a scenario can name.
         pub const MECHANISMS: &[&str] = &[$(<$ty as Mechanism>::NAME),*];
 
+        /// What the variant a trace names means, where its name alone does not say
+        /// (`modern+dumazet-2019`: a v6.12 allocator with the 2019 cache put back).
+        pub fn about_variant(mechanism: &str, variant: &str) -> Option<String> {
+            $(if mechanism == <$ty as Mechanism>::NAME {
+                return <$ty as Mechanism>::about_variant(variant);
+            })*
+            None
+        }
+
         impl Scenario {
             /// Reads the fields of the mechanism named `mech`, if there is one of that name.
             fn of(mech: &str, v: &Value, format: &'static str) -> Option<Result<Self, Error>> {
@@ -327,4 +336,22 @@ fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     let line = before.matches('\n').count() + 1;
     let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
     format!("line {line} column {col}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn about_variant_asks_the_trace_s_mechanism() {
+        let about = about_variant("rx", "modern+dumazet-2019").expect("an rx pairing");
+        assert!(
+            about.starts_with("v6.12's page_frag_cache, with Dumazet's"),
+            "{about}"
+        );
+        // Send and MPTCP variants are one patch each: their names say it all.
+        assert_eq!(about_variant("sendmsg", "kumar-2010"), None);
+        assert_eq!(about_variant("rx", "nope"), None);
+        assert_eq!(about_variant("nope", "modern"), None);
+    }
 }

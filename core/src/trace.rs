@@ -47,6 +47,21 @@ pub struct State {
     /// a step's state never holds one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub in_flight: Vec<Skb>,
+    /// The linear copies a device without scatter-gather is given: the clone
+    /// `tcp_transmit_skb` hands to `dev_queue_xmit`, linearized there (`skb_linearize`,
+    /// v2.6.33) before the driver sees it. One lives from its skb's `linearize` event to its
+    /// `xmit`; the driver frees it after transmission, so a step's state never holds one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub linearized: Vec<Linearized>,
+}
+
+/// A linearized clone of write-queue skb `skb`: a new head of `head_bytes` holding the
+/// `copied` frag bytes (for a GSO skb, software GSO's linear segments, `head_bytes` in all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Linearized {
+    pub skb: crate::skb::SkbId,
+    pub head_bytes: u32,
+    pub copied: u32,
 }
 
 /// Queue names, shared by the mechanisms that build the state and the replay that moves skbs

@@ -1,5 +1,5 @@
 // The playground's performance figures (a benchmark, not a test): wasm size raw and gzip,
-// time to first render, and render time per step on a scenario of about 500 skbs.
+// time to first render, and render time per step and per event on a scenario of 500 skbs.
 // Run through `cargo xtask bench-web`.
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -68,6 +68,28 @@ try {
   }
   console.log(`step render, scrolled to the newest skbs (steps ${len - 1} <-> ${len}): with style+layout ${fmt(median(near.map((r) => r.total)))} median / ${fmt(max(near.map((r) => r.total)))} max;` +
     ` app ${fmt(median(near.map((r) => r.app)))}, style+layout ${fmt(median(near.map((r) => r.layout)))} (medians)`);
+  // Event by event through the last step (500 skbs): each event rebuilds the state from the
+  // step before (Trace::state_at) and draws it; scrolled to the newest skbs, which the events
+  // touch, and at the top, where they are out of view.
+  const events = async () => {
+    await page.keyboard.press('End');
+    await page.keyboard.press('ArrowLeft');
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+    const rows = [];
+    for (let k = 1; k < 1000; k++) {
+      const r = await step('ArrowDown');
+      const at = await page.evaluate(() => document.querySelector('[data-testid=event]')?.dataset.event);
+      if ((await position(page)).at !== len || at !== String(k)) break;
+      rows.push(r);
+    }
+    return rows;
+  };
+  for (const where of ['scrolled to the newest skbs', 'at the top']) {
+    if (where === 'at the top') await page.locator('.svgwrap').first().evaluate((e) => { e.scrollTop = 0; });
+    const ev = await events();
+    console.log(`event render, step ${len} (${ev.length} events, 500 skbs), ${where}: with style+layout ${fmt(median(ev.map((r) => r.total)))} median / ${fmt(max(ev.map((r) => r.total)))} max (goal <= 16 ms);` +
+      ` building the state and drawing ${fmt(median(ev.map((r) => r.draw)))}, style+layout ${fmt(median(ev.map((r) => r.layout)))} (medians)`);
+  }
   await page.close();
 } finally {
   await browser.close();

@@ -288,6 +288,7 @@ test('event by event: keys and clicks select events, the diagram follows, the ke
   await page.locator('body').focus();
   // Keyboard only: ↓ walks every event of the first two steps, in order.
   let pages = new Set();
+  let faded = 0;
   for (let n = 1; n <= 2; n++) {
     const events = steps[n - 1].events;
     for (let k = 1; k <= events.length; k++) {
@@ -300,6 +301,15 @@ test('event by event: keys and clicks select events, the diagram follows, the ke
       const e = events[k - 1];
       if (e.ev === 'alloc_page') pages.add(e.page);
       if (e.ev === 'free_page') pages.delete(e.page);
+      // A page the event freed is drawn once more, fading, and named no live page (where it
+      // is near the view: the page holds only that part of a tall drawing).
+      const gone = await page.$$eval('figure:first-of-type [data-gone]', (els) => els.map((g) => Number(g.dataset.gone)));
+      for (const id of gone) assert.ok(e.ev === 'free_page' && id === e.page, `step ${n} event ${k} (${e.ev}): page ${id} fading`);
+      faded += gone.length;
+      // The frag slot a new frag fills is outlined on its own (a 16-high outline).
+      if (e.ev === 'new_frag') {
+        assert.equal(await page.locator('figure:first-of-type rect.mk.chg[height="16"]').count(), 1, `step ${n} event ${k} slot`);
+      }
       // (The page holds only the part of a tall drawing near the view: every page drawn is
       // one of them, and the label counts them all.)
       if (e.ev === 'alloc_page' || e.ev === 'free_page' || k === events.length) {
@@ -315,6 +325,7 @@ test('event by event: keys and clicks select events, the diagram follows, the ke
     const drawn = await drawnIds(page);
     for (const id of [...drawn.pages.map((p) => `p${p}`), ...drawn.skbs.map((s) => `s${s}`)]) assert.ok(want.has(id), `step ${n}: ${id} drawn`);
   }
+  assert.ok(faded > 0, 'some freed page was seen fading');
   // ↑ goes back one event; → leaves event stepping for the next whole step.
   await page.keyboard.press('ArrowUp');
   assert.equal(await page.getAttribute('[data-testid=event]', 'data-event'), String(steps[1].events.length - 1));
@@ -341,11 +352,30 @@ test('event by event: keys and clicks select events, the diagram follows, the ke
 });
 
 // The diagram's text stays legible: at 1400x900 and at 1024x768, for every step of every
-// walkthrough, every text drawn inside an skb, page or dfrag box lies within that box, and no
-// two texts of one box overlap. (Measured in the SVG's own units, with getBBox.)
-/** Every clipped or overlapping text in the drawn boxes, described. */
+// walkthrough, every text drawn inside an skb, page or dfrag box lies within that box, no two
+// texts of the drawing overlap, and every text is at least 11 px on screen at 100 % zoom.
+// (Boxes measured in the SVG's own units, with getBBox.)
+/** Every clipped, overlapping or too small text in the drawings, described. */
 function badTexts() {
   const bad = [];
+  for (const svg of document.querySelectorAll('figure svg')) {
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    const texts = [...svg.querySelectorAll('text')];
+    for (const t of texts) {
+      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (px < 10.99) bad.push(`"${t.textContent}" is ${px.toFixed(1)} px`);
+    }
+    // Across boxes too: a label running into the next skb or the page column.
+    const boxes = texts.map((t) => ({ t: t.textContent, b: t.getBBox() }));
+    boxes.sort((a, b) => a.b.y - b.b.y);
+    for (let i = 0; i < boxes.length; i++) {
+      const a = boxes[i].b;
+      for (let j = i + 1; j < boxes.length && boxes[j].b.y < a.y + a.height - 0.5; j++) {
+        const b = boxes[j].b;
+        if (a.x < b.x + b.width - 0.5 && b.x < a.x + a.width - 0.5) bad.push(`"${boxes[i].t}" overlaps "${boxes[j].t}"`);
+      }
+    }
+  }
   const inside = (a, b) => a.x >= b.x - 0.5 && a.y >= b.y - 0.5 &&
     a.x + a.width <= b.x + b.width + 0.5 && a.y + a.height <= b.y + b.height + 0.5;
   const meet = (a, b) => a.x < b.x + b.width - 0.5 && b.x < a.x + a.width - 0.5 &&
@@ -355,11 +385,6 @@ function badTexts() {
     const texts = [...g.querySelectorAll(':scope > text')].map((t) => ({ t: t.textContent, b: t.getBBox() }));
     const who = g.dataset.skb !== undefined ? `skb ${g.dataset.skb}` : g.dataset.page !== undefined ? `page ${g.dataset.page}` : `dfrag ${g.dataset.dfrag}`;
     for (const { t, b } of texts) if (!inside(b, box)) bad.push(`${who}: "${t}" leaves its box`);
-    for (let i = 0; i < texts.length; i++) {
-      for (let j = i + 1; j < texts.length; j++) {
-        if (meet(texts[i].b, texts[j].b)) bad.push(`${who}: "${texts[i].t}" overlaps "${texts[j].t}"`);
-      }
-    }
   }
   return bad;
 }
@@ -370,8 +395,11 @@ for (const [width, height] of [[1400, 900], [1024, 768]]) {
     await page.setViewportSize({ width, height });
     const options = await page.$$eval('#walkthrough option', (os) => os.map((o) => o.value).filter((v) => v !== ''));
     const bad = new Set();
+    const splits = [];
     for (const value of options) {
       await page.selectOption('#walkthrough', value);
+      const lefts = await page.$$eval('.diagrams.split figure', (fs) => fs.map((f) => Math.round(f.getBoundingClientRect().left)));
+      if (lefts.length === 2) splits.push([value, lefts]);
       const { len } = await position(page);
       for (let k = 0; k <= len; k++) {
         if (k > 0) await page.getByRole('button', { name: 'Next step' }).click();
@@ -379,7 +407,110 @@ for (const [width, height] of [[1400, 900], [1024, 768]]) {
       }
     }
     assert.deepEqual([...bad].slice(0, 30), [], `${bad.size} problems`);
+    // Comparisons at this size: side by side at 1400, stacked at 1024, never shrunk.
+    assert.ok(splits.length > 0, 'some walkthrough compares two variants');
+    for (const [value, lefts] of splits) assert.equal(lefts[0] === lefts[1], width < 1100, `${value}: panes at x ${lefts}`);
     assert.deepEqual(page.errors, []);
     await page.close();
   });
 }
+
+test('zoom: buttons and keys zoom in, out, back to 100 % and fit; the zoom outlives a reload', async () => {
+  const page = await open(browser);
+  const zoom = () => page.getByTestId('zoom').textContent();
+  const svgWidth = () => page.$eval('figure svg', (s) => Math.round(s.getBoundingClientRect().width));
+  assert.equal(await zoom(), '100 %');
+  // At 100 % a drawing unit is a pixel.
+  const units = await page.$eval('figure svg', (s) => s.viewBox.baseVal.width);
+  assert.equal(await svgWidth(), units);
+  await page.getByRole('button', { name: 'Zoom in' }).click();
+  assert.equal(await zoom(), '110 %');
+  assert.equal(await svgWidth(), Math.floor(units * 1.1));
+  await page.locator('body').focus();
+  await page.keyboard.press('-');
+  await page.keyboard.press('-');
+  assert.equal(await zoom(), '90 %');
+  await page.keyboard.press('+');
+  await page.keyboard.press('+');
+  await page.keyboard.press('+');
+  assert.equal(await zoom(), '125 %');
+  await page.reload();
+  await page.waitForSelector('[data-testid=step]');
+  assert.equal(await zoom(), '125 %', 'kept for the session');
+  await page.locator('body').focus();
+  await page.keyboard.press('0');
+  assert.equal(await zoom(), 'fit');
+  const pane = await page.$eval('figure .svgwrap', (w) => w.clientWidth);
+  assert.ok(Math.abs((await svgWidth()) - pane) <= 1, 'fit: the pane\'s width');
+  await page.getByRole('button', { name: 'Zoom 100 %' }).click();
+  assert.equal(await zoom(), '100 %');
+  // Typing in the editor zooms nothing.
+  await page.locator('#scenario').press('-');
+  assert.equal(await zoom(), '100 %');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a panel pairing patches of different kernels says what the pairing is', async () => {
+  const page = await open(browser);
+  const value = await page.$$eval('#walkthrough option', (os) =>
+    os.find((o) => o.textContent.includes('rx skb cache (Dumazet, 2019)')).value);
+  await page.selectOption('#walkthrough', value);
+  const about = page.locator('figure[data-variant="modern+dumazet-2019"] [data-testid=about-variant]');
+  assert.match(await about.textContent(), /^v6\.12's page_frag_cache, with Dumazet's 2019 per-socket rx skb cache .*; no kernel had both/);
+  // Send variants are one patch each: their titles need no note.
+  await page.selectOption('#walkthrough', { index: 0 });
+  assert.equal(await page.locator('[data-testid=about-variant]').count(), 0);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('event by event, the drawing is the state after that many events: skbs, frags, pages, the linearized clone', async () => {
+  // kumar-2010 on a device without scatter-gather: frags, page references and a linearized
+  // clone per transmitted skb. The state after each event is replayed here from the native
+  // run's events (a send walkthrough queues every skb it allocates).
+  const text = 'mechanism = "sendmsg"\nvariant = "kumar-2010"\nsocket = { mss = 1448 }\n' +
+    'device = { sg = false, gso = false, csum = true, mtu = 1500, drain = true }\n' +
+    'ops = [{ op = "sendmsg", bytes = 4096 }, { op = "ack" }, { op = "close" }]\n';
+  const steps = runNative(text, 'kumar-2010').steps;
+  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=0`);
+  await page.locator('body').focus();
+  const skbs = new Map(); // id -> { queue, frags }
+  const pages = new Set();
+  const clones = new Map(); // skb -> head_bytes
+  let seen = 0;
+  for (let n = 1; n <= steps.length; n++) {
+    for (const [k, e] of steps[n - 1].events.entries()) {
+      await page.keyboard.press('ArrowDown');
+      const what = `step ${n} event ${k + 1} (${e.ev})`;
+      assert.equal(await page.getAttribute('[data-testid=event]', 'data-event'), String(k + 1), what);
+      if (e.ev === 'alloc_skb') skbs.set(e.skb, { queue: e.queue, frags: 0 });
+      if (e.ev === 'free_skb') skbs.delete(e.skb);
+      if (e.ev === 'new_frag') skbs.get(e.skb).frags += 1;
+      if (e.ev === 'alloc_page') pages.add(e.page);
+      if (e.ev === 'free_page') pages.delete(e.page);
+      if (e.ev === 'linearize') clones.set(e.skb, e.head_bytes);
+      if (e.ev === 'xmit' && e.linearized) clones.delete(e.skb);
+      const drawn = await page.$$eval('figure:first-of-type g[data-skb]', (gs) => gs.map((g) => ({
+        id: Number(g.dataset.skb),
+        frags: g.querySelectorAll('rect.fr').length,
+        text: [...g.querySelectorAll('text')].map((t) => t.textContent).join(' | '),
+      })));
+      assert.deepEqual(drawn.map((d) => d.id).sort(), [...skbs.keys()].sort(), `${what}: skbs drawn`);
+      for (const d of drawn) {
+        assert.equal(d.frags, skbs.get(d.id).frags, `${what}: skb ${d.id}'s frag slots`);
+        const clone = clones.get(d.id);
+        assert.equal(d.text.includes('linearized clone'), clone !== undefined, `${what}: skb ${d.id} clone`);
+        if (clone !== undefined) assert.ok(d.text.includes(`linearized clone: head ${clone} B`), d.text);
+      }
+      seen += clones.size;
+      assert.match(await page.locator('figure:first-of-type svg text.q', { hasText: 'write_queue' }).textContent(),
+        new RegExp(`^write_queue \\(${skbs.size} skbs?\\)$`), what);
+      assert.equal(await livePages(page), pages.size, what);
+      assert.deepEqual((await drawnIds(page)).pages, [...pages].sort(), `${what}: pages drawn`);
+    }
+  }
+  assert.ok(seen > 0, 'a linearized clone was drawn');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

@@ -312,17 +312,7 @@ fn listeners(ctx: &Context<App>) -> [EventListener; 2] {
 /// ←/→ step, ↑/↓ (or Shift+←/→) move by event, Home/End jump, space plays; ignored while
 /// typing or with a modifier other than Shift held.
 fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
-    if e.ctrl_key() || e.alt_key() || e.meta_key() {
-        return None;
-    }
-    let tag = e
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .map(|el| el.tag_name().to_ascii_lowercase())
-        .unwrap_or_default();
-    if matches!(tag.as_str(), "input" | "textarea" | "select") {
-        return None;
-    }
+    let tag = shortcut_target(e)?;
     match e.key().as_str() {
         "ArrowDown" => Some(Nav::Event(1)),
         "ArrowUp" => Some(Nav::Event(-1)),
@@ -336,6 +326,20 @@ fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
         " " if tag != "button" => Some(Nav::TogglePlay),
         _ => None,
     }
+}
+
+/// The tag of a key's target when the key is a shortcut: not typed into a field, and no
+/// modifier other than Shift held.
+fn shortcut_target(e: &KeyboardEvent) -> Option<String> {
+    if e.ctrl_key() || e.alt_key() || e.meta_key() {
+        return None;
+    }
+    let tag = e
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .map(|el| el.tag_name().to_ascii_lowercase())
+        .unwrap_or_default();
+    (!matches!(tag.as_str(), "input" | "textarea" | "select")).then_some(tag)
 }
 
 impl App {

@@ -1,6 +1,8 @@
-//! The SVG drawing of a [`State`], for every mechanism: each queue's skbs (head split into
-//! headroom, linear data and tailroom; frag slots), the live pages (how full, refcount), arrows
-//! from frags to their pages, and the page-frag cursors.
+//! The SVG drawing of a [`State`], for every mechanism: each queue's skbs drawn as the
+//! kernel's documentation draws them (the buffer from `head` to `end`, `data` and `tail`
+//! marked on it, `skb_shared_info` after `end` with its frag array), the live pages (how
+//! full, refcount), arrows from frag slots to their pages, and the page-frag cursors.
+//! Every text is at least 11 px at 100 % zoom.
 //!
 //! The drawing is SVG markup in keyed pieces with its own `<style>`, so the page shows and the
 //! export button saves exactly the same picture, and a step re-parses only the pieces it
@@ -14,22 +16,27 @@
 use crate::diff::Changed;
 use skblab_core::page::{Page, PageId};
 use skblab_core::skb::{Frag, Skb};
-use skblab_core::trace::State;
+use skblab_core::trace::{Linearized, State};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 const PAD: u32 = 10;
+/// The buffer from `head` to `end`, to scale.
 const HEAD_W: u32 = 150;
-const FRAG_W: u32 = 34;
-const SKB_H: u32 = 90;
-/// Wide enough for the longest cursor label, `napi_alloc_cache.page cpu0 @23168`.
-const PAGE_W: u32 = 190;
-const PAGE_H: u32 = 68;
+/// The `skb_shared_info` box after `end`.
+const SHINFO_W: u32 = 46;
+/// Wide enough for "32768" at 11 px.
+const FRAG_W: u32 = 40;
+const SKB_H: u32 = 96;
+/// Wide enough for the longest cursor label, `napi_alloc_cache.page cpu0 @23168`, at 11 px.
+const PAGE_W: u32 = 236;
+const PAGE_H: u32 = 70;
 const GAP: u32 = 10;
 
 const STYLE: &str =
-    "text{font:11px system-ui,sans-serif;fill:#1d2430}.s{font-size:9px;fill:#4a5568}\
-.q{font-weight:600;font-size:12px}.box{fill:#fff;stroke:#8a94a6}.sent{fill:#f2f4f7}\
+    "text{font:11px system-ui,sans-serif;fill:#1d2430}.s{fill:#4a5568}.w{fill:#fff}\
+.q{font-weight:600;font-size:12px}.tick{stroke:#1d2430}.brk{stroke:#8a94a6;fill:none}.shi{fill:#fbf7ee;stroke:#8a94a6}\
+.gone{opacity:.35;animation:fade 1.5s forwards}@keyframes fade{to{opacity:0}}.box{fill:#fff;stroke:#8a94a6}.sent{fill:#f2f4f7}\
 .hr{fill:#d5d9e0}.ln{fill:#4c7bd9}.tr{fill:#eef2fb;stroke:#c3cbe0}.fr{fill:#5bb37f}\
 .free{fill:none;stroke:#b8c0cc;stroke-dasharray:3 2}.pg{fill:#fff;stroke:#8a94a6}\
 .fill{fill:#f0b35a}.bar{fill:#f5efe4;stroke:#d4c7ad}.arrow{stroke:#3f9a66;stroke-width:1.5;fill:none;opacity:.7}\
@@ -126,7 +133,7 @@ struct Layout {
 }
 
 const DFRAG_W: u32 = 150;
-const DFRAG_H: u32 = 40;
+const DFRAG_H: u32 = 42;
 
 /// Places boxes of the given widths left to right from `*y`, wrapping before `right`, and
 /// leaves `*y` below the last row.
@@ -188,7 +195,7 @@ fn layout(state: &State, max_frags: u32, width: u32) -> Layout {
     let queues = (state.queues.iter())
         .map(|q| {
             let label = labelled(&mut y);
-            let widths = q.skbs.iter().map(|s| skb_width(s, max_frags, room));
+            let widths = (q.skbs.iter()).map(|s| skb_width(s, &state.linearized, max_frags, room));
             let spots = flow(&mut y, right, SKB_H, widths);
             if spots.is_empty() {
                 y += 20; // "empty"
@@ -276,12 +283,19 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         for (skb, &(x, y)) in q.skbs.iter().zip(spots) {
             let mut body = String::with_capacity(1200);
             let mut ends = Vec::new();
-            let w = skb_width(skb, max_frags, at.room);
-            draw_skb(&mut body, skb, (x, y, w), max_frags, &mut ends);
+            let w = skb_width(skb, &state.linearized, max_frags, at.room);
+            let facts = facts(skb, &state.linearized);
+            draw_skb(&mut body, skb, (x, y, w), (max_frags, &facts), &mut ends);
             let key = format!("s{qi}-{}", skb.id);
             let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
             let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
             outline(&key, (x, y, w, SKB_H), mark);
+            for &(_, i) in (marks.changed.frags.iter())
+                .filter(|&&(s, i)| s == skb.id && (i as usize) < skb.frags.len())
+            {
+                let (fx, fw) = frag_cell(skb, (x, w), max_frags, i);
+                outline(&format!("{key}f{i}"), (fx, y + FRAG_Y, fw, 16), " chg");
+            }
             frag_ends.extend(ends.into_iter().map(|e| (key.clone(), e)));
             piece(key, (y, y + SKB_H), body);
         }
@@ -309,7 +323,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         format!(
             r#"<text class="q" x="{px0}" y="{}">pages ({} live)</text>"#,
             at.pages_label,
-            state.pages.len()
+            state.pages.len() - marks.changed.gone.len()
         ),
     );
     // The bytes of each page that frags (and heads, dfrags) hold, drawn where they sit.
@@ -324,6 +338,10 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         let held = held.get(&p.id).map_or(&[][..], Vec::as_slice);
         draw_page(&mut body, p, (x, y), held, state, marks);
         let key = format!("p{}", p.id);
+        if marks.changed.gone.contains(&p.id) {
+            piece(key, (y, y + PAGE_H), body);
+            continue;
+        }
         let (c, d) = (&marks.changed.pages, &marks.differs.pages);
         let mark = mark_class(c.contains(&p.id), d.contains(&p.id));
         outline(&key, (x, y, PAGE_W, PAGE_H), mark);
@@ -387,11 +405,28 @@ fn cells(skb: &Skb, max_frags: u32) -> u32 {
     skb.frags.len() as u32 + u32::from((skb.frags.len() as u32) < max_frags)
 }
 
-/// An skb's width: its head, or its frag cells, whichever is wider, at most `room`.
-fn skb_width(skb: &Skb, max_frags: u32, room: u32) -> u32 {
-    (HEAD_W + 12)
+/// An skb's width: its buffer and shared info, its frag cells or its texts, whichever is
+/// widest, at most `room` (the frag cells narrow to fit).
+fn skb_width(skb: &Skb, copies: &[Linearized], max_frags: u32, room: u32) -> u32 {
+    let title = text_w(&title(skb)) + if skb.psh { 44 } else { 12 };
+    (HEAD_W + SHINFO_W + 12)
         .max(cells(skb, max_frags) * (FRAG_W + 3) + 9)
+        .max(text_w(&facts(skb, copies)) + 12)
+        .max(title)
         .min(room)
+}
+
+/// A generous width of `s` at 11 px (DejaVu Sans, the widest of the usual fallbacks, gives a
+/// digit or most lower-case letters 7 px).
+fn text_w(s: &str) -> u32 {
+    s.chars()
+        .map(|c| match c {
+            ' ' | '·' | '.' | ',' | ':' | 'i' | 'l' | 'j' | 't' | 'f' | 'r' | '(' | ')' => 4,
+            'A'..='Z' => 8,
+            'm' | 'w' | '=' | '+' | '@' => 10,
+            _ => 7,
+        })
+        .sum()
 }
 
 /// `n` of `total` as a share of `len` units.
@@ -408,17 +443,52 @@ fn mark_class(id: bool, dif: bool) -> &'static str {
     }
 }
 
+/// The top of an skb's frag array, below its buffer and pointer names.
+const FRAG_Y: u32 = 58;
+
+/// Frag slot `i`'s left edge and width in an skb at `x`, `w` wide.
+fn frag_cell(skb: &Skb, (x, w): (u32, u32), max_frags: u32, i: u32) -> (u32, u32) {
+    let pitch = ((w - 9) / cells(skb, max_frags)).min(FRAG_W + 3);
+    (x + 6 + i * pitch, pitch - 3)
+}
+
+fn title(skb: &Skb) -> String {
+    format!("skb {} · len {}", skb.id, skb.len)
+}
+
+/// The facts the terminal prints beside an skb, for its bottom line, with the linear copy a
+/// device without scatter-gather is being given of it (`copies`: the state's).
+fn facts(skb: &Skb, copies: &[Linearized]) -> String {
+    let mut facts = vec![format!("cpu {}", skb.cpu)];
+    facts.extend(skb.sent.then(|| "sent".to_string()));
+    facts.extend(skb.eor.then(|| "EOR".to_string()));
+    if !skb.frag_list.is_empty() {
+        let bytes: u32 = skb.frag_list.iter().map(|c| c.len).sum();
+        facts.push(format!(
+            "frag_list: {} skb(s), {bytes} B",
+            skb.frag_list.len()
+        ));
+    }
+    facts.extend(
+        skb.mapping
+            .map(|m| format!("map {}+{}", m.data_seq, m.data_len)),
+    );
+    let copy = copies.iter().find(|c| c.skb == skb.id);
+    facts.extend(copy.map(|c| format!("linearized clone: head {} B", c.head_bytes)));
+    facts.join(" · ")
+}
+
 fn draw_skb(
     out: &mut String,
     skb: &Skb,
     (x, y, w): (u32, u32, u32),
-    max_frags: u32,
+    (max_frags, facts): (u32, &str),
     frag_ends: &mut Vec<FragEnd>,
 ) {
     let h = &skb.head;
     let _ = write!(
         out,
-        r#"<g data-skb="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, head {hb} bytes, truesize {ts}, allocated on CPU {cpu}{psh}{eor}{sent}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{SKB_H}" rx="4"/><text x="{tx}" y="{ty}">skb {id} · len {len}</text>"#,
+        r#"<g data-skb="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, head {hb} bytes, truesize {ts}, allocated on CPU {cpu}{psh}{eor}{sent}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{SKB_H}" rx="4"/><text x="{tx}" y="{ty}">{title}</text>"#,
         id = skb.id,
         seq = skb.seq,
         end = skb.end_seq,
@@ -436,46 +506,93 @@ fn draw_skb(
         sent = if skb.sent { ", sent" } else { "" },
         sentc = if skb.sent { " sent" } else { "" },
         tx = x + 6,
-        ty = y + 14,
+        ty = y + 15,
+        title = title(skb),
     );
-    // The facts the terminal prints beside an skb, on its bottom line.
-    let mut facts = vec![format!("cpu {}", skb.cpu)];
-    facts.extend(skb.sent.then(|| "sent".to_string()));
-    facts.extend(skb.eor.then(|| "EOR".to_string()));
     if !skb.frag_list.is_empty() {
         // Chained skbs (GRO's frag_list): their frags' pages are reached by arrows from the
         // bottom of this box.
-        let bytes: u32 = skb.frag_list.iter().map(|c| c.len).sum();
-        facts.push(format!(
-            "frag_list: {} skb(s), {bytes} B",
-            skb.frag_list.len()
-        ));
         for f in skb.frag_list.iter().flat_map(|c| &c.frags) {
             frag_ends.push(FragEnd::new(x + w / 2, y + SKB_H, f, true));
         }
     }
-    facts.extend(
-        skb.mapping
-            .map(|m| format!("map {}+{}", m.data_seq, m.data_len)),
-    );
     let _ = write!(
         out,
         r#"<text class="s" x="{}" y="{}">{}</text>"#,
         x + 6,
-        y + SKB_H - 5,
-        facts.join(" · ")
+        y + SKB_H - 6,
+        facts
     );
     if skb.psh {
         let _ = write!(
             out,
-            r#"<rect class="psh" x="{}" y="{}" width="26" height="12" rx="2"/><text x="{}" y="{}" style="fill:#fff;font-size:8px">PSH</text>"#,
-            x + w - 32,
+            r#"<rect class="psh" x="{}" y="{}" width="32" height="14" rx="2"/><text class="w" x="{}" y="{}">PSH</text>"#,
+            x + w - 38,
             y + 4,
-            x + w - 29,
-            y + 13
+            x + w - 35,
+            y + 15
         );
     }
-    // The head: headroom | linear data | tailroom, to scale within HEAD_W.
+    let (hx, hy) = (x + 6, y + 21);
+    draw_buffer(out, skb, (hx, hy));
+    if let Some(f) = &skb.head_frag {
+        frag_ends.push(FragEnd::new(hx + HEAD_W / 2, hy + 14, f, true));
+    }
+    // skb_shared_info sits right after `end`; a bracket from it leads to its frag array.
+    let (sx, fy) = (hx + HEAD_W, y + FRAG_Y);
+    let _ = write!(
+        out,
+        r#"<rect class="shi" x="{sx}" y="{hy}" width="{SHINFO_W}" height="14"><title>skb_shared_info, right after end: nr_frags {nf} of MAX_SKB_FRAGS {max_frags}, frag_list {fl}</title></rect><path class="brk" d="M{bx} {by}V{ly}H{hx}V{fy}"/>"#,
+        nf = skb.frags.len(),
+        fl = skb.frag_list.len(),
+        bx = sx + SHINFO_W,
+        by = hy + 14,
+        ly = fy - 3,
+    );
+    let _ = write!(
+        out,
+        r#"<text class="s" x="{}" y="{}">shinfo</text>"#,
+        sx + 5,
+        hy + 11
+    );
+    for (i, f) in skb.frags.iter().enumerate() {
+        let (fx, fw) = frag_cell(skb, (x, w), max_frags, i as u32);
+        let _ = write!(
+            out,
+            r#"<rect class="fr" x="{fx}" y="{fy}" width="{fw}" height="16" rx="2"><title>frags[{i}]: page {}, offset {}, size {}</title></rect>"#,
+            f.page, f.offset, f.size,
+        );
+        // The size, where the cell has room for it (else its title says it).
+        let size = f.size.to_string();
+        if text_w(&size) + 3 <= fw {
+            let _ = write!(
+                out,
+                r#"<text class="w" x="{}" y="{}">{size}</text>"#,
+                fx + 2,
+                fy + 12,
+            );
+        }
+        frag_ends.push(FragEnd::new(fx + fw / 2, fy + 16, f, false));
+    }
+    let used = skb.frags.len() as u32;
+    if used < max_frags {
+        let (fx, fw) = frag_cell(skb, (x, w), max_frags, used);
+        let _ = write!(
+            out,
+            r#"<rect class="free" x="{fx}" y="{fy}" width="{fw}" height="16" rx="2"><title>{n} free frag slots of MAX_SKB_FRAGS {max_frags}</title></rect><text class="s" x="{}" y="{}">+{n}</text>"#,
+            fx + 3,
+            fy + 12,
+            n = max_frags - used
+        );
+    }
+    out.push_str("</g>");
+}
+
+/// The head buffer at (`hx`, `hy`) as kernel documentation draws it: headroom, linear data
+/// and tailroom to scale, with `head`, `data`, `tail` and `end` marked under it (names of
+/// pointers that coincide are joined: `data=tail`).
+fn draw_buffer(out: &mut String, skb: &Skb, (hx, hy): (u32, u32)) {
+    let h = &skb.head;
     let total = (h.headroom + skb.linear_len + h.tailroom).max(1);
     let scale = |n: u32| {
         if n == 0 {
@@ -484,14 +601,19 @@ fn draw_skb(
             (n * HEAD_W / total).max(2)
         }
     };
-    let (hx, hy) = (x + 6, y + 20);
     let parts = [
         ("hr", scale(h.headroom)),
         ("ln", scale(skb.linear_len)),
         ("tr", scale(h.tailroom)),
     ];
+    let _ = write!(
+        out,
+        r#"<g><title>head; data = head + {} (headroom); tail = data + {} (linear); end = tail + {} (tailroom); then skb_shared_info</title>"#,
+        h.headroom, skb.linear_len, h.tailroom
+    );
+    let mut ticks = vec![(hx, "head".to_string())];
     let mut px = hx;
-    for (class, pw) in parts {
+    for ((class, pw), name) in parts.into_iter().zip(["data", "tail", "end"]) {
         if pw > 0 {
             let _ = write!(
                 out,
@@ -499,54 +621,36 @@ fn draw_skb(
             );
             px += pw;
         }
-    }
-    if let Some(f) = &skb.head_frag {
-        frag_ends.push(FragEnd::new(hx + HEAD_W / 2, hy + 14, f, true));
-    }
-    let _ = write!(
-        out,
-        r#"<text class="s" x="{hx}" y="{}">head {} · linear {} · tail {}</text>"#,
-        hy + 26,
-        h.headroom,
-        skb.linear_len,
-        h.tailroom,
-    );
-    // Frag cells narrow (down from FRAG_W) when the skb is as wide as the room allows.
-    let n = cells(skb, max_frags);
-    let pitch = ((w - 9) / n).min(FRAG_W + 3);
-    let fw = pitch - 3;
-    let fy = y + 56;
-    for (i, f) in skb.frags.iter().enumerate() {
-        let fx = x + 6 + i as u32 * pitch;
-        let _ = write!(
-            out,
-            r#"<rect class="fr" x="{fx}" y="{fy}" width="{fw}" height="16" rx="2"><title>frag {i}: page {}, offset {}, size {}</title></rect>"#,
-            f.page, f.offset, f.size,
-        );
-        // The size, where the cell has room for it (else its title says it).
-        let size = f.size.to_string();
-        if size.len() as u32 * 6 + 3 <= fw {
-            let _ = write!(
-                out,
-                r#"<text x="{}" y="{}" style="fill:#fff;font-size:9px">{size}</text>"#,
-                fx + 3,
-                fy + 12,
-            );
+        match ticks.last_mut() {
+            Some((at, names)) if *at == px => *names = format!("{names}={name}"),
+            _ => ticks.push((px, name.to_string())),
         }
-        frag_ends.push(FragEnd::new(fx + fw / 2, fy + 16, f, false));
-    }
-    let used = skb.frags.len() as u32;
-    if used < max_frags {
-        let fx = x + 6 + used * pitch;
-        let _ = write!(
-            out,
-            r#"<rect class="free" x="{fx}" y="{fy}" width="{fw}" height="16" rx="2"><title>{n} free frag slots of MAX_SKB_FRAGS {max_frags}</title></rect><text class="s" x="{}" y="{}">+{n}</text>"#,
-            fx + 4,
-            fy + 12,
-            n = max_frags - used
-        );
     }
     out.push_str("</g>");
+    // Each name centred under its pointer where it fits, nudged right of the one before
+    // and left of the shared info's bracket.
+    let limit = hx + HEAD_W + SHINFO_W - 4;
+    let mut next = hx;
+    let mut spots: Vec<u32> = (ticks.iter())
+        .map(|(at, name)| {
+            let spot = at.saturating_sub(text_w(name) / 2).max(next);
+            next = spot + text_w(name) + 4;
+            spot
+        })
+        .collect();
+    let mut right = limit;
+    for (spot, (_, name)) in spots.iter_mut().zip(&ticks).rev() {
+        *spot = (*spot).min(right.saturating_sub(text_w(name)));
+        right = spot.saturating_sub(4);
+    }
+    for ((at, name), spot) in ticks.iter().zip(spots) {
+        let _ = write!(
+            out,
+            r#"<path class="tick" d="M{at} {}v5"/><text class="s" x="{spot}" y="{}">{name}</text>"#,
+            hy + 14,
+            hy + 29,
+        );
+    }
 }
 
 /// MPTCP's data frags (`mptcp_data_frag`) at `at` (label baseline, corners): bytes pushed to
@@ -579,7 +683,7 @@ fn draw_dfrags(
             ty = y + 13,
             by = y + 18,
             bw = W - 12,
-            ly = y + 36,
+            ly = y + 37,
         );
         frag_ends.push(FragEnd {
             x: x + W / 2,
@@ -593,7 +697,7 @@ fn draw_dfrags(
 }
 
 /// The top of a page's bar (its bytes, left to right), relative to the page's corner.
-const BAR_Y: u32 = 33;
+const BAR_Y: u32 = 35;
 
 /// A page: its id, order, refcount and bytes handed out; a bar of its bytes with the `held`
 /// extents (offset, size) drawn where they sit, so an allocator counting down fills it from
@@ -610,7 +714,7 @@ fn draw_page(
     let (tx, by) = (x + 6, y + BAR_Y);
     let _ = write!(
         out,
-        r#"<g data-page="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}, allocated on CPU {cpu}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{PAGE_H}" rx="4"/><text x="{tx}" y="{ty}">page {id}{order}</text><text x="{tx}" y="{ry}" class="s">refcount {c} · used {used}/{size}</text><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/>"#,
+        r#"<g {tag}="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}, allocated on CPU {cpu}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{PAGE_H}" rx="4"/><text x="{tx}" y="{ty}">page {id}{order}</text><text x="{tx}" y="{ry}" class="s">refcount {c} · used {used}/{size}</text><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/>"#,
         id = p.id,
         o = p.order,
         size = p.size,
@@ -623,7 +727,14 @@ fn draw_page(
             String::new()
         },
         ty = y + 14,
-        ry = y + 27,
+        ry = y + 29,
+        // Freed by the event shown: drawn once more, fading out, under another name (the
+        // page no longer exists, so it is no `data-page`).
+        tag = if marks.changed.gone.contains(&p.id) {
+            r#"class="gone" data-gone"#
+        } else {
+            "data-page"
+        },
     );
     for &(off, len) in held {
         let fx = tx + scale_to(off, p.size, bar_w);
@@ -653,7 +764,7 @@ fn draw_page(
             name = esc(&c.name),
             off = c.offset,
             size = c.size,
-            ly = cy + 17,
+            ly = cy + 18,
         );
     }
     out.push_str("</g>");
@@ -672,6 +783,16 @@ mod tests {
     use super::*;
     use skblab_core::skb::{Frag, SkbHead};
     use skblab_core::trace::{Cursor, Queue};
+
+    /// `s` drawn 1000 wide with nothing marked, as one SVG document.
+    fn unmarked(s: &State) -> String {
+        let none = Changed::default();
+        let marks = Marks {
+            changed: &none,
+            differs: &none,
+        };
+        draw(s, &marks, 17, 1000, "test").to_svg()
+    }
 
     fn sample() -> State {
         let mut skb = Skb::new(
@@ -754,36 +875,37 @@ mod tests {
         let keys: Vec<(&str, u32, u32)> = (drawing.pieces.iter())
             .map(|p| (p.key.as_str(), p.top, p.bottom))
             .collect();
-        // The arrow's band: from its bend above the page's bar (y 65 - 30) to its bend below
-        // the frag (y 104 + 24).
+        // The arrow's band: from its bend above the page's bar (y 67 - 30) to its bend below
+        // the frag (y 106 + 24).
         assert_eq!(
             keys,
             [
                 ("q0", 12, 28),
-                ("s0-7", 32, 122),
+                ("s0-7", 32, 128),
                 ("pl", 12, 28),
-                ("p2", 32, 100),
-                ("ms0-7", 32, 122),
-                ("as0-7", 35, 128)
+                ("p2", 32, 102),
+                ("ms0-7", 32, 128),
+                ("as0-7", 37, 130)
             ]
         );
         let svg = drawing.to_svg();
         for want in [
             r#"data-skb="7""#,
             "skb 7 · len 1448",
-            r#"<rect class="mk chg" x="10" y="32" width="162" height="90" rx="4"/>"#,
-            "frag 0: page 2, offset 0, size 1448",
+            // The buffer and its shared info: 6 + 150 + 46 + 6 wide.
+            r#"<rect class="mk chg" x="10" y="32" width="208" height="96" rx="4"/>"#,
+            "frags[0]: page 2, offset 0, size 1448",
             "+16",
             r#"data-page="2""#,
             "refcount 2 · used 1448/4096",
             "sk_page_frag @1448",
             "cpu 0</text>",
-            // Pages stand at x 1000 - 10 - 2 * (190 + 10) + 10 = 600, their bar 6 in, 178
-            // wide: the frag's 1448 bytes at offset 0 fill 1448 * 178 / 4096 = 62 of it.
-            r#"<rect class="fill" x="606" y="65" width="62" height="10"/>"#,
-            // From the frag cell's middle (16 + 34 / 2, below the cell at 104) to the middle
-            // of its bytes in the bar (606 + 724 * 178 / 4096 = 637, the bar's top at 65).
-            r#"<path class="arrow" d="M33 104C33 128 637 35 637 65"/>"#,
+            // Pages stand at x 1000 - 10 - 2 * (236 + 10) + 10 = 508, their bar 6 in, 224
+            // wide: the frag's 1448 bytes at offset 0 fill 1448 * 224 / 4096 = 79 of it.
+            r#"<rect class="fill" x="514" y="67" width="79" height="10"/>"#,
+            // From the frag cell's middle (16 + 40 / 2, below the cell at 106) to the middle
+            // of its bytes in the bar (514 + 724 * 224 / 4096 = 553, the bar's top at 67).
+            r#"<path class="arrow" d="M36 106C36 130 553 37 553 67"/>"#,
             "sk_write_queue &lt;&amp;&gt; (1 skb)",
         ] {
             assert!(svg.contains(want), "missing {want} in {svg}");
@@ -803,20 +925,98 @@ mod tests {
             size: 640,
         };
         s.cursors[0].offset = 3456;
-        let none = Changed::default();
-        let marks = Marks {
-            changed: &none,
-            differs: &none,
-        };
-        let svg = draw(&s, &marks, 17, 1000, "duyck").to_svg();
-        // 606 + 3456 * 178 / 4096 = 756; to 606 + 178 = 784: 28 wide. The cursor's triangle
-        // points up at 756 under the bar (65 + 11), its label below it.
+        let svg = unmarked(&s);
+        // 514 + 3456 * 224 / 4096 = 703; to 514 + 224 = 738: 35 wide. The cursor's triangle
+        // points up at 703 under the bar (67 + 11), its label below it.
         for want in [
-            r#"<rect class="fill" x="756" y="65" width="28" height="10"/>"#,
-            r#"d="M756 76l-4 7h8z""#,
-            r#"<text class="s" x="606" y="93">sk_page_frag @3456</text>"#,
+            r#"<rect class="fill" x="703" y="67" width="35" height="10"/>"#,
+            r#"d="M703 78l-4 7h8z""#,
+            r#"<text class="s" x="514" y="96">sk_page_frag @3456</text>"#,
         ] {
             assert!(svg.contains(want), "missing {want} in {svg}");
         }
+    }
+
+    #[test]
+    fn an_skb_marks_head_data_tail_end_and_its_shared_info() {
+        // headroom 64 | linear 128 | tailroom 64 on a 150-wide buffer at x 16: data at
+        // 16 + 64 * 150 / 256 = 53, tail at 53 + 75 = 128, end at 128 + 37 = 165.
+        let mut s = sample();
+        let skb = &mut s.queues[0].skbs[0];
+        (skb.head.headroom, skb.head.tailroom) = (64, 64);
+        skb.linear_len = 128;
+        let svg = unmarked(&s);
+        for want in [
+            r#"<path class="tick" d="M16 67v5"/><text class="s" x="16" y="82">head</text>"#,
+            // Each name centred under its tick (by text_w: "data" 25, "tail" 19, "end" 21),
+            // unless that runs into the name before: "data" would start at 53 - 12 = 41, but
+            // "head" ends at 16 + 28 (+ 4 apart); all kept left of the bracket at 208.
+            r#"<path class="tick" d="M53 67v5"/><text class="s" x="48" y="82">data</text>"#,
+            r#"<path class="tick" d="M128 67v5"/><text class="s" x="119" y="82">tail</text>"#,
+            r#"<path class="tick" d="M165 67v5"/><text class="s" x="155" y="82">end</text>"#,
+            // skb_shared_info right after end, its bracket down to the frag array.
+            r#"<rect class="shi" x="166" y="53" width="46" height="14">"#,
+            r#"<path class="brk" d="M212 67V87H16V90"/>"#,
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
+        // With no linear data and no tailroom, data, tail and end are one point: one name.
+        let svg = unmarked(&sample());
+        assert!(svg.contains(">data=tail=end</text>"), "{svg}");
+    }
+
+    #[test]
+    fn an_event_outlines_its_frag_slot_and_fades_the_page_it_freed() {
+        // Page 5, freed by the event (which touched it), is still in the state drawn.
+        let mut s = sample();
+        let freed = Page {
+            id: 5,
+            count: 0,
+            ..s.pages[0].clone()
+        };
+        s.pages.push(freed);
+        let touched = Changed {
+            frags: vec![(7, 0)],
+            pages: [5].into(),
+            gone: [5].into(),
+            ..Default::default()
+        };
+        let marks = Marks {
+            changed: &touched,
+            differs: &Changed::default(),
+        };
+        let d = draw(&s, &marks, 17, 1000, "modern");
+        let slot = d
+            .pieces
+            .iter()
+            .find(|p| p.key == "ms0-7f0")
+            .expect("a slot outline");
+        // frags[0]'s cell: x 16, y 32 + 58, 40 wide.
+        assert_eq!(
+            slot.body,
+            r#"<rect class="mk chg" x="16" y="90" width="40" height="16" rx="4"/>"#
+        );
+        let svg = d.to_svg();
+        // The freed page is drawn once more, fading, and not counted nor named a live page.
+        assert!(svg.contains(r#"<g class="gone" data-gone="5">"#), "{svg}");
+        assert!(svg.contains("pages (1 live)"), "{svg}");
+        assert_eq!(svg.matches("data-page=").count(), 1);
+        assert!(
+            !d.pieces.iter().any(|p| p.key == "mp5"),
+            "a gone page is not outlined"
+        );
+    }
+
+    #[test]
+    fn a_linearized_copy_shows_on_its_skb() {
+        let mut s = sample();
+        s.linearized.push(Linearized {
+            skb: 7,
+            head_bytes: 2416,
+            copied: 1448,
+        });
+        let svg = unmarked(&s);
+        let want = r#"<text class="s" x="16" y="122">cpu 0 · linearized clone: head 2416 B</text>"#;
+        assert!(svg.contains(want), "{svg}");
     }
 }

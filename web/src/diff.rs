@@ -12,6 +12,11 @@ pub struct Changed {
     pub skbs: BTreeSet<SkbId>,
     pub pages: BTreeSet<PageId>,
     pub cursors: BTreeSet<String>,
+    /// Frag slots (skb, index) an event touched: outlined on their own. (A list: an event
+    /// touches one, and a set of pairs would cost the bundle a BTreeMap of its own.)
+    pub frags: Vec<(SkbId, u32)>,
+    /// Pages an event freed, drawn once more, fading out (the state passed holds them).
+    pub gone: BTreeSet<PageId>,
 }
 
 impl Changed {
@@ -51,6 +56,7 @@ impl Changed {
             skbs,
             pages,
             cursors,
+            ..Changed::default()
         }
     }
 

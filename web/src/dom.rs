@@ -1,5 +1,6 @@
 //! The little the app needs from the browser: the URL fragment, downloads, a clock for the
-//! benchmark, the panic message, and the text files served beside the page.
+//! benchmark, the tab's session storage, the panic message, and the text files served beside
+//! the page.
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -17,6 +18,18 @@ pub fn fragment() -> String {
 pub fn set_fragment(f: &str) {
     if let Ok(h) = window().history() {
         let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&format!("#{f}")));
+    }
+}
+
+/// A value this tab stored under `key` (kept across reloads, gone with the tab).
+pub fn session_get(key: &str) -> Option<String> {
+    window().session_storage().ok()??.get_item(key).ok()?
+}
+
+/// Stores `value` under `key` for the tab's session (silently not, where storage is off).
+pub fn session_set(key: &str, value: &str) {
+    if let Ok(Some(s)) = window().session_storage() {
+        let _ = s.set_item(key, value);
     }
 }
 

@@ -394,7 +394,7 @@ impl Machine for Msk {
             pages: self.tx.pool.live().cloned().collect(),
             cursors: vec![self.buf.pfrag.cursor("task_frag")],
             dfrags: self.buf.dfrags.iter().map(|d| d.view()).collect(),
-            in_flight: Vec::new(),
+            ..State::default()
         }
     }
 

@@ -317,4 +317,11 @@ impl Mechanism for RxScenario {
             counters,
         })
     }
+
+    fn about_variant(variant: &str) -> Option<String> {
+        variant
+            .parse::<super::variant::Variant>()
+            .ok()
+            .map(|v| v.about())
+    }
 }

@@ -98,6 +98,36 @@ impl Variant {
         self.to_string()
     }
 
+    /// The pairing in words: each axis's patch and kernel, and, where no kernel had both, that
+    /// the model puts them together (the constants follow the allocator's kernel).
+    pub fn about(&self) -> String {
+        use {Allocator::*, RxCache::*};
+        let alloc = match self.alloc {
+            Pre2012 => "v3.5's netdev_alloc_frag",
+            Duyck2012 => "netdev_alloc_frag with Duyck's 2012 page reuse (posted on v3.5)",
+            Modern => "v6.12's page_frag_cache",
+        };
+        let cache = match self.cache {
+            None => "consumed skbs freed on the reader's CPU",
+            Dumazet2019 => {
+                "Dumazet's 2019 per-socket rx skb cache (merged for 5.2, removed in 2021)"
+            }
+            DeferFree => {
+                "deferred freeing to the allocating CPU (skb_attempt_defer_free, since 2022)"
+            }
+        };
+        let apart = match (self.alloc, self.cache) {
+            (Pre2012 | Duyck2012, Dumazet2019 | DeferFree) | (Modern, Dumazet2019) => format!(
+                "; no kernel had both: the model puts the {} cache on the {} allocator, with {}'s constants",
+                self.cache,
+                self.alloc,
+                self.era()
+            ),
+            _ => String::new(),
+        };
+        format!("{alloc}, with {cache}{apart}")
+    }
+
     /// The constants follow the allocator's kernel: v3.5 (seed 001's base) or v6.12.
     pub fn era(&self) -> Era {
         match self.alloc {
@@ -139,6 +169,18 @@ mod tests {
         let mut w = v;
         w.set("modern").unwrap();
         assert_eq!(w.to_string(), "modern+dumazet-2019");
+        assert_eq!(
+            w.about(),
+            "v6.12's page_frag_cache, with Dumazet's 2019 per-socket rx skb cache (merged for \
+             5.2, removed in 2021); no kernel had both: the model puts the dumazet-2019 cache on \
+             the modern allocator, with v6.12's constants"
+        );
+        let shipped: Variant = "pre-2012+none".parse().unwrap();
+        assert!(
+            !shipped.about().contains("no kernel"),
+            "{}",
+            shipped.about()
+        );
         let e = "duyck-2012+lru".parse::<Variant>().unwrap_err().to_string();
         assert!(
             e.contains("unknown variant `lru`") && e.contains("ALLOCATOR+CACHE"),

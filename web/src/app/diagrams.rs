@@ -1,14 +1,21 @@
 //! The diagram pane: one figure per trace with the state at the position drawn as SVG, the
 //! marks of what the step changed (and, side by side, what differs from the other variant),
-//! the downloads, and the legend. It keeps the drawings for the position and, per figure, the
-//! band of the drawing the page holds as the learner scrolls ([`diagram::window`]).
+//! the downloads, the zoom and the legend. It keeps the drawings for the position, the zoom
+//! (kept for the tab's session) and, per figure, the band of the drawing the page holds as the
+//! learner scrolls ([`diagram::window`]).
+//!
+//! At 100 % a drawing unit is a pixel, so every text is at least 11 px; the drawings are
+//! sized so that a narrow window stacks the panes (style.css) rather than shrinking them.
 
 use super::Shared;
 use crate::diagram::{self, Drawing, Marks};
 use crate::diff::Changed;
 use crate::dom;
+use gloo_events::EventListener;
+use skblab_core::scenario::about_variant;
 use skblab_core::trace::State;
 use skblab_core::Trace;
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 use yew::virtual_dom::Key;
 
@@ -25,7 +32,21 @@ pub enum Msg {
     Scroll(usize, (u32, u32)),
     ExportJson(usize),
     ExportSvg(usize),
+    Zoom(Zoom),
 }
+
+/// A zoom move, by button or key (+ in, - out, 0 fit, 1 back to 100 %).
+#[derive(Clone, Copy)]
+pub enum Zoom {
+    In,
+    Out,
+    Fit,
+    Actual,
+}
+
+/// The zoom steps, in percent; fit is `None`.
+const ZOOMS: [u32; 9] = [50, 67, 80, 90, 100, 110, 125, 150, 200];
+const ZOOM_KEY: &str = "skblab.zoom";
 
 pub struct Diagrams {
     /// The drawings for the position, one per trace.
@@ -34,6 +55,9 @@ pub struct Diagrams {
     canvas: Vec<u32>,
     /// Per diagram, the band of it in the page.
     windows: Vec<(u32, u32)>,
+    /// Percent, or `None`: fit the pane's width.
+    zoom: Option<u32>,
+    _keys: EventListener,
 }
 
 /// What every mark means (static markup: as Yew nodes it cost the bundle a kilobyte).
@@ -46,7 +70,9 @@ const LEGEND: &str = concat!(
     r#"<span class="k arrow"></span>frag to its bytes "#,
     r#"<span class="k harrow"></span>head, chained skb or dfrag to its bytes "#,
     r#"<span class="cur">▲</span> a page-frag allocator's offset · refcount: references held on a page "#,
-    r#"<span class="k chg"></span>changed by this step (or touched by this event) "#,
+    r#"<span class="k chg"></span>changed by this step (or touched by this event: its skb, frag slot, page) "#,
+    r#"<span class="k gone"></span>page freed by this event, fading out · "#,
+    r#"head, data, tail, end: the skb's buffer pointers · shinfo: skb_shared_info, holding frags[] "#,
 );
 
 /// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
@@ -57,10 +83,17 @@ impl Component for Diagrams {
     type Properties = Props;
 
     fn create(ctx: &Context<Self>) -> Self {
+        let zoom = match dom::session_get(ZOOM_KEY).as_deref() {
+            Some("fit") => None,
+            Some(z) => z.parse().ok().filter(|z| ZOOMS.contains(z)).or(Some(100)),
+            None => Some(100),
+        };
         let mut d = Diagrams {
             drawn: Vec::new(),
             canvas: canvas_heights(&ctx.props().session),
             windows: Vec::new(),
+            zoom,
+            _keys: zoom_keys(ctx),
         };
         d.redraw(ctx.props());
         d
@@ -97,6 +130,29 @@ impl Component for Diagrams {
                     dom::download(&name, "image/svg+xml", &shown.drawing.to_svg());
                 }
             }
+            Msg::Zoom(z) => {
+                let old = self.zoom;
+                self.zoom = match z {
+                    Zoom::Fit => None,
+                    Zoom::Actual => Some(100),
+                    Zoom::In => ZOOMS.iter().copied().find(|&s| s > old.unwrap_or(100)),
+                    Zoom::Out => ZOOMS
+                        .iter()
+                        .copied()
+                        .rev()
+                        .find(|&s| s < old.unwrap_or(100)),
+                }
+                .or(old.filter(|_| matches!(z, Zoom::In | Zoom::Out)));
+                let text = self.zoom.map_or("fit".into(), |z| z.to_string());
+                dom::session_set(ZOOM_KEY, &text);
+                // Zoomed out, the view shows more of the drawing than the band kept: grow it
+                // until the next scroll chooses again.
+                let (from, to) = (old.unwrap_or(100), self.zoom.unwrap_or(100));
+                for (top, bottom) in self.windows.iter_mut().filter(|_| to < from) {
+                    *bottom = *top + (*bottom - *top) * from / to;
+                }
+                return self.zoom != old;
+            }
         }
         false
     }
@@ -105,17 +161,31 @@ impl Component for Diagrams {
         let s = &ctx.props().session;
         let split = s.traces.len() > 1;
         let link = ctx.link();
+        let zoom = self.zoom;
+        let button = |z: Zoom, label: &'static str, text: &'static str| {
+            html! { <button class="small" aria-label={label} title={label} onclick={link.callback(move |_| Msg::Zoom(z))}>{ text }</button> }
+        };
         html! {
             <section class={classes!("diagrams", split.then_some("split"))} aria-label="Diagram">
+                <div class="zoom" role="group" aria-label="Zoom">
+                    { button(Zoom::Out, "Zoom out", "−") }
+                    <output data-testid="zoom">{ zoom.map_or("fit".into(), |z| format!("{z} %")) }</output>
+                    { button(Zoom::In, "Zoom in", "+") }
+                    { button(Zoom::Actual, "Zoom 100 %", "100 %") }
+                    { button(Zoom::Fit, "Fit the width", "fit") }
+                </div>
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
                         <figcaption>
                             <strong>{ &t.variant }</strong>{ format!(" · kernel {}", t.era) }
                             <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={link.callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
                             <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={link.callback(move |_| Msg::ExportJson(i))}>{ "trace JSON" }</button>
+                            if let Some(about) = about_variant(&t.mechanism, &t.variant) {
+                                <div class="about" data-testid="about-variant">{ about }</div>
+                            }
                         </figcaption>
-                        <div class="svgwrap" onscroll={on_scroll(ctx, i, shown.drawing.width)}>
-                            { shown.view(self.windows.get(i).copied().unwrap_or(FIRST_WINDOW)) }
+                        <div class="svgwrap" onscroll={on_scroll(ctx, i, shown.drawing.width, zoom)}>
+                            { shown.view(self.windows.get(i).copied().unwrap_or(FIRST_WINDOW), zoom) }
                         </div>
                     </figure>
                 }) }
@@ -136,8 +206,9 @@ impl Diagrams {
     }
 }
 
-/// The left trace after event `k` of step `pos` (1-based), marking what that event touched
-/// (`None` when the events do not replay, which the core's tests rule out).
+/// The left trace after event `k` of step `pos` (1-based), marking what that event touched:
+/// its skbs, its frag slot, its pages (a page it freed stays in the state, to fade out) and
+/// its cursor (`None` when the events do not replay, which the core's tests rule out).
 fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
     let e = t
         .steps
@@ -149,13 +220,23 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
     let cursors = (touched.cursor)
         .and_then(|c| state.cursors.get(c))
         .map(|c| c.name.clone());
+    let before = state.pages.clone();
     state.apply(e).ok()?;
+    let gone: Vec<_> = (before.into_iter())
+        .filter(|p| state.pages.binary_search_by_key(&p.id, |q| q.id).is_err())
+        .collect();
     let skbs = touched.skbs.iter().copied();
     let marks = Changed {
         skbs: skbs.chain(touched.frags.iter().map(|f| f.0)).collect(),
         pages: touched.pages.into_iter().collect(),
         cursors: cursors.into_iter().collect(),
+        frags: touched.frags,
+        gone: gone.iter().map(|p| p.id).collect(),
     };
+    for p in gone {
+        let at = state.pages.partition_point(|q| q.id < p.id);
+        state.pages.insert(at, p);
+    }
     Some((state, marks))
 }
 
@@ -236,11 +317,12 @@ impl Shown {
     /// piece keyed so unchanged pieces stay. The SVG keeps the trace's canvas size at every
     /// step (resizing an SVG lays out every node in it again); the box around it shows only
     /// this step's drawing.
-    fn view(&self, (top, bottom): (u32, u32)) -> Html {
+    fn view(&self, (top, bottom): (u32, u32), zoom: Option<u32>) -> Html {
         let d = &self.drawing;
         let near = (d.pieces.iter().zip(&self.pieces)).filter(|(p, _)| p.meets(top, bottom));
+        let width = zoom.map_or(String::new(), |z| format!("width:{}px;", d.width * z / 100));
         html! {
-            <div class="canvas" style={format!("aspect-ratio:{}/{}", d.width, d.height)}>
+            <div class="canvas" style={format!("{width}aspect-ratio:{}/{}", d.width, d.height)}>
                 <svg xmlns="http://www.w3.org/2000/svg" viewBox={format!("0 0 {} {}", d.width, self.canvas)}
                     width={d.width.to_string()} height={self.canvas.to_string()} role="img" aria-label={d.label.clone()}>
                     // Keyed too: `for` is flattened into the <svg>'s children, and Yew diffs them
@@ -270,25 +352,47 @@ fn canvas_height(t: &Trace, width: u32) -> u32 {
         .unwrap_or(0)
 }
 
-/// Side by side, each drawing wraps narrower so it stays legible.
+/// A drawing's width in units (pixels at 100 %): alone, what a 1024-px window leaves it once
+/// the narration stands above it; side by side, half of what a 1400-px window leaves beside
+/// the narration (narrower, the panes stack: style.css).
 fn drawing_width(traces: usize) -> u32 {
     if traces == 2 {
-        620
+        500
     } else {
-        1000
+        960
     }
 }
 
-/// Tells the pane which band of diagram `i` (`width` units wide) to keep as it scrolls.
-fn on_scroll(ctx: &Context<Diagrams>, i: usize, width: u32) -> Callback<Event> {
+/// Tells the pane which band of diagram `i` (`width` units wide, shown at `zoom`) to keep as
+/// it scrolls.
+fn on_scroll(ctx: &Context<Diagrams>, i: usize, width: u32, zoom: Option<u32>) -> Callback<Event> {
     ctx.link().callback(move |e: Event| {
         let el = e.target_unchecked_into::<web_sys::Element>();
-        let band = diagram::window(
-            el.scroll_top(),
-            el.client_height(),
-            el.client_width(),
-            width,
-        );
+        let shown = zoom.map_or(el.client_width(), |z| (width * z / 100) as i32);
+        let band = diagram::window(el.scroll_top(), el.client_height(), shown, width);
         Msg::Scroll(i, band)
+    })
+}
+
+/// The zoom keys, outside text fields: + (or =) in, - out, 0 fit, 1 back to 100 %.
+fn zoom_keys(ctx: &Context<Diagrams>) -> EventListener {
+    let doc = web_sys::window()
+        .and_then(|w| w.document())
+        .expect("a document");
+    let link = ctx.link().clone();
+    EventListener::new(&doc, "keydown", move |e| {
+        let Some(e) = e.dyn_ref::<web_sys::KeyboardEvent>() else {
+            return;
+        };
+        let z = match e.key().as_str() {
+            "+" | "=" => Zoom::In,
+            "-" => Zoom::Out,
+            "0" => Zoom::Fit,
+            "1" => Zoom::Actual,
+            _ => return,
+        };
+        if super::shortcut_target(e).is_some() {
+            link.send_message(Msg::Zoom(z));
+        }
     })
 }
