@@ -15,9 +15,12 @@ pub enum Allocator {
     #[default]
     Pre2012,
     /// Seed 001 as posted (June 2012, on v3.5): counts down, reuses the page when its count
-    /// is 1. v3.6 shipped a revised form (counts up, a pagecnt_bias of 64, reuse only when the
-    /// page is used up).
+    /// is 1. Never released in this form.
     Duyck2012,
+    /// Seed 001 as v3.6 shipped it (`__netdev_alloc_frag`): counts up, takes
+    /// NETDEV_PAGECNT_BIAS (64) references at refill, reuses the page only once it is used up
+    /// and every fragment came back.
+    Duyck36,
     /// page_frag_cache in v6.12: 32 KiB pages, pagecnt_bias, reuse at exhaustion.
     Modern,
 }
@@ -25,6 +28,7 @@ pub enum Allocator {
 names!(Allocator, "allocator", {
     Pre2012 => "pre-2012",
     Duyck2012 => "duyck-2012",
+    Duyck36 => "duyck-3.6",
     Modern => "modern",
 });
 
@@ -98,10 +102,12 @@ impl Variant {
         self.to_string()
     }
 
-    /// The constants follow the allocator's kernel: v3.5 (seed 001's base) or v6.12.
+    /// The constants follow the allocator's kernel: v3.5 (seed 001's base), v3.6 (its first
+    /// release) or v6.12.
     pub fn era(&self) -> Era {
         match self.alloc {
             Allocator::Pre2012 | Allocator::Duyck2012 => Era::V3_5,
+            Allocator::Duyck36 => Era::V3_6,
             Allocator::Modern => Era::V6_12,
         }
     }
@@ -130,7 +136,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_axes_combine() {
-        assert_eq!(VARIANTS.len(), 6);
+        assert_eq!(VARIANTS.len(), 7);
         for &name in VARIANTS {
             assert!(name.parse::<Variant>().is_ok(), "{name}");
         }
