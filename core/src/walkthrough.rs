@@ -17,6 +17,7 @@ const FILES: &[&str] = &[
     include_str!("../walkthroughs/send-pgbreak.toml"),
     include_str!("../walkthroughs/send-modern.toml"),
     include_str!("../walkthroughs/rx-page-reuse.toml"),
+    include_str!("../walkthroughs/rx-page-reuse-shipped.toml"),
     include_str!("../walkthroughs/rx-page-reuse-lagging.toml"),
     include_str!("../walkthroughs/rx-skb-cache.toml"),
     include_str!("../walkthroughs/rx-skb-cache-rps.toml"),
