@@ -167,11 +167,11 @@ fn fragsz_follows_the_kernel_formula() {
 }
 
 /// Where a head comes from, by the length the driver asks for. v3.5 and v3.6
-/// `__netdev_alloc_skb`: the frag cache whenever fragsz fits a page (3712: SKB_DATA_ALIGN(3776)
-/// + 320 = 4096; 3713: 4160). v6.12 `napi_alloc_skb`, on `len = length + NET_SKB_PAD 64`:
-/// the 1 KiB cache up to SKB_WITH_OVERHEAD(1024) = 704 (length 640), the frag cache up to
-/// SKB_WITH_OVERHEAD(PAGE_SIZE) = 3776 (length 3712), kmalloc above.
-/// (allocator, length, source).
+/// `__netdev_alloc_skb`: the frag cache whenever fragsz fits a page (3712 gives
+/// SKB_DATA_ALIGN(3776) plus 320 = 4096; 3713 gives 4160). v6.12 `napi_alloc_skb`, on
+/// `len = length + NET_SKB_PAD 64`: the 1 KiB cache up to SKB_WITH_OVERHEAD(1024) = 704
+/// (length 640), the frag cache up to SKB_WITH_OVERHEAD(PAGE_SIZE) = 3776 (length 3712),
+/// kmalloc above. Rows: (allocator, length, source).
 #[test]
 fn head_source_by_length() {
     use skblab_core::rx::driver::{head_source, HeadSource::*};
@@ -184,8 +184,10 @@ fn head_source_by_length() {
         (Modern, 641, Frag), (Modern, 3712, Frag), (Modern, 3713, Kmalloc),
     ];
     for (alloc, len, want) in table {
-        let mut v = Variant::default();
-        v.alloc = alloc;
+        let v = Variant {
+            alloc,
+            ..Variant::default()
+        };
         let k = v.era().consts();
         assert_eq!(head_source(&k, alloc, len), want, "{alloc:?} {len}");
     }
