@@ -16,6 +16,10 @@ pub enum Era {
     V2_6_33,
     /// v3.5, the release seed 001 patched.
     V3_5,
+    /// v3.6, the first release with seed 001, in a revised form (`pagecnt_bias`, counting
+    /// up); its constants are v3.5's (read in the 3.6 tree: NET_SKB_PAD `max(32,
+    /// L1_CACHE_BYTES)`, MAX_SKB_FRAGS `65536/PAGE_SIZE + 1`, the same 320-byte shared info).
+    V3_6,
     /// 5.2-rc1: net-next of March 2019, which seed 002 patched (after v5.1-rc1, so no v5.1
     /// release had the rx skb cache; 5.2 final put it behind a sysctl, default off).
     V5_2Rc1,
@@ -28,6 +32,7 @@ pub enum Era {
 names!(Era, "era", {
     V2_6_33 => "v2.6.33",
     V3_5 => "v3.5",
+    V3_6 => "v3.6",
     V5_2Rc1 => "v5.2-rc1",
     V5_10 => "v5.10",
     V6_12 => "v6.12",
@@ -93,7 +98,7 @@ impl Era {
         let (max_skb_frags, max_tcp_header, shinfo_size, net_skb_pad, net_ip_align, order) =
             match self {
                 Era::V2_6_33 => (18, 304, 496, 32, 2, 0),
-                Era::V3_5 => (17, 304, 320, 64, 0, 0),
+                Era::V3_5 | Era::V3_6 => (17, 304, 320, 64, 0, 0),
                 Era::V5_2Rc1 => (17, 304, 320, 64, 0, 3),
                 Era::V5_10 => (17, 320, 320, 64, 0, 3),
                 Era::V6_12 => (17, 320, 320, 64, 0, 3),

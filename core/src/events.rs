@@ -29,8 +29,8 @@ pub enum Event {
         /// The page refills `cpu`'s page-frag cursor, whose offset starts here.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cursor: Option<u32>,
-        /// v6.12 `pagecnt_bias`: the cursor took its references in advance (`page_ref_add`),
-        /// so the page's count is this bias.
+        /// The cache took its references in advance (v3.6 `atomic_set`, v6.12
+        /// `page_ref_add`), so the page's count is this (v3.6, v6.12: its `pagecnt_bias`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bias: Option<u32>,
     },
@@ -56,7 +56,8 @@ pub enum Event {
         /// The cursor's offset after it starts over (0, or the page size when it counts down).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cursor: Option<u32>,
-        /// v6.12: the count and `pagecnt_bias` are reset to this (`set_page_count`).
+        /// v3.6, v6.12: the count and `pagecnt_bias` are reset to this (`atomic_set`,
+        /// `set_page_count`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bias: Option<u32>,
     },
@@ -176,8 +177,8 @@ pub enum Event {
         linear: u32,
     },
     /// A receive frag cache handed out `size` bytes at `offset` of `page`
-    /// (netdev_alloc_frag / page_frag_alloc); its cursor is now at `cursor` (and, v6.12,
-    /// its `pagecnt_bias` is `bias`).
+    /// (netdev_alloc_frag / page_frag_alloc); its cursor is now at `cursor` (and, v3.6 and
+    /// v6.12, its `pagecnt_bias` is `bias`).
     FragAlloc {
         cpu: Cpu,
         page: PageId,
@@ -187,6 +188,16 @@ pub enum Event {
         cursor: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bias: Option<u32>,
+    },
+    /// v6.12's 1 KiB small-head cache (`page_frag_alloc_1k`) handed out `size` (1024) bytes
+    /// at `offset` of `page`; it holds references for `offset / size` more, and lets go of
+    /// the page at offset 0.
+    #[serde(rename = "frag_alloc_1k")]
+    FragAlloc1k {
+        cpu: Cpu,
+        page: PageId,
+        offset: u32,
+        size: u32,
     },
     /// A receive frag cache let go of its page; `count` references remain (its fragments).
     FragCacheRelease {
@@ -349,6 +360,7 @@ impl Event {
             NapiPoll { .. } => "napi_poll",
             RxFrame { .. } => "rx_frame",
             FragAlloc { .. } => "frag_alloc",
+            FragAlloc1k { .. } => "frag_alloc_1k",
             FragCacheRelease { .. } => "frag_cache_release",
             GroMerge { .. } => "gro_merge",
             GroChain { .. } => "gro_chain",

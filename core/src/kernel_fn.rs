@@ -38,8 +38,10 @@ type Row = (
 
 const OLD: &[Era] = &[Era::V2_6_33];
 const NEW: &[Era] = &[Era::V6_12];
-const RX_OLD: &[Era] = &[Era::V3_5];
-const RX_ALL: &[Era] = &[Era::V3_5, Era::V6_12];
+const RX_OLD: &[Era] = &[Era::V3_5, Era::V3_6];
+const RX_ALL: &[Era] = &[Era::V3_5, Era::V3_6, Era::V6_12];
+const V3_5: &[Era] = &[Era::V3_5];
+const V3_6: &[Era] = &[Era::V3_6];
 const MPTCP: &[Era] = &[Era::V5_10];
 /// The MPTCP code the model follows is net-next of November 2020 with seed 003 applied,
 /// released in v5.11.
@@ -309,7 +311,7 @@ const TABLE: &[Row] = &[
         "include/net/tcp.h",
         None,
     ),
-    // The receive path, v3.5 (pre-2012, duyck-2012).
+    // The receive path, v3.5 (pre-2012, duyck-2012) and v3.6 (duyck-3.6).
     (
         "rx",
         "napi_poll",
@@ -330,7 +332,7 @@ const TABLE: &[Row] = &[
     (
         "rx",
         "alloc_skb",
-        RX_ALL,
+        RX_OLD,
         "__netdev_alloc_skb",
         "net/core/skbuff.c",
         None,
@@ -363,7 +365,23 @@ const TABLE: &[Row] = &[
     (
         "rx",
         "frag_alloc",
-        RX_OLD,
+        V3_5,
+        "netdev_alloc_frag",
+        "net/core/skbuff.c",
+        None,
+    ),
+    (
+        "rx",
+        "frag_alloc",
+        V3_6,
+        "__netdev_alloc_frag",
+        "net/core/skbuff.c",
+        None,
+    ),
+    (
+        "rx",
+        "frag_cache_release",
+        V3_5,
         "netdev_alloc_frag",
         "net/core/skbuff.c",
         None,
@@ -371,7 +389,15 @@ const TABLE: &[Row] = &[
     (
         "rx",
         "frag_cache_release",
-        RX_OLD,
+        V3_6,
+        "__netdev_alloc_frag",
+        "net/core/skbuff.c",
+        None,
+    ),
+    (
+        "rx",
+        "reuse_page",
+        V3_5,
         "netdev_alloc_frag",
         "net/core/skbuff.c",
         None,
@@ -379,8 +405,8 @@ const TABLE: &[Row] = &[
     (
         "rx",
         "reuse_page",
-        RX_OLD,
-        "netdev_alloc_frag",
+        V3_6,
+        "__netdev_alloc_frag",
         "net/core/skbuff.c",
         None,
     ),
@@ -425,6 +451,22 @@ const TABLE: &[Row] = &[
         None,
     ),
     // The receive path, v6.12 (modern).
+    (
+        "rx",
+        "alloc_skb",
+        NEW,
+        "napi_alloc_skb",
+        "net/core/skbuff.c",
+        None,
+    ),
+    (
+        "rx",
+        "frag_alloc_1k",
+        NEW,
+        "page_frag_alloc_1k",
+        "net/core/skbuff.c",
+        None,
+    ),
     (
         "rx",
         "new_frag",

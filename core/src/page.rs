@@ -52,11 +52,12 @@ pub struct PagePool {
     pub stats: PageStats,
 }
 
-/// A page-frag cursor taking a freshly allocated page: where its offset starts and, in v6.12,
-/// the `pagecnt_bias` it takes in advance (the caller adds those references).
+/// A page-frag cache taking a freshly allocated page: where its cursor starts (none for
+/// v6.12's 1 KiB cache, whose cursor each fragment sets) and, where the cache takes its
+/// references in advance (v3.6, v6.12), the page's count once it has (the caller sets it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Refill {
-    pub cursor: u32,
+    pub cursor: Option<u32>,
     pub bias: Option<u32>,
 }
 
@@ -89,7 +90,7 @@ impl PagePool {
             order,
             cpu,
             size,
-            cursor: refill.map(|r| r.cursor),
+            cursor: refill.and_then(|r| r.cursor),
             bias: refill.and_then(|r| r.bias),
         });
         id

@@ -55,7 +55,7 @@ impl PageFrag {
         }
         let order = if high_order { k.skb_frag_page_order } else { 0 };
         let refill = Refill {
-            cursor: 0,
+            cursor: Some(0),
             bias: None,
         };
         let page = pool.alloc(order, k.page_size, cpu, Some(refill), ev);

@@ -47,6 +47,7 @@ impl State {
             | FreePage { page, .. }
             | ReusePage { page, .. }
             | FragAlloc { page, .. }
+            | FragAlloc1k { page, .. }
             | FragCacheRelease { page, .. } => t.pages.push(page),
             AllocSkb { skb, head_page, .. } => {
                 t.skbs.push(skb);
@@ -276,6 +277,25 @@ impl State {
                 c.offset = cursor;
                 c.bias = bias;
             }
+            FragAlloc1k {
+                cpu,
+                page,
+                offset,
+                size,
+            } => {
+                let p = self.page(page)?;
+                p.used += size;
+                let page_size = p.size;
+                let c = self.small_cursor(cpu)?;
+                let held = (offset > 0).then_some(page);
+                *c = Cursor {
+                    name: std::mem::take(&mut c.name),
+                    page: held,
+                    offset,
+                    size: if held.is_some() { page_size } else { 0 },
+                    bias: held.map(|_| offset / size),
+                };
+            }
             FragCacheRelease { cpu, page, count } => {
                 self.page(page)?.count = count;
                 self.release_cursor(Some(cpu as usize))?;
@@ -466,6 +486,14 @@ impl State {
             .ok_or_else(|| format!("no page-frag cursor for cpu{cpu}"))
     }
 
+    /// `cpu`'s 1 KiB small-head cursor (v6.12 `napi_alloc_cache.page_small`): the receive
+    /// side lists these after its per-CPU frag caches.
+    fn small_cursor(&mut self, cpu: crate::Cpu) -> Result<&mut Cursor, String> {
+        self.cursors
+            .get_mut(crate::NR_CPUS + cpu as usize)
+            .ok_or_else(|| format!("no small-head cursor for cpu{cpu}"))
+    }
+
     fn release_cursor(&mut self, i: Option<usize>) -> Result<(), String> {
         let c = self
             .cursors
@@ -501,6 +529,7 @@ impl State {
             }
             | FragAlloc { cpu, .. }
             | FragCacheRelease { cpu, .. } => Some(cpu as usize),
+            FragAlloc1k { cpu, .. } => Some(crate::NR_CPUS + cpu as usize),
             CopyToPage { page, .. } => self.holder(page).or(Some(0)),
             PutPage {
                 page,

@@ -45,7 +45,7 @@ pub fn bound_to_half_wnd(era: Era, pktsize: u32, max_window: u32, tcp_header_len
 /// (sk_setup_caps) and dropped the test: 5.10's tcp_xmit_size_goal checks only
 /// `large_allowed`, so the goal is large on every device; one without TSO gets software GSO.
 pub fn gso_follows_device(era: Era) -> bool {
-    matches!(era, Era::V2_6_33 | Era::V3_5)
+    matches!(era, Era::V2_6_33 | Era::V3_5 | Era::V3_6)
 }
 
 /// `tcp_xmit_size_goal`: the MSS without GSO; with GSO a whole number of MSS under the GSO

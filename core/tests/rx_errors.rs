@@ -39,7 +39,7 @@ fn bad_input_names_the_field() {
         ("[nic]\nhdr_size = 10\n[[ops]]\nop = \"close\"\n", "`nic.hdr_size` = 10 is out of range: allowed 66..=2048"),
         ("[nic]\ndriver = \"magic\"\n[[ops]]\nop = \"close\"\n", "parse error at `nic.driver`"),
         ("[app]\ncpu = 2\n[[ops]]\nop = \"close\"\n", "`app.cpu` = 2 is out of range: allowed 0..=1"),
-        ("variant = \"duyck-2013\"\n[[ops]]\nop = \"close\"\n", "unknown variant `duyck-2013`: expected one of pre-2012, duyck-2012, modern, none, dumazet-2019, defer-free, or ALLOCATOR+CACHE"),
+        ("variant = \"duyck-2013\"\n[[ops]]\nop = \"close\"\n", "unknown variant `duyck-2013`: expected one of pre-2012, duyck-2012, duyck-3.6, modern, none, dumazet-2019, defer-free, or ALLOCATOR+CACHE"),
         ("cache = \"modern\"\n[[ops]]\nop = \"close\"\n", "unknown cache `modern`: expected one of none, dumazet-2019, defer-free"),
     ];
     for (body, want) in table {
@@ -74,6 +74,7 @@ fn variant_strings_name_either_axis() {
         (Some("none"), "duyck-2012+none", "v3.5"),
         (Some("modern"), "modern+dumazet-2019", "v6.12"),
         (Some("pre-2012+defer-free"), "pre-2012+defer-free", "v3.5"),
+        (Some("duyck-3.6"), "duyck-3.6+dumazet-2019", "v3.6"),
     ];
     for (over, name, era) in table {
         let t = run(&text, over).unwrap();
@@ -91,8 +92,8 @@ fn variant_strings_name_either_axis() {
 fn every_variant_pair_within_an_axis_compares() {
     let s = Scenario::parse(include_str!("../../scenarios/rx-skb-cache.toml")).unwrap();
     let names = s.variants();
-    assert_eq!(names.len(), 6);
-    for axis in [&names[..3], &names[3..]] {
+    assert_eq!(names.len(), 7);
+    for axis in [&names[..4], &names[4..]] {
         for a in axis {
             for b in axis {
                 let ta = run(&s_text(), Some(a)).unwrap();

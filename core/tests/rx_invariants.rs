@@ -122,8 +122,8 @@ proptest! {
 
     #[test]
     fn interleavings_keep_every_invariant(
-        alloc in 0usize..3,
-        cache in 0usize..3,
+        alloc in 0..ALLOCATORS.len(),
+        cache in 0..CACHES.len(),
         (nic, socket, app) in knobs(),
         ops in prop::collection::vec(op(), 1..40),
     ) {

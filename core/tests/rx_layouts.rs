@@ -7,8 +7,12 @@
 //!   floor(32768 / 1920) = 17.
 //! - header split, 256-byte heads: fragsz = SKB_DATA_ALIGN(256 + 64) + 320 = 640, 6 per
 //!   order-0 page (3840 <= 4096 < 4480). In v6.12 a 320-byte head (256 + NET_SKB_PAD) is at
-//!   most SKB_WITH_OVERHEAD(1024) = 704, so __netdev_alloc_skb kmallocs it: no frag cache
-//!   page at all.
+//!   most SKB_WITH_OVERHEAD(1024) = 704, so napi_alloc_skb takes a 1 KiB piece of the
+//!   small-head cache (`page_frag_alloc_1k`): 4 per order-0 page, counting down from 3072,
+//!   never reused. (__netdev_alloc_skb would kmalloc it.)
+//! - v3.6 (duyck-3.6): counts up like v3.5; a refill sets the count to NETDEV_PAGECNT_BIAS
+//!   = 4096 / 64 = 64 and each fragment spends one from pagecnt_bias; only a fragment that
+//!   does not fit looks at the count, and reuses the page from 0 when count == bias.
 //! - "prompt" with budget 1: every frame is its own NAPI poll and is read (and freed) right
 //!   after it; "lag k": the newest k skbs stay queued.
 //!
@@ -31,7 +35,18 @@
 //!     is the held GRO skb's, 2..6 are freed as they merge); head 7 does not fit and A still
 //!     has head 1, so B is taken; from then on every head merges and is freed before the next
 //!     alloc, so B (count 1) restarts each time: 2 pages, reused by heads 8..17 = 10.
-//! 13. header split, modern: kmalloc'ed heads -> 0 frag cache pages.
+//! 13. header split + GRO, modern, 17 frames in one poll: 1 KiB heads, 4 to a page ->
+//!     ceil(17 / 4) = 5 pages, never reused.
+//! 14. duyck-3.6, 10 frames, never read: 2 per page, at each exhaustion both fragments are
+//!     out -> 5 pages, no reuse.
+//! 15. duyck-3.6, 10 frames, prompt: frames 1 and 2 fill the page and come back; frame 3
+//!     does not fit, count == bias (62), so the page restarts at 0: 1 page, reused at frames
+//!     3, 5, 7, 9 = 4 (the seed as posted, case 4, restarts at every frame: 9).
+//! 16. duyck-3.6, 10 frames, lag 1: at each exhaustion the newest frame is still queued ->
+//!     5 pages, no reuse.
+//! 17. header split + GRO, duyck-3.6, 17 frames in one poll: heads 1..6 fill page A; head 7
+//!     does not fit and head 1 (the held GRO skb's) is out, so B is taken; heads 7..12 are
+//!     merged and freed, so at head 13 B is recycled: 2 pages, 1 reuse (case 12: 10).
 
 use skblab_core::rx::{
     AppParams, DriverStyle, NicParams, RxMachine, RxParams, SocketParams, Variant,
@@ -79,7 +94,11 @@ const CASES: &[Case] = &[
     Case { variant: "modern",     split: false, gro: false, frames: 40, prompt: true,  lag: 1, pages: 3, reuses: 0 },
     Case { variant: "pre-2012",   split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 3, reuses: 0 },
     Case { variant: "duyck-2012", split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 2, reuses: 10 },
-    Case { variant: "modern",     split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 0, reuses: 0 },
+    Case { variant: "modern",     split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 5, reuses: 0 },
+    Case { variant: "duyck-3.6",  split: false, gro: false, frames: 10, prompt: false, lag: 0, pages: 5, reuses: 0 },
+    Case { variant: "duyck-3.6",  split: false, gro: false, frames: 10, prompt: true,  lag: 0, pages: 1, reuses: 4 },
+    Case { variant: "duyck-3.6",  split: false, gro: false, frames: 10, prompt: true,  lag: 1, pages: 5, reuses: 0 },
+    Case { variant: "duyck-3.6",  split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 2, reuses: 1 },
 ];
 
 /// An rx machine for `variant` (one axis name) after `frames` full-sized frames arrive.
@@ -147,50 +166,123 @@ fn fragsz_follows_the_kernel_formula() {
     }
 }
 
-/// Where a header-split head comes from. v3.5: the frag cache whenever fragsz fits a page.
-/// v6.12 `__netdev_alloc_skb`: kmalloc while `hdr_size + NET_SKB_PAD <= SKB_WITH_OVERHEAD
-/// (1024)` = 704, the frag cache above, up to `SKB_WITH_OVERHEAD(PAGE_SIZE)` = 3776.
-/// (allocator, hdr_size, from the frag cache).
+/// Where a head comes from, by the length the driver asks for. v3.5 and v3.6
+/// `__netdev_alloc_skb`: the frag cache whenever fragsz fits a page (3712 gives
+/// SKB_DATA_ALIGN(3776) plus 320 = 4096; 3713 gives 4160). v6.12 `napi_alloc_skb`, on
+/// `len = length + NET_SKB_PAD 64`: the 1 KiB cache up to SKB_WITH_OVERHEAD(1024) = 704
+/// (length 640), the frag cache up to SKB_WITH_OVERHEAD(PAGE_SIZE) = 3776 (length 3712),
+/// kmalloc above. Rows: (allocator, length, source).
 #[test]
-fn header_split_head_source() {
-    use skblab_core::consts::Era;
-    use skblab_core::rx::driver::head_in_frag;
-    use skblab_core::rx::Allocator::{Modern, Pre2012};
+fn head_source_by_length() {
+    use skblab_core::rx::driver::{head_source, HeadSource::*};
+    use skblab_core::rx::Allocator::{Duyck36, Modern, Pre2012};
     #[rustfmt::skip]
     let table = [
-        (Pre2012, 256, true), (Pre2012, 512, true),
-        (Modern, 256, false), (Modern, 512, false), (Modern, 640, false),
-        (Modern, 641, true), (Modern, 3712, true), (Modern, 3713, false),
+        (Pre2012, 256, Frag), (Pre2012, 512, Frag), (Pre2012, 3712, Frag),
+        (Pre2012, 3713, Kmalloc), (Duyck36, 256, Frag), (Duyck36, 3713, Kmalloc),
+        (Modern, 256, Frag1k), (Modern, 512, Frag1k), (Modern, 640, Frag1k),
+        (Modern, 641, Frag), (Modern, 3712, Frag), (Modern, 3713, Kmalloc),
     ];
-    for (alloc, hdr, want) in table {
-        let era = if alloc == Modern {
-            Era::V6_12
-        } else {
-            Era::V3_5
+    for (alloc, len, want) in table {
+        let v = Variant {
+            alloc,
+            ..Variant::default()
         };
-        assert_eq!(
-            head_in_frag(&era.consts(), alloc, hdr),
-            want,
-            "{alloc:?} {hdr}"
-        );
+        let k = v.era().consts();
+        assert_eq!(head_source(&k, alloc, len), want, "{alloc:?} {len}");
     }
 }
 
-/// 17 header-split frames in one GRO poll, v6.12, by head size: up to 640 bytes every head
-/// is kmalloc'ed (no frag cache page); a 641-byte head takes SKB_DATA_ALIGN(705) + 320 =
-/// 1088 bytes, 30 to a 32 KiB page, so one page.
+/// 17 header-split frames in one GRO poll, v6.12, by head size, nobody reading: (hdr_size,
+/// frag cache pages, pages freed, pages live besides the 17 payload pages).
+/// - 512 and 640: 1 KiB pieces, 4 to a page: heads 1..4 on A, ..., 17 on E = 5 pages.
+///   Heads 2..17 are merged and freed; head 1 keeps A (count 1), E keeps the 3 references
+///   taken for its unused pieces; B, C, D are freed.
+/// - 641: SKB_DATA_ALIGN(705) + 320 = 1088-byte fragments, 30 to a 32 KiB page: 1 page, live.
 #[test]
 fn header_split_pages_by_head_size_v6_12() {
-    for (hdr_size, pages) in [(512, 0), (640, 0), (641, 1)] {
+    for (hdr_size, pages, freed, live) in [(512, 5, 3, 2), (640, 5, 3, 2), (641, 1, 0, 1)] {
         let nic = NicParams {
             driver: DriverStyle::HeaderSplit,
             hdr_size,
             ..NicParams::default()
         };
         let m = arrive("modern", nic, AppParams::default(), 17, &mut Events::off());
-        let got = m.counters().get("frag_cache_pages");
-        assert_eq!(got, Some(pages), "hdr_size {hdr_size}");
+        let n = m.counters();
+        let got = (
+            n.get("frag_cache_pages").unwrap(),
+            n.get("page_frees").unwrap(),
+            n.get("pages_live").unwrap() - 17,
+        );
+        assert_eq!(got, (pages, freed, live), "hdr_size {hdr_size}");
     }
+}
+
+/// v6.12's 1 KiB small-head cache, header split (256-byte heads), 5 frames, one per poll,
+/// GRO off, nobody reading. `page_frag_alloc_1k` counts down: offsets 3072, 2048, 1024, 0,
+/// then a new page at 3072. A refill adds the references for all four pieces at once
+/// (count 4); the cursor holds `offset / 1024` of them and lets go at offset 0. Each head:
+/// 1024 bytes, `SKB_TRUESIZE(SKB_WITH_OVERHEAD(1024))` = 704 + 256 + 320 = 1280, plus the
+/// 4096-byte payload page = 5376; the room behind NET_SKB_PAD is 704 - 64 = 640.
+#[test]
+fn small_head_cache_layout_v6_12() {
+    use skblab_core::trace::Event;
+    let nic = NicParams {
+        driver: DriverStyle::HeaderSplit,
+        gro: false,
+        budget: 1,
+        ..NicParams::default()
+    };
+    let mut ev = Events::on();
+    let m = arrive("modern", nic, AppParams::default(), 5, &mut ev);
+    let events = ev.take();
+    let offsets: Vec<(u32, u32)> = events
+        .iter()
+        .filter_map(|e| match *e {
+            Event::FragAlloc1k { page, offset, .. } => Some((page, offset)),
+            _ => None,
+        })
+        .collect();
+    // Pages 0 and 5 are the cache's; 1..4 the first four payload pages.
+    assert_eq!(
+        offsets,
+        [(0, 3072), (0, 2048), (0, 1024), (0, 0), (5, 3072)]
+    );
+    let heads: Vec<(u32, u32, u32)> = events
+        .iter()
+        .filter_map(|e| match *e {
+            Event::AllocSkb {
+                head_bytes,
+                linear_room,
+                truesize,
+                ..
+            } => Some((head_bytes, linear_room, truesize)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(heads, [(1024, 640, 1280); 5]);
+    let st = m.state();
+    let queue = st.queues.iter().find(|q| q.name == "sk_receive_queue");
+    let truesizes: Vec<u32> = queue
+        .unwrap()
+        .skbs
+        .iter()
+        .map(|s| s.head.truesize)
+        .collect();
+    assert_eq!(truesizes, [5376; 5]);
+    let count = |id| st.pages.iter().find(|p| p.id == id).map(|p| p.count);
+    // Page 0: four heads, one reference each; page 5: its head's and the three to come.
+    assert_eq!((count(0), count(5)), (Some(4), Some(4)));
+    let small: Vec<_> = st
+        .cursors
+        .iter()
+        .filter(|c| c.name.contains("page_small"))
+        .collect();
+    assert_eq!(small.len(), 2);
+    assert_eq!(
+        (small[0].page, small[0].offset, small[0].bias),
+        (Some(5), 3072, Some(3))
+    );
 }
 
 /// GRO packet shapes, one poll, nobody reading: (variant, header split, frames, packets
@@ -284,6 +376,9 @@ fn page_frag_cache_refill_knobs() {
 ///   8 * 1920 = 87168.
 /// - Header split, v3.5, 1 frame: 640 + 256 + one 4096-byte payload page (the model's) = 4992;
 ///   2 frames: the second adds `truesize - SKB_TRUESIZE(skb_end_offset)` = 4992 - 896 = 4096.
+/// - Header split, v6.12, 1 frame: a 1 KiB head, 1024 + 256 + 4096 = 5376; 2 frames: the
+///   second adds 5376 - SKB_TRUESIZE(704) (1280) = 4096.
+/// - v3.6 builds the same skbs as v3.5: 18 full frames, 34816.
 #[test]
 fn gro_packet_truesize() {
     #[rustfmt::skip]
@@ -293,6 +388,9 @@ fn gro_packet_truesize() {
         ("modern",   false, 45, 87168),
         ("pre-2012", true,  1, 4992),
         ("pre-2012", true,  2, 9088),
+        ("modern",   true,  1, 5376),
+        ("modern",   true,  2, 9472),
+        ("duyck-3.6", false, 18, 34816),
     ];
     for (variant, split, frames, want) in table {
         let c = Case::gro_burst(variant, split, frames);

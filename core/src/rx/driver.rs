@@ -2,15 +2,19 @@
 //!
 //! Two driver styles, as `nic.driver` picks:
 //! - **full-frame**: every rx buffer is one fragment from the CPU's frag cache, sized for the
-//!   largest frame, and the skb is built around it (`__netdev_alloc_skb` -> `build_skb`,
-//!   `skb->head_frag`). The whole frame, payload included, sits in the head.
+//!   largest frame, and the skb is built around it (`__netdev_alloc_skb` in v3.x,
+//!   `napi_alloc_skb` in v6.12, each -> `build_skb`, `skb->head_frag`). The whole frame,
+//!   payload included, sits in the head.
 //! - **header-split**: the headers go into a small skb head (`netdev_alloc_skb(dev,
-//!   hdr_size)`, ixgbe's IXGBE_RX_HDR_SIZE = 256; ixgbe copies them out of its receive page,
-//!   NICs with header split write them there) and the payload stays in a page the driver
-//!   owns, attached as a frag. The model gives each frame's payload a fresh
-//!   order-0 page (real drivers recycle half pages or use page_pool).
+//!   hdr_size)` in v3.x, `napi_alloc_skb(napi, hdr_size)` in v6.12; ixgbe's
+//!   IXGBE_RX_HDR_SIZE = 256; ixgbe copies them out of its receive page, NICs with header
+//!   split write them there) and the payload stays in a page the driver owns, attached as a
+//!   frag. The model gives each frame's payload a fresh order-0 page (real drivers recycle
+//!   half pages or use page_pool).
+//!
+//! Which allocator the head comes from is [`head_source`].
 
-use super::frag_cache::FragCache;
+use super::frag_cache::{FragCache, FragCache1k, SZ_1K};
 use super::kernel::Mem;
 use super::scenario::{DriverStyle, RxParams};
 use super::variant::Allocator;
@@ -19,8 +23,8 @@ use crate::events::{Event, Events};
 use crate::skb::{Frag, Skb, SkbHead};
 use crate::trace::queue;
 
-/// `fragsz` for a head of `length` bytes, as `__netdev_alloc_skb` computes it (v3.5 and
-/// v6.12 alike; SKB_HEAD_ALIGN in v6.x):
+/// `fragsz` for a head of `length` bytes, as `__netdev_alloc_skb` (v3.x) and `napi_alloc_skb`
+/// (v6.12, `SKB_HEAD_ALIGN`, adding NET_IP_ALIGN, 0 on x86) compute it:
 /// `SKB_DATA_ALIGN(length + NET_SKB_PAD) + SKB_DATA_ALIGN(sizeof(struct skb_shared_info))`.
 /// E.g. v3.5, a 1514-byte frame: `SKB_DATA_ALIGN(1578) + SKB_DATA_ALIGN(320)` = 1600 + 320.
 pub fn fragsz(k: &KernelConsts, length: u32) -> u32 {
@@ -34,24 +38,66 @@ pub fn sk_buff_truesize(k: &KernelConsts) -> u32 {
     k.skb_data_align(crate::send::variant::SIZEOF_SK_BUFF_6_12)
 }
 
-/// The kmalloc bucket below which v6.12's `__netdev_alloc_skb` keeps small heads out of the
-/// page frag cache: `len <= SKB_WITH_OVERHEAD(1024)`, 704 bytes with a 320-byte shared info
-/// ("net: avoid 32 x truesize under-estimation for tiny skbs", v5.11).
-const SMALL_HEAD_KMALLOC: u32 = 1024;
+/// Where a driver's skb head comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeadSource {
+    /// kmalloc (`__alloc_skb`): no page fragment.
+    Kmalloc,
+    /// The CPU's frag cache: `netdev_alloc_cache` (v3.x) or `napi_alloc_cache.page` (v6.12).
+    Frag,
+    /// v6.12's 1 KiB small-head cache, `napi_alloc_cache.page_small`.
+    Frag1k,
+}
 
-/// Whether `__netdev_alloc_skb(dev, length)` puts the head in a page fragment (else kmalloc).
-/// v3.5: `fragsz <= PAGE_SIZE` (GFP_ATOMIC). v6.12: kmalloc when `length + NET_SKB_PAD` is
-/// at most `SKB_WITH_OVERHEAD(1024)` = 704 (so header-split heads up to 640 bytes) or above
-/// `SKB_WITH_OVERHEAD(PAGE_SIZE)`. napi_alloc_skb of the same release takes such small
-/// heads from a separate 1 KiB page-frag cache instead (NAPI_HAS_SMALL_PAGE_FRAG, 4 KiB
-/// pages only; reverted in 2025); the model's driver calls netdev_alloc_skb.
-pub fn head_in_frag(k: &KernelConsts, alloc: Allocator, length: u32) -> bool {
+/// Where the driver's head of `length` bytes comes from.
+///
+/// v3.5 and v3.6: the driver calls `netdev_alloc_skb` (ixgbe's `netdev_alloc_skb_ip_align`),
+/// and `__netdev_alloc_skb` takes a fragment when `fragsz <= PAGE_SIZE` (GFP_ATOMIC).
+///
+/// v6.12: NAPI drivers call `napi_alloc_skb` (ixgbe's `ixgbe_construct_skb` does, with
+/// IXGBE_RX_HDR_SIZE), which works on `len = length + NET_SKB_PAD + NET_IP_ALIGN`: kmalloc
+/// above `SKB_WITH_OVERHEAD(PAGE_SIZE)` (3776); at most `SKB_WITH_OVERHEAD(1024)` (704) a
+/// 1 KiB piece of the small-head cache where NAPI_HAS_SMALL_PAGE_FRAG (PAGE_SIZE == SZ_4K),
+/// else kmalloc; between the two a `SKB_HEAD_ALIGN(len)` fragment of `napi_alloc_cache.page`.
+/// (`__netdev_alloc_skb` of the same release kmallocs every head up to 704 bytes instead:
+/// "net: avoid 32 x truesize under-estimation for tiny skbs", v5.11.) The model's full-frame
+/// driver goes the same way, as a driver that lets `napi_alloc_skb` size its buffers.
+pub fn head_source(k: &KernelConsts, alloc: Allocator, length: u32) -> HeadSource {
     match alloc {
-        Allocator::Pre2012 | Allocator::Duyck2012 => fragsz(k, length) <= k.page_size,
-        Allocator::Modern => {
-            let len = length + k.net_skb_pad;
-            len > k.skb_with_overhead(SMALL_HEAD_KMALLOC) && len <= k.skb_with_overhead(k.page_size)
+        Allocator::Pre2012 | Allocator::Duyck2012 | Allocator::Duyck36 => {
+            if fragsz(k, length) <= k.page_size {
+                HeadSource::Frag
+            } else {
+                HeadSource::Kmalloc
+            }
         }
+        Allocator::Modern => {
+            let len = length + k.net_skb_pad + k.net_ip_align;
+            let napi_has_small_page_frag = k.page_size == 4096;
+            if len > k.skb_with_overhead(k.page_size) {
+                HeadSource::Kmalloc
+            } else if len > k.skb_with_overhead(SZ_1K) {
+                HeadSource::Frag
+            } else if napi_has_small_page_frag {
+                HeadSource::Frag1k
+            } else {
+                HeadSource::Kmalloc
+            }
+        }
+    }
+}
+
+/// The head source of every frame of this scenario: heads are sized for the largest frame
+/// (full frame) or for `hdr_size` (header split), whatever each frame's length.
+pub fn scenario_head_source(p: &RxParams) -> HeadSource {
+    head_source(&p.consts, p.variant.alloc, head_len(p))
+}
+
+/// The length the driver asks for: the largest frame (full frame) or `nic.hdr_size`.
+fn head_len(p: &RxParams) -> u32 {
+    match p.nic.driver {
+        DriverStyle::FullFrame => p.frame_len(),
+        DriverStyle::HeaderSplit => p.nic.hdr_size,
     }
 }
 
@@ -60,12 +106,14 @@ pub fn headers(p: &RxParams) -> u32 {
     p.socket.proto.headers()
 }
 
-/// Receives one frame of `frame_len` bytes on the CPU of `cache`, its frag cache: allocates
-/// the frame's buffer(s) and builds the skb, whose payload starts at `seq`. By the time TCP
-/// queues it, the headers are pulled: `skb->len` is the payload.
+/// Receives one frame of `frame_len` bytes on the CPU of `cache`, its frag cache (and
+/// `small`, its 1 KiB small-head cache): allocates the frame's buffer(s) and builds the skb,
+/// whose payload starts at `seq`. By the time TCP queues it, the headers are pulled:
+/// `skb->len` is the payload.
 pub fn rx_frame(
     p: &RxParams,
     cache: &mut FragCache,
+    small: &mut FragCache1k,
     mem: &mut Mem,
     frame_len: u32,
     seq: u32,
@@ -74,14 +122,16 @@ pub fn rx_frame(
     let (k, cpu) = (p.consts, cache.cpu);
     let hdrs = headers(p);
     let payload = frame_len - hdrs;
-    // Full frame: the buffer is sized for the largest frame; header split: for hdr_size.
-    let head_len = match p.nic.driver {
-        DriverStyle::FullFrame => p.frame_len(),
-        DriverStyle::HeaderSplit => p.nic.hdr_size,
+    let head_len = head_len(p);
+    // The small-head cache cuts 1 KiB whatever was asked (napi_alloc_skb: `len = SZ_1K`).
+    let (head_bytes, head_frag) = match head_source(&k, p.variant.alloc, head_len) {
+        HeadSource::Frag1k => (SZ_1K, Some(small.alloc(mem, ev))),
+        HeadSource::Frag => {
+            let bytes = fragsz(&k, head_len);
+            (bytes, Some(cache.alloc(mem, bytes, ev)))
+        }
+        HeadSource::Kmalloc => (fragsz(&k, head_len), None),
     };
-    let head_bytes = fragsz(&k, head_len);
-    let head_frag =
-        head_in_frag(&k, p.variant.alloc, head_len).then(|| cache.alloc(mem, head_bytes, ev));
     let room = head_bytes - k.skb_data_align(k.shinfo_size);
     let in_head = match p.nic.driver {
         DriverStyle::FullFrame => frame_len,
@@ -91,7 +141,8 @@ pub fn rx_frame(
         headroom: k.net_skb_pad + hdrs,
         tailroom: room - k.net_skb_pad - hdrs,
         head_bytes,
-        // build_skb: SKB_TRUESIZE(fragsz - SKB_DATA_ALIGN(sizeof(struct skb_shared_info))).
+        // build_skb: SKB_TRUESIZE(fragsz - SKB_DATA_ALIGN(sizeof(struct skb_shared_info)));
+        // a 1 KiB piece: SKB_TRUESIZE(704) = 1280.
         truesize: head_bytes + sk_buff_truesize(&k),
     };
     let id = mem.new_skb_id();

@@ -1,13 +1,16 @@
-//! The per-CPU receive frag cache: `netdev_alloc_frag` (v3.5, before and after seed 001) and
-//! today's `page_frag_cache` (v6.12).
+//! The per-CPU receive frag caches: `netdev_alloc_frag` (v3.5 before seed 001, the seed as
+//! posted, and v3.6 as shipped), today's `page_frag_cache` (v6.12), and v6.12's 1 KiB
+//! small-head cache beside it ([`FragCache1k`]).
 //!
 //! A cache is `{page, offset}` on one CPU. It hands out `fragsz`-byte pieces of its page and
 //! each piece holds one page reference, dropped with `put_page` when the skb that uses it is
-//! freed. The three variants ([`Allocator`]) share refill, release and accounting; each is one
-//! short function saying how the cursor moves and when a page is reused.
+//! freed. The allocators ([`Allocator`]) share refill, release and accounting; v3.5 and the
+//! seed as posted `get_page` per piece, v3.6 and v6.12 take the references in advance
+//! (`pagecnt_bias`) and differ only in constants and in which way the offset counts.
 
 use super::kernel::Mem;
 use super::variant::Allocator;
+use crate::consts::KernelConsts;
 use crate::events::{Cpu, Event, Events, PageId};
 use crate::page::Refill;
 use crate::skb::Frag;
@@ -18,23 +21,29 @@ use crate::trace::Cursor;
 pub const PAGE_FRAG_CACHE_MAX_SIZE: u32 = 32768;
 const PAGE_FRAG_CACHE_MAX_ORDER: u32 = 3;
 
-/// One CPU's cache: `struct netdev_alloc_cache` (v3.5) or `struct page_frag_cache` (v6.12).
+/// SZ_1K: the piece v6.12's small-head cache hands out (include/linux/sizes.h).
+pub const SZ_1K: u32 = 1024;
+
+/// One CPU's cache: `struct netdev_alloc_cache` (v3.5, v3.6) or `struct page_frag_cache`
+/// (v6.12, `napi_alloc_cache.page`).
 #[derive(Clone, Debug, Default)]
 pub struct FragCache {
     pub cpu: Cpu,
-    /// Which of the three kernels' caches this is.
+    /// Which of the kernels' caches this is.
     pub alloc: Allocator,
     /// How its refills behave.
     pub knobs: RefillKnobs,
     /// PAGE_SIZE.
     pub page_size: u32,
+    /// SMP_CACHE_BYTES (v3.6's NETDEV_PAGECNT_BIAS is PAGE_SIZE / SMP_CACHE_BYTES).
+    pub smp_cache_bytes: u32,
     pub page: Option<PageId>,
-    /// v3.5 before: bytes handed out (counts up). Duyck 2012 and v6.12: bytes still free
-    /// (counts down from the page size).
+    /// v3.5 before and v3.6: bytes handed out (counts up). The seed as posted and v6.12:
+    /// bytes still free (counts down from the page size).
     pub offset: u32,
     /// Bytes in the page (`nc->size`, PAGE_SIZE << order).
     pub size: u32,
-    /// v6.12 `pagecnt_bias`: references taken in advance at refill and not yet handed out.
+    /// v3.6 and v6.12 `pagecnt_bias`: references taken in advance and not yet handed out.
     pub bias: u32,
     /// v6.12 `nc->pfmemalloc`: the page came from the emergency reserves.
     pub pfmemalloc: bool,
@@ -55,14 +64,25 @@ pub struct RefillKnobs {
 }
 
 impl FragCache {
-    pub fn new(cpu: Cpu, alloc: Allocator, knobs: RefillKnobs, page_size: u32) -> FragCache {
+    pub fn new(cpu: Cpu, alloc: Allocator, knobs: RefillKnobs, k: &KernelConsts) -> FragCache {
         FragCache {
             cpu,
             alloc,
             knobs,
-            page_size,
+            page_size: k.page_size,
+            smp_cache_bytes: k.smp_cache_bytes,
             ..Default::default()
         }
+    }
+
+    /// Whether this cache takes its page references in advance (`pagecnt_bias`).
+    fn biased(&self) -> bool {
+        matches!(self.alloc, Allocator::Duyck36 | Allocator::Modern)
+    }
+
+    /// Whether the offset counts up from 0 (else down from the page size).
+    fn counts_up(&self) -> bool {
+        matches!(self.alloc, Allocator::Pre2012 | Allocator::Duyck36)
     }
 
     /// Hands out `fragsz` bytes with one page reference for the caller.
@@ -70,13 +90,13 @@ impl FragCache {
         let offset = match self.alloc {
             Allocator::Pre2012 => self.alloc_up(mem, fragsz, ev),
             Allocator::Duyck2012 => self.alloc_duyck(mem, fragsz, ev),
-            Allocator::Modern => self.alloc_biased(mem, fragsz, ev),
+            Allocator::Duyck36 | Allocator::Modern => self.alloc_biased(mem, fragsz, ev),
         };
         let page = self.page.expect("model bug: frag cache without a page");
         mem.pool.page_mut(page).used += fragsz;
         self.frags += 1;
         let (cpu, cursor) = (self.cpu, self.offset);
-        let bias = (self.alloc == Allocator::Modern).then_some(self.bias);
+        let bias = self.biased().then_some(self.bias);
         ev.emit(|| Event::FragAlloc {
             cpu,
             page,
@@ -139,23 +159,30 @@ impl FragCache {
         }
     }
 
-    /// `__page_frag_alloc_align` + `__page_frag_cache_refill` in v6.12 (mm/page_frag_cache.c;
-    /// the offset counts down until 6.13): refill takes a 32 KiB compound page (order-0
-    /// fallback) and adds PAGE_FRAG_CACHE_MAX_SIZE references at once (`page_ref_add`),
-    /// recording them in `pagecnt_bias`; each fragment spends one from the bias without
-    /// touching the page. Only when a fragment does not fit does the cache subtract its unused
-    /// bias (`page_ref_sub_and_test`): zero means every fragment came back, so the page is
-    /// reused from the top (unless it is pfmemalloc); otherwise the cache forgets the page,
-    /// which the last fragment's `put_page` frees.
+    /// The two caches that take their references in advance:
+    /// - v3.6 `__netdev_alloc_frag` (net/core/skbuff.c): the offset counts up from 0 on an
+    ///   order-0 page; a fragment fits while `offset + fragsz <= PAGE_SIZE`.
+    /// - v6.12 `__page_frag_alloc_align` + `__page_frag_cache_refill` (mm/page_alloc.c; the
+    ///   offset counts down until 6.13): a 32 KiB compound page (order-0 fallback), the
+    ///   offset counts down from its size.
+    ///
+    /// A refill gives the page its full bias of references at once ([`Self::full_bias`]);
+    /// each fragment spends one from `pagecnt_bias` without touching the page. Only when a
+    /// fragment does not fit does the cache compare the page's count with the bias it still
+    /// holds (v3.6: `atomic_read(&page->_count) == pagecnt_bias`, else
+    /// `atomic_sub_and_test`; v6.12: `page_ref_sub_and_test`): nothing left over means every
+    /// fragment came back, so the page is reused from the start (v6.12: unless it is
+    /// pfmemalloc); otherwise the cache forgets the page, which the last fragment's
+    /// `put_page` frees.
     fn alloc_biased(&mut self, mem: &mut Mem, fragsz: u32, ev: &mut Events) -> u32 {
         loop {
             let page = match self.page {
                 Some(p) => p,
                 None => self.refill_biased(mem, ev),
             };
-            if let Some(offset) = self.offset.checked_sub(fragsz) {
+            if let Some((offset, cursor)) = self.fit(fragsz) {
                 self.bias -= 1;
-                self.offset = offset;
+                self.offset = cursor;
                 return offset;
             }
             let count = mem.pool.count(page) - self.bias;
@@ -174,19 +201,48 @@ impl FragCache {
                 mem.put_page(page, cpu, ev);
                 continue;
             }
-            // set_page_count(page, PAGE_FRAG_CACHE_MAX_SIZE + 1): start over on the same page.
-            mem.pool.page_mut(page).count = PAGE_FRAG_CACHE_MAX_SIZE + 1;
-            let bias = Some(PAGE_FRAG_CACHE_MAX_SIZE + 1);
-            mem.pool.note_reuse(page, self.size, bias, ev);
+            // v3.6 `goto recycle`, v6.12 `set_page_count`: start over on the same page.
+            let full = self.full_bias();
+            mem.pool.page_mut(page).count = full;
+            mem.pool.note_reuse(page, self.start(), Some(full), ev);
             self.page = Some(page);
-            self.bias = PAGE_FRAG_CACHE_MAX_SIZE + 1;
-            self.offset = self.size;
+            self.bias = full;
+            self.offset = self.start();
+        }
+    }
+
+    /// Where a fragment of `fragsz` bytes goes and where the offset moves to, if it fits.
+    fn fit(&self, fragsz: u32) -> Option<(u32, u32)> {
+        if self.counts_up() {
+            let end = self.offset + fragsz;
+            (end <= self.size).then_some((self.offset, end))
+        } else {
+            self.offset.checked_sub(fragsz).map(|o| (o, o))
+        }
+    }
+
+    /// The offset of a fresh or reused page.
+    fn start(&self) -> u32 {
+        if self.counts_up() {
+            0
+        } else {
+            self.size
+        }
+    }
+
+    /// The page's count, and the cache's bias, right after a refill or reuse: v3.6
+    /// NETDEV_PAGECNT_BIAS = PAGE_SIZE / SMP_CACHE_BYTES = 64 (`atomic_set`); v6.12
+    /// PAGE_FRAG_CACHE_MAX_SIZE + 1 (the allocation's own reference plus `page_ref_add`).
+    fn full_bias(&self) -> u32 {
+        match self.alloc {
+            Allocator::Duyck36 => self.page_size / self.smp_cache_bytes,
+            _ => PAGE_FRAG_CACHE_MAX_SIZE + 1,
         }
     }
 
     fn refill_order0(&mut self, mem: &mut Mem, ev: &mut Events) -> PageId {
         let refill = Refill {
-            cursor: self.offset,
+            cursor: Some(self.offset),
             bias: None,
         };
         let page = mem
@@ -198,29 +254,32 @@ impl FragCache {
         page
     }
 
-    /// `__page_frag_cache_refill`: the order-3 attempt carries `__GFP_NOMEMALLOC`, so it
-    /// never dips into the reserves; a pfmemalloc page can only be the order-0 fallback's.
+    /// A biased cache's refill. v3.6: `alloc_page` (order 0). v6.12 `__page_frag_cache_refill`:
+    /// the order-3 attempt carries `__GFP_NOMEMALLOC`, so it never dips into the reserves; a
+    /// pfmemalloc page can only be the order-0 fallback's.
     fn refill_biased(&mut self, mem: &mut Mem, ev: &mut Events) -> PageId {
-        let order = if self.knobs.high_order_fails || self.knobs.pfmemalloc {
-            0
-        } else {
+        let modern = self.alloc == Allocator::Modern;
+        let fallback = self.knobs.high_order_fails || self.knobs.pfmemalloc;
+        let order = if modern && !fallback {
             PAGE_FRAG_CACHE_MAX_ORDER
+        } else {
+            0
         };
+        self.size = self.page_size << order;
+        let full = self.full_bias();
         let refill = Refill {
-            cursor: self.page_size << order,
-            bias: Some(PAGE_FRAG_CACHE_MAX_SIZE + 1),
+            cursor: Some(self.start()),
+            bias: Some(full),
         };
         let page = mem
             .pool
             .alloc(order, self.page_size, self.cpu, Some(refill), ev);
         self.pages += 1;
-        // page_ref_add(page, PAGE_FRAG_CACHE_MAX_SIZE): the count becomes 1 + MAX_SIZE.
-        mem.pool.page_mut(page).count += PAGE_FRAG_CACHE_MAX_SIZE;
+        mem.pool.page_mut(page).count = full;
         self.page = Some(page);
-        self.size = self.page_size << order;
-        self.offset = self.size;
-        self.bias = PAGE_FRAG_CACHE_MAX_SIZE + 1;
-        self.pfmemalloc = self.knobs.pfmemalloc;
+        self.offset = self.start();
+        self.bias = full;
+        self.pfmemalloc = modern && self.knobs.pfmemalloc;
         page
     }
 
@@ -244,7 +303,94 @@ impl FragCache {
             page: self.page,
             offset: self.offset,
             size: if self.page.is_some() { self.size } else { 0 },
-            bias: (self.alloc == Allocator::Modern && self.page.is_some()).then_some(self.bias),
+            bias: (self.biased() && self.page.is_some()).then_some(self.bias),
+        }
+    }
+}
+
+/// v6.12's small-head cache, `napi_alloc_cache.page_small` (`struct page_frag_1k`,
+/// `page_frag_alloc_1k` in net/core/skbuff.c; built where PAGE_SIZE is 4 KiB,
+/// NAPI_HAS_SMALL_PAGE_FRAG; from "net: skb: introduce and use a single page frag cache",
+/// v6.1, until its revert in 6.14): `napi_alloc_skb` takes every head of at most
+/// SKB_WITH_OVERHEAD(1024) bytes as one 1 KiB piece of an order-0 page, counting down from
+/// 3072. A refill takes the references for all four pieces at once (`page_ref_add(page, 3)`
+/// on top of the allocation's own) and keeps none for itself, so the page goes back when its
+/// fourth head is freed, and is never reused. The kernel struct has no `pagecnt_bias`; the
+/// cursor shows the references still held for the pieces to come (`offset / SZ_1K`), and
+/// lets go of the page once the last piece is handed out.
+#[derive(Clone, Debug, Default)]
+pub struct FragCache1k {
+    pub cpu: Cpu,
+    /// PAGE_SIZE.
+    pub page_size: u32,
+    pub page: Option<PageId>,
+    /// The last piece handed out (`nc->offset`); counts down.
+    pub offset: u32,
+    /// Fragments handed out.
+    pub frags: u64,
+    /// Pages taken by refills.
+    pub pages: u64,
+}
+
+impl FragCache1k {
+    pub fn new(cpu: Cpu, page_size: u32) -> FragCache1k {
+        FragCache1k {
+            cpu,
+            page_size,
+            ..Default::default()
+        }
+    }
+
+    /// `page_frag_alloc_1k`: `offset = nc->offset - SZ_1K`, on a new page when that is
+    /// negative (then `offset = PAGE_SIZE - SZ_1K` and `page_ref_add(page, offset / SZ_1K)`).
+    pub fn alloc(&mut self, mem: &mut Mem, ev: &mut Events) -> Frag {
+        let (page, offset) = match (self.page, self.offset.checked_sub(SZ_1K)) {
+            (Some(page), Some(offset)) => (page, offset),
+            _ => {
+                let offset = self.page_size - SZ_1K;
+                let refs = offset / SZ_1K + 1;
+                let refill = Refill {
+                    cursor: None,
+                    bias: Some(refs),
+                };
+                let page = mem
+                    .pool
+                    .alloc(0, self.page_size, self.cpu, Some(refill), ev);
+                mem.pool.page_mut(page).count = refs;
+                self.pages += 1;
+                (page, offset)
+            }
+        };
+        mem.pool.page_mut(page).used += SZ_1K;
+        self.frags += 1;
+        self.offset = offset;
+        self.page = (offset > 0).then_some(page);
+        let cpu = self.cpu;
+        ev.emit(|| Event::FragAlloc1k {
+            cpu,
+            page,
+            offset,
+            size: SZ_1K,
+        });
+        Frag {
+            page,
+            offset,
+            size: SZ_1K,
+        }
+    }
+
+    /// The trace's view of this cache.
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            name: format!("napi_alloc_cache.page_small cpu{}", self.cpu),
+            page: self.page,
+            offset: self.offset,
+            size: if self.page.is_some() {
+                self.page_size
+            } else {
+                0
+            },
+            bias: self.page.map(|_| self.offset / SZ_1K),
         }
     }
 }

@@ -8,7 +8,7 @@
 use super::counters::RxCounters;
 use super::defer::DeferLists;
 use super::driver;
-use super::frag_cache::{FragCache, RefillKnobs};
+use super::frag_cache::{FragCache, FragCache1k, RefillKnobs};
 use super::gro::Gro;
 use super::kernel::Mem;
 use super::scenario::{RxOp, RxParams, RxScenario, BH_CPU, MAX_FRAMES};
@@ -26,6 +26,8 @@ pub struct RxMachine {
     mem: Mem,
     /// Each CPU's receive frag cache.
     caches: [FragCache; NR_CPUS],
+    /// Each CPU's 1 KiB small-head cache (v6.12; used when the heads are that small).
+    small: [FragCache1k; NR_CPUS],
     /// Each CPU's GRO.
     gro: [Gro; NR_CPUS],
     sock: Socket,
@@ -53,8 +55,9 @@ impl RxMachine {
             p,
             mem: Mem::default(),
             caches: std::array::from_fn(|c| {
-                FragCache::new(c as Cpu, p.variant.alloc, knobs, p.consts.page_size)
+                FragCache::new(c as Cpu, p.variant.alloc, knobs, &p.consts)
             }),
+            small: std::array::from_fn(|c| FragCache1k::new(c as Cpu, p.consts.page_size)),
             gro: std::array::from_fn(|c| Gro::new(c as Cpu)),
             sock: Socket::default(),
             defer: DeferLists::default(),
@@ -99,7 +102,8 @@ impl RxMachine {
         let merge = p.gro_merges();
         let bh = BH_CPU as usize;
         for &len in lens {
-            let skb = driver::rx_frame(p, &mut self.caches[bh], mem, len, self.next_seq, ev);
+            let (cache, small) = (&mut self.caches[bh], &mut self.small[bh]);
+            let skb = driver::rx_frame(p, cache, small, mem, len, self.next_seq, ev);
             self.next_seq = self.next_seq.wrapping_add(skb.len);
             self.napi.frames += 1;
             self.napi.bytes += u64::from(skb.len);
@@ -247,18 +251,25 @@ impl Machine for RxMachine {
         let mut queues: Vec<_> = self.gro.iter().map(Gro::queue).collect();
         queues.extend(self.sock.queues());
         queues.extend(self.defer.queues());
+        let mut cursors: Vec<_> = self.caches.iter().map(FragCache::cursor).collect();
+        // The small-head caches after them, when this scenario's heads come from there.
+        if driver::scenario_head_source(&self.p) == driver::HeadSource::Frag1k {
+            cursors.extend(self.small.iter().map(FragCache1k::cursor));
+        }
         State {
             queues,
             pages: self.mem.pool.live().cloned().collect(),
-            cursors: self.caches.iter().map(FragCache::cursor).collect(),
+            cursors,
             ..State::default()
         }
     }
 
     fn counters(&self) -> Counters {
         let (m, ps, sk) = (&self.mem.tally, &self.mem.pool.stats, &self.sock.tally);
-        let frags: u64 = self.caches.iter().map(|c| c.frags).sum();
-        let pages: u64 = self.caches.iter().map(|c| c.pages).sum();
+        let frags: u64 = self.caches.iter().map(|c| c.frags).sum::<u64>()
+            + self.small.iter().map(|c| c.frags).sum::<u64>();
+        let pages: u64 = self.caches.iter().map(|c| c.pages).sum::<u64>()
+            + self.small.iter().map(|c| c.pages).sum::<u64>();
         RxCounters {
             frames_arrived: self.napi.frames,
             bytes_arrived: self.napi.bytes,

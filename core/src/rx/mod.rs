@@ -7,7 +7,8 @@
 //! seed 002, and [`defer`]). Every allocation and free records its CPU.
 //!
 //! Two independent variant axes ([`variant`]; see `docs/scenario-format.md`):
-//! - allocator: `pre-2012` and `duyck-2012` (v3.5 constants), `modern` (v6.12);
+//! - allocator: `pre-2012` and `duyck-2012` (v3.5 constants), `duyck-3.6` (v3.6), `modern`
+//!   (v6.12);
 //! - rx cache: `none`, `dumazet-2019` (the seed as merged for 5.2-rc1), `defer-free` (v6.12).
 //!
 //! Layers, each using only those above it: [`variant`] -> [`scenario`] (the format and the

@@ -15,9 +15,12 @@ pub enum Allocator {
     #[default]
     Pre2012,
     /// Seed 001 as posted (June 2012, on v3.5): counts down, reuses the page when its count
-    /// is 1. v3.6 shipped a revised form (counts up, a pagecnt_bias of 64, reuse only when the
-    /// page is used up).
+    /// is 1. Never released in this form.
     Duyck2012,
+    /// Seed 001 as v3.6 shipped it (`__netdev_alloc_frag`): counts up, takes
+    /// NETDEV_PAGECNT_BIAS (64) references at refill, reuses the page only once it is used up
+    /// and every fragment came back.
+    Duyck36,
     /// page_frag_cache in v6.12: 32 KiB pages, pagecnt_bias, reuse at exhaustion.
     Modern,
 }
@@ -25,6 +28,7 @@ pub enum Allocator {
 names!(Allocator, "allocator", {
     Pre2012 => "pre-2012",
     Duyck2012 => "duyck-2012",
+    Duyck36 => "duyck-3.6",
     Modern => "modern",
 });
 
@@ -105,6 +109,7 @@ impl Variant {
         let alloc = match self.alloc {
             Pre2012 => "v3.5's netdev_alloc_frag",
             Duyck2012 => "netdev_alloc_frag with Duyck's 2012 page reuse (posted on v3.5)",
+            Duyck36 => "v3.6's __netdev_alloc_frag (Duyck's page reuse as it shipped)",
             Modern => "v6.12's page_frag_cache",
         };
         let cache = match self.cache {
@@ -117,7 +122,7 @@ impl Variant {
             }
         };
         let apart = match (self.alloc, self.cache) {
-            (Pre2012 | Duyck2012, Dumazet2019 | DeferFree) | (Modern, Dumazet2019) => format!(
+            (Pre2012 | Duyck2012 | Duyck36, Dumazet2019 | DeferFree) | (Modern, Dumazet2019) => format!(
                 "; no kernel had both: the model puts the {} cache on the {} allocator, with {}'s constants",
                 self.cache,
                 self.alloc,
@@ -128,10 +133,12 @@ impl Variant {
         format!("{alloc}, with {cache}{apart}")
     }
 
-    /// The constants follow the allocator's kernel: v3.5 (seed 001's base) or v6.12.
+    /// The constants follow the allocator's kernel: v3.5 (seed 001's base), v3.6 (its first
+    /// release) or v6.12.
     pub fn era(&self) -> Era {
         match self.alloc {
             Allocator::Pre2012 | Allocator::Duyck2012 => Era::V3_5,
+            Allocator::Duyck36 => Era::V3_6,
             Allocator::Modern => Era::V6_12,
         }
     }
@@ -160,7 +167,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_axes_combine() {
-        assert_eq!(VARIANTS.len(), 6);
+        assert_eq!(VARIANTS.len(), 7);
         for &name in VARIANTS {
             assert!(name.parse::<Variant>().is_ok(), "{name}");
         }

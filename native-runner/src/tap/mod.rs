@@ -70,8 +70,8 @@ pub enum TapCmd {
         /// Offloads on: the kernel hands the TAP its own GSO super-packets.
         #[arg(long)]
         gso: bool,
-        /// The receive model's variant: an allocator (pre-2012, duyck-2012, modern), an rx
-        /// cache (none, dumazet-2019, defer-free), or ALLOCATOR+CACHE.
+        /// The receive model's variant: an allocator (pre-2012, duyck-2012, duyck-3.6, modern),
+        /// an rx cache (none, dumazet-2019, defer-free), or ALLOCATOR+CACHE.
         #[arg(long)]
         variant: Option<String>,
         #[command(flatten)]
