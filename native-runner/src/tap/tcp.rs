@@ -12,13 +12,19 @@
 use super::vnet::VnetHdr;
 use super::wire::{self, Arp, Ends, Frame, TcpIn, TcpOut, MAX_WSCALE};
 use etherparse::TcpOptionElement as Opt;
+use skblab_core::consts::wire::{ETH_HLEN, IPV4_HLEN, TCP_TS_HLEN};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Ethernet + IPv4 + TCP-with-timestamps header bytes of our data frames.
-const HDR_LEN: u16 = 14 + 20 + 32;
-/// The largest IPv4 datagram: a super-packet's payload must fit under it with the headers.
-pub const MAX_SUPER_PAYLOAD: u64 = 65_535 - 20 - 32;
+/// Header bytes of our data frames: Ethernet, IPv4 without options, TCP with timestamps.
+const HDR_LEN: u16 = (ETH_HLEN + IPV4_HLEN + TCP_TS_HLEN) as u16;
+/// The largest IPv4 datagram (`IP_MAX_MTU`, the 16-bit total length): a super-packet's
+/// payload must fit under it with the headers.
+const IP_MAX_MTU: u32 = 65_535;
+pub const MAX_SUPER_PAYLOAD: u64 = (IP_MAX_MTU - IPV4_HLEN - TCP_TS_HLEN) as u64;
+/// The timestamp option as every segment carries it (`TCPOLEN_TSTAMP_ALIGNED`: 10 bytes and
+/// two NOPs), out of the MSS: the TCP header with it less `sizeof(struct tcphdr)`.
+const TCPOLEN_TSTAMP_ALIGNED: u64 = (TCP_TS_HLEN - wire::TCP_HLEN) as u64;
 const RTO_INITIAL: Duration = Duration::from_millis(200);
 const RTO_MIN: Duration = Duration::from_millis(30);
 const RTO_MAX: Duration = Duration::from_secs(1);
@@ -84,11 +90,52 @@ pub struct Stats {
     pub dup_acks_in: u64,
 }
 
+/// The connection's state (RFC 9293 3.3.2), with ARP resolution before the SYN. Our FIN
+/// takes the sequence number after the data (stream offset `tx.len()`), so `snd_nxt` and
+/// `snd_max` pass the data by one once it is out, as the kernel's `tcp_send_fin` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum St {
     Arp,
     SynSent,
     Established,
+    /// Our FIN sent, not acknowledged; no FIN from the peer yet.
+    FinWait1,
+    /// Our FIN acknowledged; waiting for the peer's.
+    FinWait2,
+    /// Both FINs sent, ours not acknowledged yet (simultaneous close).
+    Closing,
+    /// Both FINs sent and acknowledged, we closed first. The runner does not wait 2 MSL: the
+    /// namespace vanishes with the process.
+    TimeWait,
+    /// The peer's FIN received; ours not sent yet.
+    CloseWait,
+    /// The peer's FIN received, ours sent and not acknowledged.
+    LastAck,
+    /// Both FINs sent and acknowledged, the peer closed first.
+    Closed,
+}
+
+impl St {
+    /// Our FIN has its sequence number: it went out at least once.
+    #[cfg(feature = "fuzzing")]
+    fn fin_queued(self) -> bool {
+        use St::*;
+        matches!(
+            self,
+            FinWait1 | FinWait2 | Closing | TimeWait | LastAck | Closed
+        )
+    }
+
+    /// The peer's FIN arrived in order.
+    fn peer_closed(self) -> bool {
+        use St::*;
+        matches!(self, CloseWait | Closing | LastAck | TimeWait | Closed)
+    }
+
+    /// The handshake is done: data and FINs flow.
+    fn synchronized(self) -> bool {
+        !matches!(self, St::Arp | St::SynSent)
+    }
 }
 
 pub struct Endpoint {
@@ -112,10 +159,6 @@ pub struct Endpoint {
     ssthresh: u64,
     dupacks: u32,
     recover: Option<u64>,
-    fin_sent: bool,
-    /// A FIN has gone out at least once (it may be queued again after a timeout).
-    fin_ever: bool,
-    fin_acked: bool,
     rto: Duration,
     srtt: Option<(f64, f64)>,
     timer: Option<Duration>,
@@ -124,8 +167,8 @@ pub struct Endpoint {
     irs: u32,
     rcv_nxt: u64,
     ooo: BTreeMap<u64, Vec<u8>>,
+    /// Where the peer's FIN sits in its stream, once seen (perhaps before the data up to it).
     peer_fin: Option<u64>,
-    fin_rcvd: bool,
     ts_recent: u32,
     /// In-order data arrived and is not acknowledged yet.
     ack_due: bool,
@@ -159,9 +202,6 @@ impl Endpoint {
             ssthresh: u64::MAX,
             dupacks: 0,
             recover: None,
-            fin_sent: false,
-            fin_ever: false,
-            fin_acked: false,
             rto: RTO_INITIAL,
             srtt: None,
             timer: None,
@@ -170,7 +210,6 @@ impl Endpoint {
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
             peer_fin: None,
-            fin_rcvd: false,
             ts_recent: 0,
             ack_due: false,
             rx: Vec::new(),
@@ -183,7 +222,7 @@ impl Endpoint {
 
     /// Both FINs sent and acknowledged.
     pub fn done(&self) -> bool {
-        self.fin_acked && self.fin_rcvd
+        matches!(self.st, St::TimeWait | St::Closed)
     }
 
     /// The payload bytes per segment the handshake settled on (valid once established).
@@ -209,14 +248,20 @@ impl Endpoint {
     #[cfg(feature = "fuzzing")]
     pub fn check(&self) -> Result<(), String> {
         let len = self.tx.len() as u64;
+        let top = len + u64::from(self.st.fin_queued());
+        let fin_acked = matches!(self.st, St::FinWait2 | St::TimeWait | St::Closed);
         let rules = [
             (
-                "snd_una <= snd_nxt <= data",
-                self.snd_una <= self.snd_nxt && self.snd_nxt <= len,
+                "snd_una <= snd_nxt <= data (and our FIN)",
+                self.snd_una <= self.snd_nxt && self.snd_nxt <= top,
             ),
             (
-                "snd_una <= snd_max <= data",
-                self.snd_una <= self.snd_max && self.snd_max <= len,
+                "snd_una <= snd_max <= data (and our FIN)",
+                self.snd_una <= self.snd_max && self.snd_max <= top,
+            ),
+            (
+                "our FIN acknowledged = snd_una past the data",
+                fin_acked == (self.snd_una > len),
             ),
             (
                 "rcv_nxt = bytes delivered",
@@ -274,11 +319,16 @@ impl Endpoint {
         self.irs.wrapping_add(1).wrapping_add(off as u32)
     }
 
+    /// Our acknowledgment number: the next byte expected, past the peer's FIN once received.
+    fn ack_field(&self) -> Option<u32> {
+        Some(self.rcv_wire(self.rcv_nxt + u64::from(self.st.peer_closed())))
+    }
+
     fn emit(&mut self, t: TcpOut, mut vnet: VnetHdr) {
         let mut e = self.cfg.ends;
         e.peer_mac = self.peer_mac.expect("model bug: TCP before ARP");
         let frame = if self.cfg.csum_offload && !t.payload.is_empty() {
-            vnet = vnet.partial(wire::ETH_LEN as u16 + 20);
+            vnet = vnet.partial((ETH_HLEN + IPV4_HLEN) as u16);
             wire::tcp_frame_partial(&e, &t)
         } else {
             wire::tcp_frame(&e, &t)
@@ -352,10 +402,9 @@ impl Endpoint {
                 [rest[0], rest[1], None],
             ));
         }
-        let fin_seq = u64::from(self.fin_sent);
         let t = TcpOut {
-            seq: self.wire_seq(self.snd_nxt.min(self.tx.len() as u64) + fin_seq),
-            ack: Some(self.rcv_wire(self.rcv_nxt + u64::from(self.fin_rcvd))),
+            seq: self.wire_seq(self.snd_nxt),
+            ack: self.ack_field(),
             wnd: self.rcv_wnd_field(),
             opts,
             ..TcpOut::default()
@@ -426,7 +475,7 @@ impl Endpoint {
                 }
                 Ok(())
             }
-            St::Established => {
+            _ => {
                 if t.syn {
                     // Our ACK of the SYN-ACK was lost: acknowledge again.
                     self.send_ack();
@@ -450,7 +499,11 @@ impl Endpoint {
         }
         let peer_mss = u64::from(t.mss.unwrap_or(536));
         // A peer's MSS smaller than the timestamp option must not underflow, nor leave 0 to divide by.
-        let opts = if self.ts_ok { 12 } else { 0 };
+        let opts = if self.ts_ok {
+            TCPOLEN_TSTAMP_ALIGNED
+        } else {
+            0
+        };
         self.mss = peer_mss
             .saturating_sub(opts)
             .min(self.cfg.seg_cap)
@@ -483,17 +536,21 @@ impl Endpoint {
     fn on_ack(&mut self, t: &TcpIn) {
         let Some(ack) = t.ack else { return };
         let ack = Self::unwrap(self.snd_una, self.wire_seq(self.snd_una), ack);
-        let top = self.snd_max + u64::from(self.fin_ever);
-        if ack > top {
+        if ack > self.snd_max {
             return;
         }
         let wnd = u64::from(t.wnd) << self.peer_wscale;
         let data_len = self.tx.len() as u64;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
-            self.snd_una = ack.min(data_len);
-            if self.fin_ever && ack == data_len + 1 {
-                self.fin_acked = true;
+            self.snd_una = ack;
+            if ack > data_len {
+                self.st = match self.st {
+                    St::FinWait1 => St::FinWait2,
+                    St::Closing => St::TimeWait,
+                    St::LastAck => St::Closed,
+                    st => st,
+                };
             }
             self.snd_nxt = self.snd_nxt.max(self.snd_una);
             self.dupacks = 0;
@@ -513,16 +570,15 @@ impl Endpoint {
             && t.payload.is_empty()
             && !t.fin
             && wnd == self.snd_wnd
-            && self.snd_una < self.snd_max
+            && self.snd_una < self.snd_max.min(data_len)
         {
             self.stats.dup_acks_in += 1;
             self.dupacks += 1;
             if self.dupacks == 3 && self.recover.is_none() {
                 self.stats.fast_retransmits += 1;
-                let flight = self.snd_max - self.snd_una;
-                self.ssthresh = (flight / 2).max(2 * self.mss);
+                self.ssthresh = (self.flight() / 2).max(2 * self.mss);
                 self.cwnd = self.ssthresh + 3 * self.mss;
-                self.recover = Some(self.snd_max);
+                self.recover = Some(self.snd_max.min(data_len));
                 self.retransmit_one();
             } else if self.dupacks > 3 {
                 self.cwnd += self.mss;
@@ -535,7 +591,13 @@ impl Endpoint {
     }
 
     fn in_flight(&self) -> bool {
-        self.snd_una < self.snd_max || (self.fin_sent && !self.fin_acked)
+        self.snd_una < self.snd_max
+    }
+
+    /// Data bytes sent and not acknowledged (our FIN aside).
+    fn flight(&self) -> u64 {
+        let len = self.tx.len() as u64;
+        self.snd_max.min(len) - self.snd_una.min(len)
     }
 
     fn unsent(&self) -> bool {
@@ -545,7 +607,7 @@ impl Endpoint {
     /// Resends one segment at snd_una (fast retransmit, NewReno partial ACK).
     fn retransmit_one(&mut self) {
         let end = self.chunk_end(self.snd_una).min(self.snd_max);
-        let len = (end - self.snd_una).min(self.mss);
+        let len = end.saturating_sub(self.snd_una).min(self.mss);
         if len > 0 {
             self.send_data(self.snd_una, len);
         }
@@ -576,7 +638,7 @@ impl Endpoint {
         self.stats.bytes_out += len;
         let t = TcpOut {
             seq: self.wire_seq(off),
-            ack: Some(self.rcv_wire(self.rcv_nxt + u64::from(self.fin_rcvd))),
+            ack: self.ack_field(),
             psh,
             wnd: self.rcv_wnd_field(),
             opts: self.opts(),
@@ -600,7 +662,7 @@ impl Endpoint {
 
     /// Sends what the window, the congestion window and the skb boundaries allow.
     fn transmit(&mut self) {
-        if self.st != St::Established {
+        if !self.st.synchronized() {
             return;
         }
         let data_len = self.tx.len() as u64;
@@ -623,13 +685,23 @@ impl Endpoint {
             self.send_data(self.snd_nxt, len);
             self.snd_nxt += len;
         }
-        let may_close = self.cfg.close_first || self.fin_rcvd;
-        if self.snd_nxt == data_len && may_close && !self.fin_sent {
-            self.fin_sent = true;
-            self.fin_ever = true;
+        // Our FIN: first when the data is out and we may close, again after a timeout.
+        let fin_due = match self.st {
+            St::Established => self.cfg.close_first,
+            St::CloseWait | St::FinWait1 | St::Closing | St::LastAck => true,
+            _ => false,
+        };
+        if self.snd_nxt == data_len && fin_due {
+            self.st = match self.st {
+                St::Established => St::FinWait1,
+                St::CloseWait => St::LastAck,
+                st => st,
+            };
+            self.snd_nxt = data_len + 1;
+            self.snd_max = self.snd_nxt;
             let t = TcpOut {
                 seq: self.wire_seq(data_len),
-                ack: Some(self.rcv_wire(self.rcv_nxt + u64::from(self.fin_rcvd))),
+                ack: self.ack_field(),
                 fin: true,
                 wnd: self.rcv_wnd_field(),
                 opts: self.opts(),
@@ -687,7 +759,12 @@ impl Endpoint {
             }
         }
         if self.peer_fin == Some(self.rcv_nxt) {
-            self.fin_rcvd = true;
+            self.st = match self.st {
+                St::Established => St::CloseWait,
+                St::FinWait1 => St::Closing,
+                St::FinWait2 => St::TimeWait,
+                st => st,
+            };
         }
         if self.ooo.is_empty() && !t.fin && start <= self.rcv_nxt {
             // In-order data: one ACK for the whole batch the TAP delivered (as GRO makes one
@@ -719,26 +796,24 @@ impl Endpoint {
                     self.send_syn();
                     self.arm(now + rto);
                 }
-                St::Established if self.in_flight() => {
+                _ if self.in_flight() => {
                     // RFC 6298 5.4-5.6: go back to snd_una, one segment of window.
                     self.stats.timeouts += 1;
-                    self.ssthresh = ((self.snd_max - self.snd_una) / 2).max(2 * self.mss);
+                    self.ssthresh = (self.flight() / 2).max(2 * self.mss);
                     self.cwnd = self.mss;
                     self.recover = None;
                     self.dupacks = 0;
+                    // An unacknowledged FIN goes out again after the data.
                     self.snd_nxt = self.snd_una;
-                    if !self.fin_acked {
-                        self.fin_sent = false;
-                    }
                     self.arm(now + rto);
                 }
-                St::Established if self.snd_wnd == 0 && self.unsent() => {
+                _ if self.snd_wnd == 0 && self.unsent() => {
                     // Zero-window probe: an old sequence number makes the peer answer with
                     // its current window.
                     self.stats.zero_window_probes += 1;
                     let t = TcpOut {
                         seq: self.wire_seq(self.snd_una).wrapping_sub(1),
-                        ack: Some(self.rcv_wire(self.rcv_nxt + u64::from(self.fin_rcvd))),
+                        ack: self.ack_field(),
                         wnd: self.rcv_wnd_field(),
                         opts: self.opts(),
                         ..TcpOut::default()
@@ -746,7 +821,7 @@ impl Endpoint {
                     self.emit(t, VnetHdr::default());
                     self.arm(now + rto);
                 }
-                St::Established => {}
+                _ => {}
             }
         }
         self.transmit();
@@ -1092,5 +1167,78 @@ mod tests {
             panic!("no ACK of the FIN")
         };
         assert_eq!(a.ack, Some(IRS + 2));
+    }
+
+    /// A bare segment from the kernel with flags: `ack` and `seq_off` as stream offsets.
+    fn kernel_fin(ep: &mut Endpoint, ack: u64, seq_off: u64, fin: bool) {
+        let t = TcpOut {
+            seq: IRS.wrapping_add(1).wrapping_add(seq_off as u32),
+            ack: Some(ISS.wrapping_add(1).wrapping_add(ack as u32)),
+            fin,
+            wnd: 64,
+            opts: vec![Opt::Noop, Opt::Noop, Opt::Timestamp(78, 1)],
+            ..TcpOut::default()
+        };
+        let f = wire::tcp_frame(&kernel_ends(), &t).unwrap();
+        ep.on_frame(VnetHdr::default(), &f, ep.now + ms(1)).unwrap();
+    }
+
+    fn fins(out: &[Out]) -> Vec<u32> {
+        out.iter()
+            .filter_map(|o| match parse(&o.frame) {
+                Frame::Tcp(t) if t.fin => Some(t.seq.wrapping_sub(ISS + 1)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_passive_closer_sends_its_fin_after_the_peers_and_ends_on_its_ack() {
+        let mut ep = endpoint(0, &[], false);
+        ep.cfg.close_first = false;
+        assert!(
+            fins(&establish(&mut ep)).is_empty(),
+            "no FIN before the peer's"
+        );
+        assert_eq!(ep.st, St::Established);
+        kernel_fin(&mut ep, 0, 0, true);
+        assert_eq!(ep.st, St::LastAck, "the peer's FIN, then ours at once");
+        assert_eq!(fins(&ep.take_out()), [0]);
+        kernel_fin(&mut ep, 1, 1, false);
+        assert_eq!(ep.st, St::Closed);
+        assert!(ep.done());
+    }
+
+    #[test]
+    fn a_lost_fin_goes_out_again_and_its_ack_then_the_peers_fin_end_the_connection() {
+        let mut ep = endpoint(100, &[100], false);
+        assert_eq!(fins(&establish(&mut ep)), [100]);
+        assert_eq!(ep.st, St::FinWait1);
+        // The data is acknowledged, the FIN is not: the timeout sends the FIN alone.
+        kernel_fin(&mut ep, 100, 0, false);
+        ep.take_out();
+        let at = ep.deadline().expect("armed for the FIN");
+        ep.poll(at);
+        let out = ep.take_out();
+        assert_eq!((fins(&out), data(&out)), (vec![100], vec![]));
+        kernel_fin(&mut ep, 101, 0, false);
+        assert_eq!(ep.st, St::FinWait2);
+        assert_eq!(ep.deadline(), None, "nothing left to time");
+        kernel_fin(&mut ep, 101, 0, true);
+        assert_eq!(ep.st, St::TimeWait);
+        assert!(ep.done());
+    }
+
+    #[test]
+    fn fins_that_cross_go_through_closing() {
+        let mut ep = endpoint(0, &[], false);
+        assert_eq!(fins(&establish(&mut ep)), [0]);
+        // The peer's FIN does not acknowledge ours.
+        kernel_fin(&mut ep, 0, 0, true);
+        assert_eq!(ep.st, St::Closing);
+        assert!(!ep.done());
+        kernel_fin(&mut ep, 1, 1, false);
+        assert_eq!(ep.st, St::TimeWait);
+        assert!(ep.done());
     }
 }
