@@ -321,3 +321,40 @@ fn every_example_send_scenario_crosses_the_wire_as_the_model_cut_it() {
     }
     assert!(ran >= 3, "only {ran} sendmsg scenarios under {dir:?}");
 }
+
+/// A TAP's MTU tops out at the kernel's `max_mtu` for it, 65535 less the Ethernet header:
+/// the runner refuses more before it sets anything up, naming the field and the range, and
+/// the top of that range works.
+#[test]
+fn a_tap_mtu_past_the_kernels_max_mtu_is_refused_and_its_max_works() {
+    let mtu = |name: &str, mtu: u32| {
+        let p = tmp(&format!("{name}.toml"));
+        let text = format!(
+            "mechanism = \"sendmsg\"\n[device]\nmtu = {mtu}\n\
+             [[ops]]\nop = \"sendmsg\"\nbytes = 100000\n[[ops]]\nop = \"transmit\"\n"
+        );
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    for bad in [65_522, 65_535] {
+        let p = mtu(&format!("mtu{bad}"), bad);
+        let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
+            .args(["tap", "send"])
+            .arg(&p)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "mtu {bad} accepted");
+        assert!(
+            err.contains(&format!("`device.mtu` = {bad}")) && err.contains("576..=65521"),
+            "{err}"
+        );
+        assert!(!err.contains("SIOCSIFMTU"), "{err}");
+    }
+    if !tap_available("a_tap_mtu_past_the_kernels_max_mtu_is_refused_and_its_max_works") {
+        return;
+    }
+    let p = mtu("mtu65521", 65_521);
+    let (v, _) = tap("mtu65521", &["send", p.to_str().unwrap()]);
+    assert_eq!(v["intact"], true, "{v}");
+}
