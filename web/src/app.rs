@@ -53,6 +53,8 @@ impl Deref for Shared {
 }
 
 pub enum Msg {
+    /// The walkthrough files arrived (fetched beside the page, not compiled in).
+    Loaded(Result<Vec<Walkthrough>, String>),
     Pick(usize),
     Nav(Nav),
     Tick,
@@ -72,6 +74,8 @@ struct Seed {
 
 pub struct App {
     walks: Vec<Walkthrough>,
+    /// The walkthroughs have arrived (or failed to): links can be opened.
+    loaded: bool,
     titles: Vec<AttrValue>,
     session: Option<Shared>,
     pos: usize,
@@ -104,23 +108,18 @@ impl Component for App {
     type Properties = ();
 
     fn create(ctx: &Context<Self>) -> Self {
-        let (walks, notice) = match walkthrough::all() {
-            Ok(w) => (w, None),
-            Err(e) => (
-                Vec::new(),
-                Some(format!("The walkthroughs failed to load: {e}")),
-            ),
-        };
         let link = ctx.link();
-        let mut app = App {
-            titles: walks.iter().map(|w| w.title.clone().into()).collect(),
-            walks,
+        link.send_future(load_walkthroughs());
+        App {
+            titles: Vec::new(),
+            walks: Vec::new(),
+            loaded: false,
             session: None,
             pos: 0,
             event: None,
             play: None,
             speed: 2,
-            notice,
+            notice: None,
             chart: None,
             seed: Seed {
                 key: 0,
@@ -135,14 +134,22 @@ impl Component for App {
             on_run: link.callback(Msg::Ran),
             on_chart: link.callback(Msg::Chart),
             _listeners: listeners(ctx),
-        };
-        app.open_fragment();
-        app
+        }
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         self.started.get_or_insert_with(dom::now);
         match msg {
+            Msg::Loaded(walks) => {
+                match walks {
+                    Ok(w) => self.walks = w,
+                    Err(e) => self.notice = Some(format!("The walkthroughs failed to load: {e}")),
+                }
+                self.titles = self.walks.iter().map(|w| w.title.clone().into()).collect();
+                self.loaded = true;
+                // The link may name a walkthrough: open it now that they are here.
+                self.open_fragment();
+            }
             Msg::Pick(i) => {
                 self.stop();
                 self.notice = None;
@@ -172,7 +179,7 @@ impl Component for App {
             }
             Msg::Chart(c) => self.chart = Some(c),
             Msg::HashChanged => {
-                if dom::fragment().trim_start_matches('#') != self.fragment {
+                if self.loaded && dom::fragment().trim_start_matches('#') != self.fragment {
                     self.stop();
                     self.notice = None;
                     self.open_fragment();
@@ -238,6 +245,16 @@ impl Component for App {
             </>
         }
     }
+}
+
+/// Fetches and reads the walkthrough files served beside the page (`dist/walkthroughs/`).
+async fn load_walkthroughs() -> Msg {
+    let texts = dom::fetch_texts("walkthroughs", walkthrough::NAMES).await;
+    Msg::Loaded(texts.and_then(|t| {
+        t.iter()
+            .map(|text| walkthrough::parse(text).map_err(|e| e.to_string()))
+            .collect()
+    }))
 }
 
 /// The number of events step `pos` (0: before the first) of the left trace has.
