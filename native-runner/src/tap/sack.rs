@@ -108,6 +108,9 @@ impl Scoreboard {
     }
 }
 
+/// A `NextSeg` rule: the holes and `high_rxt` in, the range to resend out.
+pub type NextSeg = fn(&[Hole], u64) -> Option<(u64, u64)>;
+
 /// RFC 6675 `SetPipe`: the bytes in flight. Every unSACKed byte that is not lost, and every
 /// lost one already resent (up to `high_rxt`).
 pub fn pipe(holes: &[Hole], high_rxt: u64) -> u64 {

@@ -842,11 +842,7 @@ impl Endpoint {
 
     /// Resends the ranges `next` picks while the congestion window has a segment of room
     /// over the pipe (RFC 6675 5 step C); returns the bytes resent.
-    fn resend_while(
-        &mut self,
-        mut pipe: u64,
-        next: fn(&[sack::Hole], u64) -> Option<(u64, u64)>,
-    ) -> u64 {
+    fn resend_while(&mut self, mut pipe: u64, next: sack::NextSeg) -> u64 {
         let start = pipe;
         while self.cwnd.saturating_sub(pipe) >= self.mss {
             let Some((s, e)) = next(&self.holes(), self.high_rxt) else {
