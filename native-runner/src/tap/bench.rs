@@ -231,3 +231,19 @@ fn print(rows: &[Row], bytes: u64, json: bool) -> Result<(), String> {
     }
     session::print(&t)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The documented maximum plans without tracing (no trace cap applies): 128 writes of
+    /// 2 MiB, each cut into size-goal skbs of 45 x 1448 = 65,160 bytes.
+    #[test]
+    fn the_largest_bench_transfer_plans_every_byte() {
+        let bytes = super::super::MAX_BYTES;
+        let c = chunks(bytes, true).unwrap();
+        assert_eq!(c.last().map(|c| c.end), Some(bytes));
+        // 2 MiB = 32 x 65,160 + 12,032: 33 skbs per write.
+        assert_eq!(c.len() as u64, 33 * (bytes >> 21));
+    }
+}

@@ -6,7 +6,8 @@
 //! thread (it refuses to run if other threads exist).
 //!
 //! One concern per module: [`netns`] (namespace, TAP, addresses), [`wire`] (frames),
-//! [`vnet`] (virtio-net header), [`tcp`] (the runner's TCP endpoint), [`kernel`] (the kernel's
+//! [`vnet`] (virtio-net header), [`tcp`] (the runner's TCP endpoint), [`sack`] (its loss
+//! recovery's scoreboard), [`kernel`] (the kernel's
 //! socket and counters), [`faults`], [`pcap`], [`plan`] (the send and receive models on this
 //! traffic), [`session`] (one transfer), [`bench`] (throughput against veth).
 
@@ -16,6 +17,7 @@ mod kernel;
 pub(crate) mod netns;
 mod pcap;
 mod plan;
+mod sack;
 mod session;
 mod tcp;
 pub(crate) mod vnet;
@@ -166,7 +168,7 @@ struct Report {
 /// Entry point of `skblab tap ...`. Must be called before any thread starts (see the module
 /// docs).
 pub fn run(args: &TapArgs) -> Result<(), String> {
-    // Bad flags are reported before anything is set up.
+    // Bad flags and scenarios are reported before anything is set up.
     match &args.cmd {
         TapCmd::Send { wire, .. } | TapCmd::Recv { wire, .. } => wire.rates().check()?,
         TapCmd::Bench { bytes, .. } => check_bytes(*bytes)?,
@@ -174,23 +176,31 @@ pub fn run(args: &TapArgs) -> Result<(), String> {
     if let TapCmd::Recv { bytes, .. } = &args.cmd {
         check_bytes(*bytes)?;
     }
-    netns::preflight()?;
-    netns::enter_private_netns()?;
-    let tap = netns::Tap::open()?;
-    match &args.cmd {
+    let job = match &args.cmd {
         TapCmd::Send {
             scenario,
             variant,
             zero_window,
             wire,
-        } => send(&tap, scenario, variant.as_deref(), *zero_window, wire),
-        TapCmd::Recv {
-            bytes,
-            gso,
-            variant,
-            wire,
-        } => recv(&tap, *bytes, *gso, variant.as_deref(), wire),
-        TapCmd::Bench { bytes, json } => bench::run(&tap, *bytes, *json),
+        } => Some(send_job(scenario, variant.as_deref(), *zero_window, wire)?),
+        _ => None,
+    };
+    netns::preflight()?;
+    netns::enter_private_netns()?;
+    let tap = netns::Tap::open()?;
+    match (&args.cmd, job) {
+        (TapCmd::Send { wire, .. }, Some(job)) => send(&tap, job, wire),
+        (TapCmd::Send { .. }, None) => Err("model bug: `tap send` without its plan".into()),
+        (
+            TapCmd::Recv {
+                bytes,
+                gso,
+                variant,
+                wire,
+            },
+            _,
+        ) => recv(&tap, *bytes, *gso, variant.as_deref(), wire),
+        (TapCmd::Bench { bytes, json }, _) => bench::run(&tap, *bytes, *json),
     }
 }
 
@@ -248,13 +258,20 @@ fn base(dir: Dir, gso: bool, payload: Arc<Vec<u8>>) -> Transfer {
     }
 }
 
-fn send(
-    tap: &netns::Tap,
+/// A `tap send` read, planned by the send model and checked, before any namespace exists.
+struct SendJob {
+    plan: plan::SendPlan,
+    transfer: Transfer,
+    /// The scenario's `socket.mss`.
+    mss: u32,
+}
+
+fn send_job(
     path: &std::path::Path,
     variant: Option<&str>,
     zero_window: bool,
     w: &WireArgs,
-) -> Result<(), String> {
+) -> Result<SendJob, String> {
     let text = crate::cli::read_scenario(path).map_err(|e| e.0)?;
     let sc = Scenario::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let Scenario::Sendmsg(s) = &sc else {
@@ -276,27 +293,45 @@ fn send(
             ));
         }
     }
-    let mut t = base(Dir::Send, gso, payload(total, w.seed));
-    t.chunks = plan.chunks;
-    t.seg_cap = u64::from(s.socket.mss);
-    if !(576..=65_535).contains(&s.device.mtu) {
+    let mtus = netns::TAP_MIN_MTU..=netns::TAP_MAX_MTU;
+    if !mtus.contains(&s.device.mtu) {
         return Err(format!(
-            "`device.mtu` = {} is out of range for a TAP: allowed 576..=65535",
-            s.device.mtu
+            "{}: `device.mtu` = {} is out of range for a TAP: allowed {}..={} (the kernel's \
+             limit for a TAP, 65535 less its 14-byte Ethernet header; the runner's floor)",
+            path.display(),
+            s.device.mtu,
+            mtus.start(),
+            mtus.end()
         ));
     }
+    let mut t = base(Dir::Send, gso, payload(total, w.seed));
+    t.chunks = plan.chunks.clone();
+    t.seg_cap = u64::from(s.socket.mss);
     t.mtu = s.device.mtu;
     t.slow_reader = zero_window.then_some(kernel::SlowReader {
         rcvbuf: 16 << 10,
         pause: Duration::from_millis(300),
     });
+    Ok(SendJob {
+        plan,
+        transfer: t,
+        mss: s.socket.mss,
+    })
+}
+
+fn send(tap: &netns::Tap, job: SendJob, w: &WireArgs) -> Result<(), String> {
+    let SendJob {
+        plan,
+        transfer: t,
+        mss,
+    } = job;
     let outcome = transfer(tap, t, w)?;
     let mut notes = Vec::new();
-    if outcome.mss < u64::from(s.socket.mss) {
+    if outcome.mss < u64::from(mss) {
         notes.push(format!(
-            "the scenario's mss is {} but the connection allows only {} per segment: \
+            "the scenario's mss is {mss} but the connection allows only {} per segment: \
              segments are cut at {}",
-            s.socket.mss, outcome.mss, outcome.mss
+            outcome.mss, outcome.mss
         ));
     }
     finish(

@@ -151,6 +151,14 @@ pub fn link_up(name: &str) -> Result<(), String> {
     )
 }
 
+/// The largest MTU the kernel lets a TAP have: `tun_net_initialize` (drivers/net/tun.c, v4.10
+/// on, 6.18 here) sets `max_mtu = MAX_MTU - hard_header_len`, 65535 less the Ethernet header
+/// `ether_setup` gives it. Above it SIOCSIFMTU fails with EINVAL.
+pub const TAP_MAX_MTU: u32 = 65_535 - skblab_core::consts::wire::ETH_HLEN;
+/// The smallest MTU the runner uses (the kernel's `MIN_MTU` is 68): 576, the IPv4 minimum
+/// datagram every host accepts (RFC 791), so the SYN's options and a useful MSS fit.
+pub const TAP_MIN_MTU: u32 = 576;
+
 /// Sets an interface's MTU.
 pub fn set_mtu(name: &str, mtu: u32) -> Result<(), String> {
     let s = ctl_socket()?;

@@ -218,12 +218,14 @@ pub fn run(
         let now = start.elapsed();
         if now > t.timeout {
             progress.end();
+            let (done, what) = match t.dir {
+                Dir::Send => (ep.acked(), "acknowledged by the kernel"),
+                Dir::Recv => (ep.rx.len() as u64, "received from the kernel"),
+            };
             return Err(format!(
-                "transfer did not finish in {:?}: {} of {} bytes acknowledged (send) / {} received",
+                "transfer did not finish in {:?}: {done} of {} bytes {what}",
                 t.timeout,
-                ep.acked(),
                 t.payload.len(),
-                ep.rx.len()
             ));
         }
         for out in ep.take_out() {

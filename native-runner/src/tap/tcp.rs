@@ -4,21 +4,30 @@
 //! It opens actively (ARP, then SYN offering MSS, SACK-permitted, timestamps and window scale,
 //! RFC 7323), sends the stream cut where the model cut it (one [`Chunk`] per skb) as plain
 //! MSS-sized frames or as GSO super-packets, honours the peer's window (zero-window probes,
-//! RFC 9293 3.8.6.1), retransmits on timeout (RFC 6298) and after three duplicate ACKs
-//! (NewReno, RFC 6582), receives with reassembly and SACK blocks (RFC 2018), and closes with a
-//! FIN each way. Sequence numbers are kept as 64-bit stream offsets (0 = first data byte) and
+//! RFC 9293 3.8.6.1), recovers from loss as the kernel does with SACK (RFC 6675: the peer's
+//! SACK blocks kept in a [`Scoreboard`], fast retransmit on three duplicate ACKs or SACKed
+//! segments, lost holes resent while the pipe is under the congestion window; a timeout
+//! resends the unSACKed flight, RFC 6298 with backoff), receives with reassembly and SACK
+//! blocks (RFC 2018), and closes with a FIN each way (the states of RFC 9293). Sequence numbers are kept as 64-bit stream offsets (0 = first data byte) and
 //! turned into 32-bit wire numbers at the edge.
 
+use super::sack::{self, Scoreboard};
 use super::vnet::VnetHdr;
 use super::wire::{self, Arp, Ends, Frame, TcpIn, TcpOut, MAX_WSCALE};
 use etherparse::TcpOptionElement as Opt;
+use skblab_core::consts::wire::{ETH_HLEN, IPV4_HLEN, TCP_TS_HLEN};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Ethernet + IPv4 + TCP-with-timestamps header bytes of our data frames.
-const HDR_LEN: u16 = 14 + 20 + 32;
-/// The largest IPv4 datagram: a super-packet's payload must fit under it with the headers.
-pub const MAX_SUPER_PAYLOAD: u64 = 65_535 - 20 - 32;
+/// Header bytes of our data frames: Ethernet, IPv4 without options, TCP with timestamps.
+const HDR_LEN: u16 = (ETH_HLEN + IPV4_HLEN + TCP_TS_HLEN) as u16;
+/// The largest IPv4 datagram (`IP_MAX_MTU`, the 16-bit total length): a super-packet's
+/// payload must fit under it with the headers.
+const IP_MAX_MTU: u32 = 65_535;
+pub const MAX_SUPER_PAYLOAD: u64 = (IP_MAX_MTU - IPV4_HLEN - TCP_TS_HLEN) as u64;
+/// The timestamp option as every segment carries it (`TCPOLEN_TSTAMP_ALIGNED`: 10 bytes and
+/// two NOPs), out of the MSS: the TCP header with it less `sizeof(struct tcphdr)`.
+const TCPOLEN_TSTAMP_ALIGNED: u64 = (TCP_TS_HLEN - wire::TCP_HLEN) as u64;
 const RTO_INITIAL: Duration = Duration::from_millis(200);
 const RTO_MIN: Duration = Duration::from_millis(30);
 const RTO_MAX: Duration = Duration::from_secs(1);
@@ -84,11 +93,65 @@ pub struct Stats {
     pub dup_acks_in: u64,
 }
 
+/// The connection's state (RFC 9293 3.3.2), with ARP resolution before the SYN. Our FIN
+/// takes the sequence number after the data (stream offset `tx.len()`), so `snd_nxt` passes
+/// the data by one once the FIN is out, as the kernel's `tcp_send_fin` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum St {
     Arp,
     SynSent,
     Established,
+    /// Our FIN sent, not acknowledged; no FIN from the peer yet.
+    FinWait1,
+    /// Our FIN acknowledged; waiting for the peer's.
+    FinWait2,
+    /// Both FINs sent, ours not acknowledged yet (simultaneous close).
+    Closing,
+    /// Both FINs sent and acknowledged, we closed first. The runner does not wait 2 MSL: the
+    /// namespace vanishes with the process.
+    TimeWait,
+    /// The peer's FIN received; ours not sent yet.
+    CloseWait,
+    /// The peer's FIN received, ours sent and not acknowledged.
+    LastAck,
+    /// Both FINs sent and acknowledged, the peer closed first.
+    Closed,
+}
+
+/// The sender's loss state, as the kernel's `icsk_ca_state` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ca {
+    /// No loss suspected.
+    Open,
+    /// Fast recovery (RFC 6675): entered on [`sack::DUP_THRESH`] duplicate ACKs or SACKed
+    /// segments above `snd_una`; lost holes are resent while the pipe is under cwnd.
+    Recovery,
+    /// After a retransmission timeout (the kernel's `tcp_enter_loss`): every unSACKed byte
+    /// sent before it is lost, resent from `snd_una` in slow start, SACKed ranges skipped.
+    Loss,
+}
+
+impl St {
+    /// Our FIN has its sequence number: it went out at least once.
+    #[cfg(feature = "fuzzing")]
+    fn fin_queued(self) -> bool {
+        use St::*;
+        matches!(
+            self,
+            FinWait1 | FinWait2 | Closing | TimeWait | LastAck | Closed
+        )
+    }
+
+    /// The peer's FIN arrived in order.
+    fn peer_closed(self) -> bool {
+        use St::*;
+        matches!(self, CloseWait | Closing | LastAck | TimeWait | Closed)
+    }
+
+    /// The handshake is done: data and FINs flow.
+    fn synchronized(self) -> bool {
+        !matches!(self, St::Arp | St::SynSent)
+    }
 }
 
 pub struct Endpoint {
@@ -105,27 +168,31 @@ pub struct Endpoint {
     chunks: Vec<Chunk>,
     iss: u32,
     snd_una: u64,
+    /// The next new byte to send: everything below it went out at least once.
     snd_nxt: u64,
-    snd_max: u64,
     snd_wnd: u64,
     cwnd: u64,
     ssthresh: u64,
     dupacks: u32,
-    recover: Option<u64>,
-    fin_sent: bool,
-    /// A FIN has gone out at least once (it may be queued again after a timeout).
-    fin_ever: bool,
-    fin_acked: bool,
+    ca: Ca,
+    /// RFC 6675 `RecoveryPoint` (the kernel's `high_seq`): `snd_nxt` when recovery began.
+    recovery_point: u64,
+    /// RFC 6675 `HighRxt`: the end of the highest range resent in this recovery.
+    high_rxt: u64,
+    sacked: Scoreboard,
+    /// The retransmission timeout, doubled on each expiry (RFC 6298 5.5) until an RTT
+    /// sample sets it afresh.
     rto: Duration,
     srtt: Option<(f64, f64)>,
     timer: Option<Duration>,
-    backoff: u32,
     // -- receiving --
     irs: u32,
     rcv_nxt: u64,
     ooo: BTreeMap<u64, Vec<u8>>,
+    /// Where the latest out-of-order segments start, most recent first (for SACK's order).
+    sack_recent: Vec<u64>,
+    /// Where the peer's FIN sits in its stream, once seen (perhaps before the data up to it).
     peer_fin: Option<u64>,
-    fin_rcvd: bool,
     ts_recent: u32,
     /// In-order data arrived and is not acknowledged yet.
     ack_due: bool,
@@ -153,24 +220,22 @@ impl Endpoint {
             iss,
             snd_una: 0,
             snd_nxt: 0,
-            snd_max: 0,
             snd_wnd: 0,
             cwnd: 0,
             ssthresh: u64::MAX,
             dupacks: 0,
-            recover: None,
-            fin_sent: false,
-            fin_ever: false,
-            fin_acked: false,
+            ca: Ca::Open,
+            recovery_point: 0,
+            high_rxt: 0,
+            sacked: Scoreboard::default(),
             rto: RTO_INITIAL,
             srtt: None,
             timer: None,
-            backoff: 0,
             irs: 0,
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
+            sack_recent: Vec::new(),
             peer_fin: None,
-            fin_rcvd: false,
             ts_recent: 0,
             ack_due: false,
             rx: Vec::new(),
@@ -183,7 +248,7 @@ impl Endpoint {
 
     /// Both FINs sent and acknowledged.
     pub fn done(&self) -> bool {
-        self.fin_acked && self.fin_rcvd
+        matches!(self.st, St::TimeWait | St::Closed)
     }
 
     /// The payload bytes per segment the handshake settled on (valid once established).
@@ -209,14 +274,20 @@ impl Endpoint {
     #[cfg(feature = "fuzzing")]
     pub fn check(&self) -> Result<(), String> {
         let len = self.tx.len() as u64;
+        let top = len + u64::from(self.st.fin_queued());
+        let fin_acked = matches!(self.st, St::FinWait2 | St::TimeWait | St::Closed);
         let rules = [
             (
-                "snd_una <= snd_nxt <= data",
-                self.snd_una <= self.snd_nxt && self.snd_nxt <= len,
+                "snd_una <= snd_nxt <= data (and our FIN)",
+                self.snd_una <= self.snd_nxt && self.snd_nxt <= top,
             ),
             (
-                "snd_una <= snd_max <= data",
-                self.snd_una <= self.snd_max && self.snd_max <= len,
+                "high_rxt within the flight in recovery",
+                self.ca == Ca::Open || self.high_rxt <= self.snd_nxt,
+            ),
+            (
+                "our FIN acknowledged = snd_una past the data",
+                fin_acked == (self.snd_una > len),
             ),
             (
                 "rcv_nxt = bytes delivered",
@@ -274,11 +345,16 @@ impl Endpoint {
         self.irs.wrapping_add(1).wrapping_add(off as u32)
     }
 
+    /// Our acknowledgment number: the next byte expected, past the peer's FIN once received.
+    fn ack_field(&self) -> Option<u32> {
+        Some(self.rcv_wire(self.rcv_nxt + u64::from(self.st.peer_closed())))
+    }
+
     fn emit(&mut self, t: TcpOut, mut vnet: VnetHdr) {
         let mut e = self.cfg.ends;
         e.peer_mac = self.peer_mac.expect("model bug: TCP before ARP");
         let frame = if self.cfg.csum_offload && !t.payload.is_empty() {
-            vnet = vnet.partial(wire::ETH_LEN as u16 + 20);
+            vnet = vnet.partial((ETH_HLEN + IPV4_HLEN) as u16);
             wire::tcp_frame_partial(&e, &t)
         } else {
             wire::tcp_frame(&e, &t)
@@ -327,24 +403,11 @@ impl Endpoint {
         self.ack_due = false;
         let mut opts = self.opts();
         if self.sack_ok && !self.ooo.is_empty() {
-            let mut blocks: Vec<(u32, u32)> = Vec::new();
-            let mut cur: Option<(u64, u64)> = None;
-            for (&s, d) in &self.ooo {
-                let e = s + d.len() as u64;
-                cur = match cur {
-                    Some((a, b)) if s <= b => Some((a, b.max(e))),
-                    Some((a, b)) => {
-                        blocks.push((self.rcv_wire(a), self.rcv_wire(b)));
-                        Some((s, e))
-                    }
-                    None => Some((s, e)),
-                };
-            }
-            if let Some((a, b)) = cur {
-                blocks.push((self.rcv_wire(a), self.rcv_wire(b)));
-            }
-            // 40 option bytes: 12 for timestamps leave room for three blocks.
-            blocks.truncate(3);
+            let blocks: Vec<(u32, u32)> = self
+                .sack_blocks()
+                .into_iter()
+                .map(|(a, b)| (self.rcv_wire(a), self.rcv_wire(b)))
+                .collect();
             let rest = [1, 2].map(|i| blocks.get(i).copied());
             opts.extend([Opt::Noop, Opt::Noop]);
             opts.push(Opt::SelectiveAcknowledgement(
@@ -352,15 +415,43 @@ impl Endpoint {
                 [rest[0], rest[1], None],
             ));
         }
-        let fin_seq = u64::from(self.fin_sent);
         let t = TcpOut {
-            seq: self.wire_seq(self.snd_nxt.min(self.tx.len() as u64) + fin_seq),
-            ack: Some(self.rcv_wire(self.rcv_nxt + u64::from(self.fin_rcvd))),
+            seq: self.wire_seq(self.snd_nxt),
+            ack: self.ack_field(),
             wnd: self.rcv_wnd_field(),
             opts,
             ..TcpOut::default()
         };
         self.emit(t, VnetHdr::default());
+    }
+
+    /// The SACK blocks to send (RFC 2018 4): the range holding the latest out-of-order
+    /// arrival first, then the ranges of the arrivals before it, most recent first (as the
+    /// kernel's `tcp_sack_new_ofo_skb` keeps them), then the lowest others; three at most,
+    /// as 40 option bytes less 12 for timestamps leave room for three.
+    fn sack_blocks(&self) -> Vec<(u64, u64)> {
+        let mut held: Vec<(u64, u64)> = Vec::new();
+        for (&s, d) in &self.ooo {
+            let e = s + d.len() as u64;
+            match held.last_mut() {
+                Some((_, b)) if s <= *b => *b = (*b).max(e),
+                _ => held.push((s, e)),
+            }
+        }
+        let recent = self
+            .sack_recent
+            .iter()
+            .filter_map(|&at| held.iter().find(|(s, e)| (*s..*e).contains(&at)));
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(3);
+        for &b in recent.chain(held.iter()) {
+            if out.len() == 3 {
+                break;
+            }
+            if !out.contains(&b) {
+                out.push(b);
+            }
+        }
+        out
     }
 
     /// Handles one frame from the TAP.
@@ -426,7 +517,7 @@ impl Endpoint {
                 }
                 Ok(())
             }
-            St::Established => {
+            _ => {
                 if t.syn {
                     // Our ACK of the SYN-ACK was lost: acknowledge again.
                     self.send_ack();
@@ -450,7 +541,11 @@ impl Endpoint {
         }
         let peer_mss = u64::from(t.mss.unwrap_or(536));
         // A peer's MSS smaller than the timestamp option must not underflow, nor leave 0 to divide by.
-        let opts = if self.ts_ok { 12 } else { 0 };
+        let opts = if self.ts_ok {
+            TCPOLEN_TSTAMP_ALIGNED
+        } else {
+            0
+        };
         self.mss = peer_mss
             .saturating_sub(opts)
             .min(self.cfg.seg_cap)
@@ -460,7 +555,6 @@ impl Endpoint {
         self.cwnd = 10 * self.mss;
         self.st = St::Established;
         self.timer = None;
-        self.backoff = 0;
         self.rto_sample(t);
         self.send_ack();
         self.transmit();
@@ -483,72 +577,157 @@ impl Endpoint {
     fn on_ack(&mut self, t: &TcpIn) {
         let Some(ack) = t.ack else { return };
         let ack = Self::unwrap(self.snd_una, self.wire_seq(self.snd_una), ack);
-        let top = self.snd_max + u64::from(self.fin_ever);
-        if ack > top {
+        if ack > self.snd_nxt {
             return;
         }
         let wnd = u64::from(t.wnd) << self.peer_wscale;
         let data_len = self.tx.len() as u64;
+        let newly_sacked = self.take_sacks(t);
+        let outstanding = self.snd_una < self.snd_nxt.min(data_len);
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
-            self.snd_una = ack.min(data_len);
-            if self.fin_ever && ack == data_len + 1 {
-                self.fin_acked = true;
+            self.snd_una = ack;
+            self.sacked.advance(ack);
+            if ack > data_len {
+                self.st = match self.st {
+                    St::FinWait1 => St::FinWait2,
+                    St::Closing => St::TimeWait,
+                    St::LastAck => St::Closed,
+                    st => st,
+                };
             }
-            self.snd_nxt = self.snd_nxt.max(self.snd_una);
             self.dupacks = 0;
-            self.backoff = 0;
             self.rto_sample(t);
-            match self.recover {
-                Some(r) if ack < r => self.retransmit_one(),
-                Some(_) => {
-                    self.recover = None;
+            if self.ca != Ca::Recovery {
+                self.grow_cwnd(acked);
+            }
+            if self.ca != Ca::Open && ack >= self.recovery_point {
+                // RFC 6675 5 step 2: recovery ends once RecoveryPoint is acknowledged.
+                if self.ca == Ca::Recovery {
                     self.cwnd = self.ssthresh;
                 }
-                None if self.cwnd < self.ssthresh => self.cwnd += acked.min(2 * self.mss),
-                None => self.cwnd += (self.mss * self.mss / self.cwnd).max(1),
+                self.ca = Ca::Open;
             }
             self.timer = self.in_flight().then_some(self.now + self.rto);
         } else if ack == self.snd_una
-            && t.payload.is_empty()
-            && !t.fin
-            && wnd == self.snd_wnd
-            && self.snd_una < self.snd_max
+            && outstanding
+            && (newly_sacked > 0 || (t.payload.is_empty() && !t.fin && wnd == self.snd_wnd))
         {
+            // A duplicate ACK: RFC 5681's (same window, no data), or one that SACKs new
+            // data (RFC 6675 2), whatever its window says.
             self.stats.dup_acks_in += 1;
             self.dupacks += 1;
-            if self.dupacks == 3 && self.recover.is_none() {
-                self.stats.fast_retransmits += 1;
-                let flight = self.snd_max - self.snd_una;
-                self.ssthresh = (flight / 2).max(2 * self.mss);
-                self.cwnd = self.ssthresh + 3 * self.mss;
-                self.recover = Some(self.snd_max);
-                self.retransmit_one();
-            } else if self.dupacks > 3 {
-                self.cwnd += self.mss;
-            }
         }
         self.snd_wnd = wnd;
+        let lost = u64::from(self.dupacks) >= sack::DUP_THRESH
+            || self.holes().iter().any(|h| h.lost_end > h.start);
+        if self.ca == Ca::Open && lost && self.snd_una < self.snd_nxt.min(data_len) {
+            self.enter_recovery();
+        }
         if wnd == 0 && !self.in_flight() && self.unsent() && self.timer.is_none() {
             self.arm(self.now + self.rto);
         }
     }
 
+    /// Adds the ACK's SACK blocks to the scoreboard (only the parts within `snd_una..snd_nxt`:
+    /// D-SACKs of old data, RFC 2883, and nonsense fall away); returns the bytes newly SACKed.
+    fn take_sacks(&mut self, t: &TcpIn) -> u64 {
+        if !self.sack_ok {
+            return 0;
+        }
+        let base = self.wire_seq(self.snd_una);
+        let mut new = 0;
+        for &(s, e) in &t.sacks {
+            let s = Self::unwrap(self.snd_una, base, s).max(self.snd_una);
+            let e = Self::unwrap(self.snd_una, base, e).min(self.snd_nxt);
+            new += self.sacked.sack(s, e);
+        }
+        new
+    }
+
+    /// Slow start below ssthresh (RFC 5681 3.1, at most two segments per ACK as RFC 3465's
+    /// L = 2), congestion avoidance above it.
+    fn grow_cwnd(&mut self, acked: u64) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += acked.min(2 * self.mss);
+        } else {
+            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
+        }
+    }
+
+    /// RFC 6675 5 steps 4.1-4.3 (the kernel's `tcp_enter_recovery`): halve, remember where
+    /// the flight ends, and resend the first lost segment at once.
+    fn enter_recovery(&mut self) {
+        self.stats.fast_retransmits += 1;
+        self.ssthresh = (self.flight() / 2).max(2 * self.mss);
+        self.cwnd = self.ssthresh;
+        self.ca = Ca::Recovery;
+        self.recovery_point = self.snd_nxt;
+        self.high_rxt = self.snd_una;
+        if let Some((s, e)) = sack::next_lost(&self.holes(), self.high_rxt) {
+            self.resend(s, e, self.mss);
+        }
+    }
+
+    /// The holes in the flight and which are lost: by the SACKs (RFC 6675 `IsLost`); in
+    /// recovery also the first segment past `snd_una` (so a partial ACK resends the next
+    /// hole, as NewReno's RFC 6582 does, with or without SACK); after a timeout everything
+    /// sent before it.
+    fn holes(&self) -> Vec<sack::Hole> {
+        let lost_below = match self.ca {
+            Ca::Open => self.snd_una,
+            Ca::Recovery => self.snd_una + self.mss,
+            Ca::Loss => self.recovery_point,
+        };
+        self.sacked
+            .holes(self.snd_una, self.snd_nxt, self.mss, lost_below)
+    }
+
     fn in_flight(&self) -> bool {
-        self.snd_una < self.snd_max || (self.fin_sent && !self.fin_acked)
+        self.snd_una < self.snd_nxt
+    }
+
+    /// Data bytes sent and not acknowledged (our FIN aside).
+    fn flight(&self) -> u64 {
+        let len = self.tx.len() as u64;
+        self.snd_nxt.min(len) - self.snd_una.min(len)
     }
 
     fn unsent(&self) -> bool {
         self.snd_nxt < self.tx.len() as u64
     }
 
-    /// Resends one segment at snd_una (fast retransmit, NewReno partial ACK).
-    fn retransmit_one(&mut self) {
-        let end = self.chunk_end(self.snd_una).min(self.snd_max);
-        let len = (end - self.snd_una).min(self.mss);
-        if len > 0 {
-            self.send_data(self.snd_una, len);
+    /// How much of `off..end` goes in one frame under `room`: at most one MSS on a plain
+    /// device; on a GSO device up to the skb's end, or a whole number of segments when the
+    /// room or IPv4's length cuts it (as `tso_fragment` does). Never past the skb holding `off`.
+    fn cut(&self, off: u64, end: u64, room: u64) -> u64 {
+        let want = end.min(self.chunk_end(off)).saturating_sub(off);
+        let mut len = want.min(room);
+        if !self.cfg.gso {
+            len = len.min(self.mss);
+        } else if len > self.mss && (len < want || len > MAX_SUPER_PAYLOAD) {
+            len = len.min(MAX_SUPER_PAYLOAD);
+            len -= len % self.mss;
         }
+        len
+    }
+
+    /// Resends from `off` towards `end` within `room`; our FIN when `off` is past the data.
+    /// Returns the sequence space resent, and moves `high_rxt` past it.
+    fn resend(&mut self, off: u64, end: u64, room: u64) -> u64 {
+        let data_len = self.tx.len() as u64;
+        let n = if off >= data_len {
+            self.send_fin();
+            1
+        } else {
+            let n = self.cut(off, end.min(data_len), room);
+            if n > 0 {
+                self.send_data(off, n);
+            }
+            n
+        };
+        self.high_rxt = self.high_rxt.max(off + n);
+        n
     }
 
     /// The end of the skb holding stream offset `off`.
@@ -569,14 +748,14 @@ impl Endpoint {
         } else {
             VnetHdr::default()
         };
-        if off < self.snd_max {
+        if off < self.snd_nxt {
             self.stats.retransmitted_segments += segs;
         }
         self.stats.segments_out += segs;
         self.stats.bytes_out += len;
         let t = TcpOut {
             seq: self.wire_seq(off),
-            ack: Some(self.rcv_wire(self.rcv_nxt + u64::from(self.fin_rcvd))),
+            ack: self.ack_field(),
             psh,
             wnd: self.rcv_wnd_field(),
             opts: self.opts(),
@@ -592,54 +771,90 @@ impl Endpoint {
             vnet,
         );
         self.tx = tx;
-        self.snd_max = self.snd_max.max(end);
         if self.timer.is_none() {
             self.arm(self.now + self.rto);
         }
     }
 
-    /// Sends what the window, the congestion window and the skb boundaries allow.
+    /// Our FIN, at the sequence number after the data.
+    fn send_fin(&mut self) {
+        let t = TcpOut {
+            seq: self.wire_seq(self.tx.len() as u64),
+            ack: self.ack_field(),
+            fin: true,
+            wnd: self.rcv_wnd_field(),
+            opts: self.opts(),
+            ..TcpOut::default()
+        };
+        self.emit(t, VnetHdr::default());
+        if self.timer.is_none() {
+            self.arm(self.now + self.rto);
+        }
+    }
+
+    /// Sends what the windows allow (RFC 6675 `NextSeg`): in recovery the lost ranges first
+    /// (rule 1), then new data as the skb boundaries cut it (rule 2), then our FIN, then, with
+    /// no new data left, ranges not yet known lost (rule 3). The congestion window is
+    /// measured against the pipe, so SACKed data frees room.
     fn transmit(&mut self) {
-        if self.st != St::Established {
+        if !self.st.synchronized() {
             return;
         }
         let data_len = self.tx.len() as u64;
+        let mut pipe = sack::pipe(&self.holes(), self.high_rxt);
+        if self.ca != Ca::Open {
+            pipe += self.resend_while(pipe, sack::next_lost);
+        }
         while self.snd_nxt < data_len {
             let flight = self.snd_nxt - self.snd_una;
-            let allowed = self.snd_wnd.min(self.cwnd).saturating_sub(flight);
+            let room = self
+                .snd_wnd
+                .saturating_sub(flight)
+                .min(self.cwnd.saturating_sub(pipe));
             let want = self.chunk_end(self.snd_nxt) - self.snd_nxt;
-            let mut len = want.min(allowed);
-            if !self.cfg.gso {
-                len = len.min(self.mss);
-            } else if len > self.mss && (len < want || len > MAX_SUPER_PAYLOAD) {
-                // Window- or IP-length-limited: a whole number of segments (tso_fragment).
-                len = len.min(MAX_SUPER_PAYLOAD);
-                len -= len % self.mss;
-            }
+            let len = self.cut(self.snd_nxt, data_len, room);
             // No silly windows: a short segment only when it ends the skb or nothing is out.
             if len == 0 || (len < self.mss.min(want) && flight > 0) {
                 break;
             }
             self.send_data(self.snd_nxt, len);
             self.snd_nxt += len;
+            pipe += len;
         }
-        let may_close = self.cfg.close_first || self.fin_rcvd;
-        if self.snd_nxt == data_len && may_close && !self.fin_sent {
-            self.fin_sent = true;
-            self.fin_ever = true;
-            let t = TcpOut {
-                seq: self.wire_seq(data_len),
-                ack: Some(self.rcv_wire(self.rcv_nxt + u64::from(self.fin_rcvd))),
-                fin: true,
-                wnd: self.rcv_wnd_field(),
-                opts: self.opts(),
-                ..TcpOut::default()
+        // Our FIN, once the data is out and we may close.
+        let fin_due = match self.st {
+            St::Established => self.cfg.close_first,
+            St::CloseWait => true,
+            _ => false,
+        };
+        if self.snd_nxt == data_len && fin_due {
+            self.st = match self.st {
+                St::Established => St::FinWait1,
+                _ => St::LastAck,
             };
-            self.emit(t, VnetHdr::default());
-            if self.timer.is_none() {
-                self.arm(self.now + self.rto);
+            self.snd_nxt = data_len + 1;
+            self.send_fin();
+        }
+        if self.ca != Ca::Open && !self.unsent() {
+            self.resend_while(pipe, sack::next_unsacked);
+        }
+    }
+
+    /// Resends the ranges `next` picks while the congestion window has a segment of room
+    /// over the pipe (RFC 6675 5 step C); returns the bytes resent.
+    fn resend_while(&mut self, mut pipe: u64, next: sack::NextSeg) -> u64 {
+        let start = pipe;
+        while self.cwnd.saturating_sub(pipe) >= self.mss {
+            let Some((s, e)) = next(&self.holes(), self.high_rxt) else {
+                break;
+            };
+            let room = self.cwnd - pipe;
+            match self.resend(s, e, room) {
+                0 => break,
+                n => pipe += n,
             }
         }
+        pipe - start
     }
 
     fn on_data(&mut self, vnet: VnetHdr, t: &TcpIn) {
@@ -670,6 +885,8 @@ impl Endpoint {
             self.rcv_nxt = end;
         } else if start > self.rcv_nxt {
             self.ooo.entry(start).or_insert_with(|| t.payload.to_vec());
+            self.sack_recent.insert(0, start);
+            self.sack_recent.truncate(3);
         }
         if t.fin {
             self.peer_fin = Some(end);
@@ -687,7 +904,12 @@ impl Endpoint {
             }
         }
         if self.peer_fin == Some(self.rcv_nxt) {
-            self.fin_rcvd = true;
+            self.st = match self.st {
+                St::Established => St::CloseWait,
+                St::FinWait1 => St::Closing,
+                St::FinWait2 => St::TimeWait,
+                st => st,
+            };
         }
         if self.ooo.is_empty() && !t.fin && start <= self.rcv_nxt {
             // In-order data: one ACK for the whole batch the TAP delivered (as GRO makes one
@@ -711,34 +933,37 @@ impl Endpoint {
         self.now = now;
         if self.timer.is_some_and(|t| now >= t) {
             self.timer = None;
-            self.backoff = (self.backoff + 1).min(6);
-            let rto = (self.rto * (1 << self.backoff.min(3))).min(RTO_MAX);
+            // RFC 6298 5.5: back off, until an RTT sample sets the timeout afresh.
+            self.rto = (self.rto * 2).min(RTO_MAX);
+            let rto = self.rto;
             match self.st {
                 St::Arp => self.start(now),
                 St::SynSent => {
                     self.send_syn();
                     self.arm(now + rto);
                 }
-                St::Established if self.in_flight() => {
-                    // RFC 6298 5.4-5.6: go back to snd_una, one segment of window.
+                _ if self.in_flight() => {
+                    // RFC 6298 5.4-5.6 and RFC 5681 3.1, as the kernel's `tcp_enter_loss`:
+                    // one segment of window, everything unSACKed sent so far lost, resent
+                    // from snd_una (our FIN too); ssthresh halves once per episode.
                     self.stats.timeouts += 1;
-                    self.ssthresh = ((self.snd_max - self.snd_una) / 2).max(2 * self.mss);
-                    self.cwnd = self.mss;
-                    self.recover = None;
-                    self.dupacks = 0;
-                    self.snd_nxt = self.snd_una;
-                    if !self.fin_acked {
-                        self.fin_sent = false;
+                    if self.ca == Ca::Open {
+                        self.ssthresh = (self.flight() / 2).max(2 * self.mss);
                     }
+                    self.cwnd = self.mss;
+                    self.ca = Ca::Loss;
+                    self.recovery_point = self.snd_nxt;
+                    self.high_rxt = self.snd_una;
+                    self.dupacks = 0;
                     self.arm(now + rto);
                 }
-                St::Established if self.snd_wnd == 0 && self.unsent() => {
+                _ if self.snd_wnd == 0 && self.unsent() => {
                     // Zero-window probe: an old sequence number makes the peer answer with
                     // its current window.
                     self.stats.zero_window_probes += 1;
                     let t = TcpOut {
                         seq: self.wire_seq(self.snd_una).wrapping_sub(1),
-                        ack: Some(self.rcv_wire(self.rcv_nxt + u64::from(self.fin_rcvd))),
+                        ack: self.ack_field(),
                         wnd: self.rcv_wnd_field(),
                         opts: self.opts(),
                         ..TcpOut::default()
@@ -746,7 +971,7 @@ impl Endpoint {
                     self.emit(t, VnetHdr::default());
                     self.arm(now + rto);
                 }
-                St::Established => {}
+                _ => {}
             }
         }
         self.transmit();
@@ -1008,6 +1233,128 @@ mod tests {
         assert!(ep.stats.retransmitted_segments >= 1);
     }
 
+    /// A pure ACK from the kernel with SACK blocks, all as stream offsets of our data.
+    fn sack_ack(ep: &mut Endpoint, ack: u64, sacks: &[(u64, u64)]) {
+        let w = |off: u64| ISS.wrapping_add(1).wrapping_add(off as u32);
+        let mut blocks = sacks.iter().map(|&(s, e)| (w(s), w(e)));
+        let first = blocks.next().expect("a SACK block");
+        let rest = [blocks.next(), blocks.next(), None];
+        let t = TcpOut {
+            seq: IRS + 1,
+            ack: Some(w(ack)),
+            wnd: 64,
+            opts: vec![
+                Opt::Noop,
+                Opt::Noop,
+                Opt::Timestamp(77, 1),
+                Opt::Noop,
+                Opt::Noop,
+                Opt::SelectiveAcknowledgement(first, rest),
+            ],
+            ..TcpOut::default()
+        };
+        let f = wire::tcp_frame(&kernel_ends(), &t).unwrap();
+        ep.on_frame(VnetHdr::default(), &f, ep.now + ms(1)).unwrap();
+    }
+
+    const SEG: u64 = 1448;
+
+    /// Ten segments out (0..14,480), the window open (the kernel's 64 << 10).
+    fn ten_out() -> Endpoint {
+        let mut ep = endpoint(40_000, &[40_000], false);
+        assert_eq!(data(&establish(&mut ep)).len(), 10);
+        ep
+    }
+
+    #[test]
+    fn one_sacked_segment_is_reordering_not_loss() {
+        let mut ep = ten_out();
+        // Segment 2 arrived before segment 1: one SACKed segment above snd_una.
+        sack_ack(&mut ep, SEG, &[(2 * SEG, 3 * SEG)]);
+        let d = data(&ep.take_out());
+        assert!(
+            d.iter().all(|&(off, ..)| u64::from(off) >= 10 * SEG),
+            "{d:?}"
+        );
+        assert_eq!(ep.stats.fast_retransmits, 0);
+        assert_eq!(ep.stats.retransmitted_segments, 0);
+    }
+
+    #[test]
+    fn three_sacked_segments_resend_the_hole_at_once_and_nothing_sacked() {
+        let mut ep = ten_out();
+        // Segment 1 lost; 2, 3 and 4 SACKed: over DupThresh - 1 segments above the hole.
+        sack_ack(&mut ep, SEG, &[(2 * SEG, 5 * SEG)]);
+        let d = data(&ep.take_out());
+        assert_eq!(d[0], (SEG as u32, SEG as usize, 0), "the hole first: {d:?}");
+        let resent: Vec<_> = d
+            .iter()
+            .filter(|&&(off, ..)| u64::from(off) < 10 * SEG)
+            .collect();
+        assert_eq!(resent.len(), 1, "only the hole: {d:?}");
+        assert_eq!(ep.stats.fast_retransmits, 1);
+        assert_eq!(ep.stats.retransmitted_segments, 1);
+        assert_eq!(ep.ca, Ca::Recovery);
+        // More SACKs for the same hole resend nothing more of it.
+        sack_ack(&mut ep, SEG, &[(2 * SEG, 7 * SEG)]);
+        let d = data(&ep.take_out());
+        assert!(
+            d.iter().all(|&(off, ..)| u64::from(off) >= 10 * SEG),
+            "{d:?}"
+        );
+        // The resent hole fills the gap: all ten segments acknowledged, recovery over, and
+        // nothing else was resent.
+        sack_ack(&mut ep, 10 * SEG, &[(11 * SEG, 12 * SEG)]);
+        assert_eq!(ep.ca, Ca::Open);
+        assert_eq!(ep.stats.retransmitted_segments, 1);
+    }
+
+    #[test]
+    fn every_lost_hole_is_resent_once_within_the_halved_window() {
+        let mut ep = ten_out();
+        // Segments 1, 3 and 5 lost; 0 acknowledged; 2, 4 and 6..9 SACKed. ssthresh = cwnd =
+        // the flight (nine segments, 13,032 bytes) / 2 = 6,516; the pipe holds no unSACKed
+        // segment that is not lost, so four segments fit.
+        sack_ack(
+            &mut ep,
+            SEG,
+            &[(2 * SEG, 3 * SEG), (4 * SEG, 5 * SEG), (6 * SEG, 10 * SEG)],
+        );
+        let d = data(&ep.take_out());
+        let s = |n: u64| ((n * SEG) as u32, SEG as usize, 0);
+        // The three holes, then one new segment (a second would pass cwnd).
+        assert_eq!(d, [s(1), s(3), s(5), s(10)]);
+        assert_eq!(ep.stats.fast_retransmits, 1);
+        assert_eq!(ep.stats.retransmitted_segments, 3);
+        // All acknowledged up to the recovery point: recovery ends at ssthresh.
+        sack_ack(&mut ep, 10 * SEG, &[(11 * SEG, 12 * SEG)]);
+        assert_eq!(ep.ca, Ca::Open);
+        assert_eq!(ep.cwnd, 6_516);
+    }
+
+    #[test]
+    fn a_timeout_resends_the_unsacked_flight_only_and_backs_off() {
+        let mut ep = ten_out();
+        // Two SACKed segments (not enough for recovery), then silence.
+        sack_ack(&mut ep, 0, &[(2 * SEG, 4 * SEG)]);
+        ep.take_out();
+        let first = ep.deadline().expect("armed");
+        ep.poll(first);
+        assert_eq!(data(&ep.take_out()), [(0, SEG as usize, 0)]);
+        assert_eq!(ep.ca, Ca::Loss);
+        // The next timeout waits twice as long (RFC 6298 5.5).
+        let second = ep.deadline().expect("re-armed");
+        ep.poll(second);
+        ep.take_out();
+        let third = ep.deadline().expect("re-armed");
+        assert_eq!(third - second, 2 * (second - first));
+        // The first segment's ACK: slow start resends segment 1, skips 2 and 3, resends 4.
+        sack_ack(&mut ep, SEG, &[(2 * SEG, 4 * SEG)]);
+        let d = data(&ep.take_out());
+        let offs: Vec<u32> = d.iter().map(|&(off, ..)| off / SEG as u32).collect();
+        assert_eq!(offs, [1, 4], "{d:?}");
+    }
+
     #[test]
     fn a_timeout_goes_back_to_snd_una() {
         let mut ep = endpoint(20_000, &[20_000], false);
@@ -1064,6 +1411,26 @@ mod tests {
     }
 
     #[test]
+    fn sack_blocks_put_the_latest_arrival_first() {
+        let mut ep = endpoint(0, &[], false);
+        establish(&mut ep);
+        // Four holes' worth of ranges arrive, highest last, then one at the bottom.
+        for at in [100, 300, 500, 700, 200] {
+            from_kernel(&mut ep, 0, 64, &[1; 50], at);
+        }
+        let out = ep.take_out();
+        let Some(Frame::Tcp(a)) = out.last().map(|o| parse(&o.frame)) else {
+            panic!("no ACK")
+        };
+        let w = |off: u32| IRS + 1 + off;
+        // 200 (latest), then 700 and 500 (the two before it); 100 and 300 left out.
+        assert_eq!(
+            a.sacks,
+            [(w(200), w(250)), (w(700), w(750)), (w(500), w(550))]
+        );
+    }
+
+    #[test]
     fn fins_both_ways_finish_the_connection() {
         let mut ep = endpoint(100, &[100], false);
         establish(&mut ep);
@@ -1084,5 +1451,78 @@ mod tests {
             panic!("no ACK of the FIN")
         };
         assert_eq!(a.ack, Some(IRS + 2));
+    }
+
+    /// A bare segment from the kernel with flags: `ack` and `seq_off` as stream offsets.
+    fn kernel_fin(ep: &mut Endpoint, ack: u64, seq_off: u64, fin: bool) {
+        let t = TcpOut {
+            seq: IRS.wrapping_add(1).wrapping_add(seq_off as u32),
+            ack: Some(ISS.wrapping_add(1).wrapping_add(ack as u32)),
+            fin,
+            wnd: 64,
+            opts: vec![Opt::Noop, Opt::Noop, Opt::Timestamp(78, 1)],
+            ..TcpOut::default()
+        };
+        let f = wire::tcp_frame(&kernel_ends(), &t).unwrap();
+        ep.on_frame(VnetHdr::default(), &f, ep.now + ms(1)).unwrap();
+    }
+
+    fn fins(out: &[Out]) -> Vec<u32> {
+        out.iter()
+            .filter_map(|o| match parse(&o.frame) {
+                Frame::Tcp(t) if t.fin => Some(t.seq.wrapping_sub(ISS + 1)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_passive_closer_sends_its_fin_after_the_peers_and_ends_on_its_ack() {
+        let mut ep = endpoint(0, &[], false);
+        ep.cfg.close_first = false;
+        assert!(
+            fins(&establish(&mut ep)).is_empty(),
+            "no FIN before the peer's"
+        );
+        assert_eq!(ep.st, St::Established);
+        kernel_fin(&mut ep, 0, 0, true);
+        assert_eq!(ep.st, St::LastAck, "the peer's FIN, then ours at once");
+        assert_eq!(fins(&ep.take_out()), [0]);
+        kernel_fin(&mut ep, 1, 1, false);
+        assert_eq!(ep.st, St::Closed);
+        assert!(ep.done());
+    }
+
+    #[test]
+    fn a_lost_fin_goes_out_again_and_its_ack_then_the_peers_fin_end_the_connection() {
+        let mut ep = endpoint(100, &[100], false);
+        assert_eq!(fins(&establish(&mut ep)), [100]);
+        assert_eq!(ep.st, St::FinWait1);
+        // The data is acknowledged, the FIN is not: the timeout sends the FIN alone.
+        kernel_fin(&mut ep, 100, 0, false);
+        ep.take_out();
+        let at = ep.deadline().expect("armed for the FIN");
+        ep.poll(at);
+        let out = ep.take_out();
+        assert_eq!((fins(&out), data(&out)), (vec![100], vec![]));
+        kernel_fin(&mut ep, 101, 0, false);
+        assert_eq!(ep.st, St::FinWait2);
+        assert_eq!(ep.deadline(), None, "nothing left to time");
+        kernel_fin(&mut ep, 101, 0, true);
+        assert_eq!(ep.st, St::TimeWait);
+        assert!(ep.done());
+    }
+
+    #[test]
+    fn fins_that_cross_go_through_closing() {
+        let mut ep = endpoint(0, &[], false);
+        assert_eq!(fins(&establish(&mut ep)), [0]);
+        // The peer's FIN does not acknowledge ours.
+        kernel_fin(&mut ep, 0, 0, true);
+        assert_eq!(ep.st, St::Closing);
+        assert!(!ep.done());
+        kernel_fin(&mut ep, 1, 1, false);
+        assert_eq!(ep.st, St::TimeWait);
+        assert!(ep.done());
     }
 }

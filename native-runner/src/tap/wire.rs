@@ -5,7 +5,9 @@
 use etherparse::{NetSlice, PacketBuilder, SlicedPacket, TcpOptionElement, TransportSlice};
 use std::net::Ipv4Addr;
 
-pub const ETH_LEN: usize = 14;
+pub const ETH_LEN: usize = skblab_core::consts::wire::ETH_HLEN as usize;
+/// `sizeof(struct tcphdr)`: the TCP header without options.
+pub const TCP_HLEN: u32 = 20;
 const ETHERTYPE_ARP: u16 = 0x0806;
 const ARP_REQUEST: u16 = 1;
 const ARP_REPLY: u16 = 2;
