@@ -75,7 +75,13 @@ pub fn load_walkthrough(w: &Walkthrough) -> Result<Session, String> {
     })
 }
 
-/// Checks scenario text the way the editor does as the learner types: parse, every cap, and
+/// Parses scenario text and checks every cap: what the editor says at each keystroke, before
+/// [`check`] runs it once typing pauses.
+pub fn parse(text: &str) -> Result<Scenario, String> {
+    Scenario::parse(text).map_err(|e| e.to_string())
+}
+
+/// Checks scenario text the way the editor does once typing pauses: parse, every cap, and
 /// the traced run the page would show (its cap on the trace's size stops a heavy scenario
 /// early, where a counters-only check would run it whole). The run is kept for
 /// [`load_custom`], so a text runs once however often it is checked and shown.
@@ -118,9 +124,7 @@ fn traced(text: &str) -> Checked {
     }) {
         return hit;
     }
-    let result = Scenario::parse(text)
-        .map_err(|e| e.to_string())
-        .and_then(|s| run(&s, None).map(|t| (s, t)));
+    let result = parse(text).and_then(|s| run(&s, None).map(|t| (s, t)));
     LAST.set(Some((text.to_string(), result.clone())));
     result
 }

@@ -1,10 +1,15 @@
-//! The scenario editor: the text, the variant and the one to compare with, the inline verdict of the core's parser, and the run button. It owns what the
-//! learner types; the app seeds it (a walkthrough or a permalink opened) by giving it a new
+//! The scenario editor: the text, the variant and the one to compare with, the inline verdict
+//! of the core, and the run button. It owns what the learner types; each keystroke is parsed
+//! and its caps checked at once, and the traced run (up to half a second for the largest
+//! scenarios the trace cap admits) waits until typing pauses, so typing never stalls. The
+//! app seeds it the app seeds it (a walkthrough or a permalink opened) by giving it a new
 //! key, and gets the loaded [`Session`] back when the learner runs the text.
 
 use crate::form;
 use crate::session::{self, Session};
+use gloo_timers::callback::Timeout;
 use serde_json::Value;
+use skblab_core::scenario::Scenario;
 use web_sys::{HtmlSelectElement, HtmlTextAreaElement};
 use yew::prelude::*;
 
@@ -22,8 +27,13 @@ pub enum Msg {
     Edit(String),
     Knob(String, Value),
     Compare(String),
+    /// Typing paused: run the text.
+    Paused,
     Run,
 }
+
+/// How long typing must pause before the text is run.
+const PAUSE_MS: u32 = 300;
 
 /// The editor's verdict on its text.
 enum Checked {
@@ -31,6 +41,8 @@ enum Checked {
         ops: usize,
         variants: Vec<&'static str>,
         variant: String,
+        /// Whether it was run too (else only parsed, the run waiting for a pause).
+        ran: bool,
     },
     Err(String),
 }
@@ -39,6 +51,8 @@ pub struct Editor {
     text: String,
     checked: Checked,
     compare: String,
+    /// The run waiting for typing to pause (dropping it cancels it).
+    pause: Option<Timeout>,
 }
 
 impl Component for Editor {
@@ -51,18 +65,27 @@ impl Component for Editor {
             checked: check(&p.text),
             text: p.text.to_string(),
             compare: p.compare.to_string(),
+            pause: None,
         }
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         match msg {
-            Msg::Edit(text) => self.set_text(text),
+            Msg::Edit(text) => {
+                self.checked = parsed(&text);
+                self.text = text;
+                let link = ctx.link().clone();
+                self.pause = matches!(self.checked, Checked::Ok { .. })
+                    .then(|| Timeout::new(PAUSE_MS, move || link.send_message(Msg::Paused)));
+            }
+            Msg::Paused => self.checked = check(&self.text),
             Msg::Knob(path, value) => match form::set(&self.text, &path, value) {
                 Ok(t) => self.set_text(t),
                 Err(e) => self.checked = Checked::Err(e),
             },
             Msg::Compare(v) => self.compare = v,
             Msg::Run => {
+                self.pause = None;
                 let cmp = (!self.compare.is_empty()).then_some(self.compare.as_str());
                 match session::load_custom(&self.text, cmp) {
                     Ok(s) => ctx.props().on_run.emit(Box::new(s)),
@@ -76,7 +99,8 @@ impl Component for Editor {
     fn view(&self, ctx: &Context<Self>) -> Html {
         let link = ctx.link();
         let (status, ok) = match &self.checked {
-            Checked::Ok { ops, .. } => (format!("✓ valid: {ops} operation(s)"), true),
+            Checked::Ok { ops, ran: true, .. } => (format!("✓ valid: {ops} operation(s)"), true),
+            Checked::Ok { ops, .. } => (format!("✓ parsed: {ops} operation(s); running it…"), true),
             Checked::Err(e) => (e.clone(), false),
         };
         // A combined variant (`modern+dumazet-2019`) is offered as it was named.
@@ -120,16 +144,27 @@ impl Editor {
     fn set_text(&mut self, text: String) {
         self.checked = check(&text);
         self.text = text;
+        self.pause = None;
     }
 }
 
-/// The core's verdict on `text`, with the form's knobs when it is valid.
+/// The core's verdict on `text` after its traced run, with the form's knobs when it is valid.
 fn check(text: &str) -> Checked {
-    match session::check(text) {
+    verdict(session::check(text), true)
+}
+
+/// The core's verdict on `text` parsed, its run still to come.
+fn parsed(text: &str) -> Checked {
+    verdict(session::parse(text), false)
+}
+
+fn verdict(result: Result<Scenario, String>, ran: bool) -> Checked {
+    match result {
         Ok(s) => Checked::Ok {
             ops: s.op_count(),
             variants: s.variants().to_vec(),
             variant: s.variant().to_string(),
+            ran,
         },
         Err(e) => Checked::Err(e),
     }
