@@ -8,6 +8,7 @@ mod common;
 use common::{euid_is_root, skblab_unprivileged};
 
 use serde_json::Value;
+use skblab_core::kernel_report::KernelReport;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -168,16 +169,15 @@ fn a_wrong_constant_is_reported_as_differ() {
     assert!(stdout.contains("verdict: differ"), "{stdout}");
 }
 
-/// `--out` writes the same report the JSON output prints.
+/// `--out` writes the same report the JSON output prints, with the scenario, and the
+/// playground's reader (`kernel_report`) takes it: the kernel lane's cells are the rows.
 #[test]
 fn out_writes_the_report() {
     if !kernel_available("out_writes_the_report") {
         return;
     }
-    let p = scenario(
-        "out",
-        "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 4096\n",
-    );
+    let text = "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 4096\n";
+    let p = scenario("out", text);
     let file = p.with_extension("json");
     let out = skblab_kernel(&p, &["--out", file.to_str().unwrap()]);
     assert!(
@@ -188,6 +188,19 @@ fn out_writes_the_report() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(v["verdict"], "agree");
     assert_eq!(lens(&v, "kernel_side"), [4096]);
+    let lane = KernelReport::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        (lane.scenario.as_str(), lane.verdict.as_str()),
+        (text, "agree")
+    );
+    assert_eq!(lane.variant, "modern");
+    let len = &lane.skbs[0][0];
+    assert_eq!(
+        (len.field.as_str(), len.kernel, len.model, len.agree),
+        ("len", Some(4096), Some(4096), Some(true))
+    );
+    let truesize = lane.skbs[0].iter().find(|c| c.field == "truesize").unwrap();
+    assert_eq!(truesize.agree, None, "truesize is shown, not judged");
 }
 
 #[test]

@@ -488,6 +488,32 @@ test('typing is only parsed; the traced run waits for a pause and then gives its
   await page.close();
 });
 
+test('a kernel report opens as a third lane: the kernel\'s skbs beside the model\'s, field by field', async () => {
+  const page = await open(browser);
+  const report = readFileSync(new URL('../fixtures/kernel-report.json', import.meta.url));
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'report.json', mimeType: 'application/json', buffer: report });
+  const lane = page.locator('[data-testid=kernel-lane]');
+  await lane.waitFor();
+  // sendmsg-small-writes.toml in its own variant, in `modern` (the runner's), then the kernel.
+  assert.deepEqual(await page.$$eval('.diagrams figure', (fs) => fs.map((f) => f.dataset.variant)), ['kumar-2010', 'modern', 'kernel']);
+  assert.match(await lane.locator('figcaption').textContent(), /^Linux 6\.18\.44-fc-v669 · its own skbs.*verdict agree.*after step 1/);
+  // The model's queue after step 1 (300 writes of 256 bytes) beside the kernel's.
+  assert.deepEqual(await position(page), { at: 1, len: 4 });
+  const cells = await lane.locator('tbody td').evaluateAll((tds) => tds.map((td) => [td.dataset.field, td.className, td.firstChild.textContent]));
+  assert.deepEqual(cells, [
+    ['len', 'agree', '65160'], ['linear', 'agree', '0'], ['nr_frags', 'agree', '2'], ['truesize', 'shown', '65992'],
+    ['len', 'agree', '11640'], ['linear', 'agree', '0'], ['nr_frags', 'agree', '2'], ['truesize', 'shown', '12472'],
+  ]);
+  await shot(page, 'kernel-lane');
+  // A file that is not a report says so and keeps what was shown.
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'x.json', mimeType: 'application/json', buffer: Buffer.from('{}') });
+  await page.locator('[data-testid=notice]').waitFor();
+  assert.match(await page.locator('[data-testid=notice]').textContent(), /The kernel report did not open: .*report\.rows/);
+  assert.equal(await lane.count(), 1);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('a panel pairing patches of different kernels says what the pairing is', async () => {
   const page = await open(browser);
   const value = await page.$$eval('#walkthrough option', (os) =>

@@ -15,6 +15,7 @@
 mod controls;
 mod diagrams;
 mod editor;
+mod kernel_lane;
 mod narration;
 mod panels;
 mod picker;
@@ -62,6 +63,10 @@ pub enum Msg {
     Ran(Box<Session>),
     Chart(AttrValue),
     HashChanged,
+    /// The learner chose a file: a `skblab kernel --out` report.
+    File(web_sys::File),
+    /// Its text was read (or failed to be).
+    Report(Result<String, String>),
 }
 
 /// What the editor starts from: a walkthrough's or a permalink's text. A new seed gets a new
@@ -97,6 +102,7 @@ pub struct App {
     on_pick: Callback<usize>,
     on_run: Callback<Box<Session>>,
     on_chart: Callback<AttrValue>,
+    on_file: Callback<web_sys::File>,
     _listeners: [EventListener; 2],
 }
 
@@ -133,6 +139,7 @@ impl Component for App {
             on_pick: link.callback(Msg::Pick),
             on_run: link.callback(Msg::Ran),
             on_chart: link.callback(Msg::Chart),
+            on_file: link.callback(Msg::File),
             _listeners: listeners(ctx),
         }
     }
@@ -178,6 +185,24 @@ impl Component for App {
                 self.show(*s, 0);
             }
             Msg::Chart(c) => self.chart = Some(c),
+            Msg::File(f) => ctx
+                .link()
+                .send_future(async move { Msg::Report(dom::read_text(&f).await) }),
+            Msg::Report(text) => {
+                self.stop();
+                self.notice = None;
+                match text.and_then(|t| session::load_report(&t)) {
+                    Ok(s) => {
+                        let (driven, compare) = (
+                            s.kernel.as_ref().map_or(0, |r| r.driven),
+                            s.traces[1].variant.clone(),
+                        );
+                        self.seed_editor(&s.text.clone(), &compare);
+                        self.show(s, driven);
+                    }
+                    Err(e) => self.notice = Some(format!("The kernel report did not open: {e}")),
+                }
+            }
             Msg::HashChanged => {
                 if self.loaded && dom::fragment().trim_start_matches('#') != self.fragment {
                     self.stop();
@@ -224,7 +249,7 @@ impl Component for App {
             .and_then(|w| self.walks.iter().position(|x| x.name == w.name));
         html! {
             <>
-                { picker::picker(&picker::Props { titles: self.titles.clone(), current, on_pick: self.on_pick.clone() }) }
+                { picker::picker(&picker::Props { titles: self.titles.clone(), current, on_pick: self.on_pick.clone(), on_file: self.on_file.clone() }) }
                 if let Some(n) = &self.notice {
                     <div class="notice" role="alert" data-testid="notice">{ n }</div>
                 }

@@ -1,6 +1,6 @@
 //! The little the app needs from the browser: the URL fragment, downloads, a clock for the
-//! benchmark, the tab's session storage, the panic message, and the text files served beside
-//! the page.
+//! benchmark, the tab's session storage, the panic message, the text files served beside the
+//! page, and the text of a file the learner opens.
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -111,4 +111,21 @@ pub async fn fetch_texts(dir: &str, names: &[&str]) -> Result<Vec<String>, Strin
         texts.push(text.as_string().unwrap_or_default());
     }
     Ok(texts)
+}
+
+/// The text of a file the learner chose, refused unread when larger than
+/// `MAX_REPORT_TEXT`.
+pub async fn read_text(f: &web_sys::File) -> Result<String, String> {
+    use skblab_core::kernel_report::MAX_REPORT_TEXT;
+    if f.size() > MAX_REPORT_TEXT as f64 {
+        return Err(format!(
+            "{}: {} bytes; a report is at most {MAX_REPORT_TEXT}",
+            f.name(),
+            f.size()
+        ));
+    }
+    let text = JsFuture::from(f.text())
+        .await
+        .map_err(|_| format!("{}: could not be read", f.name()))?;
+    Ok(text.as_string().unwrap_or_default())
 }

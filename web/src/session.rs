@@ -4,6 +4,7 @@
 //! Everything the page displays comes from the core's [`Trace`]s held here; this module only
 //! chooses what to run and remembers where the learner is.
 
+use skblab_core::kernel_report::KernelReport;
 pub use skblab_core::permalink::{Link, Position};
 use skblab_core::walkthrough::Walkthrough;
 use skblab_core::{RunOptions, Scenario, Trace};
@@ -18,6 +19,9 @@ pub struct Session {
     pub text: String,
     /// One trace per variant shown: the first is the left/only one.
     pub traces: Vec<Trace>,
+    /// A `skblab kernel` report opened beside them: the running kernel's skbs, a lane of
+    /// their own.
+    pub kernel: Option<KernelReport>,
 }
 
 impl Session {
@@ -72,6 +76,7 @@ pub fn load_walkthrough(w: &Walkthrough) -> Result<Session, String> {
         walk: Some(w.clone()),
         text: scenario_text(&w.scenario),
         traces,
+        kernel: None,
     })
 }
 
@@ -96,15 +101,31 @@ pub fn load_custom(text: &str, compare: Option<&str>) -> Result<Session, String>
     if let Some(v) = compare.filter(|v| *v != traces[0].variant) {
         traces.push(run(&s, Some(v))?);
     }
-    // Every mechanism's scenario may carry a `title`.
-    let v: serde_json::Value = serde_json::from_str(&s.to_json()).expect("scenario JSON");
-    let title = v["title"].as_str().unwrap_or("Your scenario").to_string();
     Ok(Session {
-        title,
+        title: title(&s),
         walk: None,
         text: text.to_string(),
         traces,
+        kernel: None,
     })
+}
+
+/// Opens a `skblab kernel` report: its scenario in the scenario's own variant and in the one
+/// the runner set beside the kernel, then the kernel's skbs as a third lane.
+pub fn load_report(text: &str) -> Result<Session, String> {
+    let r = KernelReport::parse(text).map_err(|e| e.to_string())?;
+    let s = load_custom(&r.scenario, Some(&r.variant))?;
+    Ok(Session {
+        title: format!("{} beside Linux {}", s.title, r.kernel),
+        kernel: Some(r),
+        ..s
+    })
+}
+
+/// The scenario's `title` (every mechanism's scenario may carry one).
+fn title(s: &Scenario) -> String {
+    let v: serde_json::Value = serde_json::from_str(&s.to_json()).expect("scenario JSON");
+    v["title"].as_str().unwrap_or("Your scenario").to_string()
 }
 
 type Checked = Result<(Scenario, Trace), String>;
@@ -173,6 +194,25 @@ mod tests {
         );
         let err = check(&text).unwrap_err();
         assert!(err.contains("traced run"), "{err}");
+    }
+
+    /// A report opens as its scenario in both variants, the kernel lane beside them.
+    #[test]
+    fn a_kernel_report_opens_as_a_third_lane() {
+        let text = include_str!("../../tests/fixtures/kernel-report.json");
+        let s = load_report(text).unwrap();
+        let variants: Vec<&str> = s.traces.iter().map(|t| t.variant.as_str()).collect();
+        // sendmsg-small-writes.toml says kumar-2010; the runner set `modern` beside the kernel.
+        assert_eq!(variants, ["kumar-2010", "modern"]);
+        let r = s.kernel.as_ref().unwrap();
+        assert_eq!((r.driven, r.skbs.len()), (1, 2));
+        assert!(
+            s.title.ends_with("beside Linux 6.18.44-fc-v669"),
+            "{}",
+            s.title
+        );
+        let err = load_report("{}").unwrap_err();
+        assert!(err.contains("report.rows"), "{err}");
     }
 
     #[test]

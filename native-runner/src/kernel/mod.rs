@@ -60,6 +60,12 @@ pub struct Report {
     pub verdict: &'static str,
     /// Scenario ops the kernel run leaves out.
     pub not_driven: Vec<String>,
+    /// The scenario as given, so the report alone opens in the playground beside the model
+    /// (`skblab_core::kernel_report`).
+    pub scenario: String,
+    /// The scenario's first `driven` ops ran on the kernel (the rest are `not_driven`): the
+    /// skbs compared are the state after them.
+    pub driven: usize,
 }
 
 /// `skblab kernel`: exit 0 when every field agrees, 1 when one differs, 2 on an error.
@@ -95,14 +101,22 @@ pub fn main(args: &KernelArgs) -> ExitCode {
 
 fn run(args: &KernelArgs) -> Result<Report, String> {
     let text = read_scenario(&args.scenario).map_err(|e| e.0)?;
-    match Scenario::parse(&text).map_err(|e| e.to_string())? {
+    let sc = Scenario::parse(&text).map_err(|e| e.to_string())?;
+    let ops = sc.op_count();
+    let report = match sc {
         Scenario::Sendmsg(sc) => run_send(&sc, args.variant.as_deref()),
         Scenario::Mptcp(sc) => run_mptcp(&sc, args.variant.as_deref()),
         other => Err(format!(
             "mechanism = \"{}\": the kernel run covers \"sendmsg\" and \"mptcp\" so far",
             other.mechanism()
         )),
-    }
+    }?;
+    // A write after an op left out is refused, so the driven ops are a prefix.
+    Ok(Report {
+        scenario: text,
+        driven: ops - report.not_driven.len(),
+        ..report
+    })
 }
 
 /// Checks the machine, then enters private network and mount namespaces with tracefs.
@@ -222,6 +236,8 @@ fn report(
         kernel_side,
         rows,
         not_driven,
+        scenario: String::new(),
+        driven: 0,
     })
 }
 

@@ -159,7 +159,7 @@ impl Component for Diagrams {
 
     fn view(&self, ctx: &Context<Self>) -> Html {
         let s = &ctx.props().session;
-        let split = s.traces.len() > 1;
+        let split = s.traces.len() > 1 || s.kernel.is_some();
         let link = ctx.link();
         let zoom = self.zoom;
         let button = |z: Zoom, label: &'static str, text: &'static str| {
@@ -189,6 +189,7 @@ impl Component for Diagrams {
                         </div>
                     </figure>
                 }) }
+                if let Some(r) = &s.kernel { { super::kernel_lane::lane(r) } }
                 <p class="legend" data-testid="legend">
                     { Html::from_html_unchecked(AttrValue::Static(LEGEND)) }
                     if split { <span class="k dif"></span>{ "differs from the other variant" } }

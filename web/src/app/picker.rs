@@ -1,7 +1,7 @@
-//! The page header and the walkthrough picker.
+//! The page header, the walkthrough picker and the kernel report opener.
 
 use super::emit_some;
-use web_sys::HtmlSelectElement;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -11,6 +11,8 @@ pub struct Props {
     /// The walkthrough shown, or `None` for the learner's own scenario.
     pub current: Option<usize>,
     pub on_pick: Callback<usize>,
+    /// A `skblab kernel --out` report chosen.
+    pub on_file: Callback<web_sys::File>,
 }
 
 pub fn picker(p: &Props) -> Html {
@@ -19,6 +21,11 @@ pub fn picker(p: &Props) -> Html {
             .value()
             .parse()
             .ok()
+    });
+    let on_file = emit_some(&p.on_file, |e: Event| {
+        e.target_unchecked_into::<HtmlInputElement>()
+            .files()?
+            .get(0)
     });
     html! {
         <header>
@@ -32,6 +39,9 @@ pub fn picker(p: &Props) -> Html {
                         <option value={i.to_string()} selected={p.current == Some(i)}>{ t.clone() }</option>
                     }) }
                 </select>
+            </label>
+            <label class="report" title="The JSON that `skblab kernel FILE --out REPORT` writes">{ "Open a kernel report " }
+                <input type="file" accept=".json,application/json" data-testid="kernel-report" onchange={on_file} />
             </label>
         </header>
     }

@@ -1,0 +1,258 @@
+//! A `skblab kernel` report (its `--out` file) as the playground shows it: the running
+//! kernel's own skbs beside the model's, field by field, each with the runner's verdict.
+//!
+//! The runner writes the report (`native-runner/src/kernel/`); this reads it back, by hand
+//! from a `serde_json::Value` (a derived reader would cost the playground's bundle more than
+//! the whole lane), and refuses anything else with the field named.
+
+use crate::Error;
+use serde_json::Value;
+
+/// At most this much report text (a 1 MiB write gives 17 skbs; a report of 10,000 skbs is
+/// about 2 MiB).
+pub const MAX_REPORT_TEXT: usize = 4 << 20;
+
+/// What the kernel run found, and the scenario it ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelReport {
+    /// The running kernel's release (`uname -r`).
+    pub kernel: String,
+    /// The model's variant set beside it (`modern`, `abeni-2020`).
+    pub variant: String,
+    /// The scenario as the runner was given it (TOML or JSON).
+    pub scenario: String,
+    /// `agree` or `differ`.
+    pub verdict: String,
+    /// The size goals (the kernel's `tcp:tcp_sendmsg_locked` ones), each against the model's.
+    pub size_goals: Vec<Cell>,
+    /// The kernel's skbs, oldest first; one the model has and the kernel lacks is here too,
+    /// with no kernel values.
+    pub skbs: Vec<Vec<Cell>>,
+    /// Scenario ops the kernel run left out.
+    pub not_driven: Vec<String>,
+    /// The step the kernel's skbs stand beside: the scenario's first `driven` ops ran on the
+    /// kernel.
+    pub driven: usize,
+}
+
+/// One field of one skb on both sides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cell {
+    /// `len`, `linear`, `nr_frags`, `truesize`, `data_seq`, ...
+    pub field: String,
+    pub kernel: Option<u64>,
+    pub model: Option<u64>,
+    /// The runner's verdict: `Some(agree)`, or `None` for a field it shows without judging
+    /// (truesize: docs/kernel-oracle.md says why).
+    pub agree: Option<bool>,
+}
+
+impl KernelReport {
+    /// Reads a report; an error names the field that is missing or malformed.
+    pub fn parse(text: &str) -> Result<KernelReport, Error> {
+        if text.len() > MAX_REPORT_TEXT {
+            return Err(Error::Range {
+                field: "report".into(),
+                value: format!("{} bytes", text.len()),
+                allowed: format!("at most {MAX_REPORT_TEXT} bytes"),
+            });
+        }
+        let v: Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
+            .map_err(|e| Error::invalid("report", format!("not a skblab kernel report: {e}")))?;
+        let rows = list(&v, "rows")?;
+        let verdict = |field: &str| -> Result<Option<bool>, Error> {
+            for (i, r) in rows.iter().enumerate() {
+                if text_at(r, "field", &format!("rows[{i}]"))? == field {
+                    return bool_at(r, "agree", &format!("rows[{i}]")).map(Some);
+                }
+            }
+            Ok(None)
+        };
+        let (model, kernel) = (side(&v, "model")?, side(&v, "kernel_side")?);
+        let goal = model.0.first().copied();
+        let size_goals = (kernel.0.iter())
+            .map(|&k| Ok(cell("size_goal", Some(k), goal, verdict("size_goal")?)))
+            .collect::<Result<_, Error>>()?;
+        let mut skbs = Vec::new();
+        for i in 0..kernel.1.len().max(model.1.len()) {
+            let (k, m) = (kernel.1.get(i), model.1.get(i));
+            let mut cells = Vec::new();
+            for field in fields(k, m) {
+                let get = |s: Option<&&serde_json::Map<String, Value>>| {
+                    s.and_then(|s| s.get(field)).and_then(Value::as_u64)
+                };
+                let agree = verdict(&format!("skb[{i}].{field}"))?;
+                cells.push(cell(field, get(k), get(m), agree));
+            }
+            skbs.push(cells);
+        }
+        Ok(KernelReport {
+            kernel: text_at(&v, "kernel", "")?.to_string(),
+            variant: text_at(&v, "variant", "")?.to_string(),
+            scenario: text_at(&v, "scenario", "")?.to_string(),
+            verdict: text_at(&v, "verdict", "")?.to_string(),
+            size_goals,
+            skbs,
+            driven: (v.get("driven").and_then(Value::as_u64))
+                .ok_or_else(|| missing("driven", "a number"))? as usize,
+            not_driven: (list(&v, "not_driven")?.iter())
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect(),
+        })
+    }
+}
+
+type Side<'a> = (Vec<u64>, Vec<&'a serde_json::Map<String, Value>>);
+
+/// A side's size goals and skbs (`model` or `kernel_side`).
+fn side<'a>(v: &'a Value, name: &str) -> Result<Side<'a>, Error> {
+    let s = v.get(name).ok_or_else(|| missing(name, "an object"))?;
+    let at = |key: &str, i: usize| format!("{name}.{key}[{i}]");
+    let goals = (list_at(s, "size_goals", name)?.iter().enumerate())
+        .map(|(i, g)| {
+            g.as_u64()
+                .ok_or_else(|| missing(&at("size_goals", i), "a number"))
+        })
+        .collect::<Result<_, _>>()?;
+    let skbs = (list_at(s, "skbs", name)?.iter().enumerate())
+        .map(|(i, b)| {
+            b.as_object()
+                .ok_or_else(|| missing(&at("skbs", i), "an object"))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((goals, skbs))
+}
+
+/// The fields either side has, in the order the runner writes them.
+fn fields<'a>(
+    k: Option<&&'a serde_json::Map<String, Value>>,
+    m: Option<&&'a serde_json::Map<String, Value>>,
+) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for key in k.into_iter().chain(m).flat_map(|s| s.keys()) {
+        if !out.contains(&key.as_str()) {
+            out.push(key);
+        }
+    }
+    out
+}
+
+fn cell(field: &str, kernel: Option<u64>, model: Option<u64>, agree: Option<bool>) -> Cell {
+    Cell {
+        field: field.to_string(),
+        kernel,
+        model,
+        agree,
+    }
+}
+
+fn list<'a>(v: &'a Value, key: &str) -> Result<&'a Vec<Value>, Error> {
+    list_at(v, key, "")
+}
+
+fn list_at<'a>(v: &'a Value, key: &str, at: &str) -> Result<&'a Vec<Value>, Error> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(|| missing(&join(at, key), "a list"))
+}
+
+fn text_at<'a>(v: &'a Value, key: &str, at: &str) -> Result<&'a str, Error> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| missing(&join(at, key), "a string"))
+}
+
+fn bool_at(v: &Value, key: &str, at: &str) -> Result<bool, Error> {
+    v.get(key)
+        .and_then(Value::as_bool)
+        .ok_or_else(|| missing(&join(at, key), "true or false"))
+}
+
+fn join(at: &str, key: &str) -> String {
+    if at.is_empty() {
+        key.to_string()
+    } else {
+        format!("{at}.{key}")
+    }
+}
+
+fn missing(field: &str, want: &str) -> Error {
+    Error::invalid(
+        format!("report.{field}"),
+        format!("missing or not {want}: is this a `skblab kernel --out` report?"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REPORT: &str = r#"{
+      "mechanism": "sendmsg", "variant": "modern", "kernel": "6.18.44",
+      "scenario": "mechanism = \"sendmsg\"\n", "setup": {},
+      "model": { "size_goals": [65160], "skbs": [
+        { "len": 65160, "linear": 0, "nr_frags": 2, "truesize": 66056 },
+        { "len": 11640, "linear": 0, "nr_frags": 2, "truesize": 12536 } ] },
+      "kernel_side": { "size_goals": [65160], "skbs": [
+        { "len": 65160, "linear": 0, "nr_frags": 2, "truesize": 65992 },
+        { "len": 11640, "linear": 0, "nr_frags": 3, "truesize": 12472 } ] },
+      "rows": [
+        { "field": "size_goal", "model": 65160, "kernel": 65160, "agree": true },
+        { "field": "skbs", "model": 2, "kernel": 2, "agree": true },
+        { "field": "skb[0].len", "model": 65160, "kernel": 65160, "agree": true },
+        { "field": "skb[1].nr_frags", "model": 2, "kernel": 3, "agree": false } ],
+      "verdict": "differ", "not_driven": ["ops[1] (transmit)"], "driven": 1 }"#;
+
+    /// Each field's cell carries both sides and the runner's row, where it judged one.
+    #[test]
+    fn a_report_reads_into_cells() {
+        let r = KernelReport::parse(REPORT).unwrap();
+        assert_eq!(
+            (r.kernel.as_str(), r.variant.as_str()),
+            ("6.18.44", "modern")
+        );
+        assert_eq!(r.verdict, "differ");
+        assert_eq!(
+            (r.not_driven.as_slice(), r.driven),
+            (&["ops[1] (transmit)".to_string()][..], 1)
+        );
+        assert_eq!(
+            r.size_goals,
+            [cell("size_goal", Some(65160), Some(65160), Some(true))]
+        );
+        assert_eq!(r.skbs.len(), 2);
+        assert_eq!(
+            r.skbs[0][0],
+            cell("len", Some(65160), Some(65160), Some(true))
+        );
+        assert_eq!(
+            r.skbs[0][3],
+            cell("truesize", Some(65992), Some(66056), None)
+        );
+        assert_eq!(
+            r.skbs[1][2],
+            cell("nr_frags", Some(3), Some(2), Some(false))
+        );
+    }
+
+    #[test]
+    fn a_broken_report_names_the_field() {
+        let cases = [
+            ("{", "report"),
+            ("[]", "report.rows"),
+            (&REPORT.replace("\"kernel_side\"", "\"kside\""), "report.kernel_side"),
+            (&REPORT.replace("\"agree\": false", "\"agree\": 0"), "report.rows[3].agree"),
+            (
+                &REPORT.replace("[65160], \"skbs\": [\n        { \"len\": 65160, \"linear\": 0, \"nr_frags\": 2, \"truesize\": 65992", "[65160], \"skbz\": [\n        { \"len\": 65160, \"linear\": 0, \"nr_frags\": 2, \"truesize\": 65992"),
+                "report.kernel_side.skbs",
+            ),
+        ];
+        for (text, field) in cases {
+            let e = KernelReport::parse(text).unwrap_err().to_string();
+            assert!(e.contains(&format!("`{field}`")), "{field}: {e}");
+        }
+        let big = " ".repeat(MAX_REPORT_TEXT + 1);
+        let e = KernelReport::parse(&big).unwrap_err().to_string();
+        assert!(e.contains("report") && e.contains("at most 4194304"), "{e}");
+    }
+}
