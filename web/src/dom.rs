@@ -1,5 +1,5 @@
-//! The little the app needs from the browser: the URL fragment, downloads, a clock for the
-//! benchmark, and the panic message.
+//! The little the app needs from the browser: the URL fragment, localStorage, a form field's
+//! value and focus, downloads, a clock for the benchmark, and the panic message.
 
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -16,6 +16,41 @@ pub fn fragment() -> String {
 pub fn set_fragment(f: &str) {
     if let Ok(h) = window().history() {
         let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&format!("#{f}")));
+    }
+}
+
+/// localStorage, where the page may use it (a private window or a policy may forbid it).
+fn storage() -> Option<web_sys::Storage> {
+    window().local_storage().ok().flatten()
+}
+
+/// The text stored under `key`, if any.
+pub fn load(key: &str) -> Option<String> {
+    storage()?.get_item(key).ok().flatten()
+}
+
+/// Stores `value` under `key`; without storage (or over its quota) it is not kept.
+pub fn store(key: &str, value: &str) {
+    if let Some(s) = storage() {
+        let _ = s.set_item(key, value);
+    }
+}
+
+/// The value of the form field with id `id` (an input or a select).
+pub fn value_of(id: &str) -> Option<String> {
+    let el = window().document()?.get_element_by_id(id)?;
+    js_sys::Reflect::get(&el, &JsValue::from_str("value"))
+        .ok()?
+        .as_string()
+}
+
+/// Moves the keyboard focus to the first element matching `selector`.
+pub fn focus(selector: &str) {
+    let el = window()
+        .document()
+        .and_then(|d| d.query_selector(selector).ok().flatten());
+    if let Some(el) = el.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+        let _ = el.focus();
     }
 }
 
