@@ -375,16 +375,23 @@ fn listeners(ctx: &Context<App>) -> [EventListener; 2] {
 }
 
 /// ←/→ step, ↑/↓ (or Shift+←/→) move by event, Home/End jump, space plays; ignored while
-/// typing or with a modifier other than Shift held.
+/// typing or with a modifier other than Shift held. (Esc, which skips a question, is the
+/// listener's.)
 fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
     if e.ctrl_key() || e.alt_key() || e.meta_key() {
         return None;
     }
-    let tag = e
+    let el = e
         .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok());
+    let mut tag = el
+        .as_ref()
         .map(|el| el.tag_name().to_ascii_lowercase())
         .unwrap_or_default();
+    // A checkbox (the predict toggle), like a button, answers space itself and leaves arrows.
+    if el.and_then(|el| el.get_attribute("type")).as_deref() == Some("checkbox") {
+        tag = "button".into();
+    }
     if matches!(tag.as_str(), "input" | "textarea" | "select") {
         return None;
     }
