@@ -61,7 +61,7 @@ pub fn card(
                 Ask::Answer(crate::dom::value_of(FIELD).unwrap_or_default())
             });
             html! {
-                <section class="quiz" aria-label="Predict" data-testid="quiz" data-kind={format!("{:?}", q.kind())}>
+                <section class="quiz" aria-label="Question" data-testid="quiz" data-kind={format!("{:?}", q.kind())}>
                     <h2>{ format!("Predict step {step}") }</h2>
                     <p data-testid="question">{ &q.ask }</p>
                     <form {onsubmit}>
@@ -74,7 +74,7 @@ pub fn card(
             }
         }
         Phase::Reveal { step } => html! {
-            <section class="quiz" aria-label="Predict" data-testid="quiz" aria-live="polite">
+            <section class="quiz" aria-label="Question" data-testid="quiz" aria-live="polite">
                 <h2>{ format!("Step {step}, as it happened") }</h2>
                 { for quiz.revealed().map(|i| {
                     let (mark, class) = match i.outcome {
