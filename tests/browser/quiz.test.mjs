@@ -109,6 +109,34 @@ test('a wrong pick, then a pick clicked in the diagram; the score persists and r
   await page.close();
 });
 
+test('a step with two questions: a choice, then a number of the other variant; both revealed together', async () => {
+  // rx-skb-cache asks before step 2: on which CPU the put_page calls run before the patch
+  // (b: CPU 1, the reader's), and how many skbs wait in sk_rx_skb_cache after it (1).
+  const page = await open(browser, `#w=${Buffer.from('rx-skb-cache').toString('base64url')}`);
+  await predictOn(page);
+  await page.getByRole('button', { name: 'Next step' }).click();
+  await page.getByRole('button', { name: 'Next step' }).click();
+  const quiz = page.locator('[data-testid=quiz]');
+  assert.equal(await quiz.getAttribute('data-kind'), 'Choice');
+  assert.equal((await position(page)).at, 1);
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.choice), 'a');
+  await page.getByRole('button', { name: "b) CPU 1, the reader's" }).click();
+  // The step's second question; the step is still hidden.
+  assert.equal(await quiz.getAttribute('data-kind'), 'Number');
+  assert.match(await quiz.locator('[data-testid=question]').textContent(), /sk_rx_skb_cache/);
+  assert.equal((await position(page)).at, 1);
+  await page.getByLabel('Your answer (a whole number)').fill('0');
+  await page.keyboard.press('Enter');
+  const outcomes = await quiz.locator('[data-testid=verdict]').evaluateAll((ps) => ps.map((p) => p.dataset.outcome));
+  assert.deepEqual(outcomes, ['right', 'wrong']);
+  const answers = await quiz.locator('[data-testid=answer]').allTextContents();
+  assert.deepEqual(answers, ["Answer: CPU 1, the reader's.", 'Answer: 1.']);
+  assert.equal((await position(page)).at, 2);
+  assert.match(await page.locator('#walkthrough option:checked').textContent(), / · 1\/2 right$/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('keyboard only: toggle, answer with Enter, continue with Enter, skip with Esc', async () => {
   const page = await open(browser);
   await page.getByLabel('Predict').focus();
