@@ -37,11 +37,11 @@ pub fn card(
                 Kind::Number => html! {
                     <>
                         <label for={FIELD}>{ "Your answer (a whole number)" }</label>
-                        <input id={FIELD} data-focus="" type="text" inputmode="numeric" autocomplete="off" />
+                        <input id={FIELD} data-focus="" aria-describedby="quiz-question" type="text" inputmode="numeric" autocomplete="off" />
                     </>
                 },
                 Kind::Choice => html! {
-                    <div role="group" aria-label="Choices">
+                    <div role="group" aria-label="Choices" aria-describedby="quiz-question">
                         { for q.options().into_iter().zip('a'..).map(|(text, l)| html! {
                             <button type="button" data-choice={l.to_string()} onclick={on.reform(move |_| Ask::Answer(l.to_string()))}>{ text }</button>
                         }) }
@@ -50,7 +50,7 @@ pub fn card(
                 Kind::Pick => html! {
                     <>
                         <label for={FIELD}>{ "Click it in the diagram, or pick it here" }</label>
-                        <select id={FIELD} data-focus="">
+                        <select id={FIELD} data-focus="" aria-describedby="quiz-question">
                             { for before.map(State::drawn).unwrap_or_default().into_iter().map(|v| html! { <option>{ v.to_string() }</option> }) }
                         </select>
                     </>
@@ -63,7 +63,7 @@ pub fn card(
             html! {
                 <section class="quiz" aria-label="Question" data-testid="quiz" data-kind={format!("{:?}", q.kind())}>
                     <h2>{ format!("Predict step {step}") }</h2>
-                    <p data-testid="question">{ &q.ask }</p>
+                    <p id="quiz-question" data-testid="question">{ &q.ask }</p>
                     <form {onsubmit}>
                         { field }
                         if q.kind() != Kind::Choice { <button type="submit" data-action="answer">{ "Answer" }</button> }
