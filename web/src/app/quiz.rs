@@ -4,6 +4,7 @@
 
 use crate::predict::{Outcome, Phase, Quiz, Record};
 use skblab_core::challenge::{Challenge, Verdict};
+use skblab_core::query::Value;
 use skblab_core::question::Kind;
 use skblab_core::trace::State;
 use yew::prelude::*;
@@ -95,18 +96,16 @@ pub fn card(
     }
 }
 
-/// The object a click in the diagram points at, as the learner would type it: a frag, else
-/// its skb, else a page.
+/// The object a click in the diagram points at, named as the core names it: a frag, else its
+/// skb, else a page.
 pub fn picked(target: &web_sys::Element) -> Option<String> {
-    let attr = |sel: &str, name: &str| target.closest(sel).ok()??.get_attribute(name);
-    match (
-        attr("[data-frag]", "data-frag"),
-        attr("[data-skb]", "data-skb"),
-    ) {
-        (Some(idx), Some(skb)) => Some(format!("skb {skb} frag {idx}")),
-        (None, Some(skb)) => Some(format!("skb {skb}")),
-        _ => Some(format!("page {}", attr("[data-page]", "data-page")?)),
-    }
+    let id = |sel: &str, name: &str| target.closest(sel).ok()??.get_attribute(name)?.parse().ok();
+    let v = match (id("[data-frag]", "data-frag"), id("[data-skb]", "data-skb")) {
+        (Some(idx), Some(skb)) => Value::Frag { skb, idx },
+        (None, Some(skb)) => Value::Skb(skb),
+        _ => Value::Page(id("[data-page]", "data-page")?),
+    };
+    Some(v.to_string())
 }
 
 /// The challenge open, and the core's verdict on the learner's last check.
