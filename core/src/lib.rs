@@ -6,11 +6,25 @@
 
 #![forbid(unsafe_code)]
 
+/// A list of compiled-in TOML files in `core/DIR/NAME.toml`: their names in order (`NAMES`)
+/// and, with the `embedded` feature (on by default), their texts (`TEXTS`). The playground
+/// leaves the texts out of its bundle and fetches each file by name instead.
+macro_rules! toml_files {
+    ($dir:literal: $($name:literal),* $(,)?) => {
+        /// The files' names, in the order a learner should take them.
+        pub const NAMES: &[&str] = &[$($name),*];
+        /// The files' texts, in the order of [`NAMES`].
+        #[cfg(feature = "embedded")]
+        pub const TEXTS: &[&str] = &[$(include_str!(concat!("../", $dir, "/", $name, ".toml"))),*];
+    };
+}
+
 pub mod challenge;
 pub mod consts;
 pub mod counters;
 pub mod error;
 pub mod events;
+pub mod field_path;
 pub mod kernel_fn;
 pub mod limits;
 pub mod mechanism;

@@ -4,6 +4,7 @@
 //! This module only dispatches: each mechanism's scenario type implements
 //! [`Mechanism`], and [`Scenario`] is declared over the one list of them below.
 
+use crate::field_path::{self, Path, Segment};
 use crate::limits::MAX_SCENARIO_TEXT;
 pub use crate::mechanism::{Mechanism, RunOptions};
 use crate::trace::Trace;
@@ -195,10 +196,10 @@ impl<'de> Deserialize<'de> for Scenario {
 }
 
 fn de<T: serde::de::DeserializeOwned>(v: &Value, format: &'static str) -> Result<T, Error> {
-    let t = serde_path_to_error::deserialize(v).map_err(|e| {
-        let message = e.inner().to_string();
-        let mut field = e.path().to_string();
-        if let Some(key) = op_field::<T>(v, e.path(), &message) {
+    let t = field_path::from_value(v).map_err(|e| {
+        let message = e.error.to_string();
+        let mut field = Path(&e.path).to_string();
+        if let Some(key) = op_field::<T>(v, &e.path, &message) {
             field = format!("{field}.{key}");
         }
         Error::Parse {
@@ -249,11 +250,10 @@ fn no_fields_on_bare_ops<T: serde::de::DeserializeOwned>(
 /// error comes as it is read, before any missing-field error), where the tag alone does not.
 fn op_field<T: serde::de::DeserializeOwned>(
     v: &Value,
-    path: &serde_path_to_error::Path,
+    path: &[Segment],
     message: &str,
 ) -> Option<String> {
-    use serde_path_to_error::Segment;
-    let [Segment::Map { key }, Segment::Seq { index }] = path.iter().collect::<Vec<_>>()[..] else {
+    let [Segment::Key(key), Segment::Index(index)] = path else {
         return None;
     };
     let op = v.get(key)?.get(index)?.as_object()?;
@@ -271,24 +271,25 @@ fn op_field<T: serde::de::DeserializeOwned>(
 /// Reads a scenario whose only field is `key = [op]`; the error message if that fails.
 fn try_op<T: serde::de::DeserializeOwned>(key: &str, op: Value) -> Result<(), String> {
     // Through the same deserializer as `de`, so no second copy of the Deserialize code.
-    serde_path_to_error::deserialize::<_, T>(&serde_json::json!({ key: [op] }))
+    field_path::from_value::<T>(&serde_json::json!({ key: [op] }))
         .map(drop)
-        .map_err(|e| e.inner().to_string())
+        .map_err(|e| e.error.to_string())
 }
 
-/// toml's message, or, where it gives none, what stands at the error: a control character
-/// (in a comment, say: found by fuzzing), else the text ends where a value should be.
+/// toml's message, except where what stands at the error says more plainly what is wrong:
+/// a control character (in a comment, say: found by fuzzing), or the end of the text where a
+/// value should be (toml asks for a quoted string there).
 fn toml_message(text: &str, e: &toml::de::Error) -> String {
-    if !e.message().trim().is_empty() {
-        return e.message().to_string();
-    }
-    let at = e.span().and_then(|s| text.get(s.start..)?.chars().next());
-    match at {
+    let rest = e.span().and_then(|s| text.get(s.start..)).unwrap_or("");
+    match rest.chars().next() {
         // U+ form, not `{c:?}`: char's Debug pulls Unicode tables into the web bundle.
         Some(c) if c.is_control() && !c.is_whitespace() => {
             format!("unexpected control character U+{:04X}", u32::from(c))
         }
-        _ => "expected a value here (the text ends)".into(),
+        _ if rest.trim().is_empty() && e.span().is_some() => {
+            "expected a value here (the text ends)".into()
+        }
+        _ => e.message().trim().to_string(),
     }
 }
 

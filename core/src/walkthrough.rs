@@ -3,27 +3,13 @@
 //! browser, wasm) tells the same story. A walkthrough's `[[check]]` entries pin down the facts
 //! its narration claims; `tests/walkthroughs.rs` runs them.
 
+use crate::field_path::{self, Path};
 use crate::question::Question;
 use crate::scenario::Scenario;
 use crate::Error;
 use serde::Deserialize;
 
-/// The walkthrough files, in the order a learner should take them.
-const FILES: &[&str] = &[
-    include_str!("../walkthroughs/anatomy.toml"),
-    include_str!("../walkthroughs/send-sg-gso.toml"),
-    include_str!("../walkthroughs/send-sg-nogso.toml"),
-    include_str!("../walkthroughs/send-nosg.toml"),
-    include_str!("../walkthroughs/send-pgbreak.toml"),
-    include_str!("../walkthroughs/send-modern.toml"),
-    include_str!("../walkthroughs/rx-page-reuse.toml"),
-    include_str!("../walkthroughs/rx-page-reuse-lagging.toml"),
-    include_str!("../walkthroughs/rx-skb-cache.toml"),
-    include_str!("../walkthroughs/rx-skb-cache-rps.toml"),
-    include_str!("../walkthroughs/rx-defer-free.toml"),
-    include_str!("../walkthroughs/mptcp-max-size.toml"),
-    include_str!("../walkthroughs/mptcp-round-robin.toml"),
-];
+toml_files!("walkthroughs": "anatomy", "send-sg-gso", "send-sg-nogso", "send-nosg", "send-pgbreak", "send-modern", "rx-page-reuse", "rx-page-reuse-lagging", "rx-skb-cache", "rx-skb-cache-rps", "rx-defer-free", "mptcp-max-size", "mptcp-round-robin");
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -100,15 +86,14 @@ impl Walkthrough {
         let mut all = Vec::with_capacity(self.questions.len());
         for (i, v) in self.questions.iter().enumerate() {
             let field = |f: &str| format!("{}.question[{i}]{f}", self.name);
-            let mut q: Question =
-                serde_path_to_error::deserialize(v).map_err(|e| Error::Parse {
-                    format: "TOML",
-                    field: match e.path().to_string().as_str() {
-                        "." => field(""),
-                        path => field(&format!(".{path}")),
-                    },
-                    message: e.inner().to_string(),
-                })?;
+            let mut q: Question = field_path::from_value(v).map_err(|e| Error::Parse {
+                format: "TOML",
+                field: match Path(&e.path).to_string().as_str() {
+                    "" => field(""),
+                    path => field(&format!(".{path}")),
+                },
+                message: e.error.to_string(),
+            })?;
             if !(1..=ops).contains(&q.step) {
                 return Err(Error::Range {
                     field: field(".step"),
@@ -155,16 +140,19 @@ impl Walkthrough {
 
 /// Every walkthrough, parsed. The files are part of the build, so a parse error is a bug
 /// caught by the test suite, reported here as an error rather than a panic.
+#[cfg(feature = "embedded")]
 pub fn all() -> Result<Vec<Walkthrough>, Error> {
-    FILES.iter().map(|text| parse(text)).collect()
+    TEXTS.iter().map(|text| parse(text)).collect()
 }
 
 /// The walkthrough called `name`.
+#[cfg(feature = "embedded")]
 pub fn find(name: &str) -> Result<Walkthrough, Error> {
     find_named(all()?, "walkthrough", name, |w| &w.name)
 }
 
 /// The item of `all` called `name`, or an error listing the names.
+#[cfg(feature = "embedded")]
 pub(crate) fn find_named<T>(
     all: Vec<T>,
     what: &'static str,
@@ -181,17 +169,23 @@ pub(crate) fn find_named<T>(
         })
 }
 
-/// A compiled-in TOML file, with the path of a bad field.
+/// A compiled-in TOML file, with the path of a bad field. Read through a JSON value, as
+/// scenarios are, so the derived code is compiled for one deserializer only.
 pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
-    let de = toml::Deserializer::new(text);
-    serde_path_to_error::deserialize(de).map_err(|e| Error::Parse {
+    let v: serde_json::Value = toml::from_str(text).map_err(|e| Error::Parse {
         format: "TOML",
-        field: e.path().to_string(),
-        message: e.into_inner().message().to_string(),
+        field: String::new(),
+        message: e.to_string(),
+    })?;
+    field_path::from_value(&v).map_err(|e| Error::Parse {
+        format: "TOML",
+        field: Path(&e.path).to_string(),
+        message: e.error.to_string(),
     })
 }
 
-fn parse(text: &str) -> Result<Walkthrough, Error> {
+/// Reads one walkthrough file, checking it has a paragraph per operation.
+pub fn parse(text: &str) -> Result<Walkthrough, Error> {
     let w: Walkthrough = from_toml(text)?;
     let ops = w.scenario.op_count();
     if w.say.len() != ops {

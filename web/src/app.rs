@@ -59,6 +59,10 @@ impl Deref for Shared {
 }
 
 pub enum Msg {
+    /// The walkthrough files arrived (fetched beside the page, not compiled in).
+    Loaded(Result<Vec<Walkthrough>, String>),
+    /// The challenge files arrived, likewise.
+    Challenges(Result<Vec<Challenge>, String>),
     Pick(usize),
     Nav(Nav),
     Tick,
@@ -84,6 +88,8 @@ struct Seed {
 
 pub struct App {
     walks: Vec<Walkthrough>,
+    /// The walkthroughs have arrived (or failed to): links can be opened.
+    loaded: bool,
     titles: Vec<AttrValue>,
     session: Option<Shared>,
     pos: usize,
@@ -128,30 +134,23 @@ impl Component for App {
     type Properties = ();
 
     fn create(ctx: &Context<Self>) -> Self {
-        let (walks, notice) = match walkthrough::all() {
-            Ok(w) => (w, None),
-            Err(e) => (
-                Vec::new(),
-                Some(format!("The walkthroughs failed to load: {e}")),
-            ),
-        };
-        let (challenges, notice) = match challenge::all() {
-            Ok(c) => (c, notice),
-            Err(e) => (
-                Vec::new(),
-                Some(format!("The challenges failed to load: {e}")),
-            ),
-        };
         let link = ctx.link();
-        let mut app = App {
-            titles: walks.iter().map(|w| w.title.clone().into()).collect(),
-            walks,
+        link.send_future(async {
+            Msg::Loaded(fetch_files("walkthroughs", walkthrough::NAMES, walkthrough::parse).await)
+        });
+        link.send_future(async {
+            Msg::Challenges(fetch_files("challenges", challenge::NAMES, challenge::parse).await)
+        });
+        App {
+            titles: Vec::new(),
+            walks: Vec::new(),
+            loaded: false,
             session: None,
             pos: 0,
             event: None,
             play: None,
             speed: 2,
-            notice,
+            notice: None,
             chart: None,
             seed: Seed {
                 key: 0,
@@ -168,7 +167,7 @@ impl Component for App {
                 dom::load(predict::SCORES).as_deref(),
                 dom::load(predict::SOLVED).as_deref(),
             ),
-            challenges,
+            challenges: Vec::new(),
             challenge: None,
             on_nav: link.callback(Msg::Nav),
             on_pick: link.callback(Msg::Pick),
@@ -178,14 +177,26 @@ impl Component for App {
             on_open: link.callback(Msg::OpenChallenge),
             on_check: link.callback(Msg::Check),
             _listeners: listeners(ctx),
-        };
-        app.open_fragment();
-        app
+        }
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         self.started.get_or_insert_with(dom::now);
         match msg {
+            Msg::Loaded(walks) => {
+                match walks {
+                    Ok(w) => self.walks = w,
+                    Err(e) => self.notice = Some(format!("The walkthroughs failed to load: {e}")),
+                }
+                self.titles = self.walks.iter().map(|w| w.title.clone().into()).collect();
+                self.loaded = true;
+                // The link may name a walkthrough: open it now that they are here.
+                self.open_fragment();
+            }
+            Msg::Challenges(Ok(c)) => self.challenges = c,
+            Msg::Challenges(Err(e)) => {
+                self.notice = Some(format!("The challenges failed to load: {e}"));
+            }
             Msg::Pick(i) => {
                 self.stop();
                 self.notice = None;
@@ -216,7 +227,7 @@ impl Component for App {
             }
             Msg::Chart(c) => self.chart = Some(c),
             Msg::HashChanged => {
-                if dom::fragment().trim_start_matches('#') != self.fragment {
+                if self.loaded && dom::fragment().trim_start_matches('#') != self.fragment {
                     self.stop();
                     self.notice = None;
                     self.open_fragment();
@@ -310,6 +321,19 @@ impl Component for App {
             </>
         }
     }
+}
+
+/// Fetches the TOML files `names` served beside the page in `dir/` and reads each with
+/// `parse`.
+async fn fetch_files<T>(
+    dir: &str,
+    names: &[&str],
+    parse: fn(&str) -> Result<T, skblab_core::Error>,
+) -> Result<Vec<T>, String> {
+    let texts = dom::fetch_texts(dir, names).await?;
+    (texts.iter())
+        .map(|text| parse(text).map_err(|e| e.to_string()))
+        .collect()
 }
 
 /// The number of events step `pos` (0: before the first) of the left trace has.

@@ -1,7 +1,9 @@
 //! The little the app needs from the browser: the URL fragment, localStorage, a form field's
-//! value and focus, downloads, a clock for the benchmark, and the panic message.
+//! value and focus, downloads, a clock for the benchmark, the panic message, and the text
+//! files served beside the page.
 
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 
 fn window() -> web_sys::Window {
     web_sys::window().expect("a browser window")
@@ -104,4 +106,32 @@ pub fn show_panic(message: &str) {
         el.set_text_content(Some(message));
         let _ = el.remove_attribute("hidden");
     }
+}
+
+/// Fetches `DIR/NAME.toml` beside the page for each name, all requests at once, the texts in
+/// the order of `names`.
+pub async fn fetch_texts(dir: &str, names: &[&str]) -> Result<Vec<String>, String> {
+    let w = window();
+    let pending: Vec<_> = names
+        .iter()
+        .map(|n| {
+            let url = format!("{dir}/{n}.toml");
+            let req = JsFuture::from(w.fetch_with_str(&url));
+            (url, req)
+        })
+        .collect();
+    let mut texts = Vec::with_capacity(names.len());
+    for (url, req) in pending {
+        let failed = |why: &str| format!("{url}: {why}");
+        let resp: web_sys::Response = req.await.map_err(|_| failed("no answer"))?.unchecked_into();
+        if !resp.ok() {
+            return Err(failed(&format!("HTTP {}", resp.status())));
+        }
+        let body = resp.text().map_err(|_| failed("no body"))?;
+        let text = JsFuture::from(body)
+            .await
+            .map_err(|_| failed("body cut off"))?;
+        texts.push(text.as_string().unwrap_or_default());
+    }
+    Ok(texts)
 }
