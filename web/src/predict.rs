@@ -65,17 +65,19 @@ impl Quiz {
                 outcome: None,
             });
         }
-        items.sort_by_key(|i| i.q.step);
         Ok(Quiz {
             items,
             phase: Phase::Idle,
         })
     }
 
-    /// The first step in `from + 1..=to` with a question not yet asked.
+    /// The first step in `from + 1..=to` with a question not yet asked (the file's questions
+    /// need not be in step order).
     pub fn stop_in(&self, from: usize, to: usize) -> Option<usize> {
         let open = self.items.iter().filter(|i| i.outcome.is_none());
-        open.map(|i| i.q.step).find(|s| (from + 1..=to).contains(s))
+        open.map(|i| i.q.step)
+            .filter(|s| (from + 1..=to).contains(s))
+            .min()
     }
 
     /// The question being asked.
@@ -225,6 +227,7 @@ mod tests {
     fn a_quiz_stops_asks_and_reveals() {
         let mut q = quiz("anatomy");
         let steps: Vec<usize> = q.items.iter().map(|i| i.q.step).collect();
+        // In the file's order, which is the steps' here.
         assert_eq!(steps, [1, 2, 5]);
         assert_eq!(q.stop_in(0, 7), Some(1));
         q.phase = Phase::Ask {
