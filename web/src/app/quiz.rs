@@ -2,11 +2,15 @@
 //! Every answer, judgement and verdict is the core's ([`crate::predict`] holds them); these
 //! views only ask and show.
 
+use super::emit_some;
+use crate::diagram::esc;
 use crate::predict::{Outcome, Phase, Quiz, Record};
 use skblab_core::challenge::{Challenge, Verdict};
 use skblab_core::query::Value;
 use skblab_core::question::Kind;
 use skblab_core::trace::State;
+use std::fmt::Write;
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 /// What the card asks the app for.
@@ -115,55 +119,78 @@ pub struct Open {
 }
 
 /// Every challenge with its goal and solved mark; the open one with its hint and verdict.
+/// Drawn as markup (as Yew nodes the list cost the bundle over a kilobyte); one click
+/// listener on the section opens the challenge whose button was pressed.
 pub fn challenges(
     list: &[Challenge],
     record: &Record,
     open: Option<&Open>,
     on_open: &Callback<usize>,
 ) -> Html {
-    let item = |(i, c): (usize, &Challenge)| {
+    let mut out = String::new();
+    for (i, c) in list.iter().enumerate() {
         let solved = record.solved(&c.name);
         let this = open.filter(|o| o.i == i);
-        html! {
-            <li data-challenge={c.name.clone()} data-solved={solved.to_string()} aria-current={this.map(|_| "true")}>
-                <button aria-label={format!("Open challenge: {}", c.title)} onclick={on_open.reform(move |_| i)}>{ "Open" }</button>
-                <strong>{ format!(" {} ", c.title) }</strong>
-                <span class="seed">{ format!("seed {} · {}", c.seed, c.variant) }</span>
-                if solved { <span class="solved" aria-label="solved">{ " ✓ solved" }</span> }
-                <p>{ &c.goal }</p>
-                if let Some(o) = this {
-                    <p class="hint">{ format!("Hint: {}", c.hint) }</p>
-                    { verdict(o.verdict.as_ref()) }
-                }
-            </li>
+        let _ = write!(
+            out,
+            r#"<li data-challenge="{}" data-solved="{solved}"{}><button data-open="{i}" aria-label="Open challenge: {t}">Open</button> <strong>{t}</strong> <span class="seed">seed {} · {}</span>{}<p>{}</p>"#,
+            esc(&c.name),
+            if this.is_some() {
+                r#" aria-current="true""#
+            } else {
+                ""
+            },
+            esc(&c.seed),
+            esc(&c.variant),
+            if solved {
+                r#" <span class="solved">✓ solved</span>"#
+            } else {
+                ""
+            },
+            esc(&c.goal),
+            t = esc(&c.title),
+        );
+        if let Some(o) = this {
+            let _ = write!(out, r#"<p class="hint">Hint: {}</p>"#, esc(&c.hint));
+            verdict(&mut out, o.verdict.as_ref());
         }
-    };
+        out.push_str("</li>");
+    }
+    let onclick = emit_some(on_open, |e: MouseEvent| {
+        let el = e.target()?.dyn_into::<web_sys::Element>().ok()?;
+        el.closest("[data-open]")
+            .ok()??
+            .get_attribute("data-open")?
+            .parse()
+            .ok()
+    });
     html! {
-        <section class="challenges" aria-label="Challenges">
+        <section class="challenges" aria-label="Challenges" {onclick}>
             <h2>{ "Challenges" }</h2>
             <p class="note">{ "Open one, edit its scenario in the editor, then check the goal." }</p>
-            <ol>{ for list.iter().enumerate().map(item) }</ol>
+            <ol>{ Html::from_html_unchecked(out.into()) }</ol>
         </section>
     }
 }
 
-fn verdict(v: Option<&Result<Verdict, String>>) -> Html {
-    let (class, head, lines) = match v {
-        None => return html! {},
-        Some(Err(e)) => ("wrong", e.clone(), &[][..]),
+/// The core's verdict: met (after which step) or not, with each condition's values.
+fn verdict(out: &mut String, v: Option<&Result<Verdict, String>>) {
+    let (met, head, lines) = match v {
+        None => return,
+        Some(Err(e)) => (false, e.clone(), &[][..]),
         Some(Ok(v)) => match v.solved_at {
-            Some(s) => (
-                "right",
-                format!("✓ Goal met after step {s}."),
-                &v.report[..],
-            ),
-            None => ("wrong", "✗ Goal not met.".to_string(), &v.report[..]),
+            Some(s) => (true, format!("✓ Goal met after step {s}."), &v.report[..]),
+            None => (false, "✗ Goal not met.".to_string(), &v.report[..]),
         },
     };
-    html! {
-        <div class={classes!("verdict", class)} role="status" data-testid="goal" data-met={(class == "right").to_string()}>
-            <strong>{ head }</strong>
-            <ul>{ for lines.iter().map(|l| html! { <li>{ l }</li> }) }</ul>
-        </div>
+    let class = if met { "right" } else { "wrong" };
+    let _ = write!(
+        out,
+        r#"<div class="verdict {class}" role="status" data-testid="goal" data-met="{met}"><strong>{}</strong><ul>"#,
+        esc(&head)
+    );
+    for l in lines {
+        let _ = write!(out, "<li>{}</li>", esc(l));
     }
+    out.push_str("</ul></div>");
 }
