@@ -1,4 +1,4 @@
-//! The scenario editor: the text, the variant and the one to compare with, the inline verdict of the core's parser, and the run button. It owns what the
+//! The scenario editor: the text, the variant and the one to compare with, the inline verdict of the core's parser, the run button and, with a challenge open, the check of its goal. It owns what the
 //! learner types; the app seeds it (a walkthrough or a permalink opened) by giving it a new
 //! key, and gets the loaded [`Session`] back when the learner runs the text.
 
@@ -16,6 +16,9 @@ pub struct Props {
     pub compare: AttrValue,
     /// Called with the session the learner's text loaded.
     pub on_run: Callback<Box<Session>>,
+    /// With a challenge open: called with the text when the learner checks its goal.
+    #[prop_or_default]
+    pub on_check: Option<Callback<String>>,
 }
 
 pub enum Msg {
@@ -111,6 +114,9 @@ impl Component for Editor {
                     oninput={link.callback(|e: InputEvent| Msg::Edit(e.target_unchecked_into::<HtmlTextAreaElement>().value()))} />
                 <p id="scenario-status" data-testid="editor-status" class={if ok { "ok" } else { "error" }} role="status">{ status }</p>
                 <button data-action="run" disabled={!ok} onclick={link.callback(|_| Msg::Run)}>{ "Run this scenario" }</button>
+                if let Some(on) = &ctx.props().on_check {
+                    <button data-action="check" onclick={on.reform({ let t = self.text.clone(); move |_| t.clone() })}>{ "Check the challenge's goal" }</button>
+                }
             </section>
         }
     }

@@ -1,4 +1,5 @@
-//! The page header and the walkthrough picker.
+//! The page header and the walkthrough picker, with predict mode's score beside each
+//! walkthrough and the button that resets them.
 
 use super::emit_some;
 use web_sys::HtmlSelectElement;
@@ -11,6 +12,9 @@ pub struct Props {
     /// The walkthrough shown, or `None` for the learner's own scenario.
     pub current: Option<usize>,
     pub on_pick: Callback<usize>,
+    /// Per walkthrough, its questions answered right and answered (predict mode's score).
+    pub scores: Vec<Option<(usize, usize)>>,
+    pub on_reset: Callback<()>,
 }
 
 pub fn picker(p: &Props) -> Html {
@@ -29,10 +33,13 @@ pub fn picker(p: &Props) -> Html {
                         <option selected=true value="">{ "— your scenario —" }</option>
                     }
                     { for p.titles.iter().enumerate().map(|(i, t)| html! {
-                        <option value={i.to_string()} selected={p.current == Some(i)}>{ t.clone() }</option>
+                        <option value={i.to_string()} selected={p.current == Some(i)}>{ t.clone() }
+                            if let Some(Some((right, asked))) = p.scores.get(i) { { format!(" · {right}/{asked} right") } }
+                        </option>
                     }) }
                 </select>
             </label>
+            <button class="small" data-action="reset-scores" onclick={p.on_reset.reform(|_| ())}>{ "Reset quiz scores" }</button>
         </header>
     }
 }
