@@ -94,7 +94,12 @@ impl<'de> Deserializer<'de> for De<'de> {
                 iter: a.iter().enumerate(),
                 track,
             }),
-            scalar => scalar.deserialize_any(visitor),
+            // The scalars by hand: serde_json's `deserialize_any` for a `&Value` would be
+            // compiled for each visitor with its object and array arms too.
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(b) => visitor.visit_bool(*b),
+            Value::Number(n) => n.deserialize_any(visitor),
+            Value::String(s) => visitor.visit_borrowed_str(s),
         }
     }
 
