@@ -4,17 +4,18 @@
 //! the challenge's variant and checks them. Each lives in `core/challenges/NAME.toml`,
 //! compiled in; `core/tests/challenges.rs` holds a reference solution for each.
 
+use crate::field_path;
 use crate::query::{Query, Value};
 use crate::scenario::Scenario;
+use crate::table::{self, Read, Table};
 use crate::trace::{Step, Trace};
 use crate::{Error, RunOptions};
-use serde::{Deserialize, Deserializer};
+use serde_json::Value as Json;
 use std::str::FromStr;
 
 toml_files!("challenges": "one-page-queue", "no-linear-before-2010", "reuse-a-page", "twice-the-pages", "cache-frees-nothing", "bh-frees-three", "full-size-before-2020", "collapse-to-full-size");
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug)]
 pub struct Challenge {
     pub name: String,
     /// The seed (patch) it is about: `000` to `003`.
@@ -26,12 +27,10 @@ pub struct Challenge {
     /// Every run is of this variant, whatever the scenario says.
     pub variant: String,
     /// Top-level scenario fields that must stay as in the start (the device, the socket).
-    #[serde(default)]
     pub keep: Vec<String>,
-    /// Every condition must hold after one same step (after the last one when `at_end`).
-    #[serde(rename = "require")]
+    /// Every condition must hold after one same step (after the last one when `at_end`);
+    /// `require` in the file.
     pub conditions: Vec<Condition>,
-    #[serde(default)]
     pub at_end: bool,
     /// The starting scenario, which does not reach the goal.
     pub scenario: Scenario,
@@ -110,12 +109,6 @@ impl FromStr for Condition {
     }
 }
 
-impl<'de> Deserialize<'de> for Condition {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Condition, D::Error> {
-        crate::query::from_text(d)
-    }
-}
-
 impl Condition {
     /// Whether it holds after `step`, with what it saw, or why it could not be read.
     fn test(&self, step: &Step) -> Result<(bool, String), String> {
@@ -149,6 +142,28 @@ impl Condition {
 }
 
 impl Challenge {
+    /// Reads a challenge file's table (by hand: see [`crate::table`]).
+    fn read(v: &Json) -> Read<Challenge> {
+        const FIELDS: &[&str] = &[
+            "name", "seed", "title", "goal", "hint", "variant", "keep", "require", "at_end",
+            "scenario",
+        ];
+        let t = Table::new(v, FIELDS)?;
+        Ok(Challenge {
+            name: t.req("name", table::string)?,
+            seed: t.req("seed", table::string)?,
+            title: t.req("title", table::string)?,
+            goal: t.req("goal", table::string)?,
+            hint: t.req("hint", table::string)?,
+            variant: t.req("variant", table::string)?,
+            keep: (t.opt("keep", |v| table::list(v, table::string))?).unwrap_or_default(),
+            conditions: t.req("require", |v| table::list(v, table::parsed))?,
+            at_end: t.opt("at_end", table::boolean)?.unwrap_or_default(),
+            // Through the deserializer the walkthroughs' scenarios already take.
+            scenario: t.req("scenario", field_path::from_value)?,
+        })
+    }
+
     /// Runs scenario `text` in this challenge's variant and checks the goal.
     pub fn check(&self, text: &str) -> Result<Verdict, Error> {
         let t = self.run(&Scenario::parse(text)?)?;
@@ -210,11 +225,48 @@ pub fn all() -> Result<Vec<Challenge>, Error> {
 
 /// Reads one challenge file.
 pub fn parse(text: &str) -> Result<Challenge, Error> {
-    crate::walkthrough::from_toml(text)
+    crate::walkthrough::from_toml(text, Challenge::read)
 }
 
 /// The challenge called `name`.
 #[cfg(feature = "embedded")]
 pub fn find(name: &str) -> Result<Challenge, Error> {
     crate::walkthrough::find_named(all()?, "challenge", name, |c| &c.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_challenge_is_an_error_naming_its_field() {
+        let text = |fields: &str| {
+            format!(
+                "name = \"c\"\nseed = \"000\"\ntitle = \"t\"\ngoal = \"g\"\nhint = \"h\"\n\
+                 variant = \"kumar-2010\"\n{fields}\n\
+                 [scenario]\nmechanism = \"sendmsg\"\nops = [{{ op = \"close\" }}]\n"
+            )
+        };
+        let cases = [
+            (
+                "require = [\"pages live == 1\", \"skb 0 colour == 1\"]",
+                "at `require[1]`",
+            ),
+            (
+                "require = []\nkeep = [\"socket\", 3]",
+                "at `keep[1]`: invalid type",
+            ),
+            ("require = []\nat_end = 1", "at `at_end`: invalid type"),
+            ("require = []\nrequires = 1", "at `requires`: unknown field"),
+            ("", "at ``: missing field `require`"),
+        ];
+        for (fields, want) in cases {
+            let err = parse(&text(fields)).unwrap_err().to_string();
+            assert!(err.contains(want), "{fields}: {err}");
+        }
+        let bad_op = text("require = []").replace("close", "closed");
+        let err = parse(&bad_op).unwrap_err().to_string();
+        assert!(err.contains("at `scenario`"), "{err}");
+        parse(&text("require = [\"pages live == 1\"]")).expect("a good challenge");
+    }
 }

@@ -41,6 +41,7 @@ pub mod scenario;
 pub mod send;
 pub mod size_goal;
 pub mod skb;
+mod table;
 pub mod trace;
 pub mod walkthrough;
 
