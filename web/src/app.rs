@@ -306,7 +306,7 @@ impl Component for App {
                         speed: self.speed, op: self.op(s), on: self.on_nav.clone(),
                         event: self.event.map(|k| (k, events_in(s, self.pos))), predict: self.predict,
                         on_predict: link.callback(|_| Msg::Predict) }) }
-                    { quiz::card(&self.quiz, self.shown_state(s), &self.on_ask, &self.on_nav.reform(|_| Nav::Step(1))) }
+                    { quiz::card(&self.quiz, self.shown_state(s), &self.on_ask, &self.on_nav) }
                     <main class={classes!("stage", picking.then_some("picking"))} onclick={picking.then(|| self.on_pick_click())}>
                         { narration::narration(&narration::Props { session: s.clone(), pos: self.pos, event: self.event,
                             on_nav: self.on_nav.clone() }) }

@@ -2,12 +2,13 @@
 //! Every answer, judgement and verdict is the core's ([`crate::predict`] holds them); these
 //! views only ask and show.
 
+use super::controls::Nav;
 use super::emit_some;
 use crate::diagram::esc;
 use crate::predict::{Outcome, Phase, Quiz, Record};
 use skblab_core::challenge::{Challenge, Verdict};
 use skblab_core::query::Value;
-use skblab_core::question::Kind;
+use skblab_core::question::{Kind, Question};
 use skblab_core::trace::State;
 use std::fmt::Write;
 use wasm_bindgen::JsCast;
@@ -25,79 +26,134 @@ pub const FIELD: &str = "quiz-answer";
 
 /// The card: the question of the hidden step (`before`: the state the learner sees, whose
 /// objects a pick lists), or the step revealed with each question's outcome and answer.
+/// Drawn as markup, like the challenges (as Yew nodes the card cost the bundle about a
+/// kilobyte more); one click and one submit listener on the card act for its buttons and
+/// its form. The error is markup of its own, so showing it keeps the form and what was typed.
 pub fn card(
     quiz: &Quiz,
     before: Option<&State>,
     on: &Callback<Ask>,
-    next: &Callback<MouseEvent>,
+    on_nav: &Callback<Nav>,
 ) -> Html {
-    match &quiz.phase {
-        Phase::Idle => html! {},
+    let (kind, body, error) = match &quiz.phase {
+        Phase::Idle => return html! {},
         Phase::Ask { step, error } => {
             let Some(item) = quiz.current() else {
                 return html! {};
             };
-            let q = &item.q;
-            let field = match q.kind() {
-                Kind::Number => html! {
-                    <>
-                        <label for={FIELD}>{ "Your answer (a whole number)" }</label>
-                        <input id={FIELD} data-focus="" aria-describedby="quiz-question" type="text" inputmode="numeric" autocomplete="off" />
-                    </>
-                },
-                Kind::Choice => html! {
-                    <div role="group" aria-label="Choices" aria-describedby="quiz-question">
-                        { for q.options().into_iter().zip('a'..).map(|(text, l)| html! {
-                            <button type="button" data-choice={l.to_string()} onclick={on.reform(move |_| Ask::Answer(l.to_string()))}>{ text }</button>
-                        }) }
-                    </div>
-                },
-                Kind::Pick => html! {
-                    <>
-                        <label for={FIELD}>{ "Click it in the diagram, or pick it here" }</label>
-                        <select id={FIELD} data-focus="" aria-describedby="quiz-question">
-                            { for before.map(State::drawn).unwrap_or_default().into_iter().map(|v| html! { <option>{ v.to_string() }</option> }) }
-                        </select>
-                    </>
-                },
-            };
-            let onsubmit = on.reform(|e: SubmitEvent| {
-                e.prevent_default();
-                Ask::Answer(crate::dom::value_of(FIELD).unwrap_or_default())
+            let error = error.as_deref().map_or(String::new(), |e| {
+                format!(
+                    r#"<p class="error" role="alert" data-testid="quiz-error">{}</p>"#,
+                    esc(e)
+                )
             });
-            html! {
-                <section class="quiz" aria-label="Question" data-testid="quiz" data-kind={format!("{:?}", q.kind())}>
-                    <h2>{ format!("Predict step {step}") }</h2>
-                    <p id="quiz-question" data-testid="question">{ &q.ask }</p>
-                    <form {onsubmit}>
-                        { field }
-                        if q.kind() != Kind::Choice { <button type="submit" data-action="answer">{ "Answer" }</button> }
-                        <button type="button" data-action="skip" onclick={on.reform(|_| Ask::Skip)}>{ "Skip: show the step (Esc)" }</button>
-                    </form>
-                    if let Some(e) = error { <p class="error" role="alert" data-testid="quiz-error">{ e }</p> }
-                </section>
-            }
+            let kind = item.q.kind();
+            (Some(kind), ask(*step, &item.q, kind, before), error)
         }
-        Phase::Reveal { step } => html! {
-            <section class="quiz" aria-label="Question" data-testid="quiz" aria-live="polite">
-                <h2>{ format!("Step {step}, as it happened") }</h2>
-                { for quiz.revealed().map(|i| {
-                    let (mark, class) = match i.outcome {
-                        Some(Outcome::Right) => ("✓ Right.", "right"),
-                        Some(Outcome::Wrong) => ("✗ Not quite.", "wrong"),
-                        _ => ("Skipped.", "skipped"),
-                    };
-                    html! {
-                        <p class={classes!("verdict", class)} data-testid="verdict" data-outcome={class}>
-                            <strong>{ mark }</strong>{ " " }{ &i.q.ask }{ " " }
-                            <span data-testid="answer">{ format!("Answer: {}.", i.q.say(i.answer)) }</span>
-                        </p>
-                    }
-                }) }
-                <button data-focus="" data-action="continue" onclick={next.clone()}>{ "Continue ▶" }</button>
-            </section>
-        },
+        Phase::Reveal { step } => (None, reveal(quiz, *step), String::new()),
+    };
+    let onsubmit = on.reform(|e: SubmitEvent| {
+        e.prevent_default();
+        Ask::Answer(crate::dom::value_of(FIELD).unwrap_or_default())
+    });
+    let (on, on_nav) = (on.clone(), on_nav.clone());
+    let onclick = Callback::from(move |e: MouseEvent| {
+        let Some(el) = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        else {
+            return;
+        };
+        let closest = |sel: &str| el.closest(sel).ok().flatten();
+        if let Some(choice) = closest("[data-choice]") {
+            on.emit(Ask::Answer(
+                choice.get_attribute("data-choice").unwrap_or_default(),
+            ));
+        } else if closest("[data-action=skip]").is_some() {
+            on.emit(Ask::Skip);
+        } else if closest("[data-action=continue]").is_some() {
+            on_nav.emit(Nav::Step(1));
+        }
+    });
+    html! {
+        <section class="quiz" aria-label="Question" data-testid="quiz" data-kind={kind.map(|k| format!("{k:?}"))}
+            aria-live={kind.is_none().then_some("polite")} {onclick} {onsubmit}>
+            { Html::from_html_unchecked(body.into()) }
+            { Html::from_html_unchecked(error.into()) }
+        </section>
     }
+}
+
+/// The question asked before `step`, with its answer field (`before` lists a pick's objects).
+fn ask(step: usize, q: &Question, kind: Kind, before: Option<&State>) -> String {
+    let mut out = format!(
+        r#"<h2>Predict step {step}</h2><p id="quiz-question" data-testid="question">{}</p><form>"#,
+        esc(&q.ask)
+    );
+    let field = |out: &mut String, label: &str, tag: &str| {
+        let _ = write!(
+            out,
+            r#"<label for="{FIELD}">{label}</label><{tag} id="{FIELD}" data-focus="" aria-describedby="quiz-question""#
+        );
+    };
+    match kind {
+        Kind::Number => {
+            field(&mut out, "Your answer (a whole number)", "input");
+            out.push_str(r#" type="text" inputmode="numeric" autocomplete="off">"#);
+        }
+        Kind::Choice => {
+            out.push_str(
+                r#"<div role="group" aria-label="Choices" aria-describedby="quiz-question">"#,
+            );
+            for (text, l) in q.options().iter().zip('a'..) {
+                let _ = write!(
+                    out,
+                    r#"<button type="button" data-choice="{l}">{}</button>"#,
+                    esc(text)
+                );
+            }
+            out.push_str("</div>");
+        }
+        Kind::Pick => {
+            field(
+                &mut out,
+                "Click it in the diagram, or pick it here",
+                "select",
+            );
+            out.push('>');
+            for v in before.map(State::drawn).unwrap_or_default() {
+                let _ = write!(out, "<option>{v}</option>");
+            }
+            out.push_str("</select>");
+        }
+    }
+    if kind != Kind::Choice {
+        out.push_str(r#"<button type="submit" data-action="answer">Answer</button>"#);
+    }
+    out.push_str(
+        r#"<button type="button" data-action="skip">Skip: show the step (Esc)</button></form>"#,
+    );
+    out
+}
+
+/// Step `step` revealed: each of its questions with its outcome and the core's answer.
+fn reveal(quiz: &Quiz, step: usize) -> String {
+    let mut out = format!("<h2>Step {step}, as it happened</h2>");
+    for i in quiz.revealed() {
+        let (mark, class) = match i.outcome {
+            Some(Outcome::Right) => ("✓ Right.", "right"),
+            Some(Outcome::Wrong) => ("✗ Not quite.", "wrong"),
+            _ => ("Skipped.", "skipped"),
+        };
+        let _ = write!(
+            out,
+            r#"<p class="verdict {class}" data-testid="verdict" data-outcome="{class}"><strong>{mark}</strong> {} <span data-testid="answer">Answer: {}.</span></p>"#,
+            esc(&i.q.ask),
+            esc(&i.q.say(i.answer)),
+        );
+    }
+    out.push_str(r#"<button data-focus="" data-action="continue">Continue ▶</button>"#);
+    out
 }
 
 /// The object a click in the diagram points at, named as the core names it: a frag, else its
