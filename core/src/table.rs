@@ -7,8 +7,8 @@
 //! methods for each: for these three types, 16 KB of the playground's code, where these
 //! readers, shared by all, take 7 KB.
 
-use crate::field_path::{Located, Segment};
-use serde::de::{Error as _, Unexpected};
+use crate::field_path::{unexpected, Located, Segment};
+use serde::de::Error as _;
 use serde_json::{Error, Map, Value};
 use std::fmt::Display;
 use std::str::FromStr;
@@ -114,21 +114,6 @@ fn under(seg: Segment, mut e: Located) -> Located {
 /// a boolean`.
 fn wrong(v: &Value, expected: &str) -> Located {
     here(Error::invalid_type(unexpected(v), &expected))
-}
-
-fn unexpected(v: &Value) -> Unexpected<'_> {
-    match v {
-        Value::Null => Unexpected::Unit,
-        Value::Bool(b) => Unexpected::Bool(*b),
-        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => Unexpected::Unsigned(u),
-            (_, Some(i)) => Unexpected::Signed(i),
-            _ => Unexpected::Float(n.as_f64().unwrap_or_default()),
-        },
-        Value::String(s) => Unexpected::Str(s),
-        Value::Array(_) => Unexpected::Seq,
-        Value::Object(_) => Unexpected::Map,
-    }
 }
 
 #[cfg(test)]
