@@ -4,18 +4,17 @@
 //! the challenge's variant and checks them. Each lives in `core/challenges/NAME.toml`,
 //! compiled in; `core/tests/challenges.rs` holds a reference solution for each.
 
-use crate::field_path;
 use crate::query::{Query, Value};
 use crate::scenario::Scenario;
-use crate::table::{self, Read, Table};
 use crate::trace::{Step, Trace};
 use crate::{Error, RunOptions};
-use serde_json::Value as Json;
+use serde::{Deserialize, Deserializer};
 use std::str::FromStr;
 
 toml_files!("challenges": "one-page-queue", "no-linear-before-2010", "reuse-a-page", "twice-the-pages", "cache-frees-nothing", "bh-frees-three", "full-size-before-2020", "collapse-to-full-size");
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Challenge {
     pub name: String,
     /// The seed (patch) it is about: `000` to `003`.
@@ -27,10 +26,12 @@ pub struct Challenge {
     /// Every run is of this variant, whatever the scenario says.
     pub variant: String,
     /// Top-level scenario fields that must stay as in the start (the device, the socket).
+    #[serde(default)]
     pub keep: Vec<String>,
-    /// Every condition must hold after one same step (after the last one when `at_end`);
-    /// `require` in the file.
+    /// Every condition must hold after one same step (after the last one when `at_end`).
+    #[serde(rename = "require")]
     pub conditions: Vec<Condition>,
+    #[serde(default)]
     pub at_end: bool,
     /// The starting scenario, which does not reach the goal.
     pub scenario: Scenario,
@@ -109,6 +110,12 @@ impl FromStr for Condition {
     }
 }
 
+impl<'de> Deserialize<'de> for Condition {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Condition, D::Error> {
+        crate::query::from_text(d)
+    }
+}
+
 impl Condition {
     /// Whether it holds after `step`, with what it saw, or why it could not be read.
     fn test(&self, step: &Step) -> Result<(bool, String), String> {
@@ -142,28 +149,6 @@ impl Condition {
 }
 
 impl Challenge {
-    /// Reads a challenge file's table (by hand: see [`crate::table`]).
-    fn read(v: &Json) -> Read<Challenge> {
-        const FIELDS: &[&str] = &[
-            "name", "seed", "title", "goal", "hint", "variant", "keep", "require", "at_end",
-            "scenario",
-        ];
-        let t = Table::new(v, FIELDS)?;
-        Ok(Challenge {
-            name: t.req("name", table::string)?,
-            seed: t.req("seed", table::string)?,
-            title: t.req("title", table::string)?,
-            goal: t.req("goal", table::string)?,
-            hint: t.req("hint", table::string)?,
-            variant: t.req("variant", table::string)?,
-            keep: (t.opt("keep", |v| table::list(v, table::string))?).unwrap_or_default(),
-            conditions: t.req("require", |v| table::list(v, table::parsed))?,
-            at_end: t.opt("at_end", table::boolean)?.unwrap_or_default(),
-            // Through the deserializer the walkthroughs' scenarios already take.
-            scenario: t.req("scenario", field_path::from_value)?,
-        })
-    }
-
     /// Runs scenario `text` in this challenge's variant and checks the goal.
     pub fn check(&self, text: &str) -> Result<Verdict, Error> {
         let t = self.run(&Scenario::parse(text)?)?;
@@ -225,7 +210,7 @@ pub fn all() -> Result<Vec<Challenge>, Error> {
 
 /// Reads one challenge file.
 pub fn parse(text: &str) -> Result<Challenge, Error> {
-    crate::walkthrough::from_toml(text, Challenge::read)
+    crate::walkthrough::from_toml(text)
 }
 
 /// The challenge called `name`.

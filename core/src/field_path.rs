@@ -319,7 +319,7 @@ impl<'de> SeqAccess<'de> for Seq<'de> {
 }
 
 /// What `v` is, in serde's words for an error (`integer `-1``, `string "x"`, `map`).
-pub(crate) fn unexpected(v: &Value) -> Unexpected<'_> {
+fn unexpected(v: &Value) -> Unexpected<'_> {
     match v {
         Value::Null => Unexpected::Unit,
         Value::Bool(b) => Unexpected::Bool(*b),

@@ -41,7 +41,6 @@ pub mod scenario;
 pub mod send;
 pub mod size_goal;
 pub mod skb;
-mod table;
 pub mod trace;
 pub mod walkthrough;
 

@@ -19,6 +19,7 @@
 use crate::page::PageId;
 use crate::skb::{Skb, SkbId};
 use crate::trace::{Queue, Step};
+use serde::{Deserialize, Deserializer};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
@@ -182,6 +183,23 @@ impl FromStr for Query {
             }
         })
     }
+}
+
+impl<'de> Deserialize<'de> for Query {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Query, D::Error> {
+        from_text(d)
+    }
+}
+
+/// Reads a value written as text (a query, a condition) through its `FromStr`.
+pub(crate) fn from_text<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr<Err = String>,
+{
+    String::deserialize(d)?
+        .parse()
+        .map_err(serde::de::Error::custom)
 }
 
 impl Query {

@@ -8,39 +8,33 @@
 //! question's object must be drawn in that previous state, so the learner can point at it.
 
 use crate::query::{Query, Value};
-use crate::table::{self, Read, Table};
 use crate::trace::{State, Trace};
-use serde_json::Value as Json;
+use serde::Deserialize;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Question {
     /// The step (1-based) this question comes before.
     pub step: usize,
     /// The variant whose trace answers it (the walkthrough's first when left out).
+    #[serde(default)]
     pub variant: String,
     pub ask: String,
     pub query: Query,
     /// A choice question's options; the answer must be one of their values.
+    #[serde(default)]
     pub choices: Vec<Choice>,
     /// It asks the key point of the walkthrough's patch (linear area gone, page reused, free
     /// on the other CPU, skb grown to the full size goal).
+    #[serde(default)]
     pub key: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Choice {
     pub value: u64,
     pub label: String,
-}
-
-impl Choice {
-    fn read(v: &Json) -> Read<Choice> {
-        let t = Table::new(v, &["value", "label"])?;
-        Ok(Choice {
-            value: t.req("value", table::whole)?,
-            label: t.req("label", table::string)?,
-        })
-    }
 }
 
 /// How the learner answers.
@@ -55,19 +49,6 @@ pub enum Kind {
 }
 
 impl Question {
-    /// Reads a `[[question]]` table (by hand: see [`crate::table`]).
-    pub(crate) fn read(v: &Json) -> Read<Question> {
-        let t = Table::new(v, &["step", "variant", "ask", "query", "choices", "key"])?;
-        Ok(Question {
-            step: t.req("step", table::whole)?,
-            variant: t.opt("variant", table::string)?.unwrap_or_default(),
-            ask: t.req("ask", table::string)?,
-            query: t.req("query", table::parsed)?,
-            choices: (t.opt("choices", |v| table::list(v, Choice::read))?).unwrap_or_default(),
-            key: t.opt("key", table::boolean)?.unwrap_or_default(),
-        })
-    }
-
     pub fn kind(&self) -> Kind {
         if !self.choices.is_empty() {
             Kind::Choice

@@ -3,7 +3,7 @@
 //! browser, wasm) tells the same story. A walkthrough's `[[check]]` entries pin down the facts
 //! its narration claims; `tests/walkthroughs.rs` runs them.
 
-use crate::field_path::{self, Located, Path};
+use crate::field_path::{self, Path};
 use crate::question::Question;
 use crate::scenario::Scenario;
 use crate::Error;
@@ -86,7 +86,7 @@ impl Walkthrough {
         let mut all = Vec::with_capacity(self.questions.len());
         for (i, v) in self.questions.iter().enumerate() {
             let field = |f: &str| format!("{}.question[{i}]{f}", self.name);
-            let mut q = Question::read(v).map_err(|e| Error::Parse {
+            let mut q: Question = field_path::from_value(v).map_err(|e| Error::Parse {
                 format: "TOML",
                 field: match Path(&e.path).to_string().as_str() {
                     "" => field(""),
@@ -169,18 +169,15 @@ pub(crate) fn find_named<T>(
         })
 }
 
-/// A compiled-in TOML file read by `read`, with the path of a bad field. Read through a JSON
-/// value, as scenarios are, so the derived code is compiled for one deserializer only.
-pub(crate) fn from_toml<T>(
-    text: &str,
-    read: impl FnOnce(&serde_json::Value) -> Result<T, Located>,
-) -> Result<T, Error> {
+/// A compiled-in TOML file, with the path of a bad field. Read through a JSON value, as
+/// scenarios are, so the derived code is compiled for one deserializer only.
+pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
     let v: serde_json::Value = toml::from_str(text).map_err(|e| Error::Parse {
         format: "TOML",
         field: String::new(),
         message: e.to_string(),
     })?;
-    read(&v).map_err(|e| Error::Parse {
+    field_path::from_value(&v).map_err(|e| Error::Parse {
         format: "TOML",
         field: Path(&e.path).to_string(),
         message: e.error.to_string(),
@@ -189,7 +186,7 @@ pub(crate) fn from_toml<T>(
 
 /// Reads one walkthrough file, checking it has a paragraph per operation.
 pub fn parse(text: &str) -> Result<Walkthrough, Error> {
-    let w: Walkthrough = from_toml(text, field_path::from_value)?;
+    let w: Walkthrough = from_toml(text)?;
     let ops = w.scenario.op_count();
     if w.say.len() != ops {
         return Err(Error::invalid(
