@@ -181,10 +181,10 @@ impl Challenge {
 
     /// Runs `s`, refusing a change to a kept field or the mechanism.
     fn run(&self, s: &Scenario) -> Result<Trace, Error> {
-        let (mine, start) = (
-            serde_json::to_value(s),
-            serde_json::to_value(&self.scenario),
-        );
+        // Through the JSON text every host already links (`to_value` would build a second
+        // serializer of every mechanism's scenario into the web bundle).
+        let value = |s: &Scenario| serde_json::from_str::<serde_json::Value>(&s.to_json());
+        let (mine, start) = (value(s), value(&self.scenario));
         let (mine, start) = (mine.unwrap_or_default(), start.unwrap_or_default());
         for field in std::iter::once("mechanism").chain(self.keep.iter().map(String::as_str)) {
             if mine.get(field) != start.get(field) {
@@ -217,4 +217,41 @@ pub fn parse(text: &str) -> Result<Challenge, Error> {
 #[cfg(feature = "embedded")]
 pub fn find(name: &str) -> Result<Challenge, Error> {
     crate::walkthrough::find_named(all()?, "challenge", name, |c| &c.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_challenge_is_an_error_naming_its_field() {
+        let text = |fields: &str| {
+            format!(
+                "name = \"c\"\nseed = \"000\"\ntitle = \"t\"\ngoal = \"g\"\nhint = \"h\"\n\
+                 variant = \"kumar-2010\"\n{fields}\n\
+                 [scenario]\nmechanism = \"sendmsg\"\nops = [{{ op = \"close\" }}]\n"
+            )
+        };
+        let cases = [
+            (
+                "require = [\"pages live == 1\", \"skb 0 colour == 1\"]",
+                "at `require[1]`",
+            ),
+            (
+                "require = []\nkeep = [\"socket\", 3]",
+                "at `keep[1]`: invalid type",
+            ),
+            ("require = []\nat_end = 1", "at `at_end`: invalid type"),
+            ("require = []\nrequires = 1", "at `requires`: unknown field"),
+            ("", "at ``: missing field `require`"),
+        ];
+        for (fields, want) in cases {
+            let err = parse(&text(fields)).unwrap_err().to_string();
+            assert!(err.contains(want), "{fields}: {err}");
+        }
+        let bad_op = text("require = []").replace("close", "closed");
+        let err = parse(&bad_op).unwrap_err().to_string();
+        assert!(err.contains("at `scenario`"), "{err}");
+        parse(&text("require = [\"pages live == 1\"]")).expect("a good challenge");
+    }
 }

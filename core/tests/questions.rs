@@ -142,3 +142,25 @@ fn a_visible_answer_is_caught() {
         }
     }
 }
+
+/// What a learner can pick: anatomy after step 3 (snapshots/anatomy.snap) draws skb 0 with
+/// frag 0 in page 0 and frag 1 in page 1; before step 1, nothing.
+#[test]
+fn the_objects_drawn_are_the_skbs_their_frags_and_the_pages() {
+    use skblab_core::query::Value::{Frag, Page, Skb};
+    let w = walkthrough::find("anatomy").expect("walkthrough");
+    let t = &traces(&w)[0];
+    let drawn = t.steps[2].state.drawn();
+    let want = [
+        Skb(0),
+        Frag { skb: 0, idx: 0 },
+        Frag { skb: 0, idx: 1 },
+        Page(0),
+        Page(1),
+    ];
+    assert_eq!(drawn, want);
+    assert!(t.steps[2].state.draws(Frag { skb: 0, idx: 1 }));
+    assert!(!t.steps[2].state.draws(Frag { skb: 0, idx: 2 }));
+    assert!(!t.steps[2].state.draws(skblab_core::query::Value::Number(0)));
+    assert_eq!(skblab_core::trace::State::default().drawn(), []);
+}

@@ -7,6 +7,7 @@
 //! - [`diagrams`]: one SVG figure per trace, with its marks, downloads and legend.
 //! - [`panels`]: the counters and the chart.
 //! - [`editor`]: the scenario text and its form; running it hands the app a new session.
+//! - [`quiz`]: predict mode's question card, and the challenges.
 //!
 //! The diagram pane and the editor hold state of their own, so they are Yew components. The
 //! others are view functions of a props struct (`Properties`, ready to become components):
@@ -19,7 +20,9 @@ mod kernel_lane;
 mod narration;
 mod panels;
 mod picker;
+mod quiz;
 
+use crate::predict::{self, Phase, Quiz, Record};
 use crate::session::{self, Link, Position, Session};
 use crate::{dom, form};
 use controls::Nav;
@@ -28,6 +31,9 @@ use editor::Editor;
 use gloo_events::{EventListener, EventListenerOptions};
 use gloo_timers::callback::{Interval, Timeout};
 use serde_json::Value;
+use skblab_core::challenge::{self, Challenge};
+use skblab_core::question::Kind;
+use skblab_core::trace::State;
 use skblab_core::walkthrough::{self, Walkthrough};
 use std::ops::Deref;
 use std::rc::Rc;
@@ -56,6 +62,8 @@ impl Deref for Shared {
 pub enum Msg {
     /// The walkthrough files arrived (fetched beside the page, not compiled in).
     Loaded(Result<Vec<Walkthrough>, String>),
+    /// The challenge files arrived, likewise.
+    Challenges(Result<Vec<Challenge>, String>),
     Pick(usize),
     Nav(Nav),
     Tick,
@@ -67,6 +75,12 @@ pub enum Msg {
     File(web_sys::File),
     /// Its text was read (or failed to be).
     Report(Result<String, String>),
+    Predict,
+    Ask(quiz::Ask),
+    ResetScores,
+    OpenChallenge(usize),
+    /// Check the open challenge's goal on the editor's text.
+    Check(String),
 }
 
 /// What the editor starts from: a walkthrough's or a permalink's text. A new seed gets a new
@@ -97,12 +111,24 @@ pub struct App {
     /// too much to pay on every step while playing or holding an arrow key.
     pending_link: Option<Timeout>,
     started: Option<f64>,
+    /// Predict mode is on; `quiz` holds the walkthrough's questions and what is being asked.
+    predict: bool,
+    quiz: Quiz,
+    /// Move the keyboard focus into the question card once it is drawn.
+    focus_card: bool,
+    /// Scores and solved challenges, as kept in localStorage.
+    record: Record,
+    challenges: Vec<Challenge>,
+    challenge: Option<quiz::Open>,
     /// The components' callbacks, made once so their props stay equal between renders.
     on_nav: Callback<Nav>,
     on_pick: Callback<usize>,
     on_run: Callback<Box<Session>>,
     on_chart: Callback<AttrValue>,
     on_file: Callback<web_sys::File>,
+    on_ask: Callback<quiz::Ask>,
+    on_open: Callback<usize>,
+    on_check: Callback<String>,
     _listeners: [EventListener; 2],
 }
 
@@ -115,7 +141,12 @@ impl Component for App {
 
     fn create(ctx: &Context<Self>) -> Self {
         let link = ctx.link();
-        link.send_future(load_walkthroughs());
+        link.send_future(async {
+            Msg::Loaded(fetch_files("walkthroughs", walkthrough::NAMES, walkthrough::parse).await)
+        });
+        link.send_future(async {
+            Msg::Challenges(fetch_files("challenges", challenge::NAMES, challenge::parse).await)
+        });
         App {
             titles: Vec::new(),
             walks: Vec::new(),
@@ -135,11 +166,23 @@ impl Component for App {
             fragment: String::new(),
             pending_link: None,
             started: None,
+            predict: false,
+            quiz: Quiz::default(),
+            focus_card: false,
+            record: Record::parse(
+                dom::load(dom::Kept::Site, predict::SCORES).as_deref(),
+                dom::load(dom::Kept::Site, predict::SOLVED).as_deref(),
+            ),
+            challenges: Vec::new(),
+            challenge: None,
             on_nav: link.callback(Msg::Nav),
             on_pick: link.callback(Msg::Pick),
             on_run: link.callback(Msg::Ran),
             on_chart: link.callback(Msg::Chart),
             on_file: link.callback(Msg::File),
+            on_ask: link.callback(Msg::Ask),
+            on_open: link.callback(Msg::OpenChallenge),
+            on_check: link.callback(Msg::Check),
             _listeners: listeners(ctx),
         }
     }
@@ -157,9 +200,14 @@ impl Component for App {
                 // The link may name a walkthrough: open it now that they are here.
                 self.open_fragment();
             }
+            Msg::Challenges(Ok(c)) => self.challenges = c,
+            Msg::Challenges(Err(e)) => {
+                self.notice = Some(format!("The challenges failed to load: {e}"));
+            }
             Msg::Pick(i) => {
                 self.stop();
                 self.notice = None;
+                self.challenge = None;
                 let _ = self.open_walk(i, 0);
             }
             Msg::Nav(nav) => self.nav(ctx, nav),
@@ -172,7 +220,7 @@ impl Component for App {
                     }
                 } else {
                     if self.pos < len {
-                        self.go(self.pos + 1);
+                        self.advance(self.pos + 1);
                     }
                     if self.pos >= len {
                         self.stop();
@@ -210,6 +258,17 @@ impl Component for App {
                     self.open_fragment();
                 }
             }
+            Msg::Predict => {
+                self.predict = !self.predict;
+                self.quiz.phase = Phase::Idle;
+            }
+            Msg::Ask(a) => self.ask(a),
+            Msg::ResetScores => {
+                self.record.reset_scores();
+                save(&self.record);
+            }
+            Msg::OpenChallenge(i) => self.open_challenge(i),
+            Msg::Check(text) => self.check(&text),
         }
         true
     }
@@ -221,6 +280,9 @@ impl Component for App {
         }
         if let Some(t) = self.started.take() {
             dom::publish("renderMs", now - t);
+        }
+        if std::mem::take(&mut self.focus_card) {
+            dom::focus(".quiz [data-focus], .quiz button");
         }
         if let Some(s) = &self.session {
             // The link's event is 0-based; `self.event` counts events done (1-based).
@@ -243,43 +305,60 @@ impl Component for App {
         }
     }
 
-    fn view(&self, _ctx: &Context<Self>) -> Html {
+    fn view(&self, ctx: &Context<Self>) -> Html {
+        let picking = self
+            .quiz
+            .current()
+            .is_some_and(|i| i.q.kind() == Kind::Pick);
         let current = (self.session.as_ref())
             .and_then(|s| s.walk.as_ref())
             .and_then(|w| self.walks.iter().position(|x| x.name == w.name));
+        let scores = self
+            .walks
+            .iter()
+            .map(|w| self.record.score(&w.name))
+            .collect();
+        let link = ctx.link();
         html! {
             <>
-                { picker::picker(&picker::Props { titles: self.titles.clone(), current, on_pick: self.on_pick.clone(), on_file: self.on_file.clone() }) }
+                { picker::picker(&picker::Props { titles: self.titles.clone(), current, on_pick: self.on_pick.clone(),
+                    scores, on_reset: link.callback(|_| Msg::ResetScores), on_file: self.on_file.clone() }) }
                 if let Some(n) = &self.notice {
                     <div class="notice" role="alert" data-testid="notice">{ n }</div>
                 }
                 if let Some(s) = &self.session {
                     { controls::controls(&controls::Props { pos: self.pos, len: s.len(), playing: self.play.is_some(),
                         speed: self.speed, op: self.op(s), on: self.on_nav.clone(),
-                        event: self.event.map(|k| (k, events_in(s, self.pos))) }) }
-                    <main class="stage">
+                        event: self.event.map(|k| (k, events_in(s, self.pos))), predict: self.predict,
+                        on_predict: link.callback(|_| Msg::Predict) }) }
+                    { quiz::card(&self.quiz, self.shown_state(s), &self.on_ask, &self.on_nav) }
+                    <main class={classes!("stage", picking.then_some("picking"))} onclick={picking.then(|| self.on_pick_click())}>
                         { narration::narration(&narration::Props { session: s.clone(), pos: self.pos, event: self.event,
                             on_nav: self.on_nav.clone() }) }
                         <Diagrams session={s.clone()} pos={self.pos} event={self.event} />
                     </main>
                     { panels::panels(&panels::Props { session: s.clone(), pos: self.pos, chart: self.chart.clone(),
-                        on_chart: self.on_chart.clone() }) }
+                        on_chart: self.on_chart.clone(), predict: self.predict }) }
                 }
                 <Editor key={self.seed.key} text={self.seed.text.clone()} compare={self.seed.compare.clone()}
-                    on_run={self.on_run.clone()} />
+                    on_run={self.on_run.clone()} on_check={self.challenge.as_ref().map(|_| self.on_check.clone())} />
+                { quiz::challenges(&self.challenges, &self.record, self.challenge.as_ref(), &self.on_open) }
             </>
         }
     }
 }
 
-/// Fetches and reads the walkthrough files served beside the page (`dist/walkthroughs/`).
-async fn load_walkthroughs() -> Msg {
-    let texts = dom::fetch_texts("walkthroughs", walkthrough::NAMES).await;
-    Msg::Loaded(texts.and_then(|t| {
-        t.iter()
-            .map(|text| walkthrough::parse(text).map_err(|e| e.to_string()))
-            .collect()
-    }))
+/// Fetches the TOML files `names` served beside the page in `dir/` and reads each with
+/// `parse`.
+async fn fetch_files<T>(
+    dir: &str,
+    names: &[&str],
+    parse: fn(&str) -> Result<T, skblab_core::Error>,
+) -> Result<Vec<T>, String> {
+    let texts = dom::fetch_texts(dir, names).await?;
+    (texts.iter())
+        .map(|text| parse(text).map_err(|e| e.to_string()))
+        .collect()
 }
 
 /// The number of events step `pos` (0: before the first) of the left trace has.
@@ -306,6 +385,13 @@ fn emit_some<E: 'static, T: 'static>(
     })
 }
 
+/// Keeps the learner's record in localStorage.
+fn save(r: &Record) {
+    let [scores, solved] = r.texts();
+    dom::store(dom::Kept::Site, predict::SCORES, &scores);
+    dom::store(dom::Kept::Site, predict::SOLVED, &solved);
+}
+
 /// Keyboard shortcuts (outside text fields) and `hashchange` (a pasted permalink).
 fn listeners(ctx: &Context<App>) -> [EventListener; 2] {
     let doc = web_sys::window()
@@ -320,7 +406,10 @@ fn listeners(ctx: &Context<App>) -> [EventListener; 2] {
             let Some(e) = e.dyn_ref::<KeyboardEvent>() else {
                 return;
             };
-            if let Some(nav) = key_nav(e) {
+            // Esc skips the question asked, from anywhere (the answer field too).
+            if e.key() == "Escape" {
+                link.send_message(Msg::Ask(quiz::Ask::Skip));
+            } else if let Some(nav) = key_nav(e) {
                 e.prevent_default();
                 link.send_message(Msg::Nav(nav));
             }
@@ -335,7 +424,8 @@ fn listeners(ctx: &Context<App>) -> [EventListener; 2] {
 }
 
 /// ←/→ step, ↑/↓ (or Shift+←/→) move by event, Home/End jump, space plays; ignored while
-/// typing or with a modifier other than Shift held.
+/// typing or with a modifier other than Shift held. (Esc, which skips a question, is the
+/// listener's.)
 fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
     let tag = shortcut_target(e)?;
     match e.key().as_str() {
@@ -359,11 +449,17 @@ fn shortcut_target(e: &KeyboardEvent) -> Option<String> {
     if e.ctrl_key() || e.alt_key() || e.meta_key() {
         return None;
     }
-    let tag = e
+    let el = e
         .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .map(|el| el.tag_name().to_ascii_lowercase())
-        .unwrap_or_default();
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok());
+    let tag = el.as_ref().map_or(String::new(), |el| {
+        // A checkbox (the predict toggle), like a button, answers space itself and leaves
+        // arrows.
+        match el.get_attribute("type").as_deref() {
+            Some("checkbox") => "button".into(),
+            _ => el.tag_name().to_ascii_lowercase(),
+        }
+    });
     (!matches!(tag.as_str(), "input" | "textarea" | "select")).then_some(tag)
 }
 
@@ -385,10 +481,27 @@ impl App {
 
     fn nav(&mut self, ctx: &Context<Self>, nav: Nav) {
         let len = self.len();
+        // A question asked holds the position: a move back gives it up (it is asked again
+        // next time), a move forward waits for the answer. A revealed step closes on any move.
+        if let Phase::Ask { .. } = self.quiz.phase {
+            let back = match nav {
+                Nav::Step(d) | Nav::Event(d) => d < 0,
+                Nav::Go(p) | Nav::At { pos: p, .. } => p <= self.pos,
+                // The speed changes nothing shown.
+                Nav::Speed(_) => true,
+                Nav::Last | Nav::TogglePlay => false,
+            };
+            if !back {
+                return;
+            }
+        }
+        if !matches!(nav, Nav::Speed(_)) {
+            self.quiz.phase = Phase::Idle;
+        }
         match nav {
-            Nav::Go(p) => self.go(p.min(len)),
-            Nav::Step(d) => self.go(self.pos.saturating_add_signed(d).min(len)),
-            Nav::Last => self.go(len),
+            Nav::Go(p) => self.advance(p.min(len)),
+            Nav::Step(d) => self.advance(self.pos.saturating_add_signed(d).min(len)),
+            Nav::Last => self.advance(len),
             Nav::Event(d) => {
                 self.step_event(d);
             }
@@ -413,6 +526,93 @@ impl App {
                 }
             }
         }
+    }
+
+    /// To the whole of step `to`, unless predict mode asks first (see [`App::asks_before`]).
+    fn advance(&mut self, to: usize) {
+        if !self.asks_before(to) {
+            self.go(to);
+        }
+    }
+
+    /// In predict mode, before a move forward to step `to`: when a step on the way has
+    /// questions left, rests on the step before it (so it stays hidden), asks them, and says so.
+    fn asks_before(&mut self, to: usize) -> bool {
+        let stop = (self.predict && to > self.pos)
+            .then(|| self.quiz.stop_in(self.pos, to))
+            .flatten();
+        if let Some(step) = stop {
+            self.stop();
+            self.go(step - 1);
+            self.quiz.phase = Phase::Ask { step, error: None };
+            self.focus_card = true;
+        }
+        stop.is_some()
+    }
+
+    /// The learner answered or skipped: the core judges, the record keeps the outcome, and a
+    /// step whose questions are all answered is shown.
+    fn ask(&mut self, a: quiz::Ask) {
+        match a {
+            quiz::Ask::Answer(input) => {
+                if let Some((n, right)) = self.quiz.answer(&input) {
+                    if let Some(w) = self.session.as_ref().and_then(|s| s.walk.as_ref()) {
+                        self.record.mark(&w.name, n, right);
+                        save(&self.record);
+                    }
+                }
+            }
+            quiz::Ask::Skip => self.quiz.skip(),
+        }
+        if let Phase::Reveal { step } = self.quiz.phase {
+            self.go(step);
+        }
+        self.focus_card = true;
+    }
+
+    /// The state the learner sees before answering: the question's variant's at the
+    /// position (the step before the one asked; none before step 1).
+    fn shown_state<'a>(&self, s: &'a Session) -> Option<&'a State> {
+        let item = self.quiz.current()?;
+        let t = s.walk.as_ref()?.trace_for(&item.q, &s.traces).ok()?;
+        t.steps.get(self.pos.checked_sub(1)?).map(|st| &st.state)
+    }
+
+    /// A click in the diagram answers a pick question with the object clicked.
+    fn on_pick_click(&self) -> Callback<MouseEvent> {
+        emit_some(&self.on_ask, |e: MouseEvent| {
+            let el = e.target()?.dyn_into::<web_sys::Element>().ok()?;
+            quiz::picked(&el).map(quiz::Ask::Answer)
+        })
+    }
+
+    /// Opens challenge `i`: its start in the editor and on the stage.
+    fn open_challenge(&mut self, i: usize) {
+        let Some((text, name)) = self.challenges.get(i).map(|c| (c.start(), c.name.clone())) else {
+            return;
+        };
+        self.stop();
+        self.notice = None;
+        self.seed_editor(&text, "");
+        match session::load_custom(&text, None) {
+            Ok(s) => self.show(s, 0),
+            Err(e) => self.notice = Some(format!("Challenge {name} failed to run: {e}")),
+        }
+        self.challenge = Some(quiz::Open { i, verdict: None });
+    }
+
+    /// Checks the open challenge's goal on `text` by the core; a goal met is kept as solved.
+    fn check(&mut self, text: &str) {
+        let Some(open) = &mut self.challenge else {
+            return;
+        };
+        let c = &self.challenges[open.i];
+        let v = c.check(text).map_err(|e| e.to_string());
+        if matches!(&v, Ok(v) if v.solved_at.is_some()) {
+            self.record.solve(&c.name);
+            save(&self.record);
+        }
+        open.verdict = Some(v);
     }
 
     /// To the whole of step `pos`.
@@ -440,6 +640,7 @@ impl App {
             (1..pos).rev().find(|&p| n(p) > 0).map(|p| (p, n(p)))
         };
         match to {
+            Some((p, _)) if self.asks_before(p) => false,
             Some((p, k)) => {
                 self.pos = p;
                 self.event = Some(k);
@@ -531,6 +732,14 @@ impl App {
             ));
         }
         self.go(step.min(s.len()));
+        self.quiz = match s.walk.as_ref().map(|w| Quiz::new(w, &s.traces)) {
+            Some(Ok(q)) => q,
+            Some(Err(e)) => {
+                self.notice = Some(format!("The walkthrough's questions failed to load: {e}"));
+                Quiz::default()
+            }
+            None => Quiz::default(),
+        };
         self.session = Some(Shared(Rc::new(s)));
     }
 

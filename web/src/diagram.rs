@@ -559,7 +559,7 @@ fn draw_skb(
         let (fx, fw) = frag_cell(skb, (x, w), max_frags, i as u32);
         let _ = write!(
             out,
-            r#"<rect class="fr" x="{fx}" y="{fy}" width="{fw}" height="16" rx="2"><title>frags[{i}]: page {}, offset {}, size {}</title></rect>"#,
+            r#"<rect class="fr" data-frag="{i}" x="{fx}" y="{fy}" width="{fw}" height="16" rx="2"><title>frags[{i}]: page {}, offset {}, size {}</title></rect>"#,
             f.page, f.offset, f.size,
         );
         // The size, where the cell has room for it (else its title says it).

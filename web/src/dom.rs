@@ -1,6 +1,6 @@
-//! The little the app needs from the browser: the URL fragment, downloads, a clock for the
-//! benchmark, the tab's session storage, the panic message, the text files served beside the
-//! page, and the text of a file the learner opens.
+//! The little the app needs from the browser: the URL fragment, the tab's and the site's
+//! storage, a form field's value and focus, downloads, a clock for the benchmark, the panic
+//! message, the text files served beside the page, and the text of a file the learner opens.
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -21,15 +21,53 @@ pub fn set_fragment(f: &str) {
     }
 }
 
-/// A value this tab stored under `key` (kept across reloads, gone with the tab).
-pub fn session_get(key: &str) -> Option<String> {
-    window().session_storage().ok()??.get_item(key).ok()?
+/// Where a value is kept: with the tab (across reloads, gone with it), or for the site
+/// (across tabs and restarts).
+#[derive(Clone, Copy)]
+pub enum Kept {
+    Tab,
+    Site,
 }
 
-/// Stores `value` under `key` for the tab's session (silently not, where storage is off).
-pub fn session_set(key: &str, value: &str) {
-    if let Ok(Some(s)) = window().session_storage() {
+/// The storage for `kept`, where the page may use it (a private window or a policy may forbid
+/// it).
+fn storage(kept: Kept) -> Option<web_sys::Storage> {
+    let w = window();
+    match kept {
+        Kept::Tab => w.session_storage(),
+        Kept::Site => w.local_storage(),
+    }
+    .ok()
+    .flatten()
+}
+
+/// The text stored under `key`, if any.
+pub fn load(kept: Kept, key: &str) -> Option<String> {
+    storage(kept)?.get_item(key).ok().flatten()
+}
+
+/// Stores `value` under `key`; without storage (or over its quota) it is not kept.
+pub fn store(kept: Kept, key: &str, value: &str) {
+    if let Some(s) = storage(kept) {
         let _ = s.set_item(key, value);
+    }
+}
+
+/// The value of the form field with id `id` (an input or a select).
+pub fn value_of(id: &str) -> Option<String> {
+    let el = window().document()?.get_element_by_id(id)?;
+    js_sys::Reflect::get(&el, &JsValue::from_str("value"))
+        .ok()?
+        .as_string()
+}
+
+/// Moves the keyboard focus to the first element matching `selector`.
+pub fn focus(selector: &str) {
+    let el = window()
+        .document()
+        .and_then(|d| d.query_selector(selector).ok().flatten());
+    if let Some(el) = el.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+        let _ = el.focus();
     }
 }
 

@@ -2,12 +2,13 @@
 //!
 //! The core does all the modelling; this crate chooses what to run ([`session`]), draws a
 //! state ([`diagram`], [`chart`]), marks what changed ([`diff`]) and wires it into a Yew app
-//! ([`app`]). Everything but `app` and `dom` is plain Rust, tested natively.
+//! ([`app`]); [`predict`] holds predict mode's questions and the learner's record. Everything but `app` and `dom` is plain Rust, tested natively.
 
 pub mod chart;
 pub mod diagram;
 pub mod diff;
 pub mod form;
+pub mod predict;
 pub mod session;
 
 #[cfg(target_arch = "wasm32")]

@@ -243,7 +243,12 @@ fn browser(what: &str) -> Result<(), String> {
             "node --test (browser tests against {})",
             server.url
         ));
-        node.args(["--test", "--test-concurrency=1", "playground.test.mjs"]);
+        node.args([
+            "--test",
+            "--test-concurrency=1",
+            "playground.test.mjs",
+            "quiz.test.mjs",
+        ]);
     } else {
         step(&format!("node bench.mjs (against {})", server.url));
         node.arg("bench.mjs");

@@ -1,5 +1,5 @@
-//! The stepper: first, previous, play, next, last, the speed, the scrubber, the position and
-//! the current operation. It holds no state: it shows the app's position and asks for moves.
+//! The stepper: first, previous, play, next, last, the speed, the scrubber, the position, the
+//! predict toggle and the current operation. It holds no state: it shows the app's position and asks for moves.
 
 use super::emit_some;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -37,6 +37,9 @@ pub struct Props {
     /// runs event by event).
     pub event: Option<(usize, usize)>,
     pub on: Callback<Nav>,
+    /// Predict mode: a step with questions is asked before it is shown.
+    pub predict: bool,
+    pub on_predict: Callback<()>,
 }
 
 pub fn controls(p: &Props) -> Html {
@@ -62,6 +65,9 @@ pub fn controls(p: &Props) -> Html {
             if let Some((k, n)) = p.event {
                 <output data-testid="event" data-event={k.to_string()}>{ format!("event {k} / {n}") }</output>
             }
+            <label class="predict" title="Answer each walkthrough question before its step is shown">
+                <input type="checkbox" data-testid="predict" checked={p.predict} onchange={p.on_predict.reform(|_| ())} />{ " Predict" }
+            </label>
             <span class="op" data-testid="op">{ p.op.clone() }</span>
         </section>
     }

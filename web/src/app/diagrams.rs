@@ -83,7 +83,7 @@ impl Component for Diagrams {
     type Properties = Props;
 
     fn create(ctx: &Context<Self>) -> Self {
-        let zoom = match dom::session_get(ZOOM_KEY).as_deref() {
+        let zoom = match dom::load(dom::Kept::Tab, ZOOM_KEY).as_deref() {
             Some("fit") => None,
             Some(z) => z.parse().ok().filter(|z| ZOOMS.contains(z)).or(Some(100)),
             None => Some(100),
@@ -144,7 +144,7 @@ impl Component for Diagrams {
                 }
                 .or(old.filter(|_| matches!(z, Zoom::In | Zoom::Out)));
                 let text = self.zoom.map_or("fit".into(), |z| z.to_string());
-                dom::session_set(ZOOM_KEY, &text);
+                dom::store(dom::Kept::Tab, ZOOM_KEY, &text);
                 // Zoomed out, the view shows more of the drawing than the band kept: grow it
                 // until the next scroll chooses again.
                 let (from, to) = (old.unwrap_or(100), self.zoom.unwrap_or(100));

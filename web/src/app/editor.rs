@@ -1,9 +1,10 @@
 //! The scenario editor: the text, the variant and the one to compare with, the inline verdict
-//! of the core, and the run button. It owns what the learner types; each keystroke is parsed
-//! and its caps checked at once, and the traced run (up to half a second for the largest
-//! scenarios the trace cap admits) waits until typing pauses, so typing never stalls. The
-//! app seeds it the app seeds it (a walkthrough or a permalink opened) by giving it a new
-//! key, and gets the loaded [`Session`] back when the learner runs the text.
+//! of the core, the run button and, with a challenge open, the check of its goal. It owns
+//! what the learner types; each keystroke is parsed and its caps checked at once, and the
+//! traced run (up to half a second for the largest scenarios the trace cap admits) waits
+//! until typing pauses, so typing never stalls. The app seeds it (a walkthrough or a
+//! permalink opened) by giving it a new key, and gets the loaded [`Session`] back when the
+//! learner runs the text.
 
 use crate::form;
 use crate::session::{self, Session};
@@ -21,6 +22,9 @@ pub struct Props {
     pub compare: AttrValue,
     /// Called with the session the learner's text loaded.
     pub on_run: Callback<Box<Session>>,
+    /// With a challenge open: called with the text when the learner checks its goal.
+    #[prop_or_default]
+    pub on_check: Option<Callback<String>>,
 }
 
 pub enum Msg {
@@ -135,6 +139,9 @@ impl Component for Editor {
                     oninput={link.callback(|e: InputEvent| Msg::Edit(e.target_unchecked_into::<HtmlTextAreaElement>().value()))} />
                 <p id="scenario-status" data-testid="editor-status" class={if ok { "ok" } else { "error" }} role="status">{ status }</p>
                 <button data-action="run" disabled={!ok} onclick={link.callback(|_| Msg::Run)}>{ "Run this scenario" }</button>
+                if let Some(on) = &ctx.props().on_check {
+                    <button data-action="check" onclick={on.reform({ let t = self.text.clone(); move |_| t.clone() })}>{ "Check the challenge's goal" }</button>
+                }
             </section>
         }
     }

@@ -13,6 +13,8 @@ pub struct Props {
     /// The counter charted (the first when the session has no counter of that name).
     pub chart: Option<AttrValue>,
     pub on_chart: Callback<AttrValue>,
+    /// In predict mode the chart stops at the position: later steps would give answers away.
+    pub predict: bool,
 }
 
 pub fn panels(p: &Props) -> Html {
@@ -79,7 +81,12 @@ fn chart(p: &Props) -> Html {
     };
     let series: Vec<(&str, Vec<u64>)> = (s.traces.iter())
         .map(|t| {
-            let vals = t.steps.iter().map(|st| st.counters.get(&name).unwrap_or(0));
+            let shown = if p.predict {
+                p.pos.min(t.steps.len())
+            } else {
+                t.steps.len()
+            };
+            let vals = (t.steps[..shown].iter()).map(|st| st.counters.get(&name).unwrap_or(0));
             (t.variant.as_str(), vals.collect())
         })
         .collect();

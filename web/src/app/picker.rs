@@ -1,4 +1,5 @@
-//! The page header, the walkthrough picker and the kernel report opener.
+//! The page header: the walkthrough picker, with predict mode's score beside each walkthrough
+//! and the button that resets them, and the kernel report opener.
 
 use super::emit_some;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -13,6 +14,9 @@ pub struct Props {
     pub on_pick: Callback<usize>,
     /// A `skblab kernel --out` report chosen.
     pub on_file: Callback<web_sys::File>,
+    /// Per walkthrough, its questions answered right and answered (predict mode's score).
+    pub scores: Vec<Option<(usize, usize)>>,
+    pub on_reset: Callback<()>,
 }
 
 pub fn picker(p: &Props) -> Html {
@@ -36,13 +40,16 @@ pub fn picker(p: &Props) -> Html {
                         <option selected=true value="">{ "— your scenario —" }</option>
                     }
                     { for p.titles.iter().enumerate().map(|(i, t)| html! {
-                        <option value={i.to_string()} selected={p.current == Some(i)}>{ t.clone() }</option>
+                        <option value={i.to_string()} selected={p.current == Some(i)}>{ t.clone() }
+                            if let Some(Some((right, asked))) = p.scores.get(i) { { format!(" · {right}/{asked} right") } }
+                        </option>
                     }) }
                 </select>
             </label>
             <label class="report" title="The JSON that `skblab kernel FILE --out REPORT` writes">{ "Open a kernel report " }
                 <input type="file" accept=".json,application/json" data-testid="kernel-report" onchange={on_file} />
             </label>
+            <button class="small" data-action="reset-scores" onclick={p.on_reset.reform(|_| ())}>{ "Reset quiz scores" }</button>
         </header>
     }
 }
