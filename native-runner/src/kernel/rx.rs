@@ -29,7 +29,8 @@
 //! happens: `kmem:kfree` / `kmem:kmem_cache_free` of that head (`skb_free_head`), with the
 //! CPU. `consume_skb`'s tracepoint would miss the local path (`kfree_skb_napi_cache` ->
 //! `__napi_kfree_skb` has none). And `kmem:mm_page_alloc` in the CPU-0 thread (seed 001:
-//! shown, not judged; docs/kernel-oracle.md).
+//! shown, not judged; docs/kernel-oracle.md) while it is inside write(2) on the TAP, less
+//! the user pages that write faults in.
 
 use super::peer::{self, Conn, PeerParams};
 use super::probe;
@@ -67,6 +68,8 @@ pub const TRACEPOINTS: &[&str] = &[
     "kmem/kfree",
     "kmem/kmem_cache_free",
     "kmem/mm_page_alloc",
+    "syscalls/sys_enter_write",
+    "syscalls/sys_exit_write",
     "syscalls/sys_enter_getppid",
 ];
 
@@ -235,6 +238,10 @@ fn consumed(t: &Trace) -> Side {
     }
 }
 
+/// __GFP_MOVABLE (include/linux/gfp_types.h): user pages faulted in while a write copies
+/// from user memory carry it; skb and slab pages do not.
+const GFP_MOVABLE: u32 = 0x08;
+
 /// The probe. Copies are the reader thread's; frees are anyone's, but only of a head a copy
 /// recorded (`@h`), which is forgotten once freed (heads are reused).
 pub fn script() -> String {
@@ -252,7 +259,9 @@ tracepoint:kmem:kmem_cache_free /@h[(uint64)args->ptr]/ {{
   printf("free %llu %llu %u\n", nsecs, (uint64)args->ptr, cpu);
   delete(@h[(uint64)args->ptr]);
 }}
-tracepoint:kmem:mm_page_alloc /pid == $1 && comm == "{BH_THREAD}"/ {{
+tracepoint:syscalls:sys_enter_write /pid == $1 && comm == "{BH_THREAD}"/ {{ @w[tid] = 1; }}
+tracepoint:syscalls:sys_exit_write /@w[tid]/ {{ delete(@w[tid]); }}
+tracepoint:kmem:mm_page_alloc /@w[tid] && (args->gfp_flags & {GFP_MOVABLE}) == 0/ {{
   printf("page %llu %u\n", nsecs, args->order);
 }}
 "#
