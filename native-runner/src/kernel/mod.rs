@@ -9,10 +9,12 @@
 //! (a TCP peer on the TAP whose window is closed), [`send`] (seed 000: the writes, the
 //! tracepoint lines, the model's queue), [`mptcp`] (seed 003: MPTCP over lo, the DSS
 //! mappings), [`rx`] (seeds 002 and 001: skbs into a kernel socket on CPU 0, read on CPU 1,
-//! where each is freed), [`verdict`] (the comparison, testable without root).
+//! where each is freed), [`pinned`] (threads pinned to a CPU, NET_RX raised there),
+//! [`verdict`] (the comparison, testable without root).
 
 mod mptcp;
 mod peer;
+mod pinned;
 mod probe;
 mod rx;
 mod send;
