@@ -345,8 +345,9 @@ fn frees(v: &Value, side: &str) -> Vec<(u64, u64, u64)> {
 /// Seed 002 as today's kernel does it: skbs allocated on CPU 0 (the TAP's writer, where
 /// tcp_v4_rcv runs), read on CPU 1, are freed back on CPU 0 (skb_attempt_defer_free to the
 /// allocating CPU's list, skb_defer_free_flush in net_rx_action), as `defer-free` says: the
-/// seed's example (three full GRO skbs, read one at a time), and 40 one-frame skbs read at
-/// once (the list passes half of skb_defer_max: the kick).
+/// seed's example (three full GRO skbs, read one at a time), 40 one-frame skbs read at
+/// once (the list passes half of skb_defer_max: the kick), and a reader on CPU 0 itself
+/// (freed at once, there).
 #[test]
 fn seed_002_defer_free_frees_on_the_allocating_cpu() {
     if !kernel_available("seed_002_defer_free_frees_on_the_allocating_cpu") {
@@ -367,6 +368,19 @@ fn seed_002_defer_free_frees_on_the_allocating_cpu() {
     assert_eq!(v["verdict"], "agree", "{v:#}");
     assert_eq!(code, 0);
     assert_eq!(frees(&v, "kernel_side"), [(1448, 0, 0); 40]);
+    // The reader on the allocating CPU: skb_attempt_defer_free frees at once, on the
+    // reader's CPU, which is CPU 0 here; a softirq op on CPU 1 changes nothing.
+    let local = scenario(
+        "rx_reader_on_cpu0",
+        "mechanism = \"rx\"\n[app]\ncpu = 0\n\
+         [[ops]]\nop = \"arrive\"\nframes = 45\n[[ops]]\nop = \"recvmsg\"\n\
+         [[ops]]\nop = \"arrive\"\nframes = 20\n[[ops]]\nop = \"recvmsg\"\n\
+         [[ops]]\nop = \"softirq\"\ncpu = 1\n",
+    );
+    let (code, l) = report(&local);
+    assert_eq!(l["verdict"], "agree", "{l:#}");
+    assert_eq!(code, 0);
+    assert_eq!(frees(&l, "kernel_side"), [(65160, 0, 0), (28960, 0, 0)]);
     // The pages the TAP's writer allocated are shown, never judged.
     assert!(v["shown"]["kernel_pages"].is_object(), "{v:#}");
     assert!(!v["rows"].to_string().contains("page"));

@@ -211,12 +211,12 @@ fn run_rx(sc: &skblab_core::rx::RxScenario, variant: Option<&str>) -> Result<Rep
     let model = rx::model(sc, variant)?;
     let defer_max = rx::defer_max();
     isolate(rx::TRACEPOINTS)?;
-    let lines = rx::run_kernel(sc.socket.mss, &model.steps)?;
+    let lines = rx::run_kernel(sc.socket.mss, sc.app.cpu, &model.steps)?;
     let (kernel_side, pages) = rx::kernel_side(&lines)?;
     let setup = serde_json::json!({
         "path": "TAP, no NAPI: tun_get_user -> netif_receive_skb on CPU 0",
         "skbs": "one TAP write per skb the model's GRO delivers",
-        "reader_cpu": rx::READER_CPU,
+        "reader_cpu": sc.app.cpu,
         "softirq_cpu": skblab_core::rx::BH_CPU,
         "skb_defer_max": defer_max,
         "free_cpu": "the CPU that freed the consumed skb (or whose defer list holds it, model)",

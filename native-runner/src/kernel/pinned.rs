@@ -99,3 +99,8 @@ impl<C> Drop for Pinned<C> {
         }
     }
 }
+
+/// Raises NET_RX on `cpu` from a short-lived thread pinned there.
+pub fn softirq_on(cpu: Cpu) -> Result<(), String> {
+    Pinned::spawn("skblab-net-rx", cpu, (), |_, ()| raise_net_rx())?.call(())
+}

@@ -13,7 +13,7 @@
 //! `tcp_try_coalesce` (`skb_try_coalesce`, `skb_head_is_locked`) never merges two of them on
 //! the receive queue, which the model does not model either.
 //!
-//! **Where they are freed.** The reader (pinned to CPU 1) reads exactly what each `recvmsg`
+//! **Where they are freed.** The reader (pinned to `app.cpu`, 1 by default) reads exactly what each `recvmsg`
 //! op reads in the model. `tcp_recvmsg_locked` -> `tcp_eat_recv_skb` ->
 //! `skb_attempt_defer_free` (net/core/skbuff.c, v6.18) frees an skb at once when its
 //! `alloc_cpu` is the current CPU or that CPU's defer count reaches `net.core.skb_defer_max`,
@@ -33,7 +33,7 @@
 //! the user pages that write faults in.
 
 use super::peer::{self, Conn, PeerParams};
-use super::pinned::{raise_net_rx, Pinned};
+use super::pinned::{raise_net_rx, softirq_on, Pinned};
 use super::probe;
 use super::verdict::{Side, SkbView};
 use crate::tap::netns::{Tap, KERNEL_IP};
@@ -52,8 +52,6 @@ use std::time::{Duration, Instant};
 
 /// The kernel's listening port on the TAP.
 const PORT: u16 = 5003;
-/// The CPU the reader runs on (the model's default `app.cpu`).
-pub const READER_CPU: Cpu = 1;
 /// The name (and so `comm`) of the thread that writes the TAP on CPU 0.
 const BH_THREAD: &str = "skblab-rx-bh";
 /// The name of the reading thread on CPU 1 (the probe's copies are its; the TAP's own reads
@@ -101,9 +99,6 @@ fn check(sc: &RxScenario) -> Result<(), String> {
     }
     if sc.nic.rps {
         return refuse("nic.rps", "the kernel run has no RPS (false)");
-    }
-    if sc.app.cpu != READER_CPU {
-        return refuse("app.cpu", "the kernel run reads on CPU 1 (1)");
     }
     if sc.app.lag != 0 || sc.app.prompt {
         return refuse(
@@ -321,19 +316,14 @@ struct Bh {
     buf: Vec<u8>,
 }
 
-enum BhCmd {
-    Arrive(Vec<u32>),
-    Softirq,
-}
-
 impl Bh {
-    fn run(&mut self, c: BhCmd) -> Result<(), String> {
+    /// An `arrive`: NET_RX first (the model's poll flushes CPU 0's defer list), then the
+    /// skbs.
+    fn arrive(&mut self, skbs: Vec<u32>) -> Result<(), String> {
         raise_net_rx()?;
-        if let BhCmd::Arrive(skbs) = c {
-            for len in skbs {
-                self.wait_window(len)?;
-                self.write_skb(len)?;
-            }
+        for len in skbs {
+            self.wait_window(len)?;
+            self.write_skb(len)?;
         }
         Ok(())
     }
@@ -393,13 +383,11 @@ impl Bh {
 
 enum ReadCmd {
     Read(u64),
-    Softirq,
     Close,
 }
 
 fn reader_run(sock: &mut Option<TcpStream>, c: ReadCmd) -> Result<(), String> {
     match c {
-        ReadCmd::Softirq => raise_net_rx(),
         ReadCmd::Close => {
             drop(sock.take());
             Ok(())
@@ -408,7 +396,7 @@ fn reader_run(sock: &mut Option<TcpStream>, c: ReadCmd) -> Result<(), String> {
             let s = sock.as_mut().ok_or("recvmsg after close")?;
             let mut buf = vec![0u8; n as usize];
             s.read_exact(&mut buf)
-                .map_err(|e| format!("reading {n} bytes on CPU {READER_CPU}: {e}"))
+                .map_err(|e| format!("the reader reading {n} bytes: {e}"))
         }
     }
 }
@@ -423,7 +411,7 @@ pub fn defer_max() -> String {
 
 /// Sets up the TAP and the connection, runs the steps on the two pinned threads under the
 /// probe, then raises NET_RX on both CPUs so that every deferred skb is freed.
-pub fn run_kernel(mss: u32, steps: &[Step]) -> Result<Vec<String>, String> {
+pub fn run_kernel(mss: u32, reader_cpu: Cpu, steps: &[Step]) -> Result<Vec<String>, String> {
     let tap = Tap::open()?;
     tap.set_offload(true)?;
     tap.set_sndbuf(i32::MAX - 1)?;
@@ -452,21 +440,21 @@ pub fn run_kernel(mss: u32, steps: &[Step]) -> Result<Vec<String>, String> {
         mss,
         buf: vec![0u8; 65_536 + vnet::LEN],
     };
-    let bh = Pinned::spawn(BH_THREAD, BH_CPU, bh, Bh::run)?;
-    let reader = Pinned::spawn(APP_THREAD, READER_CPU, Some(sock), reader_run)?;
+    let bh = Pinned::spawn(BH_THREAD, BH_CPU, bh, Bh::arrive)?;
+    let reader = Pinned::spawn(APP_THREAD, reader_cpu, Some(sock), reader_run)?;
     let tracer = probe::Tracer::start(&script())?;
     for step in steps {
         match step {
-            Step::Arrive(skbs) => bh.call(BhCmd::Arrive(skbs.clone()))?,
+            Step::Arrive(skbs) => bh.call(skbs.clone())?,
             Step::Read(0) => {}
             Step::Read(n) => reader.call(ReadCmd::Read(*n))?,
-            Step::Softirq(0) => bh.call(BhCmd::Softirq)?,
-            Step::Softirq(_) => reader.call(ReadCmd::Softirq)?,
+            Step::Softirq(cpu) => softirq_on(*cpu)?,
             Step::Close => reader.call(ReadCmd::Close)?,
         }
     }
-    bh.call(BhCmd::Softirq)?;
-    reader.call(ReadCmd::Softirq)?;
+    for cpu in 0..skblab_core::NR_CPUS as Cpu {
+        softirq_on(cpu)?;
+    }
     // A softirq that ksoftirqd took over finishes on its own time.
     std::thread::sleep(Duration::from_millis(50));
     let lines = tracer.finish()?;
@@ -523,7 +511,7 @@ mod tests {
             model(&sc, DEFAULT_VARIANT).err().unwrap()
         };
         assert!(refused("[nic]\nrps = true").starts_with("nic.rps"));
-        assert!(refused("[app]\ncpu = 0").starts_with("app.cpu"));
+        assert!(refused("[app]\ncpu = 2").contains("app.cpu"));
         assert!(refused("[app]\nprompt = true").starts_with("app:"));
         assert!(refused("[socket]\nproto = \"udp\"").starts_with("socket.proto"));
     }
