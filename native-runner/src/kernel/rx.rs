@@ -54,7 +54,7 @@ use std::time::{Duration, Instant};
 const PORT: u16 = 5003;
 /// The name (and so `comm`) of the thread that writes the TAP on CPU 0.
 const BH_THREAD: &str = "skblab-rx-bh";
-/// The name of the reading thread on CPU 1 (the probe's copies are its; the TAP's own reads
+/// The name of the reading thread on `app.cpu` (the probe's copies are its; the TAP's own reads
 /// of the kernel's ACKs copy through the same tracepoint).
 const APP_THREAD: &str = "skblab-rx-app";
 /// The default variant: today's allocator and today's rx freeing.
@@ -152,7 +152,7 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<Model, String> {
             _ => Step::Close,
         });
     }
-    let pages = ["frag_cache_pages", "page_allocs"]
+    let pages = ["frames_arrived", "frag_cache_pages", "page_allocs"]
         .iter()
         .filter_map(|n| t.counters.get(n).map(|v| (n.to_string(), v)))
         .collect();
