@@ -381,8 +381,21 @@ fn seed_002_defer_free_frees_on_the_allocating_cpu() {
     assert_eq!(l["verdict"], "agree", "{l:#}");
     assert_eq!(code, 0);
     assert_eq!(frees(&l, "kernel_side"), [(65160, 0, 0), (28960, 0, 0)]);
-    // The pages the TAP's writer allocated are shown, never judged.
-    assert!(v["shown"]["kernel_pages"].is_object(), "{v:#}");
+    // Seed 001, shown, never judged: the same 40 frames through tun_build_skb all wait
+    // unread in the writer's task_frag, 1,920 bytes each (SKB_DATA_ALIGN(1514 + 64) + 320),
+    // so its pages hold at least 40 x 1,920 bytes whatever order they came in.
+    let built =
+        &v["shown"]["kernel_pages"]["the same payload as MSS frames (tun_build_skb: task_frag)"];
+    let bytes: u64 = built
+        .as_object()
+        .unwrap_or_else(|| panic!("{v:#}"))
+        .iter()
+        .map(|(order, n)| {
+            let order: u32 = order.trim_start_matches("order ").parse().unwrap();
+            (4096 << order) * n.as_u64().unwrap()
+        })
+        .sum();
+    assert!(bytes >= 40 * 1920, "{built}");
     assert!(!v["rows"].to_string().contains("page"));
 }
 

@@ -222,17 +222,20 @@ fn run_rx(sc: &skblab_core::rx::RxScenario, variant: Option<&str>) -> Result<Rep
         "free_cpu": "the CPU that freed the consumed skb (or whose defer list holds it, model)",
     });
     let mut r = report("rx", variant, setup, model.side, kernel_side, Vec::new())?;
-    let pages: serde_json::Map<String, serde_json::Value> = pages
-        .into_iter()
-        .map(|(order, n)| (format!("order {order}"), n.into()))
-        .collect();
+    let by_order = |m: &std::collections::BTreeMap<u32, u64>| -> serde_json::Value {
+        m.iter()
+            .map(|(order, n)| (format!("order {order}"), serde_json::Value::from(*n)))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
     r.shown.insert(
         "kernel_pages".into(),
         serde_json::json!({
-            "allocated by the TAP writer's task (kmem:mm_page_alloc)": pages,
-            "why not judged": "tun allocates from the writer's task (tun_alloc_skb: \
-                alloc_skb_with_frags), not from a driver's netdev_alloc_frag / napi_alloc_frag \
-                cache, and slab refills count too (docs/kernel-oracle.md)",
+            "compared run (tun_alloc_skb: alloc_skb_with_frags)": by_order(&pages[0]),
+            "the same payload as MSS frames (tun_build_skb: task_frag)": by_order(&pages[1]),
+            "why not judged": "a TAP allocates in the writer's task, not from a driver's \
+                netdev_alloc_frag / napi_alloc_frag cache; slab refills count too \
+                (docs/kernel-oracle.md)",
         }),
     );
     r.shown

@@ -66,6 +66,7 @@ pub const TRACEPOINTS: &[&str] = &[
     "kmem/kmem_cache_free",
     "kmem/mm_page_alloc",
     "syscalls/sys_enter_write",
+    "syscalls/sys_enter_getsid",
     "syscalls/sys_exit_write",
     "syscalls/sys_enter_getppid",
 ];
@@ -79,7 +80,7 @@ pub enum Step {
     Read(u64),
     /// NET_RX on this CPU.
     Softirq(Cpu),
-    /// The reader closes the socket.
+    /// The reader closes the socket (at the end of the kernel run).
     Close,
 }
 
@@ -234,10 +235,12 @@ fn consumed(t: &Trace) -> Side {
 const GFP_MOVABLE: u32 = 0x08;
 
 /// The probe. Copies are the reader thread's; frees are anyone's, but only of a head a copy
-/// recorded (`@h`), which is forgotten once freed (heads are reused).
+/// recorded (`@h`), which is forgotten once freed (heads are reused). getsid(2) from this
+/// process starts the page phase (`@phase` 1): its copies are not compared.
 pub fn script() -> String {
     let body = format!(
-        r#"tracepoint:skb:skb_copy_datagram_iovec /pid == $1 && comm == "{APP_THREAD}"/ {{
+        r#"tracepoint:syscalls:sys_enter_getsid /pid == $1/ {{ @phase = 1; }}
+tracepoint:skb:skb_copy_datagram_iovec /pid == $1 && comm == "{APP_THREAD}" && @phase == 0/ {{
   $skb = (struct sk_buff *)args->skbaddr;
   @h[(uint64)$skb->head] = 1;
   printf("copy %llu %llu %u %u\n", nsecs, (uint64)$skb->head, args->len, $skb->alloc_cpu);
@@ -253,16 +256,20 @@ tracepoint:kmem:kmem_cache_free /@h[(uint64)args->ptr]/ {{
 tracepoint:syscalls:sys_enter_write /pid == $1 && comm == "{BH_THREAD}"/ {{ @w[tid] = 1; }}
 tracepoint:syscalls:sys_exit_write /@w[tid]/ {{ delete(@w[tid]); }}
 tracepoint:kmem:mm_page_alloc /@w[tid] && (args->gfp_flags & {GFP_MOVABLE}) == 0/ {{
-  printf("page %llu %u\n", nsecs, args->order);
+  printf("page %llu %u %u\n", nsecs, @phase, args->order);
 }}
 "#
     );
     format!("{body}{}", probe::END_PROBE)
 }
 
+/// Pages by order, for each phase: the compared run (tun_alloc_skb), then the page phase
+/// (tun_build_skb).
+pub type Pages = [BTreeMap<u32, u64>; 2];
+
 /// The kernel's side from the probe's lines: its consumed skbs, and the pages the CPU-0
-/// thread allocated, by order.
-pub fn kernel_side(lines: &[String]) -> Result<(Side, BTreeMap<u32, u64>), String> {
+/// thread allocated in its TAP writes, by phase and order.
+pub fn kernel_side(lines: &[String]) -> Result<(Side, Pages), String> {
     let mut parsed = Vec::new();
     for l in lines {
         let mut w = l.split_whitespace();
@@ -274,7 +281,7 @@ pub fn kernel_side(lines: &[String]) -> Result<(Side, BTreeMap<u32, u64>), Strin
         let want = match kind.as_str() {
             "copy" => 4,
             "free" => 3,
-            "page" => 2,
+            "page" => 3,
             _ => return Err(format!("unexpected probe line: {l}")),
         };
         if nums.len() != want {
@@ -283,7 +290,7 @@ pub fn kernel_side(lines: &[String]) -> Result<(Side, BTreeMap<u32, u64>), Strin
         parsed.push((nums[0], kind, nums));
     }
     parsed.sort_by_key(|p| p.0);
-    let (mut side, mut pages) = (Side::default(), BTreeMap::new());
+    let (mut side, mut pages) = (Side::default(), Pages::default());
     let mut open: HashMap<u64, usize> = HashMap::new();
     for (_, kind, n) in parsed {
         match kind.as_str() {
@@ -302,7 +309,7 @@ pub fn kernel_side(lines: &[String]) -> Result<(Side, BTreeMap<u32, u64>), Strin
                     side.skbs[i].free_cpu = Some(n[2]);
                 }
             }
-            _ => *pages.entry(n[1] as u32).or_insert(0) += 1,
+            _ => *pages[n[1].min(1) as usize].entry(n[2] as u32).or_insert(0) += 1,
         }
     }
     Ok((side, pages))
@@ -316,7 +323,20 @@ struct Bh {
     buf: Vec<u8>,
 }
 
+enum BhCmd {
+    Arrive(Vec<u32>),
+    /// TUNSETSNDBUF back to INT_MAX: frames under a page now go through `tun_build_skb`.
+    BuildSkb,
+}
+
 impl Bh {
+    fn run(&mut self, c: BhCmd) -> Result<(), String> {
+        match c {
+            BhCmd::Arrive(skbs) => self.arrive(skbs),
+            BhCmd::BuildSkb => self.tap.set_sndbuf(i32::MAX),
+        }
+    }
+
     /// An `arrive`: NET_RX first (the model's poll flushes CPU 0's defer list), then the
     /// skbs.
     fn arrive(&mut self, skbs: Vec<u32>) -> Result<(), String> {
@@ -409,6 +429,37 @@ pub fn defer_max() -> String {
         .unwrap_or_else(|e| format!("unreadable ({e})"))
 }
 
+/// Seed 001's measurement, after the compared run: the same payload again, as one plain
+/// frame per `socket.mss` bytes through `tun_build_skb` (the writer's `task_frag`, refilled
+/// by `skb_page_frag_refill`), each arrive read before the next. Its copies are not
+/// compared (getsid(2) moves the probe to phase 1); its pages are counted apart.
+fn page_phase(
+    bh: &Pinned<BhCmd>,
+    reader: &Pinned<ReadCmd>,
+    mss: u32,
+    steps: &[Step],
+) -> Result<(), String> {
+    // SAFETY: getsid(0) has no preconditions; it is the probe's phase switch.
+    unsafe { libc::getsid(0) };
+    bh.call(BhCmd::BuildSkb)?;
+    for step in steps {
+        if let Step::Arrive(skbs) = step {
+            let frames = frames_of(skbs, mss);
+            let bytes = frames.iter().map(|&f| u64::from(f)).sum();
+            bh.call(BhCmd::Arrive(frames))?;
+            reader.call(ReadCmd::Read(bytes))?;
+        }
+    }
+    Ok(())
+}
+
+/// The wire frames (payload bytes each) that make up these skbs.
+fn frames_of(skbs: &[u32], mss: u32) -> Vec<u32> {
+    skbs.iter()
+        .flat_map(|&len| (0..len.div_ceil(mss)).map(move |i| (len - i * mss).min(mss)))
+        .collect()
+}
+
 /// Sets up the TAP and the connection, runs the steps on the two pinned threads under the
 /// probe, then raises NET_RX on both CPUs so that every deferred skb is freed.
 pub fn run_kernel(mss: u32, reader_cpu: Cpu, steps: &[Step]) -> Result<Vec<String>, String> {
@@ -440,16 +491,18 @@ pub fn run_kernel(mss: u32, reader_cpu: Cpu, steps: &[Step]) -> Result<Vec<Strin
         mss,
         buf: vec![0u8; 65_536 + vnet::LEN],
     };
-    let bh = Pinned::spawn(BH_THREAD, BH_CPU, bh, Bh::arrive)?;
+    let bh = Pinned::spawn(BH_THREAD, BH_CPU, bh, Bh::run)?;
     let reader = Pinned::spawn(APP_THREAD, reader_cpu, Some(sock), reader_run)?;
     let tracer = probe::Tracer::start(&script())?;
     for step in steps {
         match step {
-            Step::Arrive(skbs) => bh.call(skbs.clone())?,
+            Step::Arrive(skbs) => bh.call(BhCmd::Arrive(skbs.clone()))?,
             Step::Read(0) => {}
             Step::Read(n) => reader.call(ReadCmd::Read(*n))?,
             Step::Softirq(cpu) => softirq_on(*cpu)?,
-            Step::Close => reader.call(ReadCmd::Close)?,
+            // Closing frees only unread skbs, which are not compared: it waits until after
+            // the page phase, which needs the connection.
+            Step::Close => {}
         }
     }
     for cpu in 0..skblab_core::NR_CPUS as Cpu {
@@ -457,6 +510,8 @@ pub fn run_kernel(mss: u32, reader_cpu: Cpu, steps: &[Step]) -> Result<Vec<Strin
     }
     // A softirq that ksoftirqd took over finishes on its own time.
     std::thread::sleep(Duration::from_millis(50));
+    page_phase(&bh, &reader, mss, steps)?;
+    reader.call(ReadCmd::Close)?;
     let lines = tracer.finish()?;
     drop((reader, bh));
     Ok(lines)
@@ -517,17 +572,22 @@ mod tests {
     }
 
     #[test]
+    fn skbs_are_cut_into_mss_frames() {
+        assert_eq!(frames_of(&[3000, 1448], 1448), [1448, 1448, 104, 1448]);
+    }
+
+    #[test]
     fn copies_and_frees_pair_by_head_and_heads_are_reused() {
         let lines: Vec<String> = [
             "copy 1 100 1000 0",
             "copy 2 100 448 0",
-            "page 3 3",
+            "page 3 0 3",
             "free 4 100 0",
             "copy 5 100 7 0",
             "free 6 999 1",
             "free 7 100 1",
-            "page 8 0",
-            "page 9 3",
+            "page 8 1 0",
+            "page 9 0 3",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -535,7 +595,7 @@ mod tests {
         let (side, pages) = kernel_side(&lines).unwrap();
         let got: Vec<_> = side.skbs.iter().map(|s| (s.len, s.free_cpu)).collect();
         assert_eq!(got, [(1448, Some(0)), (7, Some(1))]);
-        assert_eq!(pages, BTreeMap::from([(0, 1), (3, 2)]));
+        assert_eq!(pages, [BTreeMap::from([(3, 2)]), BTreeMap::from([(0, 1)])]);
         assert!(kernel_side(&["copy 1 2".to_string()]).is_err());
     }
 }
