@@ -30,7 +30,9 @@
 //! CPU. `consume_skb`'s tracepoint would miss the local path (`kfree_skb_napi_cache` ->
 //! `__napi_kfree_skb` has none). And `kmem:mm_page_alloc` in the CPU-0 thread (seed 001:
 //! shown, not judged; docs/kernel-oracle.md) while it is inside write(2) on the TAP, less
-//! the user pages that write faults in.
+//! the user pages that write faults in: during the compared run, and during a page phase
+//! after it that sends the same payload again as plain frames through `tun_build_skb`
+//! (the writer's `task_frag`). A `close` op waits until then: it frees only unread skbs.
 
 use super::peer::{self, Conn, PeerParams};
 use super::pinned::{raise_net_rx, softirq_on, Pinned};
