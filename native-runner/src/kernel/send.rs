@@ -283,7 +283,7 @@ pub fn set_sndbuf(sock: &TcpStream, bytes: u32) -> Result<(), String> {
 }
 
 pub(super) fn setsockopt(
-    sock: &TcpStream,
+    sock: &impl AsRawFd,
     level: i32,
     name: i32,
     v: i32,

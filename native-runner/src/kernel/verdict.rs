@@ -26,6 +26,12 @@ pub struct SkbView {
     pub subflow_seq: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_len: Option<u64>,
+    /// The CPU that allocated the skb (skb->alloc_cpu; the model's skb CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alloc_cpu: Option<u64>,
+    /// The CPU that freed the consumed skb (or whose defer list holds it: see rx).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_cpu: Option<u64>,
 }
 
 /// What one side built: its size goal(s) and its write queue, oldest skb first.
@@ -61,13 +67,15 @@ impl Row {
 type Field = fn(&SkbView) -> Option<u64>;
 
 /// The judged fields of an skb, in the order the table shows them.
-pub const JUDGED: [(&str, Field); 6] = [
+pub const JUDGED: [(&str, Field); 8] = [
     ("len", |s| Some(s.len)),
     ("linear", |s| s.linear),
     ("nr_frags", |s| s.nr_frags),
     ("data_seq", |s| s.data_seq),
     ("subflow_seq", |s| s.subflow_seq),
     ("data_len", |s| s.data_len),
+    ("alloc_cpu", |s| s.alloc_cpu),
+    ("free_cpu", |s| s.free_cpu),
 ];
 
 /// Sets the two sides beside each other: every size goal the kernel used against the

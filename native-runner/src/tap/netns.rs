@@ -19,9 +19,11 @@ pub const RUNNER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
 /// The TAP's name inside the namespace.
 pub const TAP_NAME: &str = "skbtap0";
 
-// <linux/if_tun.h>: _IOW('T', 202, int), _IOW('T', 208, unsigned int), _IOW('T', 216, int).
+// <linux/if_tun.h>: _IOW('T', 202, int), _IOW('T', 208, unsigned int), _IOW('T', 212, int),
+// _IOW('T', 216, int).
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
 const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+const TUNSETSNDBUF: libc::c_ulong = 0x4004_54d4;
 const TUNSETVNETHDRSZ: libc::c_ulong = 0x4004_54d8;
 const IFF_TAP: libc::c_short = 0x0002;
 const IFF_NO_PI: libc::c_short = 0x1000;
@@ -247,6 +249,17 @@ impl Tap {
         } != 0
         {
             return Err(os_err("TUNSETOFFLOAD"));
+        }
+        Ok(())
+    }
+
+    /// TUNSETSNDBUF: below INT_MAX, `tun_can_build_skb` says no, so every frame written gets
+    /// a kmalloc'd head from `tun_alloc_skb` (linear part: the virtio-net `hdr_len`) instead
+    /// of a head in the writer's page frag (`tun_build_skb`); drivers/net/tun.c, v6.x.
+    pub fn set_sndbuf(&self, bytes: i32) -> Result<(), String> {
+        // SAFETY: TUNSETSNDBUF reads an int.
+        if unsafe { libc::ioctl(self.fd.as_raw_fd(), TUNSETSNDBUF as _, &bytes) } != 0 {
+            return Err(os_err("TUNSETSNDBUF"));
         }
         Ok(())
     }
