@@ -6,10 +6,12 @@
 //! MSS-sized frames or as GSO super-packets, honours the peer's window (zero-window probes,
 //! RFC 9293 3.8.6.1), recovers from loss as the kernel does with SACK (RFC 6675: the peer's
 //! SACK blocks kept in a [`Scoreboard`], fast retransmit on three duplicate ACKs or SACKed
-//! segments, lost holes resent while the pipe is under the congestion window; a timeout
-//! resends the unSACKed flight, RFC 6298 with backoff), receives with reassembly and SACK
-//! blocks (RFC 2018), and closes with a FIN each way (the states of RFC 9293). Sequence numbers are kept as 64-bit stream offsets (0 = first data byte) and
-//! turned into 32-bit wire numbers at the edge.
+//! segments, lost ranges resent while the pipe is under the congestion window) and RACK-TLP
+//! (RFC 8985: loss found by send time, [`Rack`], and a probe for a lost tail), with the
+//! timeout as the last resort (it resends the unSACKed flight, RFC 6298 with backoff),
+//! receives with reassembly and SACK blocks (RFC 2018), and closes with a FIN each way (the
+//! states of RFC 9293). Sequence numbers are kept as 64-bit stream offsets (0 = first data
+//! byte) and turned into 32-bit wire numbers at the edge.
 
 use super::rack::Rack;
 use super::sack::{self, Scoreboard};
