@@ -17,6 +17,7 @@ mod kernel;
 pub(crate) mod netns;
 mod pcap;
 mod plan;
+mod rack;
 mod sack;
 mod session;
 mod tcp;
@@ -506,11 +507,15 @@ fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         t,
-        "  {:<26} {} segments ({} timeouts, {} fast retransmits, {} zero-window probes)",
+        "  {:<26} {} segments ({} timeouts, {} fast recoveries, {} RACK-lost segments \
+         ({} of them resends), {} loss probes, {} zero-window probes)",
         "runner retransmitted",
         s.retransmitted_segments,
         s.timeouts,
         s.fast_retransmits,
+        s.rack_lost,
+        s.rack_lost_resends,
+        s.loss_probes,
         s.zero_window_probes
     );
     if !r.skbs.is_empty() {

@@ -6,11 +6,14 @@
 //! MSS-sized frames or as GSO super-packets, honours the peer's window (zero-window probes,
 //! RFC 9293 3.8.6.1), recovers from loss as the kernel does with SACK (RFC 6675: the peer's
 //! SACK blocks kept in a [`Scoreboard`], fast retransmit on three duplicate ACKs or SACKed
-//! segments, lost holes resent while the pipe is under the congestion window; a timeout
-//! resends the unSACKed flight, RFC 6298 with backoff), receives with reassembly and SACK
-//! blocks (RFC 2018), and closes with a FIN each way (the states of RFC 9293). Sequence numbers are kept as 64-bit stream offsets (0 = first data byte) and
-//! turned into 32-bit wire numbers at the edge.
+//! segments, lost ranges resent while the pipe is under the congestion window) and RACK-TLP
+//! (RFC 8985: loss found by send time, [`Rack`], and a probe for a lost tail), with the
+//! timeout as the last resort (it resends the unSACKed flight, RFC 6298 with backoff),
+//! receives with reassembly and SACK blocks (RFC 2018), and closes with a FIN each way (the
+//! states of RFC 9293). Sequence numbers are kept as 64-bit stream offsets (0 = first data
+//! byte) and turned into 32-bit wire numbers at the edge.
 
+use super::rack::Rack;
 use super::sack::{self, Scoreboard};
 use super::vnet::VnetHdr;
 use super::wire::{self, Arp, Ends, Frame, TcpIn, TcpOut, MAX_WSCALE};
@@ -84,6 +87,11 @@ pub struct Stats {
     pub retransmitted_segments: u64,
     pub timeouts: u64,
     pub fast_retransmits: u64,
+    /// Segments RACK found lost (RFC 8985), and how many of them were retransmissions.
+    pub rack_lost: u64,
+    pub rack_lost_resends: u64,
+    /// Tail loss probes sent (RFC 8985 7).
+    pub loss_probes: u64,
     pub zero_window_probes: u64,
     pub frames_in: u64,
     pub segments_in: u64,
@@ -129,6 +137,15 @@ enum Ca {
     /// After a retransmission timeout (the kernel's `tcp_enter_loss`): every unSACKed byte
     /// sent before it is lost, resent from `snd_una` in slow start, SACKed ranges skipped.
     Loss,
+}
+
+/// What the early timer does when it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Early {
+    /// RACK's reordering window has passed for a range: look for losses again.
+    Reo,
+    /// Tail loss probe.
+    Probe,
 }
 
 impl St {
@@ -177,9 +194,14 @@ pub struct Endpoint {
     ca: Ca,
     /// RFC 6675 `RecoveryPoint` (the kernel's `high_seq`): `snd_nxt` when recovery began.
     recovery_point: u64,
-    /// RFC 6675 `HighRxt`: the end of the highest range resent in this recovery.
-    high_rxt: u64,
     sacked: Scoreboard,
+    rack: Rack,
+    /// The RACK reordering timer or the tail loss probe, whichever is due (the kernel's
+    /// `ICSK_TIME_REO_TIMEOUT` and `ICSK_TIME_LOSS_PROBE`), before the retransmission timer.
+    early: Option<(Duration, Early)>,
+    /// RFC 8985 `TLP.end_seq`: `snd_nxt` when the probe went, until acknowledged; one probe
+    /// at a time.
+    tlp_end: Option<u64>,
     /// The retransmission timeout, doubled on each expiry (RFC 6298 5.5) until an RTT
     /// sample sets it afresh.
     rto: Duration,
@@ -226,8 +248,10 @@ impl Endpoint {
             dupacks: 0,
             ca: Ca::Open,
             recovery_point: 0,
-            high_rxt: 0,
             sacked: Scoreboard::default(),
+            rack: Rack::default(),
+            early: None,
+            tlp_end: None,
             rto: RTO_INITIAL,
             srtt: None,
             timer: None,
@@ -267,7 +291,8 @@ impl Endpoint {
 
     /// When [`Endpoint::poll`] next has work to do, if ever.
     pub fn deadline(&self) -> Option<Duration> {
-        self.timer
+        let early = self.early.map(|(at, _)| at);
+        self.timer.into_iter().chain(early).min()
     }
 
     /// What holds between calls, whatever frames came in: the fuzz targets check it.
@@ -280,10 +305,6 @@ impl Endpoint {
             (
                 "snd_una <= snd_nxt <= data (and our FIN)",
                 self.snd_una <= self.snd_nxt && self.snd_nxt <= top,
-            ),
-            (
-                "high_rxt within the flight in recovery",
-                self.ca == Ca::Open || self.high_rxt <= self.snd_nxt,
             ),
             (
                 "our FIN acknowledged = snd_una past the data",
@@ -586,8 +607,17 @@ impl Endpoint {
         let outstanding = self.snd_una < self.snd_nxt.min(data_len);
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
+            self.rack.on_delivered(self.snd_una, ack, self.now);
             self.snd_una = ack;
             self.sacked.advance(ack);
+            self.rack.advance(ack);
+            if self.tlp_end.is_some_and(|e| ack >= e) {
+                self.tlp_end = None;
+            }
+            if self.ca == Ca::Recovery && ack < self.recovery_point {
+                // A partial ACK: the next segment is lost too (NewReno, RFC 6582).
+                self.sacked.mark_lost(ack, ack + self.mss, false);
+            }
             if ack > data_len {
                 self.st = match self.st {
                     St::FinWait1 => St::FinWait2,
@@ -609,6 +639,10 @@ impl Endpoint {
                 self.ca = Ca::Open;
             }
             self.timer = self.in_flight().then_some(self.now + self.rto);
+            if !self.in_flight() || matches!(self.early, Some((_, Early::Probe))) {
+                // Every new ACK puts the probe a PTO from now (`tcp_schedule_loss_probe`).
+                self.early = None;
+            }
         } else if ack == self.snd_una
             && outstanding
             && (newly_sacked > 0 || (t.payload.is_empty() && !t.fin && wnd == self.snd_wnd))
@@ -619,11 +653,10 @@ impl Endpoint {
             self.dupacks += 1;
         }
         self.snd_wnd = wnd;
-        let lost = u64::from(self.dupacks) >= sack::DUP_THRESH
-            || self.holes().iter().any(|h| h.lost_end > h.start);
-        if self.ca == Ca::Open && lost && self.snd_una < self.snd_nxt.min(data_len) {
-            self.enter_recovery();
-        }
+        self.sacked
+            .mark_lost_by_sacks(self.snd_una, self.snd_nxt, self.mss);
+        self.rack_detect(false);
+        self.recover_if_lost();
         if wnd == 0 && !self.in_flight() && self.unsent() && self.timer.is_none() {
             self.arm(self.now + self.rto);
         }
@@ -640,7 +673,10 @@ impl Endpoint {
         for &(s, e) in &t.sacks {
             let s = Self::unwrap(self.snd_una, base, s).max(self.snd_una);
             let e = Self::unwrap(self.snd_una, base, e).min(self.snd_nxt);
-            new += self.sacked.sack(s, e);
+            if s < e {
+                self.rack.on_delivered(s, e, self.now);
+                new += self.sacked.sack(s, e);
+            }
         }
         new
     }
@@ -655,32 +691,49 @@ impl Endpoint {
         }
     }
 
+    /// Starts fast recovery when loss is known (`tcp_time_to_recover`): three duplicate
+    /// ACKs, or a range lost by RFC 6675's `IsLost` or by RACK.
+    fn recover_if_lost(&mut self) {
+        let data_end = self.snd_nxt.min(self.tx.len() as u64);
+        let lost = u64::from(self.dupacks) >= sack::DUP_THRESH
+            || self.sacked.has_lost(self.snd_una, self.snd_nxt);
+        if self.ca == Ca::Open && lost && self.snd_una < data_end {
+            self.enter_recovery();
+        }
+    }
+
     /// RFC 6675 5 steps 4.1-4.3 (the kernel's `tcp_enter_recovery`): halve, remember where
-    /// the flight ends, and resend the first lost segment at once.
+    /// the flight ends, and resend the first lost segment at once (the first segment is lost
+    /// whatever the SACKs say, as NewReno's RFC 6582 has it).
     fn enter_recovery(&mut self) {
         self.stats.fast_retransmits += 1;
         self.ssthresh = (self.flight() / 2).max(2 * self.mss);
         self.cwnd = self.ssthresh;
         self.ca = Ca::Recovery;
         self.recovery_point = self.snd_nxt;
-        self.high_rxt = self.snd_una;
-        if let Some((s, e)) = sack::next_lost(&self.holes(), self.high_rxt) {
+        self.sacked
+            .mark_lost(self.snd_una, self.snd_una + self.mss, false);
+        if let Some((s, e)) = sack::next_lost(&self.sacked, self.snd_una, self.snd_nxt) {
             self.resend(s, e, self.mss);
         }
     }
 
-    /// The holes in the flight and which are lost: by the SACKs (RFC 6675 `IsLost`); in
-    /// recovery also the first segment past `snd_una` (so a partial ACK resends the next
-    /// hole, as NewReno's RFC 6582 does, with or without SACK); after a timeout everything
-    /// sent before it.
-    fn holes(&self) -> Vec<sack::Hole> {
-        let lost_below = match self.ca {
-            Ca::Open => self.snd_una,
-            Ca::Recovery => self.snd_una + self.mss,
-            Ca::Loss => self.recovery_point,
-        };
-        self.sacked
-            .holes(self.snd_una, self.snd_nxt, self.mss, lost_below)
+    /// RACK (RFC 8985 6.2, the kernel's `tcp_rack_mark_lost`): marks what it finds lost,
+    /// resends included, and arms the reordering timer for what may be lost soon.
+    fn rack_detect(&mut self, timer: bool) {
+        let (lost, reo) = self.rack.detect_loss(self.now, timer);
+        for l in lost {
+            let segs = (l.end - l.start).div_ceil(self.mss);
+            self.stats.rack_lost += segs;
+            if l.resent {
+                self.stats.rack_lost_resends += segs;
+            }
+            let start = l.start.max(self.snd_una);
+            self.sacked.mark_lost(start, l.end, l.resent);
+        }
+        if let Some(wait) = reo {
+            self.early = Some((self.now + wait, Early::Reo));
+        }
     }
 
     fn in_flight(&self) -> bool {
@@ -713,7 +766,7 @@ impl Endpoint {
     }
 
     /// Resends from `off` towards `end` within `room`; our FIN when `off` is past the data.
-    /// Returns the sequence space resent, and moves `high_rxt` past it.
+    /// Returns the sequence space resent.
     fn resend(&mut self, off: u64, end: u64, room: u64) -> u64 {
         let data_len = self.tx.len() as u64;
         let n = if off >= data_len {
@@ -726,7 +779,7 @@ impl Endpoint {
             }
             n
         };
-        self.high_rxt = self.high_rxt.max(off + n);
+        self.sacked.resent(off, off + n);
         n
     }
 
@@ -748,9 +801,11 @@ impl Endpoint {
         } else {
             VnetHdr::default()
         };
-        if off < self.snd_nxt {
+        let resent = off < self.snd_nxt;
+        if resent {
             self.stats.retransmitted_segments += segs;
         }
+        self.rack.on_sent(off, end, self.now, resent);
         self.stats.segments_out += segs;
         self.stats.bytes_out += len;
         let t = TcpOut {
@@ -801,7 +856,7 @@ impl Endpoint {
             return;
         }
         let data_len = self.tx.len() as u64;
-        let mut pipe = sack::pipe(&self.holes(), self.high_rxt);
+        let mut pipe = self.sacked.pipe(self.snd_una, self.snd_nxt);
         if self.ca != Ca::Open {
             pipe += self.resend_while(pipe, sack::next_lost);
         }
@@ -838,6 +893,7 @@ impl Endpoint {
         if self.ca != Ca::Open && !self.unsent() {
             self.resend_while(pipe, sack::next_unsacked);
         }
+        self.arm_probe();
     }
 
     /// Resends the ranges `next` picks while the congestion window has a segment of room
@@ -845,7 +901,7 @@ impl Endpoint {
     fn resend_while(&mut self, mut pipe: u64, next: sack::NextSeg) -> u64 {
         let start = pipe;
         while self.cwnd.saturating_sub(pipe) >= self.mss {
-            let Some((s, e)) = next(&self.holes(), self.high_rxt) else {
+            let Some((s, e)) = next(&self.sacked, self.snd_una, self.snd_nxt) else {
                 break;
             };
             let room = self.cwnd - pipe;
@@ -855,6 +911,50 @@ impl Endpoint {
             }
         }
         pipe - start
+    }
+
+    /// RFC 8985 7.2 (the kernel's `tcp_schedule_loss_probe`): with data in flight, no loss
+    /// known and no probe out, a probe is due a PTO after the last ACK: two smoothed RTTs,
+    /// plus the kernel's `TCP_TIMEOUT_MIN` (2 ms), or plus the peer's delayed-ACK allowance
+    /// (here [`RTO_MIN`]) when one segment is out; never later than the timeout.
+    fn arm_probe(&mut self) {
+        let Some((srtt, _)) = self.srtt else { return };
+        let data_end = self.snd_nxt.min(self.tx.len() as u64);
+        let due = self.ca == Ca::Open
+            && self.sack_ok
+            && self.early.is_none()
+            && self.tlp_end.is_none()
+            && self.snd_una < data_end;
+        if !due {
+            return;
+        }
+        let slack = if self.flight() <= self.mss {
+            RTO_MIN
+        } else {
+            Duration::from_millis(2)
+        };
+        let pto = (Duration::from_secs_f64(2.0 * srtt) + slack).min(self.rto);
+        self.early = Some((self.now + pto, Early::Probe));
+    }
+
+    /// RFC 8985 7.3 (the kernel's `tcp_send_loss_probe`): one new segment if the windows
+    /// allow, else the last segment sent again. Its ACK, or the SACK of it, lets RACK find
+    /// a lost tail without the retransmission timer.
+    fn send_probe(&mut self) {
+        self.stats.loss_probes += 1;
+        let data_len = self.tx.len() as u64;
+        let room = self.snd_wnd.saturating_sub(self.snd_nxt - self.snd_una);
+        let new = self.cut(self.snd_nxt, data_len, room.min(self.mss));
+        if self.snd_nxt < data_len && new > 0 {
+            self.send_data(self.snd_nxt, new);
+            self.snd_nxt += new;
+        } else {
+            let end = self.snd_nxt.min(data_len);
+            let start = end.saturating_sub(self.mss).max(self.snd_una);
+            self.resend(start, end, self.mss);
+        }
+        self.tlp_end = Some(self.snd_nxt);
+        self.arm(self.now + self.rto);
     }
 
     fn on_data(&mut self, vnet: VnetHdr, t: &TcpIn) {
@@ -931,6 +1031,18 @@ impl Endpoint {
     /// Runs the timers: ARP/SYN retries, retransmission timeout, zero-window probe.
     pub fn poll(&mut self, now: Duration) {
         self.now = now;
+        if let Some((_, what)) = self.early.filter(|&(at, _)| now >= at) {
+            self.early = None;
+            match what {
+                Early::Reo => {
+                    self.rack_detect(true);
+                    self.recover_if_lost();
+                }
+                // A loss found since the probe was armed leaves it to recovery.
+                Early::Probe if self.ca == Ca::Open => self.send_probe(),
+                Early::Probe => {}
+            }
+        }
         if self.timer.is_some_and(|t| now >= t) {
             self.timer = None;
             // RFC 6298 5.5: back off, until an RTT sample sets the timeout afresh.
@@ -953,7 +1065,8 @@ impl Endpoint {
                     self.cwnd = self.mss;
                     self.ca = Ca::Loss;
                     self.recovery_point = self.snd_nxt;
-                    self.high_rxt = self.snd_una;
+                    self.sacked.timeout(self.snd_una, self.snd_nxt);
+                    self.early = None;
                     self.dupacks = 0;
                     self.arm(now + rto);
                 }
@@ -1332,13 +1445,23 @@ mod tests {
         assert_eq!(ep.cwnd, 6_516);
     }
 
+    /// Runs the RACK and probe timers while the kernel stays silent; returns when the
+    /// retransmission timer is next due.
+    fn until_the_timeout(ep: &mut Endpoint) -> Duration {
+        while let Some((at, _)) = ep.early {
+            ep.poll(at);
+        }
+        ep.take_out();
+        ep.timer.expect("armed")
+    }
+
     #[test]
     fn a_timeout_resends_the_unsacked_flight_only_and_backs_off() {
         let mut ep = ten_out();
-        // Two SACKed segments (not enough for recovery), then silence.
+        // Two SACKed segments: RACK finds 0 and 1 lost once its reordering window passes and
+        // recovery resends them; then silence until the timeout.
         sack_ack(&mut ep, 0, &[(2 * SEG, 4 * SEG)]);
-        ep.take_out();
-        let first = ep.deadline().expect("armed");
+        let first = until_the_timeout(&mut ep);
         ep.poll(first);
         assert_eq!(data(&ep.take_out()), [(0, SEG as usize, 0)]);
         assert_eq!(ep.ca, Ca::Loss);
@@ -1359,10 +1482,69 @@ mod tests {
     fn a_timeout_goes_back_to_snd_una() {
         let mut ep = endpoint(20_000, &[20_000], false);
         establish(&mut ep);
-        let at = ep.deadline().expect("armed");
+        let at = until_the_timeout(&mut ep);
+        // The loss probe went first, with new data.
+        assert_eq!(ep.stats.loss_probes, 1);
         ep.poll(at);
         assert_eq!(data(&ep.take_out()), [(0, 1448, 0)]);
         assert_eq!(ep.stats.timeouts, 1);
+    }
+
+    /// A lost tail, found by a probe, not a timeout. Ten segments and our FIN go at 2 ms;
+    /// the kernel acknowledges eight at 3 ms (RTT samples 1.999 and 2.999 ms, as the kernel
+    /// echoes TSval 1 µs: SRTT 2.124 ms; the RTO stays at its 30 ms floor). Two segments are
+    /// out: the probe is due a PTO later, 2 x 2.124 + 2 = 6.248 ms, at 9.248 ms, and resends
+    /// the last segment (no new data is left). Its SACK at 10.248 ms (RTT 1 ms, not under the minimum RTT of 1 ms, so not
+    /// ambiguous) makes segment 8, sent at 2 ms, 8.25 ms old: over RTT + reo_wnd = 2 ms, so
+    /// RACK finds it lost, and recovery resends it at once.
+    #[test]
+    fn a_lost_tail_is_recovered_by_a_probe() {
+        let mut ep = endpoint(10 * SEG as usize, &[10 * SEG], false);
+        assert_eq!(data(&establish(&mut ep)).len(), 10);
+        from_kernel(&mut ep, 8 * SEG, 64, &[], 0);
+        assert_eq!(ep.early.map(|(_, e)| e), Some(Early::Probe));
+        let at = ep.deadline().expect("armed");
+        assert_eq!(at, Duration::from_micros(9_248));
+        assert!(at < ep.timer.expect("the RTO too"));
+        ep.poll(at);
+        assert_eq!(data(&ep.take_out()), [((9 * SEG) as u32, SEG as usize, 0)]);
+        sack_ack(&mut ep, 8 * SEG, &[(9 * SEG, 10 * SEG)]);
+        assert_eq!(data(&ep.take_out()), [((8 * SEG) as u32, SEG as usize, 0)]);
+        let s = &ep.stats;
+        assert_eq!((s.loss_probes, s.rack_lost, s.fast_retransmits), (1, 1, 1));
+        assert_eq!(s.timeouts, 0);
+    }
+
+    /// A lost retransmission, found by RACK's reordering timer, not a timeout. Ten segments
+    /// go at 2 ms. At 3 ms segment 0 is acknowledged and 2..5 SACKed: segment 1 is lost
+    /// (`IsLost`) and resent at 3 ms; cwnd = 6,516, and the pipe (the resend and segments
+    /// 5..9) is full. At 4 ms 2..10 are SACKed: three new segments go (10..12). At 5 ms they
+    /// are SACKed too, but the resend of 1 is not: sent 2 ms before, the RTT of the latest
+    /// delivery (1 ms) plus reo_wnd (1 ms) has not yet passed; the reordering timer is due
+    /// 1 µs later, and finds the resend lost.
+    #[test]
+    fn a_lost_retransmission_is_found_without_a_timeout() {
+        let mut ep = ten_out();
+        sack_ack(&mut ep, SEG, &[(2 * SEG, 5 * SEG)]);
+        let s1 = (SEG as u32, SEG as usize, 0);
+        assert_eq!(data(&ep.take_out()), [s1]);
+        sack_ack(&mut ep, SEG, &[(2 * SEG, 10 * SEG)]);
+        let new: Vec<u32> = data(&ep.take_out())
+            .iter()
+            .map(|d| d.0 / SEG as u32)
+            .collect();
+        assert_eq!(new, [10, 11, 12]);
+        sack_ack(&mut ep, SEG, &[(2 * SEG, 13 * SEG)]);
+        let at = ms(5) + Duration::from_micros(1);
+        assert_eq!(ep.early, Some((at, Early::Reo)));
+        ep.take_out();
+        ep.poll(at);
+        assert_eq!(data(&ep.take_out())[0], s1, "the resend, resent");
+        let s = &ep.stats;
+        assert_eq!(
+            (s.rack_lost_resends, s.timeouts, s.fast_retransmits),
+            (1, 0, 1)
+        );
     }
 
     #[test]
