@@ -8,6 +8,10 @@
 //! - [`panels`]: the counters and the chart.
 //! - [`editor`]: the scenario text and its form; running it hands the app a new session.
 //! - [`quiz`]: predict mode's question card, and the challenges.
+//! - [`kernel_lane`]: a `skblab kernel` report's skbs, the third lane.
+//!
+//! The app's own work is split the same way: [`stepping`] moves through the trace (and reads
+//! the keys), [`opening`] puts a walkthrough, link, challenge or report on the stage.
 //!
 //! The diagram pane and the editor hold state of their own, so they are Yew components. The
 //! others are view functions of a props struct (`Properties`, ready to become components):
@@ -18,25 +22,27 @@ mod diagrams;
 mod editor;
 mod kernel_lane;
 mod narration;
+mod opening;
 mod panels;
 mod picker;
 mod quiz;
+mod stepping;
 
+use crate::dom;
 use crate::predict::{self, Phase, Quiz, Record};
-use crate::session::{self, Link, Position, Session};
-use crate::{dom, form};
+use crate::session::{Position, Session};
 use controls::Nav;
 use diagrams::Diagrams;
 use editor::Editor;
 use gloo_events::{EventListener, EventListenerOptions};
 use gloo_timers::callback::{Interval, Timeout};
-use serde_json::Value;
 use skblab_core::challenge::{self, Challenge};
 use skblab_core::question::Kind;
 use skblab_core::trace::State;
 use skblab_core::walkthrough::{self, Walkthrough};
 use std::ops::Deref;
 use std::rc::Rc;
+use stepping::key_nav;
 use wasm_bindgen::JsCast;
 use web_sys::KeyboardEvent;
 use yew::prelude::*;
@@ -236,21 +242,7 @@ impl Component for App {
             Msg::File(f) => ctx
                 .link()
                 .send_future(async move { Msg::Report(dom::read_text(&f).await) }),
-            Msg::Report(text) => {
-                self.stop();
-                self.notice = None;
-                match text.and_then(|t| session::load_report(&t)) {
-                    Ok(s) => {
-                        let (driven, compare) = (
-                            s.kernel.as_ref().map_or(0, |r| r.driven),
-                            s.traces[1].variant.clone(),
-                        );
-                        self.seed_editor(&s.text.clone(), &compare);
-                        self.show(s, driven);
-                    }
-                    Err(e) => self.notice = Some(format!("The kernel report did not open: {e}")),
-                }
-            }
+            Msg::Report(text) => self.open_report(text),
             Msg::HashChanged => {
                 if self.loaded && dom::fragment().trim_start_matches('#') != self.fragment {
                     self.stop();
@@ -423,118 +415,7 @@ fn listeners(ctx: &Context<App>) -> [EventListener; 2] {
     [keys, hash]
 }
 
-/// ←/→ step, ↑/↓ (or Shift+←/→) move by event, Home/End jump, space plays; ignored while
-/// typing or with a modifier other than Shift held. (Esc, which skips a question, is the
-/// listener's.)
-fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
-    let tag = shortcut_target(e)?;
-    match e.key().as_str() {
-        "ArrowDown" => Some(Nav::Event(1)),
-        "ArrowUp" => Some(Nav::Event(-1)),
-        "ArrowRight" if e.shift_key() => Some(Nav::Event(1)),
-        "ArrowLeft" if e.shift_key() => Some(Nav::Event(-1)),
-        "ArrowRight" => Some(Nav::Step(1)),
-        "ArrowLeft" => Some(Nav::Step(-1)),
-        "Home" => Some(Nav::Go(0)),
-        "End" => Some(Nav::Last),
-        // A focused button already answers space with a click.
-        " " if tag != "button" => Some(Nav::TogglePlay),
-        _ => None,
-    }
-}
-
-/// The tag of a key's target when the key is a shortcut: not typed into a field, and no
-/// modifier other than Shift held.
-fn shortcut_target(e: &KeyboardEvent) -> Option<String> {
-    if e.ctrl_key() || e.alt_key() || e.meta_key() {
-        return None;
-    }
-    let el = e
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok());
-    let tag = el.as_ref().map_or(String::new(), |el| {
-        // A checkbox (the predict toggle), like a button, answers space itself and leaves
-        // arrows.
-        match el.get_attribute("type").as_deref() {
-            Some("checkbox") => "button".into(),
-            _ => el.tag_name().to_ascii_lowercase(),
-        }
-    });
-    (!matches!(tag.as_str(), "input" | "textarea" | "select")).then_some(tag)
-}
-
 impl App {
-    fn len(&self) -> usize {
-        self.session.as_ref().map_or(0, |s| s.len())
-    }
-
-    fn stop(&mut self) {
-        self.play = None;
-    }
-
-    fn start(&mut self, ctx: &Context<Self>) {
-        let link = ctx.link().clone();
-        self.play = Some(Interval::new(1000 / self.speed, move || {
-            link.send_message(Msg::Tick)
-        }));
-    }
-
-    fn nav(&mut self, ctx: &Context<Self>, nav: Nav) {
-        let len = self.len();
-        // A question asked holds the position: a move back gives it up (it is asked again
-        // next time), a move forward waits for the answer. A revealed step closes on any move.
-        if let Phase::Ask { .. } = self.quiz.phase {
-            let back = match nav {
-                Nav::Step(d) | Nav::Event(d) => d < 0,
-                Nav::Go(p) | Nav::At { pos: p, .. } => p <= self.pos,
-                // The speed changes nothing shown.
-                Nav::Speed(_) => true,
-                Nav::Last | Nav::TogglePlay => false,
-            };
-            if !back {
-                return;
-            }
-        }
-        if !matches!(nav, Nav::Speed(_)) {
-            self.quiz.phase = Phase::Idle;
-        }
-        match nav {
-            Nav::Go(p) => self.advance(p.min(len)),
-            Nav::Step(d) => self.advance(self.pos.saturating_add_signed(d).min(len)),
-            Nav::Last => self.advance(len),
-            Nav::Event(d) => {
-                self.step_event(d);
-            }
-            Nav::At { pos, k } => {
-                self.pos = pos.min(len);
-                self.event = Some(k.min(events_in_opt(&self.session, self.pos)));
-            }
-            Nav::TogglePlay => {
-                if self.play.is_some() {
-                    self.stop();
-                } else {
-                    if self.pos >= len && self.event.is_none() {
-                        self.go(0);
-                    }
-                    self.start(ctx);
-                }
-            }
-            Nav::Speed(s) => {
-                self.speed = s;
-                if self.play.is_some() {
-                    self.start(ctx);
-                }
-            }
-        }
-    }
-
-    /// To the whole of step `to`, unless predict mode asks first (see [`App::asks_before`]).
-    fn advance(&mut self, to: usize) {
-        if !self.asks_before(to) {
-            self.go(to);
-        }
-    }
-
     /// In predict mode, before a move forward to step `to`: when a step on the way has
     /// questions left, rests on the step before it (so it stays hidden), asks them, and says so.
     fn asks_before(&mut self, to: usize) -> bool {
@@ -586,21 +467,6 @@ impl App {
         })
     }
 
-    /// Opens challenge `i`: its start in the editor and on the stage.
-    fn open_challenge(&mut self, i: usize) {
-        let Some((text, name)) = self.challenges.get(i).map(|c| (c.start(), c.name.clone())) else {
-            return;
-        };
-        self.stop();
-        self.notice = None;
-        self.seed_editor(&text, "");
-        match session::load_custom(&text, None) {
-            Ok(s) => self.show(s, 0),
-            Err(e) => self.notice = Some(format!("Challenge {name} failed to run: {e}")),
-        }
-        self.challenge = Some(quiz::Open { i, verdict: None });
-    }
-
     /// Checks the open challenge's goal on `text` by the core; a goal met is kept as solved.
     fn check(&mut self, text: &str) {
         let Some(open) = &mut self.challenge else {
@@ -613,154 +479,5 @@ impl App {
             save(&self.record);
         }
         open.verdict = Some(v);
-    }
-
-    /// To the whole of step `pos`.
-    fn go(&mut self, pos: usize) {
-        self.pos = pos;
-        self.event = None;
-    }
-
-    /// Moves one event forward (`d > 0`) or back, across steps (a step without events is
-    /// passed over); says whether it moved.
-    fn step_event(&mut self, d: isize) -> bool {
-        let Some(s) = &self.session else {
-            return false;
-        };
-        let n = |p: usize| events_in(s, p);
-        let (pos, k) = (self.pos, self.event.unwrap_or(n(self.pos)));
-        let to = if d > 0 {
-            match k < n(pos) {
-                true => Some((pos, k + 1)),
-                false => (pos + 1..=s.len()).find(|&p| n(p) > 0).map(|p| (p, 1)),
-            }
-        } else if k > 1 {
-            Some((pos, k - 1))
-        } else {
-            (1..pos).rev().find(|&p| n(p) > 0).map(|p| (p, n(p)))
-        };
-        match to {
-            Some((p, _)) if self.asks_before(p) => false,
-            Some((p, k)) => {
-                self.pos = p;
-                self.event = Some(k);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The operation that made the current step.
-    fn op(&self, s: &Session) -> AttrValue {
-        match self.pos.checked_sub(1) {
-            Some(p) => s.traces[0].steps[p].op.clone().into(),
-            None => "before the first operation".into(),
-        }
-    }
-
-    /// Opens what the URL fragment names, or the default walkthrough with a message saying
-    /// why the link could not be used.
-    fn open_fragment(&mut self) {
-        let link = Link::decode(&dom::fragment());
-        // A broken scenario link still hands its text to the editor, to be fixed there.
-        let keep = match &link {
-            Ok(Some(Link::Custom { text, .. })) => Some(text.clone()),
-            _ => None,
-        };
-        let opened = match link {
-            Ok(None) => Ok(false),
-            Ok(Some(Link::Walk { name, at })) => {
-                match self.walks.iter().position(|w| w.name == name) {
-                    Some(i) => self.open_walk(i, at.step).map(|_| self.restore_event(at)),
-                    None => Err(format!("there is no walkthrough named `{name}`")),
-                }
-            }
-            Ok(Some(Link::Custom { text, compare, at })) => {
-                self.seed_editor(&text, compare.as_deref().unwrap_or_default());
-                session::load_custom(&text, compare.as_deref()).map(|s| {
-                    self.show(s, at.step);
-                    self.restore_event(at)
-                })
-            }
-            Err(e) => Err(e),
-        };
-        match opened {
-            Ok(true) => {}
-            Ok(false) => {
-                let _ = self.open_walk(0, 0);
-            }
-            Err(e) => {
-                self.notice = Some(format!(
-                    "This link could not be opened ({e}); showing the default walkthrough."
-                ));
-                let _ = self.open_walk(0, 0);
-                if let Some(text) = keep {
-                    let compare = self.seed.compare.clone();
-                    self.seed_editor(&text, &compare);
-                }
-            }
-        }
-    }
-
-    fn open_walk(&mut self, i: usize, step: usize) -> Result<(), String> {
-        let Some(w) = self.walks.get(i) else {
-            return Err("no walkthroughs are built in".into());
-        };
-        match session::load_walkthrough(w) {
-            Ok(s) => {
-                // The editor names the variants the panels show (the walkthrough's own, not
-                // the scenario's default).
-                let shown = Value::String(s.traces[0].variant.clone());
-                let text = form::set(&s.text, "variant", shown).unwrap_or_else(|_| s.text.clone());
-                let compare = s.traces.get(1).map_or("", |t| t.variant.as_str());
-                self.seed_editor(&text, compare);
-                self.show(s, step);
-                Ok(())
-            }
-            Err(e) => {
-                self.notice = Some(format!("Walkthrough `{}` failed to run: {e}", w.name));
-                Err(e)
-            }
-        }
-    }
-
-    fn show(&mut self, s: Session, step: usize) {
-        if step > s.len() {
-            self.notice = Some(format!(
-                "The link's step {step} is past the last step ({}); showing the last.",
-                s.len()
-            ));
-        }
-        self.go(step.min(s.len()));
-        self.quiz = match s.walk.as_ref().map(|w| Quiz::new(w, &s.traces)) {
-            Some(Ok(q)) => q,
-            Some(Err(e)) => {
-                self.notice = Some(format!("The walkthrough's questions failed to load: {e}"));
-                Quiz::default()
-            }
-            None => Quiz::default(),
-        };
-        self.session = Some(Shared(Rc::new(s)));
-    }
-
-    /// Selects the link's event within its step, where the step has it (a link's event past
-    /// the step's end selects the step's last). Says that the link was opened.
-    fn restore_event(&mut self, at: Position) -> bool {
-        if let (Some(s), Some(_)) = (&self.session, at.event) {
-            let at = at.clamp(&s.traces[0]);
-            if at.step == self.pos {
-                self.event = at.event.map(|e| e + 1);
-            }
-        }
-        true
-    }
-
-    /// Starts the editor over from `text`, comparing with `compare` (empty: none).
-    fn seed_editor(&mut self, text: &str, compare: &str) {
-        self.seed = Seed {
-            key: self.seed.key + 1,
-            text: text.to_string().into(),
-            compare: compare.to_string().into(),
-        };
     }
 }

@@ -211,6 +211,10 @@ mod tests {
             "{}",
             s.title
         );
+        // A report of the scenario's own variant: one trace, the lane beside it.
+        let same = text.replacen("\"variant\": \"modern\"", "\"variant\": \"kumar-2010\"", 1);
+        let s = load_report(&same).unwrap();
+        assert_eq!((s.traces.len(), s.kernel.is_some()), (1, true));
         let err = load_report("{}").unwrap_err();
         assert!(err.contains("report.rows"), "{err}");
     }

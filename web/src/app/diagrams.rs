@@ -392,7 +392,7 @@ fn zoom_keys(ctx: &Context<Diagrams>) -> EventListener {
             "1" => Zoom::Actual,
             _ => return,
         };
-        if super::shortcut_target(e).is_some() {
+        if super::stepping::shortcut_target(e).is_some() {
             link.send_message(Msg::Zoom(z));
         }
     })
