@@ -7,9 +7,11 @@
 
 use crate::Error;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
-/// At most this much report text (a 1 MiB write gives 17 skbs; a report of 10,000 skbs is
-/// about 2 MiB).
+/// At most this much report text: a report takes about 500 bytes an skb (both sides and its
+/// rows, pretty-printed), so some 8,000 skbs; the kernel tests' largest run (three 1 MiB
+/// writes) has about 50.
 pub const MAX_REPORT_TEXT: usize = 4 << 20;
 
 /// What the kernel run found, and the scenario it ran.
@@ -59,20 +61,13 @@ impl KernelReport {
         }
         let v: Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
             .map_err(|e| Error::invalid("report", format!("not a skblab kernel report: {e}")))?;
-        let rows = list(&v, "rows")?;
-        let verdict = |field: &str| -> Result<Option<bool>, Error> {
-            for (i, r) in rows.iter().enumerate() {
-                if text_at(r, "field", &format!("rows[{i}]"))? == field {
-                    return bool_at(r, "agree", &format!("rows[{i}]")).map(Some);
-                }
-            }
-            Ok(None)
-        };
+        let rows = verdicts(&v)?;
+        let verdict = |field: &str| rows.get(field).copied();
         let (model, kernel) = (side(&v, "model")?, side(&v, "kernel_side")?);
         let goal = model.0.first().copied();
         let size_goals = (kernel.0.iter())
-            .map(|&k| Ok(cell("size_goal", Some(k), goal, verdict("size_goal")?)))
-            .collect::<Result<_, Error>>()?;
+            .map(|&k| cell("size_goal", Some(k), goal, verdict("size_goal")))
+            .collect();
         let mut skbs = Vec::new();
         for i in 0..kernel.1.len().max(model.1.len()) {
             let (k, m) = (kernel.1.get(i), model.1.get(i));
@@ -81,7 +76,7 @@ impl KernelReport {
                 let get = |s: Option<&&serde_json::Map<String, Value>>| {
                     s.and_then(|s| s.get(field)).and_then(Value::as_u64)
                 };
-                let agree = verdict(&format!("skb[{i}].{field}"))?;
+                let agree = verdict(&format!("skb[{i}].{field}"));
                 cells.push(cell(field, get(k), get(m), agree));
             }
             skbs.push(cells);
@@ -100,6 +95,18 @@ impl KernelReport {
                 .collect(),
         })
     }
+}
+
+/// The runner's verdict on each field, read once (a report may hold thousands of rows);
+/// a field judged more than once (one size goal per goal the kernel used) keeps its first.
+fn verdicts(v: &Value) -> Result<BTreeMap<&str, bool>, Error> {
+    let mut out = BTreeMap::new();
+    for (i, r) in list(v, "rows")?.iter().enumerate() {
+        let at = format!("rows[{i}]");
+        let agree = bool_at(r, "agree", &at)?;
+        out.entry(text_at(r, "field", &at)?).or_insert(agree);
+    }
+    Ok(out)
 }
 
 type Side<'a> = (Vec<u64>, Vec<&'a serde_json::Map<String, Value>>);
