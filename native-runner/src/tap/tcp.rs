@@ -200,6 +200,11 @@ pub struct Endpoint {
     cwnd: u64,
     /// Bytes delivered towards the next segment of congestion avoidance (`snd_cwnd_cnt`).
     cwnd_cnt: u64,
+    /// Congestion window validation (the kernel's `tcp_cwnd_validate`): whether this window
+    /// of data filled cwnd, the largest flight in it, and where it ends.
+    cwnd_limited: bool,
+    max_flight: u64,
+    cwnd_usage_seq: u64,
     ssthresh: u64,
     dupacks: u32,
     ca: Ca,
@@ -260,6 +265,9 @@ impl Endpoint {
             snd_wnd: 0,
             cwnd: 0,
             cwnd_cnt: 0,
+            cwnd_limited: false,
+            max_flight: 0,
+            cwnd_usage_seq: 0,
             ssthresh: u64::MAX,
             dupacks: 0,
             ca: Ca::Open,
@@ -737,6 +745,9 @@ impl Endpoint {
     /// delivered up to ssthresh; what is left, and everything past it, grows cwnd by one
     /// segment per cwnd of bytes delivered.
     fn grow_cwnd(&mut self, delivered: u64) {
+        if !self.is_cwnd_limited() {
+            return;
+        }
         let mut left = delivered;
         if self.cwnd < self.ssthresh {
             let grown = (self.cwnd + left).min(self.ssthresh);
@@ -748,6 +759,26 @@ impl Endpoint {
             let n = self.cwnd_cnt / self.cwnd;
             self.cwnd_cnt -= n * self.cwnd;
             self.cwnd += n * self.mss;
+        }
+    }
+
+    /// `tcp_is_cwnd_limited`: cwnd grows only while the sender uses it, filled this window,
+    /// or, in slow start, while cwnd is under twice the largest recent flight.
+    fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited || (self.cwnd < self.ssthresh && self.cwnd < 2 * self.max_flight)
+    }
+
+    /// `tcp_cwnd_validate`, after each round of sending: remembers for the current window of
+    /// data whether cwnd was full, or else the largest flight.
+    fn cwnd_validate(&mut self, limited: bool) {
+        let flight = self.flight();
+        if self.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.cwnd_limited && flight > self.max_flight)
+        {
+            self.cwnd_limited = limited;
+            self.max_flight = flight;
+            self.cwnd_usage_seq = self.snd_nxt;
         }
     }
 
@@ -958,6 +989,7 @@ impl Endpoint {
         }
         let data_len = self.tx.len() as u64;
         let mut pipe = self.sacked.pipe(self.snd_una, self.snd_nxt);
+        let before = pipe;
         if self.ca != Ca::Open {
             pipe += self.resend_while(pipe, sack::next_lost);
         }
@@ -976,6 +1008,12 @@ impl Endpoint {
             self.send_data(self.snd_nxt, len);
             self.snd_nxt += len;
             pipe += len;
+        }
+        // As `tcp_write_xmit` ends: no segment's room left under cwnd means cwnd limited the
+        // sending (the kernel counts both in whole packets).
+        let limited = self.cwnd.saturating_sub(pipe) < self.mss;
+        if pipe > before || limited {
+            self.cwnd_validate(limited);
         }
         // Our FIN, once the data is out and we may close.
         let fin_due = match self.st {
@@ -1711,6 +1749,17 @@ mod tests {
         );
         sack_ack(&mut ep, 30 * SEG, &[]);
         assert_eq!((ep.cwnd, ep.cwnd_cnt), (21 * SEG, 0));
+    }
+
+    /// A sender that does not fill its window keeps it (`tcp_is_cwnd_limited`): three
+    /// segments out under a cwnd of ten, all acknowledged, leave cwnd at ten, not 13, as ten
+    /// is not under twice the flight.
+    #[test]
+    fn a_window_the_sender_does_not_fill_does_not_grow() {
+        let mut ep = endpoint(3 * SEG as usize, &[3 * SEG], false);
+        assert_eq!(data(&establish(&mut ep)).len(), 3);
+        sack_ack(&mut ep, 3 * SEG, &[]);
+        assert_eq!(ep.cwnd, 10 * SEG);
     }
 
     /// A timeout with the kernel's ACK merely late. Ten segments go at 2 ms (SRTT 1.999 ms,
