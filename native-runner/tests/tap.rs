@@ -150,6 +150,9 @@ const FAULTY: &[Case] = &[
     Case { name: "corrupt_send_gso", cmd: "send-gso", variant: "modern", flags: CORRUPT, corrupt: true },
 ];
 
+/// Heavy reordering makes the kernel resend what the runner already holds.
+const REORDER30: &[&str] = &["--reorder", "0.3", "--drop", "0.02", "--seed", "1"];
+
 /// The measured edge, both directions, plain and GSO, within the default timeout.
 #[rustfmt::skip]
 const EDGE: &[Case] = &[
@@ -159,7 +162,7 @@ const EDGE: &[Case] = &[
     Case { name: "drop10_recv_gso", cmd: "recv-gso", variant: "modern+defer-free", flags: DROP10, corrupt: false },
 ];
 
-fn check(c: &Case) {
+fn check(c: &Case) -> Value {
     let mut args: Vec<String> = match c.cmd {
         "send-plain" => vec![
             "send".into(),
@@ -217,6 +220,7 @@ fn check(c: &Case) {
             assert_eq!(v["gso_check"]["agree"], true, "{n}: {v}");
         }
     }
+    check_dsacks(n, &v);
     let csum = counter(&v, "Tcp.InCsumErrors");
     if c.corrupt {
         let corrupted = v["faults_to_kernel"]["corrupted"].as_u64().unwrap();
@@ -232,6 +236,47 @@ fn check(c: &Case) {
             0,
             "{n}: tshark found bad checksums in {pcap:?}"
         );
+    }
+    v
+}
+
+/// D-SACK blocks (RFC 2883) crossed the wire as each side counted them. The kernel counts
+/// each one it reads (`TCPDSACKRecv`, `TCPDSACKOfoRecv`): every one the runner sent, less
+/// those the wire lost. It counts one it means to send when it notes the duplicate
+/// (`TCPDSACKOldSent`, `TCPDSACKOfoSent`), and two duplicates before an ACK make one block,
+/// so the runner can only have read as many or fewer.
+fn check_dsacks(n: &str, v: &Value) {
+    let runner = &v["runner"];
+    let (sent, read) = (runner["dsacks_out"].as_u64(), runner["dsacks_in"].as_u64());
+    let (sent, read) = (sent.unwrap(), read.unwrap());
+    let kernel_read = counter(v, "TcpExt.TCPDSACKRecv") + counter(v, "TcpExt.TCPDSACKOfoRecv");
+    let kernel_sent = counter(v, "TcpExt.TCPDSACKOldSent") + counter(v, "TcpExt.TCPDSACKOfoSent");
+    let f = &v["faults_to_kernel"];
+    let lost = f["dropped"].as_u64().unwrap() + f["corrupted"].as_u64().unwrap();
+    assert!(
+        kernel_read <= sent && kernel_read + lost >= sent,
+        "{n}: the runner sent {sent} D-SACKs, the kernel read {kernel_read}, {lost} frames lost: {v}"
+    );
+    assert!(
+        read <= kernel_sent,
+        "{n}: the runner read {read} D-SACKs, the kernel sent at most {kernel_sent}: {v}"
+    );
+}
+
+#[test]
+fn the_kernel_reads_the_runners_dsacks() {
+    let c = Case {
+        name: "reorder30_recv_plain",
+        cmd: "recv-plain",
+        variant: "modern+defer-free",
+        flags: REORDER30,
+        corrupt: false,
+    };
+    if tap_available(c.name) {
+        let v = check(&c);
+        let sent = v["runner"]["dsacks_out"].as_u64().unwrap();
+        assert!(sent > 0, "no duplicate reached the runner: {v}");
+        assert!(counter(&v, "TcpExt.TCPDSACKRecv") > 0, "{v}");
     }
 }
 

@@ -101,6 +101,15 @@ pub const WATCHED: &[&str] = &[
     "TcpExt.TCPAbortOnTimeout",
     "TcpExt.TCPOFOQueue",
     "TcpExt.TCPSACKReorder",
+    // D-SACKs (RFC 2883) the kernel sent for duplicates it received, and read from the runner.
+    "TcpExt.TCPDSACKOldSent",
+    "TcpExt.TCPDSACKOfoSent",
+    "TcpExt.TCPDSACKRecv",
+    "TcpExt.TCPDSACKOfoRecv",
+    // Window reductions the kernel undid as needless (`tcp_try_undo_*`).
+    "TcpExt.TCPFullUndo",
+    "TcpExt.TCPDSACKUndo",
+    "TcpExt.TCPLossUndo",
     "TcpExt.TCPToZeroWindowAdv",
     "TcpExt.TCPFromZeroWindowAdv",
     "TcpExt.TCPZeroWindowDrop",

@@ -21,6 +21,7 @@ mod rack;
 mod sack;
 mod session;
 mod tcp;
+mod undo;
 pub(crate) mod vnet;
 pub(crate) mod wire;
 
@@ -517,6 +518,11 @@ fn render(r: &Report) -> String {
         s.rack_lost_resends,
         s.loss_probes,
         s.zero_window_probes
+    );
+    let _ = writeln!(
+        t,
+        "  {:<26} {} after timeouts, {} after fast recoveries; D-SACKs {} received, {} sent",
+        "runner undid reductions", s.loss_undos, s.recovery_undos, s.dsacks_in, s.dsacks_out
     );
     if !r.skbs.is_empty() {
         let list: Vec<String> = r

@@ -108,6 +108,12 @@ impl Rack {
         }
     }
 
+    /// An RTT measured outside RACK (the handshake, an ACK's timestamp echo): the kernel's
+    /// `tcp_update_rtt_min` takes every sample.
+    pub fn rtt_sample(&mut self, rtt: Duration) {
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+    }
+
     /// Forgets the ranges below `una` (cumulatively acknowledged).
     pub fn advance(&mut self, una: u64) {
         while let Some(e) = self.sent.first_entry() {

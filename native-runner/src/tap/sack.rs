@@ -161,6 +161,22 @@ impl Scoreboard {
         }
     }
 
+    /// Nothing is presumed lost any more (the kernel's `tcp_undo_cwnd_reduction` clearing
+    /// `TCPCB_LOST`): the timeout that presumed it was spurious. Resends stay in flight.
+    pub fn unmark_lost(&mut self) {
+        self.lost = Ranges::default();
+    }
+
+    /// Bytes of `una..nxt` SACKed.
+    pub fn sacked_bytes(&self, una: u64, nxt: u64) -> u64 {
+        self.sacked.bytes(una, nxt)
+    }
+
+    /// Bytes of `una..nxt` resent and still in flight (the kernel's `retrans_out`).
+    pub fn resent_bytes(&self, una: u64, nxt: u64) -> u64 {
+        self.resent.bytes(una, nxt)
+    }
+
     /// Some byte of `una..nxt` is presumed lost and not resent since.
     pub fn has_lost(&self, una: u64, nxt: u64) -> bool {
         next_lost(self, una, nxt).is_some()

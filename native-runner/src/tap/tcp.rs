@@ -9,12 +9,14 @@
 //! segments, lost ranges resent while the pipe is under the congestion window) and RACK-TLP
 //! (RFC 8985: loss found by send time, [`Rack`], and a probe for a lost tail), with the
 //! timeout as the last resort (it resends the unSACKed flight, RFC 6298 with backoff),
+//! undoes a reduction the peer's timestamps or D-SACKs prove needless ([`Undo`]),
 //! receives with reassembly and SACK blocks (RFC 2018), and closes with a FIN each way (the
 //! states of RFC 9293). Sequence numbers are kept as 64-bit stream offsets (0 = first data
 //! byte) and turned into 32-bit wire numbers at the edge.
 
 use super::rack::Rack;
 use super::sack::{self, Scoreboard};
+use super::undo::Undo;
 use super::vnet::VnetHdr;
 use super::wire::{self, Arp, Ends, Frame, TcpIn, TcpOut, MAX_WSCALE};
 use etherparse::TcpOptionElement as Opt;
@@ -92,6 +94,13 @@ pub struct Stats {
     pub rack_lost_resends: u64,
     /// Tail loss probes sent (RFC 8985 7).
     pub loss_probes: u64,
+    /// Reductions undone, after a timeout (the kernel's `TCPLossUndo`) and after a fast
+    /// recovery (`TCPFullUndo`).
+    pub loss_undos: u64,
+    pub recovery_undos: u64,
+    /// D-SACK blocks (RFC 2883) received and sent.
+    pub dsacks_in: u64,
+    pub dsacks_out: u64,
     pub zero_window_probes: u64,
     pub frames_in: u64,
     pub segments_in: u64,
@@ -189,6 +198,13 @@ pub struct Endpoint {
     snd_nxt: u64,
     snd_wnd: u64,
     cwnd: u64,
+    /// Bytes delivered towards the next segment of congestion avoidance (`snd_cwnd_cnt`).
+    cwnd_cnt: u64,
+    /// Congestion window validation (the kernel's `tcp_cwnd_validate`): whether this window
+    /// of data filled cwnd, the largest flight in it, and where it ends.
+    cwnd_limited: bool,
+    max_flight: u64,
+    cwnd_usage_seq: u64,
     ssthresh: u64,
     dupacks: u32,
     ca: Ca,
@@ -196,6 +212,7 @@ pub struct Endpoint {
     recovery_point: u64,
     sacked: Scoreboard,
     rack: Rack,
+    undo: Undo,
     /// The RACK reordering timer or the tail loss probe, whichever is due (the kernel's
     /// `ICSK_TIME_REO_TIMEOUT` and `ICSK_TIME_LOSS_PROBE`), before the retransmission timer.
     early: Option<(Duration, Early)>,
@@ -218,6 +235,9 @@ pub struct Endpoint {
     ts_recent: u32,
     /// In-order data arrived and is not acknowledged yet.
     ack_due: bool,
+    /// A range received twice, to report once in the next ACK (RFC 2883; the kernel's
+    /// `duplicate_sack`).
+    dsack: Option<(u64, u64)>,
     pub rx: Vec<u8>,
     pub arrivals: Vec<Arrival>,
     pub stats: Stats,
@@ -244,12 +264,17 @@ impl Endpoint {
             snd_nxt: 0,
             snd_wnd: 0,
             cwnd: 0,
+            cwnd_cnt: 0,
+            cwnd_limited: false,
+            max_flight: 0,
+            cwnd_usage_seq: 0,
             ssthresh: u64::MAX,
             dupacks: 0,
             ca: Ca::Open,
             recovery_point: 0,
             sacked: Scoreboard::default(),
             rack: Rack::default(),
+            undo: Undo::default(),
             early: None,
             tlp_end: None,
             rto: RTO_INITIAL,
@@ -262,6 +287,7 @@ impl Endpoint {
             peer_fin: None,
             ts_recent: 0,
             ack_due: false,
+            dsack: None,
             rx: Vec::new(),
             arrivals: Vec::new(),
             stats: Stats::default(),
@@ -419,16 +445,21 @@ impl Endpoint {
         self.emit(t, VnetHdr::default());
     }
 
-    /// An ACK of everything received in order, with SACK blocks for what is held out of order.
+    /// An ACK of everything received in order, with SACK blocks for what is held out of order,
+    /// after a D-SACK block for a duplicate (three blocks at most, as 40 option bytes less 12
+    /// for timestamps leave room for three).
     fn send_ack(&mut self) {
         self.ack_due = false;
         let mut opts = self.opts();
-        if self.sack_ok && !self.ooo.is_empty() {
-            let blocks: Vec<(u32, u32)> = self
-                .sack_blocks()
-                .into_iter()
-                .map(|(a, b)| (self.rcv_wire(a), self.rcv_wire(b)))
-                .collect();
+        let dsack = self.dsack.take();
+        self.stats.dsacks_out += u64::from(dsack.is_some());
+        let blocks: Vec<(u32, u32)> = dsack
+            .into_iter()
+            .chain(self.sack_blocks())
+            .take(3)
+            .map(|(a, b)| (self.rcv_wire(a), self.rcv_wire(b)))
+            .collect();
+        if !blocks.is_empty() {
             let rest = [1, 2].map(|i| blocks.get(i).copied());
             opts.extend([Opt::Noop, Opt::Noop]);
             opts.push(Opt::SelectiveAcknowledgement(
@@ -448,9 +479,11 @@ impl Endpoint {
 
     /// The SACK blocks to send (RFC 2018 4): the range holding the latest out-of-order
     /// arrival first, then the ranges of the arrivals before it, most recent first (as the
-    /// kernel's `tcp_sack_new_ofo_skb` keeps them), then the lowest others; three at most,
-    /// as 40 option bytes less 12 for timestamps leave room for three.
+    /// kernel's `tcp_sack_new_ofo_skb` keeps them), then the lowest others; three at most.
     fn sack_blocks(&self) -> Vec<(u64, u64)> {
+        if !self.sack_ok {
+            return Vec::new();
+        }
         let mut held: Vec<(u64, u64)> = Vec::new();
         for (&s, d) in &self.ooo {
             let e = s + d.len() as u64;
@@ -592,6 +625,7 @@ impl Endpoint {
             Some((s, v)) => (0.875 * s + 0.125 * r, 0.75 * v + 0.25 * (s - r).abs()),
         };
         self.srtt = Some((srtt, var));
+        self.rack.rtt_sample(Duration::from_secs_f64(r));
         self.rto = Duration::from_secs_f64(srtt + 4.0 * var).clamp(RTO_MIN, RTO_MAX);
     }
 
@@ -605,8 +639,12 @@ impl Endpoint {
         let data_len = self.tx.len() as u64;
         let newly_sacked = self.take_sacks(t);
         let outstanding = self.snd_una < self.snd_nxt.min(data_len);
+        let mut delivered = None;
         if ack > self.snd_una {
-            let acked = ack - self.snd_una;
+            // Delivered by this ACK: newly SACKed bytes, and acknowledged ones not SACKed before.
+            delivered = Some(
+                ack - self.snd_una - self.sacked.sacked_bytes(self.snd_una, ack) + newly_sacked,
+            );
             self.rack.on_delivered(self.snd_una, ack, self.now);
             self.snd_una = ack;
             self.sacked.advance(ack);
@@ -628,15 +666,19 @@ impl Endpoint {
             }
             self.dupacks = 0;
             self.rto_sample(t);
-            if self.ca != Ca::Recovery {
-                self.grow_cwnd(acked);
+            let tsecr = t.ts.map(|(_, ecr)| ecr).filter(|&e| e != 0);
+            if self.ca == Ca::Loss {
+                // `tcp_process_loss`: an ACK that answers originals ends the timeout's episode.
+                self.try_undo(tsecr);
             }
             if self.ca != Ca::Open && ack >= self.recovery_point {
-                // RFC 6675 5 step 2: recovery ends once RecoveryPoint is acknowledged.
-                if self.ca == Ca::Recovery {
+                // RFC 6675 5 step 2: recovery ends once RecoveryPoint is acknowledged, its
+                // reduction undone if needless (`tcp_try_undo_recovery`).
+                if !self.try_undo(tsecr) && self.ca == Ca::Recovery {
                     self.cwnd = self.ssthresh;
                 }
                 self.ca = Ca::Open;
+                self.undo.clean();
             }
             self.timer = self.in_flight().then_some(self.now + self.rto);
             if !self.in_flight() || matches!(self.early, Some((_, Early::Probe))) {
@@ -657,18 +699,34 @@ impl Endpoint {
             .mark_lost_by_sacks(self.snd_una, self.snd_nxt, self.mss);
         self.rack_detect(false);
         self.recover_if_lost();
+        // After loss detection, as the kernel's `tcp_cong_control` follows
+        // `tcp_fastretrans_alert`: an ACK that starts a recovery grows nothing.
+        if let Some(d) = delivered.filter(|_| self.ca != Ca::Recovery) {
+            self.grow_cwnd(d);
+        }
         if wnd == 0 && !self.in_flight() && self.unsent() && self.timer.is_none() {
             self.arm(self.now + self.rto);
         }
     }
 
     /// Adds the ACK's SACK blocks to the scoreboard (only the parts within `snd_una..snd_nxt`:
-    /// D-SACKs of old data, RFC 2883, and nonsense fall away); returns the bytes newly SACKed.
+    /// D-SACKs of old data and nonsense fall away); returns the bytes newly SACKed. A D-SACK
+    /// (RFC 2883) counts against the episode's resends.
     fn take_sacks(&mut self, t: &TcpIn) -> u64 {
         if !self.sack_ok {
             return 0;
         }
         let base = self.wire_seq(self.snd_una);
+        if let Some(&(s, e)) = t.sacks.first().filter(|_| is_dsack(t)) {
+            let (s, e) = (
+                Self::unwrap(self.snd_una, base, s),
+                Self::unwrap(self.snd_una, base, e),
+            );
+            if s < e {
+                self.stats.dsacks_in += 1;
+                self.undo.on_dsack(e, (e - s).div_ceil(self.mss));
+            }
+        }
         let mut new = 0;
         for &(s, e) in &t.sacks {
             let s = Self::unwrap(self.snd_una, base, s).max(self.snd_una);
@@ -681,13 +739,46 @@ impl Endpoint {
         new
     }
 
-    /// Slow start below ssthresh (RFC 5681 3.1, at most two segments per ACK as RFC 3465's
-    /// L = 2), congestion avoidance above it.
-    fn grow_cwnd(&mut self, acked: u64) {
+    /// Reno as the kernel runs it (`tcp_reno_cong_avoid`, `tcp_slow_start`,
+    /// `tcp_cong_avoid_ai` in net/ipv4/tcp_cong.c, v6.12), in bytes: a stretch ACK counts
+    /// for everything it delivered, as that many ACKs would. Slow start grows by the bytes
+    /// delivered up to ssthresh; what is left, and everything past it, grows cwnd by one
+    /// segment per cwnd of bytes delivered.
+    fn grow_cwnd(&mut self, delivered: u64) {
+        if !self.is_cwnd_limited() {
+            return;
+        }
+        let mut left = delivered;
         if self.cwnd < self.ssthresh {
-            self.cwnd += acked.min(2 * self.mss);
-        } else {
-            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
+            let grown = (self.cwnd + left).min(self.ssthresh);
+            left -= grown - self.cwnd;
+            self.cwnd = grown;
+        }
+        self.cwnd_cnt += left;
+        if self.cwnd_cnt >= self.cwnd {
+            let n = self.cwnd_cnt / self.cwnd;
+            self.cwnd_cnt -= n * self.cwnd;
+            self.cwnd += n * self.mss;
+        }
+    }
+
+    /// `tcp_is_cwnd_limited`: cwnd grows only while the sender uses it, filled this window,
+    /// or, in slow start, while cwnd is under twice the largest recent flight.
+    fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited || (self.cwnd < self.ssthresh && self.cwnd < 2 * self.max_flight)
+    }
+
+    /// `tcp_cwnd_validate`, after each round of sending: remembers for the current window of
+    /// data whether cwnd was full, or else the largest flight.
+    fn cwnd_validate(&mut self, limited: bool) {
+        let flight = self.flight();
+        if self.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.cwnd_limited && flight > self.max_flight)
+        {
+            self.cwnd_limited = limited;
+            self.max_flight = flight;
+            self.cwnd_usage_seq = self.snd_nxt;
         }
     }
 
@@ -707,6 +798,7 @@ impl Endpoint {
     /// whatever the SACKs say, as NewReno's RFC 6582 has it).
     fn enter_recovery(&mut self) {
         self.stats.fast_retransmits += 1;
+        self.begin_episode();
         self.ssthresh = (self.flight() / 2).max(2 * self.mss);
         self.cwnd = self.ssthresh;
         self.ca = Ca::Recovery;
@@ -716,6 +808,34 @@ impl Endpoint {
         if let Some((s, e)) = sack::next_lost(&self.sacked, self.snd_una, self.snd_nxt) {
             self.resend(s, e, self.mss);
         }
+    }
+
+    /// A recovery or timeout begins (`tcp_init_undo`): what it may have to put back.
+    fn begin_episode(&mut self) {
+        let resent_out = self.sacked.resent_bytes(self.snd_una, self.snd_nxt);
+        // `tcp_current_ssthresh` outside a reduction: at least three quarters of cwnd.
+        let ssthresh = self.ssthresh.max(self.cwnd / 2 + self.cwnd / 4);
+        let una = self.snd_una;
+        self.undo
+            .init(una, resent_out.div_ceil(self.mss), self.cwnd, ssthresh);
+    }
+
+    /// The kernel's `tcp_try_undo_loss` and `tcp_try_undo_recovery`: if the episode's
+    /// reduction was needless, the window goes back and the connection is `Open`; after a
+    /// timeout nothing stays presumed lost.
+    fn try_undo(&mut self, tsecr: Option<u32>) -> bool {
+        let Some((cwnd, ssthresh)) = self.undo.try_undo(tsecr, self.cwnd, self.ssthresh) else {
+            return false;
+        };
+        (self.cwnd, self.ssthresh) = (cwnd, ssthresh);
+        if self.ca == Ca::Loss {
+            self.sacked.unmark_lost();
+            self.stats.loss_undos += 1;
+        } else {
+            self.stats.recovery_undos += 1;
+        }
+        self.ca = Ca::Open;
+        true
     }
 
     /// RACK (RFC 8985 6.2, the kernel's `tcp_rack_mark_lost`): marks what it finds lost,
@@ -765,9 +885,21 @@ impl Endpoint {
         len
     }
 
-    /// Resends from `off` towards `end` within `room`; our FIN when `off` is past the data.
-    /// Returns the sequence space resent.
+    /// Resends from `off` towards `end` within `room` and counts it for undo (the kernel's
+    /// `tcp_retransmit_skb`). Returns the sequence space resent.
     fn resend(&mut self, off: u64, end: u64, room: u64) -> u64 {
+        let n = self.resend_frame(off, end, room);
+        if n > 0 {
+            let tsval = self.tsval();
+            self.undo.on_resend(n.div_ceil(self.mss), tsval);
+        }
+        n
+    }
+
+    /// Resends from `off` towards `end` within `room`; our FIN when `off` is past the data
+    /// (`__tcp_retransmit_skb`, which a loss probe calls directly). Returns the sequence
+    /// space resent.
+    fn resend_frame(&mut self, off: u64, end: u64, room: u64) -> u64 {
         let data_len = self.tx.len() as u64;
         let n = if off >= data_len {
             self.send_fin();
@@ -857,6 +989,7 @@ impl Endpoint {
         }
         let data_len = self.tx.len() as u64;
         let mut pipe = self.sacked.pipe(self.snd_una, self.snd_nxt);
+        let before = pipe;
         if self.ca != Ca::Open {
             pipe += self.resend_while(pipe, sack::next_lost);
         }
@@ -875,6 +1008,12 @@ impl Endpoint {
             self.send_data(self.snd_nxt, len);
             self.snd_nxt += len;
             pipe += len;
+        }
+        // As `tcp_write_xmit` ends: no segment's room left under cwnd means cwnd limited the
+        // sending (the kernel counts both in whole packets).
+        let limited = self.cwnd.saturating_sub(pipe) < self.mss;
+        if pipe > before || limited {
+            self.cwnd_validate(limited);
         }
         // Our FIN, once the data is out and we may close.
         let fin_due = match self.st {
@@ -951,7 +1090,7 @@ impl Endpoint {
         } else {
             let end = self.snd_nxt.min(data_len);
             let start = end.saturating_sub(self.mss).max(self.snd_una);
-            self.resend(start, end, self.mss);
+            self.resend_frame(start, end, self.mss);
         }
         self.tlp_end = Some(self.snd_nxt);
         self.arm(self.now + self.rto);
@@ -978,6 +1117,9 @@ impl Endpoint {
             });
         }
         let end = start + len;
+        if len > 0 && self.sack_ok {
+            self.dsack = self.dsack.or(self.duplicate(start, end));
+        }
         if start <= self.rcv_nxt && end > self.rcv_nxt {
             // In order: straight to the stream.
             let skip = (self.rcv_nxt - start) as usize;
@@ -1021,6 +1163,18 @@ impl Endpoint {
         }
     }
 
+    /// The part of `start..end` already received, if any: below `rcv_nxt` (the kernel's
+    /// `tcp_data_queue`), else within a held out-of-order range (`tcp_data_queue_ofo`).
+    fn duplicate(&self, start: u64, end: u64) -> Option<(u64, u64)> {
+        if start < self.rcv_nxt {
+            return Some((start, end.min(self.rcv_nxt)));
+        }
+        self.ooo
+            .range(..end)
+            .map(|(&s, d)| (s.max(start), end.min(s + d.len() as u64)))
+            .find(|(s, e)| s < e)
+    }
+
     /// Sends the ACK held back for the batch, if any: call after each batch of frames.
     pub fn flush_ack(&mut self) {
         if std::mem::take(&mut self.ack_due) {
@@ -1060,6 +1214,7 @@ impl Endpoint {
                     // from snd_una (our FIN too); ssthresh halves once per episode.
                     self.stats.timeouts += 1;
                     if self.ca == Ca::Open {
+                        self.begin_episode();
                         self.ssthresh = (self.flight() / 2).max(2 * self.mss);
                     }
                     self.cwnd = self.mss;
@@ -1089,6 +1244,19 @@ impl Endpoint {
         }
         self.transmit();
     }
+}
+
+/// RFC 2883 as the kernel's `tcp_check_dsack` reads it: the first SACK block reports a
+/// duplicate when it starts below the ACK, or lies within the second block.
+fn is_dsack(t: &TcpIn) -> bool {
+    let before = |a: u32, b: u32| (a.wrapping_sub(b) as i32) < 0;
+    let Some(&(s0, e0)) = t.sacks.first() else {
+        return false;
+    };
+    t.ack.is_some_and(|ack| before(s0, ack))
+        || t.sacks
+            .get(1)
+            .is_some_and(|&(s1, e1)| !before(e1, e0) && !before(s0, s1))
 }
 
 #[cfg(test)]
@@ -1348,22 +1516,24 @@ mod tests {
 
     /// A pure ACK from the kernel with SACK blocks, all as stream offsets of our data.
     fn sack_ack(ep: &mut Endpoint, ack: u64, sacks: &[(u64, u64)]) {
+        ack_echoing(ep, ack, 1, sacks);
+    }
+
+    /// A pure ACK from the kernel echoing our timestamp `ecr` (µs), with SACK blocks if any.
+    fn ack_echoing(ep: &mut Endpoint, ack: u64, ecr: u32, sacks: &[(u64, u64)]) {
         let w = |off: u64| ISS.wrapping_add(1).wrapping_add(off as u32);
+        let mut opts = vec![Opt::Noop, Opt::Noop, Opt::Timestamp(77, ecr)];
         let mut blocks = sacks.iter().map(|&(s, e)| (w(s), w(e)));
-        let first = blocks.next().expect("a SACK block");
-        let rest = [blocks.next(), blocks.next(), None];
+        if let Some(first) = blocks.next() {
+            let rest = [blocks.next(), blocks.next(), None];
+            opts.extend([Opt::Noop, Opt::Noop]);
+            opts.push(Opt::SelectiveAcknowledgement(first, rest));
+        }
         let t = TcpOut {
             seq: IRS + 1,
             ack: Some(w(ack)),
             wnd: 64,
-            opts: vec![
-                Opt::Noop,
-                Opt::Noop,
-                Opt::Timestamp(77, 1),
-                Opt::Noop,
-                Opt::Noop,
-                Opt::SelectiveAcknowledgement(first, rest),
-            ],
+            opts,
             ..TcpOut::default()
         };
         let f = wire::tcp_frame(&kernel_ends(), &t).unwrap();
@@ -1439,10 +1609,12 @@ mod tests {
         assert_eq!(d, [s(1), s(3), s(5), s(10)]);
         assert_eq!(ep.stats.fast_retransmits, 1);
         assert_eq!(ep.stats.retransmitted_segments, 3);
-        // All acknowledged up to the recovery point: recovery ends at ssthresh.
-        sack_ack(&mut ep, 10 * SEG, &[(11 * SEG, 12 * SEG)]);
+        // All acknowledged up to the recovery point, the ACK echoing the resends (sent at
+        // 3 ms, so the recovery was needed): it ends at ssthresh. The ACK delivers segments
+        // 1, 3 and 5, under a window's worth: congestion avoidance adds nothing yet.
+        ack_echoing(&mut ep, 10 * SEG, 3_000, &[]);
         assert_eq!(ep.ca, Ca::Open);
-        assert_eq!(ep.cwnd, 6_516);
+        assert_eq!((ep.cwnd, ep.cwnd_cnt), (6_516, 3 * SEG));
     }
 
     /// Runs the RACK and probe timers while the kernel stays silent; returns when the
@@ -1471,8 +1643,14 @@ mod tests {
         ep.take_out();
         let third = ep.deadline().expect("re-armed");
         assert_eq!(third - second, 2 * (second - first));
-        // The first segment's ACK: slow start resends segment 1, skips 2 and 3, resends 4.
-        sack_ack(&mut ep, SEG, &[(2 * SEG, 4 * SEG)]);
+        // The first segment's ACK, echoing the latest resend (so not undone): slow start
+        // resends segment 1, skips 2 and 3, resends 4.
+        ack_echoing(
+            &mut ep,
+            SEG,
+            second.as_micros() as u32,
+            &[(2 * SEG, 4 * SEG)],
+        );
         let d = data(&ep.take_out());
         let offs: Vec<u32> = d.iter().map(|&(off, ..)| off / SEG as u32).collect();
         assert_eq!(offs, [1, 4], "{d:?}");
@@ -1545,6 +1723,138 @@ mod tests {
             (s.rack_lost_resends, s.timeouts, s.fast_retransmits),
             (1, 0, 1)
         );
+    }
+
+    /// A stretch ACK counts for every segment it delivers (`tcp_slow_start` and
+    /// `tcp_cong_avoid_ai` take the delivered count): one ACK of the initial ten segments
+    /// doubles cwnd to 20, where one segment per ACK would have made it 11 (and RFC 3465's
+    /// L = 2, 12). Past ssthresh, one ACK of a whole window of 20 segments adds one.
+    #[test]
+    fn a_stretch_ack_counts_every_segment_it_delivers() {
+        let mut ep = endpoint(100_000, &[100_000], false);
+        establish(&mut ep);
+        sack_ack(&mut ep, 10 * SEG, &[]);
+        assert_eq!(ep.cwnd, 20 * SEG);
+        assert_eq!(
+            data(&ep.take_out()).len(),
+            20,
+            "the doubled window goes out"
+        );
+        ep.ssthresh = ep.cwnd;
+        sack_ack(&mut ep, 20 * SEG, &[]);
+        assert_eq!(
+            (ep.cwnd, ep.cwnd_cnt),
+            (20 * SEG, 10 * SEG),
+            "half a window"
+        );
+        sack_ack(&mut ep, 30 * SEG, &[]);
+        assert_eq!((ep.cwnd, ep.cwnd_cnt), (21 * SEG, 0));
+    }
+
+    /// A sender that does not fill its window keeps it (`tcp_is_cwnd_limited`): three
+    /// segments out under a cwnd of ten, all acknowledged, leave cwnd at ten, not 13, as ten
+    /// is not under twice the flight.
+    #[test]
+    fn a_window_the_sender_does_not_fill_does_not_grow() {
+        let mut ep = endpoint(3 * SEG as usize, &[3 * SEG], false);
+        assert_eq!(data(&establish(&mut ep)).len(), 3);
+        sack_ack(&mut ep, 3 * SEG, &[]);
+        assert_eq!(ep.cwnd, 10 * SEG);
+    }
+
+    /// A timeout with the kernel's ACK merely late. Ten segments go at 2 ms (SRTT 1.999 ms,
+    /// RTO at its 30 ms floor); the probe goes at 2 + 2 x 1.999 + 2 = 7.998 ms with new
+    /// segment 10 and re-arms the timer, which fires at 37.998 ms: ssthresh = 11 segments / 2
+    /// = 7,964 bytes, cwnd one segment, segment 0 resent (our TSval 37,998 µs). At 38.998 ms
+    /// the kernel acknowledges segments 0..5. Slow start makes cwnd 7,964.
+    fn timed_out_then_acked(ecr: u32, sacks: &[(u64, u64)]) -> Endpoint {
+        let mut ep = ten_out();
+        let at = until_the_timeout(&mut ep);
+        assert_eq!(at, Duration::from_micros(37_998));
+        ep.poll(at);
+        assert_eq!(data(&ep.take_out()), [(0, SEG as usize, 0)]);
+        assert_eq!((ep.ca, ep.cwnd, ep.ssthresh), (Ca::Loss, SEG, 7_964));
+        ack_echoing(&mut ep, 5 * SEG, ecr, sacks);
+        ep
+    }
+
+    /// Undone: cwnd back to its ten segments and ssthresh to its old (infinite) value, then
+    /// slow start adds the five delivered: 15. Nothing is presumed lost, so with the pipe at
+    /// segments 5..11 nine new segments go, not a resend of 5..11. (The resend of 0 came
+    /// back in 1 ms, under the handshake's 1.999 ms minimum RTT: RACK takes it for the
+    /// original's delivery and finds nothing lost.)
+    fn assert_undone(mut ep: Endpoint) {
+        assert_eq!(
+            (ep.ca, ep.cwnd, ep.ssthresh),
+            (Ca::Open, 15 * SEG, u64::MAX)
+        );
+        assert_eq!(ep.stats.loss_undos, 1);
+        let offs: Vec<u32> = data(&ep.take_out())
+            .iter()
+            .map(|d| d.0 / SEG as u32)
+            .collect();
+        assert_eq!(offs, (11..20).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_timeout_is_undone_when_the_ack_echoes_an_original() {
+        // The kernel echoes TSval 1 µs, from before the resend (RFC 7323's Eifel test).
+        assert_undone(timed_out_then_acked(1, &[]));
+    }
+
+    #[test]
+    fn a_timeout_is_undone_when_a_dsack_reports_the_resend_duplicate() {
+        // The ACK echoes the resend, but a D-SACK (below the ACK) reports segment 0 twice.
+        let ep = timed_out_then_acked(37_998, &[(0, SEG)]);
+        assert_eq!(ep.stats.dsacks_in, 1);
+        assert_undone(ep);
+    }
+
+    #[test]
+    fn a_timeout_stands_when_the_ack_answers_the_resend() {
+        let mut ep = timed_out_then_acked(37_998, &[]);
+        assert_eq!((ep.ca, ep.cwnd), (Ca::Loss, 7_964));
+        assert_eq!(ep.stats.loss_undos, 0);
+        // Segments 5..10 were presumed lost: five fit in 7,964 bytes, resent.
+        let offs: Vec<u32> = data(&ep.take_out())
+            .iter()
+            .map(|d| d.0 / SEG as u32)
+            .collect();
+        assert_eq!(offs, [5, 6, 7, 8, 9]);
+    }
+
+    /// The runner as receiver reports duplicates (RFC 2883, as `tcp_dsack_set`): a segment
+    /// below rcv_nxt, then one already held out of order, each in the first SACK block of
+    /// the next ACK, once.
+    #[test]
+    fn a_duplicate_received_is_reported_in_a_dsack_block() {
+        let mut ep = endpoint(0, &[], false);
+        establish(&mut ep);
+        let kernel = |ep: &mut Endpoint, off: u64| {
+            from_kernel(ep, 0, 64, &[9; 100], off);
+            ep.flush_ack();
+            let out = ep.take_out();
+            let Some(Frame::Tcp(t)) = out.last().map(|o| parse(&o.frame)) else {
+                panic!("no ACK")
+            };
+            let w = |x: u32| x.wrapping_sub(IRS + 1);
+            (
+                w(t.ack.unwrap()),
+                t.sacks
+                    .iter()
+                    .map(|&(s, e)| (w(s), w(e)))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(kernel(&mut ep, 0), (100, vec![]));
+        assert_eq!(kernel(&mut ep, 0), (100, vec![(0, 100)]), "below the ACK");
+        assert_eq!(kernel(&mut ep, 200), (100, vec![(200, 300)]));
+        assert_eq!(
+            kernel(&mut ep, 200),
+            (100, vec![(200, 300), (200, 300)]),
+            "within the SACK block after it"
+        );
+        assert_eq!(ep.stats.dsacks_out, 2);
     }
 
     #[test]
