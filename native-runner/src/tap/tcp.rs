@@ -18,7 +18,7 @@ use super::rack::Rack;
 use super::sack::{self, Scoreboard};
 use super::undo::Undo;
 use super::vnet::VnetHdr;
-use super::wire::{self, Arp, Ends, Frame, TcpIn, TcpOut, MAX_WSCALE};
+use super::wire::{self, before, Arp, Ends, Frame, TcpIn, TcpOut, MAX_WSCALE};
 use etherparse::TcpOptionElement as Opt;
 use skblab_core::consts::wire::{ETH_HLEN, IPV4_HLEN, TCP_TS_HLEN};
 use std::collections::BTreeMap;
@@ -820,9 +820,8 @@ impl Endpoint {
         let resent_out = self.sacked.resent_bytes(self.snd_una, self.snd_nxt);
         // `tcp_current_ssthresh` outside a reduction: at least three quarters of cwnd.
         let ssthresh = self.ssthresh.max(self.cwnd / 2 + self.cwnd / 4);
-        let una = self.snd_una;
-        self.undo
-            .init(una, resent_out.div_ceil(self.mss), self.cwnd, ssthresh);
+        let segs = resent_out.div_ceil(self.mss);
+        self.undo.init(self.snd_una, segs, self.cwnd, ssthresh);
     }
 
     /// The kernel's `tcp_try_undo_loss` and `tcp_try_undo_recovery`: if the episode's
@@ -1169,13 +1168,17 @@ impl Endpoint {
     }
 
     /// The part of `start..end` already received, if any: below `rcv_nxt` (the kernel's
-    /// `tcp_data_queue`), else within a held out-of-order range (`tcp_data_queue_ofo`).
+    /// `tcp_data_queue`), else within the held range just below `start` or the first held
+    /// range inside it (`tcp_data_queue_ofo`); two lookups, not a scan of the held queue.
     fn duplicate(&self, start: u64, end: u64) -> Option<(u64, u64)> {
         if start < self.rcv_nxt {
             return Some((start, end.min(self.rcv_nxt)));
         }
-        self.ooo
-            .range(..end)
+        let below = self.ooo.range(..start).next_back();
+        let inside = self.ooo.range(start..end).next();
+        below
+            .into_iter()
+            .chain(inside)
             .map(|(&s, d)| (s.max(start), end.min(s + d.len() as u64)))
             .find(|(s, e)| s < e)
     }
@@ -1255,7 +1258,6 @@ impl Endpoint {
 /// RFC 2883 as the kernel's `tcp_check_dsack` reads it: the first SACK block reports a
 /// duplicate when it starts below the ACK, or lies within the second block.
 fn is_dsack(t: &TcpIn) -> bool {
-    let before = |a: u32, b: u32| (a.wrapping_sub(b) as i32) < 0;
     let Some(&(s0, e0)) = t.sacks.first() else {
         return false;
     };
@@ -1840,8 +1842,8 @@ mod tests {
     }
 
     /// The runner as receiver reports duplicates (RFC 2883, as `tcp_dsack_set`): a segment
-    /// below rcv_nxt, then one already held out of order, each in the first SACK block of
-    /// the next ACK, once.
+    /// below rcv_nxt, then one already held out of order, then one overlapping a held range,
+    /// each in the first SACK block of the next ACK, once.
     #[test]
     fn a_duplicate_received_is_reported_in_a_dsack_block() {
         let mut ep = endpoint(0, &[], false);
@@ -1870,7 +1872,13 @@ mod tests {
             (100, vec![(200, 300), (200, 300)]),
             "within the SACK block after it"
         );
-        assert_eq!(ep.stats.dsacks_out, 2);
+        // Overlapping the held range from above it: only the overlap is a duplicate.
+        assert_eq!(
+            kernel(&mut ep, 250),
+            (100, vec![(250, 300), (200, 350)]),
+            "the overlap, then the merged held range"
+        );
+        assert_eq!(ep.stats.dsacks_out, 3);
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! kernel answers with a delayed ACK lets the runner's short timeout fire first, and without
 //! undo each such timeout would cost the whole window.
 
+use super::wire::before;
+
 /// What one episode (a recovery or a timeout) changed, kept to put back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Undo {
@@ -56,7 +58,7 @@ impl Undo {
     fn delayed(&self, tsecr: Option<u32>) -> bool {
         match (self.stamp, tsecr) {
             (None, _) => true,
-            (Some(first), Some(ecr)) => (ecr.wrapping_sub(first) as i32) < 0,
+            (Some(first), Some(ecr)) => before(ecr, first),
             (Some(_), None) => false,
         }
     }

@@ -16,6 +16,12 @@ pub const TCP_CSUM_OFFSET: usize = 16;
 /// RFC 7323 §2.3: a window scale above 14 is taken as 14 (the kernel's `TCP_MAX_WSCALE`).
 pub const MAX_WSCALE: u8 = 14;
 
+/// `a` comes before `b` in 32-bit sequence (or timestamp) space, as the kernel's `before()`
+/// compares them across wraparound.
+pub fn before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
 /// The TCP header fields the endpoint sets, plus options and payload.
 #[derive(Clone, Debug, Default)]
 pub struct TcpOut<'a> {
