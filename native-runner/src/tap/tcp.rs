@@ -754,11 +754,6 @@ impl Endpoint {
             left -= grown - self.cwnd;
             self.cwnd = grown;
         }
-        if self.cwnd_cnt >= self.cwnd {
-            // Credit earned at a larger window, before a reduction: one segment, gently.
-            self.cwnd_cnt = 0;
-            self.cwnd += self.mss;
-        }
         self.cwnd_cnt += left;
         if self.cwnd_cnt >= self.cwnd {
             let n = self.cwnd_cnt / self.cwnd;
@@ -1226,7 +1221,6 @@ impl Endpoint {
                         self.ssthresh = (self.flight() / 2).max(2 * self.mss);
                     }
                     self.cwnd = self.mss;
-                    self.cwnd_cnt = 0;
                     self.ca = Ca::Loss;
                     self.recovery_point = self.snd_nxt;
                     self.sacked.timeout(self.snd_una, self.snd_nxt);
@@ -1757,16 +1751,6 @@ mod tests {
         );
         sack_ack(&mut ep, 30 * SEG, &[]);
         assert_eq!((ep.cwnd, ep.cwnd_cnt), (21 * SEG, 0));
-    }
-
-    /// Credit earned at a larger window is spent gently (`tcp_cong_avoid_ai`): 30 segments'
-    /// worth against a window of ten adds one segment, not three, then counts afresh.
-    #[test]
-    fn credit_from_a_larger_window_adds_one_segment() {
-        let mut ep = ten_out();
-        (ep.ssthresh, ep.cwnd_cnt) = (ep.cwnd, 30 * SEG);
-        sack_ack(&mut ep, SEG, &[]);
-        assert_eq!((ep.cwnd, ep.cwnd_cnt), (11 * SEG, SEG));
     }
 
     /// A sender that does not fill its window keeps it (`tcp_is_cwnd_limited`): three
