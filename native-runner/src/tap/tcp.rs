@@ -101,6 +101,9 @@ pub struct Stats {
     /// D-SACK blocks (RFC 2883) received and sent.
     pub dsacks_in: u64,
     pub dsacks_out: u64,
+    /// Of those sent, the ones sent once both FINs were out: the peer may be in TIME_WAIT
+    /// by then, where the kernel's `tcp_timewait_state_process` reads no SACK.
+    pub dsacks_out_closing: u64,
     pub zero_window_probes: u64,
     pub frames_in: u64,
     pub segments_in: u64,
@@ -172,6 +175,12 @@ impl St {
     fn peer_closed(self) -> bool {
         use St::*;
         matches!(self, CloseWait | Closing | LastAck | TimeWait | Closed)
+    }
+
+    /// Both FINs went out: ours, and the peer's arrived in order.
+    fn both_fins_out(self) -> bool {
+        use St::*;
+        matches!(self, Closing | LastAck | TimeWait | Closed)
     }
 
     /// The handshake is done: data and FINs flow.
@@ -453,6 +462,7 @@ impl Endpoint {
         let mut opts = self.opts();
         let dsack = self.dsack.take();
         self.stats.dsacks_out += u64::from(dsack.is_some());
+        self.stats.dsacks_out_closing += u64::from(dsack.is_some() && self.st.both_fins_out());
         let blocks: Vec<(u32, u32)> = dsack
             .into_iter()
             .chain(self.sack_blocks())
@@ -1075,15 +1085,16 @@ impl Endpoint {
         self.early = Some((self.now + pto, Early::Probe));
     }
 
-    /// RFC 8985 7.3 (the kernel's `tcp_send_loss_probe`): one new segment if the windows
-    /// allow, else the last segment sent again. Its ACK, or the SACK of it, lets RACK find
-    /// a lost tail without the retransmission timer.
+    /// RFC 8985 7.3 (the kernel's `tcp_send_loss_probe`): one new segment if the peer's
+    /// window holds all of it (`tcp_snd_wnd_test`: a whole MSS, or the rest of the skb), else
+    /// the last segment sent again. Its ACK, or the SACK of it, lets RACK find a lost tail
+    /// without the retransmission timer.
     fn send_probe(&mut self) {
         self.stats.loss_probes += 1;
         let data_len = self.tx.len() as u64;
         let room = self.snd_wnd.saturating_sub(self.snd_nxt - self.snd_una);
-        let new = self.cut(self.snd_nxt, data_len, room.min(self.mss));
-        if self.snd_nxt < data_len && new > 0 {
+        let new = self.cut(self.snd_nxt, data_len, self.mss);
+        if self.snd_nxt < data_len && new <= room {
             self.send_data(self.snd_nxt, new);
             self.snd_nxt += new;
         } else {
@@ -1693,6 +1704,22 @@ mod tests {
         let s = &ep.stats;
         assert_eq!((s.loss_probes, s.rack_lost, s.fast_retransmits), (1, 1, 1));
         assert_eq!(s.timeouts, 0);
+    }
+
+    /// A probe sends new data only when the peer's window holds a whole segment of it
+    /// (`tcp_snd_wnd_test`): with 176 bytes of window left it resends the last segment, as the
+    /// kernel does, rather than a 176-byte sliver the model never cut.
+    #[test]
+    fn a_probe_under_a_short_window_resends_the_tail() {
+        let mut ep = endpoint(20 * SEG as usize, &[20 * SEG], false);
+        assert_eq!(data(&establish(&mut ep)).len(), 10);
+        // Eight acknowledged; the window (3 << 10 = 3,072) less the two out leaves 176.
+        from_kernel(&mut ep, 8 * SEG, 3, &[], 0);
+        assert_eq!(data(&ep.take_out()), [], "no silly window");
+        assert_eq!(ep.early.map(|(_, e)| e), Some(Early::Probe));
+        ep.poll(ep.deadline().expect("armed"));
+        assert_eq!(data(&ep.take_out()), [((9 * SEG) as u32, SEG as usize, 0)]);
+        assert_eq!((ep.snd_nxt, ep.stats.loss_probes), (10 * SEG, 1));
     }
 
     /// A lost retransmission, found by RACK's reordering timer, not a timeout. Ten segments
