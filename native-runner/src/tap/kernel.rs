@@ -106,6 +106,9 @@ pub const WATCHED: &[&str] = &[
     "TcpExt.TCPDSACKOfoSent",
     "TcpExt.TCPDSACKRecv",
     "TcpExt.TCPDSACKOfoRecv",
+    // Segments `tcp_paws_discard` refused: a reordered ACK whose timestamp is older than one
+    // the kernel already took never reaches SACK processing.
+    "TcpExt.PAWSEstab",
     // Window reductions the kernel undid as needless (`tcp_try_undo_*`).
     "TcpExt.TCPFullUndo",
     "TcpExt.TCPDSACKUndo",

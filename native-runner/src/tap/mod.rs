@@ -521,8 +521,14 @@ fn render(r: &Report) -> String {
     );
     let _ = writeln!(
         t,
-        "  {:<26} {} after timeouts, {} after fast recoveries; D-SACKs {} received, {} sent",
-        "runner undid reductions", s.loss_undos, s.recovery_undos, s.dsacks_in, s.dsacks_out
+        "  {:<26} {} after timeouts, {} after fast recoveries; D-SACKs {} received, {} sent \
+         ({} once both FINs were out)",
+        "runner undid reductions",
+        s.loss_undos,
+        s.recovery_undos,
+        s.dsacks_in,
+        s.dsacks_out,
+        s.dsacks_out_closing
     );
     if !r.skbs.is_empty() {
         let list: Vec<String> = r
