@@ -117,9 +117,9 @@ struct Case {
 }
 
 const LOSSY: &[&str] = &["--drop", "0.05", "--reorder", "0.05", "--seed", "7"];
-/// Seed 192 corrupts the 4th, 13th, 25th and 33rd TCP frames the runner sends (its wire draws
-/// from seed ^ 0x5eed_0001), so even a GSO transfer of about 35 frames sees corruption
-/// however the timing falls. Seed 3 first corrupted the 37th, which a fast run never reached.
+/// Seed 192 corrupts the 4th, 13th, 25th and 33rd TCP frames the runner sends (a unit test in
+/// faults.rs pins this), so even a GSO transfer of about 35 frames sees corruption however the
+/// timing falls. Seed 3 first corrupted the 37th, which a fast run never reached.
 const CORRUPT: &[&str] = &["--corrupt", "0.03", "--seed", "192"];
 /// docs/tap.md's measured rates: 10 % drop each way with margin, 20 % at the edge.
 const DROP10: &[&str] = &["--drop", "0.1", "--seed", "5"];

@@ -84,6 +84,16 @@ impl Wire {
         }
     }
 
+    /// The runner's direction, and the kernel's below: each draws its own stream from the
+    /// one seed.
+    pub fn to_kernel(rates: Rates, seed: u64) -> Wire {
+        Wire::new(rates, seed ^ 0x5eed_0001)
+    }
+
+    pub fn to_runner(rates: Rates, seed: u64) -> Wire {
+        Wire::new(rates, seed ^ 0x5eed_0002)
+    }
+
     /// Passes `frame` over the wire: returns the frames that arrive now, in order.
     pub fn pass(&mut self, mut pkt: Out) -> Vec<Out> {
         let Some(seg) = wire::tcp_segment(&pkt.frame) else {
@@ -152,6 +162,21 @@ mod tests {
             assert_eq!(got.len(), 1);
             assert_eq!(got[0].frame, frame(s).frame);
         }
+    }
+
+    /// tests/tap.rs counts on it: corruption comes early, so even a short GSO transfer of
+    /// about 35 frames has some whatever the timing.
+    #[test]
+    fn the_tap_tests_corruption_seed_hits_the_4th_13th_25th_and_33rd_frames() {
+        let rates = Rates {
+            corrupt: 0.03,
+            ..Rates::default()
+        };
+        let mut w = Wire::to_kernel(rates, 192);
+        let hit: Vec<u32> = (0..35)
+            .filter(|&s| !tcp_checksum_ok(&w.pass(frame(s))[0].frame))
+            .collect();
+        assert_eq!(hit, [3, 12, 24, 32]);
     }
 
     #[test]

@@ -197,8 +197,8 @@ pub fn run(
     };
     let iss = (t.seed as u32).wrapping_mul(2_654_435_761);
     let mut ep = Endpoint::new(cfg, tx, t.chunks, iss);
-    let mut to_kernel = Wire::new(t.rates, t.seed ^ 0x5eed_0001);
-    let mut to_runner = Wire::new(t.rates, t.seed ^ 0x5eed_0002);
+    let mut to_kernel = Wire::to_kernel(t.rates, t.seed);
+    let mut to_runner = Wire::to_runner(t.rates, t.seed);
     let mut buf = vec![0u8; vnet::LEN + 70_000];
     let start = Instant::now();
     let mut progress = Progress {

@@ -102,7 +102,7 @@ pub struct Stats {
     pub dsacks_in: u64,
     pub dsacks_out: u64,
     /// Of those sent, the ones sent once both FINs were out: the peer may be in TIME_WAIT
-    /// by then, where the kernel's `tcp_timewait_state_process` reads no SACK.
+    /// by then, where the kernel's `tcp_timewait_state_process` reads no SACK, or gone.
     pub dsacks_out_closing: u64,
     pub zero_window_probes: u64,
     pub frames_in: u64,
@@ -177,10 +177,9 @@ impl St {
         matches!(self, CloseWait | Closing | LastAck | TimeWait | Closed)
     }
 
-    /// Both FINs went out: ours, and the peer's arrived in order.
+    /// Both FINs went out: the peer's arrived in order, and ours followed.
     fn both_fins_out(self) -> bool {
-        use St::*;
-        matches!(self, Closing | LastAck | TimeWait | Closed)
+        self.peer_closed() && self != St::CloseWait
     }
 
     /// The handshake is done: data and FINs flow.
