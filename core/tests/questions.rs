@@ -165,13 +165,10 @@ fn the_objects_drawn_are_the_skbs_their_frags_and_the_pages() {
     assert_eq!(skblab_core::trace::State::default().drawn(), []);
 }
 
-/// A pick question gives a choice: before its step the diagram draws at least two objects of
-/// the kind it asks for (two skbs, two frags or two pages), so the answer is not the only one
-/// there is to click.
+/// A pick question gives a choice: before its step the diagram draws at least two objects a
+/// learner could click, so the answer is not the only thing there is to pick.
 #[test]
 fn every_pick_question_has_more_than_one_candidate() {
-    use skblab_core::query::Value;
-    use std::mem::discriminant;
     let all = walkthrough::all().expect("walkthroughs parse");
     let mut lone = Vec::new();
     for w in &all {
@@ -181,14 +178,8 @@ fn every_pick_question_has_more_than_one_candidate() {
                 continue;
             }
             let t = w.trace_for(&q, &traces).expect("resolves");
-            let answer: Value = w.answer(&q, &traces).expect("resolves");
             let before = q.step.checked_sub(2).map(|i| &t.steps[i].state);
-            let n = before.map_or(0, |s| {
-                s.drawn()
-                    .into_iter()
-                    .filter(|v| discriminant(v) == discriminant(&answer))
-                    .count()
-            });
+            let n = before.map_or(0, |s| s.drawn().len());
             if n < 2 {
                 lone.push(format!(
                     "{} step {}: {} ({n} to pick from)",

@@ -382,7 +382,8 @@ pub fn walkthrough(w: &Walkthrough, questions: &[Question], traces: &[Trace], st
             let _ = writeln!(out, "{}", st.bold(&format!("Answers to step {}:", i + 1)));
             for q in &asked {
                 let answer = w.answer(q, traces).map_or_else(|e| e, |a| q.say(a));
-                let _ = writeln!(out, "  [{}] {}\n    answer: {answer}", q.variant, q.ask);
+                out.push_str(&wrap(&format!("[{}] {}", q.variant, q.ask), "  "));
+                let _ = writeln!(out, "    answer: {answer}");
             }
             out.push('\n');
         }
