@@ -9,7 +9,7 @@ use crate::scenario::Scenario;
 use crate::Error;
 use serde::Deserialize;
 
-toml_files!("walkthroughs": "anatomy", "send-sg-gso", "send-sg-nogso", "send-nosg", "send-pgbreak", "send-modern", "rx-page-reuse", "rx-page-reuse-shipped", "rx-page-reuse-lagging", "rx-skb-cache", "rx-skb-cache-rps", "rx-defer-free", "mptcp-max-size", "mptcp-round-robin");
+toml_files!("walkthroughs": "anatomy", "send-sg-gso", "send-sg-nogso", "send-nosg", "send-pgbreak", "send-modern", "rx-page-reuse", "rx-page-reuse-shipped", "rx-page-reuse-lagging", "rx-page-frag-cache", "rx-skb-cache", "rx-skb-cache-rps", "rx-defer-free", "mptcp-max-size", "mptcp-round-robin");
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -5,7 +5,9 @@
 //!   SKB_DATA_ALIGN(sizeof(skb_shared_info) 320) = 1600 + 320 = 1920, in v3.5 and v6.12.
 //!   An order-0 page holds 2 (3840 <= 4096 < 5760); a 32 KiB page_frag_cache page holds
 //!   floor(32768 / 1920) = 17.
-//! - header split, 256-byte heads: fragsz = SKB_DATA_ALIGN(256 + 64) + 320 = 640, 6 per
+//! - header split, the era's IXGBE_RX_HDR_SIZE: v3.5 asks for 512 bytes, fragsz =
+//!   SKB_DATA_ALIGN(512 + 64) + 320 = 896, 4 per order-0 page (3584 <= 4096 < 4480); v3.6
+//!   asks for 256, fragsz = SKB_DATA_ALIGN(256 + 64) + 320 = 640, 6 per
 //!   order-0 page (3840 <= 4096 < 4480). In v6.12 a 320-byte head (256 + NET_SKB_PAD) is at
 //!   most SKB_WITH_OVERHEAD(1024) = 704, so napi_alloc_skb takes a 1 KiB piece of the
 //!   small-head cache (`page_frag_alloc_1k`): 4 per order-0 page, counting down from 3072,
@@ -30,11 +32,11 @@
 //! 9. modern, 40 frames, prompt: at frames 18 and 35 the page is exhausted, every fragment
 //!    came back (count - bias = 0), so it is reused -> 1 page, 2 reuses.
 //! 10. modern, 40 frames, lag 1: at exhaustion one fragment is still out -> 3 pages, 0 reuses.
-//! 11. header split + GRO, pre-2012, 17 frames in one poll: ceil(17 / 6) -> 3 pages.
-//! 12. header split + GRO, duyck-2012, 17 frames in one poll: heads 1..6 fill page A (head 1
-//!     is the held GRO skb's, 2..6 are freed as they merge); head 7 does not fit and A still
+//! 11. header split + GRO, pre-2012, 17 frames in one poll: ceil(17 / 4) -> 5 pages.
+//! 12. header split + GRO, duyck-2012, 17 frames in one poll: heads 1..4 fill page A (head 1
+//!     is the held GRO skb's, 2..4 are freed as they merge); head 5 does not fit and A still
 //!     has head 1, so B is taken; from then on every head merges and is freed before the next
-//!     alloc, so B (count 1) restarts each time: 2 pages, reused by heads 8..17 = 10.
+//!     alloc, so B (count 1) restarts each time: 2 pages, reused by heads 6..17 = 12.
 //! 13. header split + GRO, modern, 17 frames in one poll: 1 KiB heads, 4 to a page ->
 //!     ceil(17 / 4) = 5 pages, never reused.
 //! 14. duyck-3.6, 10 frames, never read: 2 per page, at each exhaustion both fragments are
@@ -92,8 +94,8 @@ const CASES: &[Case] = &[
     Case { variant: "modern",     split: false, gro: false, frames: 40, prompt: false, lag: 0, pages: 3, reuses: 0 },
     Case { variant: "modern",     split: false, gro: false, frames: 40, prompt: true,  lag: 0, pages: 1, reuses: 2 },
     Case { variant: "modern",     split: false, gro: false, frames: 40, prompt: true,  lag: 1, pages: 3, reuses: 0 },
-    Case { variant: "pre-2012",   split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 3, reuses: 0 },
-    Case { variant: "duyck-2012", split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 2, reuses: 10 },
+    Case { variant: "pre-2012",   split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 5, reuses: 0 },
+    Case { variant: "duyck-2012", split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 2, reuses: 12 },
     Case { variant: "modern",     split: true,  gro: true,  frames: 17, prompt: false, lag: 0, pages: 5, reuses: 0 },
     Case { variant: "duyck-3.6",  split: false, gro: false, frames: 10, prompt: false, lag: 0, pages: 5, reuses: 0 },
     Case { variant: "duyck-3.6",  split: false, gro: false, frames: 10, prompt: true,  lag: 0, pages: 1, reuses: 4 },
@@ -204,7 +206,7 @@ fn header_split_pages_by_head_size_v6_12() {
     for (hdr_size, pages, freed, live) in [(512, 5, 3, 2), (640, 5, 3, 2), (641, 1, 0, 1)] {
         let nic = NicParams {
             driver: DriverStyle::HeaderSplit,
-            hdr_size,
+            hdr_size: Some(hdr_size),
             ..NicParams::default()
         };
         let m = arrive("modern", nic, AppParams::default(), 17, &mut Events::off());
@@ -223,7 +225,7 @@ fn header_split_pages_by_head_size_v6_12() {
 /// then a new page at 3072. A refill adds the references for all four pieces at once
 /// (count 4); the cursor holds `offset / 1024` of them and lets go at offset 0. Each head:
 /// 1024 bytes, `SKB_TRUESIZE(SKB_WITH_OVERHEAD(1024))` = 704 + 256 + 320 = 1280, plus the
-/// 4096-byte payload page = 5376; the room behind NET_SKB_PAD is 704 - 64 = 640.
+/// payload buffer's ixgbe_rx_bufsz 2048 = 3328; the room behind NET_SKB_PAD is 704 - 64 = 640.
 #[test]
 fn small_head_cache_layout_v6_12() {
     use skblab_core::trace::Event;
@@ -269,7 +271,7 @@ fn small_head_cache_layout_v6_12() {
         .iter()
         .map(|s| s.head.truesize)
         .collect();
-    assert_eq!(truesizes, [5376; 5]);
+    assert_eq!(truesizes, [3328; 5]);
     let count = |id| st.pages.iter().find(|p| p.id == id).map(|p| p.count);
     // Page 0: four heads, one reference each; page 5: its head's and the three to come.
     assert_eq!((count(0), count(5)), (Some(4), Some(4)));
@@ -374,10 +376,11 @@ fn page_frag_cache_refill_knobs() {
 /// - Full frame, v6.12, 45 frames: two more sk_buffs chained on the frag_list, each adding
 ///   its whole truesize (2176), plus 17 + 8 stolen heads: 34816 + 2176 + 17 * 1920 + 2176 +
 ///   8 * 1920 = 87168.
-/// - Header split, v3.5, 1 frame: 640 + 256 + one 4096-byte payload page (the model's) = 4992;
-///   2 frames: the second adds `truesize - SKB_TRUESIZE(skb_end_offset)` = 4992 - 896 = 4096.
-/// - Header split, v6.12, 1 frame: a 1 KiB head, 1024 + 256 + 4096 = 5376; 2 frames: the
-///   second adds 5376 - SKB_TRUESIZE(704) (1280) = 4096.
+/// - Header split, v3.5, 1 frame: an 896-byte head (IXGBE_RX_HDR_SIZE 512) + 256 + the
+///   payload buffer's ixgbe_rx_bufsz 2048 = 3200; 2 frames: the second adds `truesize -
+///   SKB_TRUESIZE(skb_end_offset)` = 3200 - SKB_TRUESIZE(576) (1152) = 2048.
+/// - Header split, v6.12, 1 frame: a 1 KiB head, 1024 + 256 + 2048 = 3328; 2 frames: the
+///   second adds 3328 - SKB_TRUESIZE(704) (1280) = 2048.
 /// - v3.6 builds the same skbs as v3.5: 18 full frames, 34816.
 #[test]
 fn gro_packet_truesize() {
@@ -386,10 +389,10 @@ fn gro_packet_truesize() {
         ("pre-2012", false, 1, 2176),
         ("pre-2012", false, 18, 34816),
         ("modern",   false, 45, 87168),
-        ("pre-2012", true,  1, 4992),
-        ("pre-2012", true,  2, 9088),
-        ("modern",   true,  1, 5376),
-        ("modern",   true,  2, 9472),
+        ("pre-2012", true,  1, 3200),
+        ("pre-2012", true,  2, 5248),
+        ("modern",   true,  1, 3328),
+        ("modern",   true,  2, 5376),
         ("duyck-3.6", false, 18, 34816),
     ];
     for (variant, split, frames, want) in table {
@@ -406,13 +409,13 @@ fn gro_packet_truesize() {
 }
 
 /// The alloc_skb event shows the head as allocated, before any header is pulled: headroom
-/// NET_SKB_PAD (64) and the room the driver asked for behind it. v3.5, header split: a
-/// 640-byte fragment, 640 - 320 (shinfo) - 64 = 256 = IXGBE_RX_HDR_SIZE; full frame:
+/// NET_SKB_PAD (64) and the room the driver asked for behind it. v3.5, header split: an
+/// 896-byte fragment, 896 - 320 (shinfo) - 64 = 512 = IXGBE_RX_HDR_SIZE; full frame:
 /// 1920 - 320 - 64 = 1536 >= 1514.
 #[test]
 fn alloc_skb_event_shows_the_fresh_head() {
     use skblab_core::trace::Event;
-    for (split, want) in [(true, (640, 64, 256)), (false, (1920, 64, 1536))] {
+    for (split, want) in [(true, (896, 64, 512)), (false, (1920, 64, 1536))] {
         let nic = NicParams {
             driver: if split {
                 DriverStyle::HeaderSplit
@@ -434,4 +437,53 @@ fn alloc_skb_event_shows_the_fresh_head() {
         });
         assert_eq!(got, Some(want), "split={split}");
     }
+}
+
+/// Header split asks for the era's IXGBE_RX_HDR_SIZE: 512 bytes in v3.5 (an 896-byte
+/// fragment), 256 in v3.6 (640), 256 in v6.12 (a 1 KiB piece); each payload buffer adds
+/// ixgbe_rx_bufsz = 2048 to the truesize, on top of the head's fragsz + 256 for the sk_buff.
+#[test]
+fn header_split_heads_follow_the_era_and_payload_is_charged_half_a_page() {
+    for (variant, head_bytes) in [("pre-2012", 896), ("duyck-3.6", 640), ("modern", 1024)] {
+        let nic = NicParams {
+            driver: DriverStyle::HeaderSplit,
+            gro: false,
+            ..NicParams::default()
+        };
+        let mut ev = Events::on();
+        arrive(variant, nic, AppParams::default(), 1, &mut ev);
+        let ev = ev.take();
+        let alloc = ev.iter().find_map(|e| match e {
+            skblab_core::events::Event::AllocSkb { head_bytes, .. } => Some(*head_bytes),
+            _ => None,
+        });
+        assert_eq!(alloc, Some(head_bytes), "{variant}");
+        let truesize = ev.iter().find_map(|e| match e {
+            skblab_core::events::Event::NewFrag { truesize, .. } => Some(*truesize),
+            _ => None,
+        });
+        assert_eq!(truesize, Some(head_bytes + 256 + 2048), "{variant}");
+    }
+}
+
+/// Seed 001 as posted starts every fresh page at PAGE_SIZE (its count is 1), whatever stale
+/// offset the cache still holds: full-frame buffers leave 256 bytes of each page, and every
+/// refill's cursor still reads 4096.
+#[test]
+fn duyck_2012_refills_start_at_page_size() {
+    let nic = NicParams {
+        gro: false,
+        ..NicParams::default()
+    };
+    let mut ev = Events::on();
+    arrive("duyck-2012", nic, AppParams::default(), 5, &mut ev);
+    let cursors: Vec<Option<u32>> = ev
+        .take()
+        .iter()
+        .filter_map(|e| match e {
+            skblab_core::events::Event::AllocPage { cursor, .. } => Some(*cursor),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cursors, vec![Some(4096); 3]);
 }

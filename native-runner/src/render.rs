@@ -365,18 +365,28 @@ pub fn wrap(text: &str, indent: &str) -> String {
     out
 }
 
-/// A narrated walkthrough: intro, each step's questions with their answers, its paragraph then
-/// each variant's state, the comparison of the final counters, and the outro. `traces` are the
-/// walkthrough's variants in order, `questions` its [`Walkthrough::questions`].
+/// A narrated walkthrough: intro, each step's questions (asked, not answered), its paragraph
+/// then each variant's state, then the answers under their own heading, so a reader can
+/// predict before seeing them; the comparison of the final counters, and the outro. `traces`
+/// are the walkthrough's variants in order, `questions` its [`Walkthrough::questions`].
 pub fn walkthrough(w: &Walkthrough, questions: &[Question], traces: &[Trace], st: Style) -> String {
     let mut out = walkthrough_intro(w, st);
     for i in 0..w.say.len() {
-        for q in questions.iter().filter(|q| q.step == i + 1) {
+        let asked: Vec<&Question> = questions.iter().filter(|q| q.step == i + 1).collect();
+        for q in &asked {
             out.push_str(&question(q, st));
-            let answer = w.answer(q, traces).map_or_else(|e| e, |a| q.say(a));
-            let _ = writeln!(out, "  answer: {answer}\n");
+            out.push('\n');
         }
         out.push_str(&walkthrough_step(w, traces, i, st));
+        if !asked.is_empty() {
+            let _ = writeln!(out, "{}", st.bold(&format!("Answers to step {}:", i + 1)));
+            for q in &asked {
+                let answer = w.answer(q, traces).map_or_else(|e| e, |a| q.say(a));
+                out.push_str(&wrap(&format!("[{}] {}", q.variant, q.ask), "  "));
+                let _ = writeln!(out, "    answer: {answer}");
+            }
+            out.push('\n');
+        }
     }
     out.push_str(&walkthrough_outro(traces, w, st));
     out

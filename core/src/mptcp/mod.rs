@@ -9,6 +9,12 @@
 //! This module holds the scenario format for `mechanism = "mptcp"` and the machine. The code
 //! the seed patched is net-next of November 2020 (tcp_build_frag, mptcp_push_pending), which
 //! became v5.11; its constants are those of [`Era::V5_10`].
+//!
+//! A subflow's new skb: in that tree MPTCP allocates it ahead of time,
+//! `__mptcp_do_alloc_tx_skb` (`alloc_skb_fclone(MAX_TCP_HEADER)`, MAX_TCP_HEADER reserved,
+//! the rest of the head `reserved_tailroom`), and parks it in `ssk->sk_tx_skb_cache`
+//! (`__mptcp_alloc_tx_skb`), where tcp_build_frag's `sk_stream_alloc_skb(ssk, 0, ...)` takes
+//! it; the head is the one `sk_stream_alloc_skb` would build ([`subflow`]).
 
 pub mod counters;
 pub mod dfrag;

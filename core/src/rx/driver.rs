@@ -6,11 +6,13 @@
 //!   `napi_alloc_skb` in v6.12, each -> `build_skb`, `skb->head_frag`). The whole frame,
 //!   payload included, sits in the head.
 //! - **header-split**: the headers go into a small skb head (`netdev_alloc_skb(dev,
-//!   hdr_size)` in v3.x, `napi_alloc_skb(napi, hdr_size)` in v6.12; ixgbe's
-//!   IXGBE_RX_HDR_SIZE = 256; ixgbe copies them out of its receive page, NICs with header
-//!   split write them there) and the payload stays in a page the driver owns, attached as a
-//!   frag. The model gives each frame's payload a fresh order-0 page (real drivers recycle
-//!   half pages or use page_pool).
+//!   hdr_size)` in v3.x, `napi_alloc_skb(napi, hdr_size)` in v6.12, where ixgbe calls it in
+//!   `legacy-rx` mode; the era's IXGBE_RX_HDR_SIZE, 512 in v3.5 and 256 later, see
+//!   [`super::scenario::ixgbe_rx_hdr_size`]; ixgbe copies them out of its receive page, NICs
+//!   with header split write them there) and the payload stays in a buffer the driver owns,
+//!   attached as a frag and charged `ixgbe_rx_bufsz` (half a page). The model gives each
+//!   buffer a fresh order-0 page (ixgbe recycles half pages; most drivers today use
+//!   page_pool).
 //!
 //! Which allocator the head comes from is [`head_source`].
 
@@ -59,9 +61,14 @@ pub enum HeadSource {
 /// above `SKB_WITH_OVERHEAD(PAGE_SIZE)` (3776); at most `SKB_WITH_OVERHEAD(1024)` (704) a
 /// 1 KiB piece of the small-head cache where NAPI_HAS_SMALL_PAGE_FRAG (PAGE_SIZE == SZ_4K),
 /// else kmalloc; between the two a `SKB_HEAD_ALIGN(len)` fragment of `napi_alloc_cache.page`.
-/// (`__netdev_alloc_skb` of the same release kmallocs every head up to 704 bytes instead:
-/// "net: avoid 32 x truesize under-estimation for tiny skbs", v5.11.) The model's full-frame
-/// driver goes the same way, as a driver that lets `napi_alloc_skb` size its buffers.
+/// (`__netdev_alloc_skb` of the same release kmallocs every head up to 704 bytes instead,
+/// since "skbuff: back tiny skbs with kmalloc() in __netdev_alloc_skb() too", which followed
+/// "net: avoid 32 x truesize under-estimation for tiny skbs", v5.11, the `napi_alloc_skb`
+/// side.) ixgbe calls `napi_alloc_skb` only with the `legacy-rx` private flag: by default
+/// (`ring_uses_build_skb`) v6.12's ixgbe wraps its own half-page buffer with `napi_build_skb`
+/// (`ixgbe_build_skb`) and takes nothing from these caches. The model's full-frame driver goes
+/// the same way as `napi_alloc_skb`, as a driver that cuts its buffers from `napi_alloc_cache`
+/// as `napi_alloc_skb` sizes them and builds the skb around them.
 pub fn head_source(k: &KernelConsts, alloc: Allocator, length: u32) -> HeadSource {
     match alloc {
         Allocator::Pre2012 | Allocator::Duyck2012 | Allocator::Duyck36 => {
@@ -97,7 +104,7 @@ pub fn scenario_head_source(p: &RxParams) -> HeadSource {
 fn head_len(p: &RxParams) -> u32 {
     match p.nic.driver {
         DriverStyle::FullFrame => p.frame_len(),
-        DriverStyle::HeaderSplit => p.nic.hdr_size,
+        DriverStyle::HeaderSplit => p.hdr_size(),
     }
 }
 
@@ -172,22 +179,37 @@ pub fn rx_frame(
     if p.nic.driver == DriverStyle::FullFrame {
         skb.put_linear(in_head - hdrs);
     } else {
-        attach_payload_pages(mem, &mut skb, payload, k.page_size, ev);
+        attach_payload_pages(mem, &mut skb, payload, &k, ev);
     }
     skb
 }
 
-/// Header split: the payload lands in driver pages (one reference each, handed to the skb).
+/// `ixgbe_rx_bufsz`: the half page each ixgbe receive buffer is, and what ixgbe adds to
+/// `skb->truesize` per buffer it attaches (v3.x ixgbe.h: `(PAGE_SIZE / 2) <<
+/// ixgbe_rx_pg_order`, order 0 without FCoE; v6.12: `ixgbe_rx_frame_truesize`,
+/// `ixgbe_rx_pg_size / 2` where PAGE_SIZE < 8192): 2048 with 4 KiB pages in every era.
+pub fn ixgbe_rx_bufsz(k: &KernelConsts) -> u32 {
+    k.page_size / 2
+}
+
+/// Header split: the payload lands in the driver's receive buffers, `ixgbe_rx_bufsz` bytes
+/// each, one reference each handed to the skb, which is charged `ixgbe_rx_bufsz` per buffer as
+/// ixgbe charges it. ixgbe's buffer is half a page whose other half a later frame fills, and
+/// the driver flips between the halves and keeps the page while the stack has let go of the
+/// other half (`page_count(page) == 1`; v6.12 `ixgbe_can_reuse_rx_page`); the model gives
+/// each buffer a fresh page of its own and leaves that recycling out, so its payload pages
+/// are not ixgbe's page count, only its frag cache is.
 fn attach_payload_pages(
     mem: &mut Mem,
     skb: &mut Skb,
     mut payload: u32,
-    page_size: u32,
+    k: &KernelConsts,
     ev: &mut Events,
 ) {
+    let bufsz = ixgbe_rx_bufsz(k);
     while payload > 0 {
-        let size = payload.min(page_size);
-        let page = mem.pool.alloc(0, page_size, skb.cpu, None, ev);
+        let size = payload.min(bufsz);
+        let page = mem.pool.alloc(0, k.page_size, skb.cpu, None, ev);
         mem.pool.page_mut(page).used = size;
         let idx = skb.nr_frags() as u32;
         skb.add_frag(Frag {
@@ -195,7 +217,7 @@ fn attach_payload_pages(
             offset: 0,
             size,
         });
-        skb.head.truesize += page_size;
+        skb.head.truesize += bufsz;
         let (id, truesize) = (skb.id, skb.head.truesize);
         ev.emit(|| Event::NewFrag {
             skb: id,

@@ -17,7 +17,8 @@ use crate::skb::Frag;
 use crate::trace::Cursor;
 
 /// PAGE_FRAG_CACHE_MAX_SIZE = `__ALIGN_MASK(32768, ~PAGE_MASK)` = 32 KiB
-/// (include/linux/page_frag_cache.h, v6.12); its order is PAGE_FRAG_CACHE_MAX_ORDER = 3.
+/// (include/linux/mm_types.h in v6.12; include/linux/page_frag_cache.h from 6.13); its order
+/// is PAGE_FRAG_CACHE_MAX_ORDER = 3.
 pub const PAGE_FRAG_CACHE_MAX_SIZE: u32 = 32768;
 const PAGE_FRAG_CACHE_MAX_ORDER: u32 = 3;
 
@@ -122,7 +123,6 @@ impl FragCache {
                 if let Some(old) = held {
                     self.release(mem, old, ev);
                 }
-                self.offset = 0;
                 self.refill_order0(mem, ev)
             }
         };
@@ -240,7 +240,12 @@ impl FragCache {
         }
     }
 
+    /// An order-0 refill (`alloc_page`). v3.5 sets `nc->offset = 0`; the seed as posted drops
+    /// that line and leaves the old offset in place, which it never reads: a fresh page's
+    /// count is 1, so the allocation starts it at PAGE_SIZE. The cursor shows that start.
     fn refill_order0(&mut self, mem: &mut Mem, ev: &mut Events) -> PageId {
+        self.size = self.page_size;
+        self.offset = self.start();
         let refill = Refill {
             cursor: Some(self.offset),
             bias: None,
@@ -250,7 +255,6 @@ impl FragCache {
             .alloc(0, self.page_size, self.cpu, Some(refill), ev);
         self.pages += 1;
         self.page = Some(page);
-        self.size = self.page_size;
         page
     }
 

@@ -22,9 +22,15 @@ pub enum Variant {
     /// fills it first, a non-SG route never gets frags.
     #[default]
     Pre2010,
-    /// Krishna Kumar's RFC patch (2010, the seed's diff on 2.6.33; not merged as posted):
+    /// Krishna Kumar's RFC patch (January 2010; not merged as posted):
     /// `sk_stream_alloc_skb(sk, 0, ...)`, all payload in page frags on every device; non-SG
-    /// devices pay `skb_linearize` in the driver path.
+    /// devices pay `skb_linearize` in the driver path. Its `-` lines are net-next of January
+    /// 2010, the tree that became 2.6.34 (`select_size(struct sock *sk, int sg)`; 2.6.33 has
+    /// `select_size(struct sock *sk)` and reads NETIF_F_SG from `sk_route_caps` itself, the
+    /// same rule). Both variants use 2.6.33's constants, the last release before the seed:
+    /// 2.6.34 also dropped `dma_head`/`dma_maps` from `skb_shared_info` (344 bytes, aligned
+    /// 384: pgbreak 3408, `consts.shinfo_size = 344`); we found nothing dating that removal
+    /// before the seed.
     Kumar2010,
     /// tcp_sendmsg_locked (v6.12): `tcp_stream_alloc_skb`, the socket page frag refilled by
     /// `skb_page_frag_refill` (32 KiB), `sysctl_max_skb_frags`, MSG_EOR.
