@@ -128,6 +128,14 @@ impl WireArgs {
             corrupt: self.corrupt,
         }
     }
+
+    /// Bad rates, and a --pcap that cannot be written, refused before anything is set up.
+    fn check(&self) -> Result<(), String> {
+        self.rates().check()?;
+        self.pcap
+            .as_deref()
+            .map_or(Ok(()), |p| crate::output::check(p, self.force, "--pcap"))
+    }
 }
 
 /// The kernel's GSO super-packets beside the model's size goal for the same MSS and limit.
@@ -172,11 +180,9 @@ struct Report {
 pub fn run(args: &TapArgs) -> Result<(), String> {
     // Bad flags and scenarios are reported before anything is set up.
     match &args.cmd {
-        TapCmd::Send { wire, .. } | TapCmd::Recv { wire, .. } => wire.rates().check()?,
+        TapCmd::Send { wire, .. } => wire.check()?,
+        TapCmd::Recv { wire, bytes, .. } => wire.check().and_then(|()| check_bytes(*bytes))?,
         TapCmd::Bench { bytes, .. } => check_bytes(*bytes)?,
-    }
-    if let TapCmd::Recv { bytes, .. } = &args.cmd {
-        check_bytes(*bytes)?;
     }
     let job = match &args.cmd {
         TapCmd::Send {
@@ -223,9 +229,7 @@ fn check_bytes(bytes: u64) -> Result<(), String> {
 }
 
 fn transfer(tap: &netns::Tap, mut t: Transfer, w: &WireArgs) -> Result<Outcome, String> {
-    let rates = w.rates();
-    rates.check()?;
-    t.rates = rates;
+    t.rates = w.rates();
     t.seed = w.seed;
     t.timeout = Duration::from_secs(w.timeout);
     let mut pcap = match &w.pcap {
