@@ -209,7 +209,7 @@ fn out_of_descriptors_the_server_waits_then_serves_again() {
     // A bound on work done, not a speed: retrying accept at once for ever takes a whole CPU
     // (or all it can get of one), waiting takes milliseconds.
     assert!(
-        used < window / 5,
+        used < window / 10,
         "the server used {used:?} of CPU in {window:?} while out of descriptors"
     );
     drop(idle);
