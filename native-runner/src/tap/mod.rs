@@ -132,9 +132,8 @@ impl WireArgs {
     /// Bad rates, and a --pcap that cannot be written, refused before anything is set up.
     fn check(&self) -> Result<(), String> {
         self.rates().check()?;
-        self.pcap
-            .as_deref()
-            .map_or(Ok(()), |p| crate::output::check(p, self.force, "--pcap"))
+        let pcap = |p: &PathBuf| crate::output::check(p, self.force, "--pcap");
+        self.pcap.iter().try_for_each(pcap)
     }
 }
 
@@ -232,13 +231,11 @@ fn transfer(tap: &netns::Tap, mut t: Transfer, w: &WireArgs) -> Result<Outcome, 
     t.rates = w.rates();
     t.seed = w.seed;
     t.timeout = Duration::from_secs(w.timeout);
-    let mut pcap = match &w.pcap {
-        Some(p) => {
-            let f = crate::output::create(p, w.force, "--pcap")?;
-            Some(pcap::Pcap::new(std::io::BufWriter::new(f)).map_err(|e| e.to_string())?)
-        }
-        None => None,
-    };
+    let mut pcap = None;
+    if let Some(p) = &w.pcap {
+        let f = crate::output::create(p, w.force, "--pcap")?;
+        pcap = Some(pcap::Pcap::new(std::io::BufWriter::new(f)).map_err(|e| e.to_string())?);
+    }
     let out = session::run(tap, t, pcap.as_mut())?;
     if let Some(p) = pcap {
         p.finish().map_err(|e| format!("writing the pcap: {e}"))?;
