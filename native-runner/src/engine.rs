@@ -161,13 +161,14 @@ impl WasmHost {
         };
         let wasm = std::fs::read(path).map_err(|e| fail(format!("cannot read: {e}")))?;
         let cache = cache_file(&engine, &wasm);
-        let cached = cache.as_deref().filter(|c| is_ours(c)).and_then(|c| {
+        let cached = cache.as_deref().and_then(read_cache).and_then(|file| {
             // SAFETY: deserializing runs native code from the file. We only read a regular
             // file, owned by this user and writable by no one else, in this user's private
             // cache directory (see `cache_dir`), named by the SHA-256 of the module it was
-            // compiled from and written whole (write then rename) by `Module::serialize`
-            // below; wasmtime rejects artifacts of another version or configuration.
-            unsafe { Module::deserialize_file(&engine, c) }.ok()
+            // compiled from, written whole (write then rename) by `write_cache` below, and
+            // whose code still has the checksum written beside it; wasmtime rejects artifacts
+            // of another version or configuration.
+            unsafe { Module::deserialize(&engine, &file[CHECKSUM..]) }.ok()
         });
         let from_cache = cached.is_some();
         let module = match cached {
@@ -481,11 +482,10 @@ fn private_dir(dir: &Path) -> Option<PathBuf> {
     private.then(|| dir.to_path_buf())
 }
 
-/// Whether `file` is a regular file of this user's that no one else may write.
-fn is_ours(file: &Path) -> bool {
+/// Whether a file is a regular file of this user's that no one else may write.
+fn is_ours(m: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(file)
-        .is_ok_and(|m| m.is_file() && m.uid() == euid() && m.mode() & 0o022 == 0)
+    m.is_file() && m.uid() == euid() && m.mode() & 0o022 == 0
 }
 
 fn euid() -> u32 {
@@ -493,18 +493,47 @@ fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// Writes atomically (a private temporary file, then rename), so concurrent runs (parallel
-/// tests) never read a half-written file.
-fn write_cache(module: &Module, path: &Path) -> std::io::Result<()> {
+/// The bytes before the compiled code in a cache file: the code's SHA-256.
+const CHECKSUM: usize = 32;
+
+/// The cache file at `path` if it is ours and its code matches its checksum. wasmtime checks
+/// an artifact's header and version, not its code: a file changed in the middle (a disk
+/// error, a tool that edited it) would load and run broken machine code. The checksum catches
+/// that, not an attacker (who could write both); ownership and modes keep others out.
+fn read_cache(path: &Path) -> Option<Vec<u8>> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let bytes = module.serialize().map_err(std::io::Error::other)?;
+    // Checked on the open file (no race with a rename); a FIFO does not block the open.
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !is_ours(&f.metadata().ok()?) {
+        return None;
+    }
+    let mut file = Vec::new();
+    f.read_to_end(&mut file).ok()?;
+    let (sum, code) = file.split_at_checked(CHECKSUM)?;
+    (Sha256::digest(code).as_slice() == sum).then_some(file)
+}
+
+/// Writes the checksum and the code atomically (a private temporary file, then rename), so
+/// concurrent runs (parallel tests) never read a half-written file.
+fn write_cache(module: &Module, path: &Path) -> std::io::Result<()> {
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let code = module.serialize().map_err(std::io::Error::other)?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(&tmp)?;
-    std::io::Write::write_all(&mut f, &bytes)?;
+    f.write_all(&Sha256::digest(&code))?;
+    f.write_all(&code)?;
     std::fs::rename(&tmp, path)
 }
 
@@ -535,10 +564,37 @@ mod tests {
         let planted = fresh.join("planted.cwasm");
         std::fs::write(&planted, b"code").unwrap();
         std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o666)).unwrap();
-        assert!(!is_ours(&planted), "a file others can write");
+        let meta = || std::fs::symlink_metadata(&planted).unwrap();
+        assert!(!is_ours(&meta()), "a file others can write");
         std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert!(is_ours(&planted));
+        assert!(is_ours(&meta()));
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_cache_file_whose_code_changed_is_not_loaded() {
+        let dir = std::env::temp_dir().join(format!("skblab-cache-sum-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let engine = new_engine();
+        let module = Module::new(&engine, b"\0asm\x01\0\0\0").unwrap();
+        let path = dir.join("m.cwasm");
+        write_cache(&module, &path).unwrap();
+        let good = read_cache(&path).expect("the file just written");
+        // SAFETY: the file was written by `write_cache` just now, from this engine.
+        unsafe { Module::deserialize(&engine, &good[CHECKSUM..]) }.unwrap();
+
+        let mut changed = good.clone();
+        let middle = changed.len() / 2;
+        changed[middle] ^= 0xff;
+        std::fs::write(&path, &changed).unwrap();
+        assert!(read_cache(&path).is_none(), "a changed byte");
+        std::fs::write(&path, &good[..good.len() - 1]).unwrap();
+        assert!(read_cache(&path).is_none(), "a truncated file");
+        std::fs::write(&path, &good[..CHECKSUM - 1]).unwrap();
+        assert!(read_cache(&path).is_none(), "shorter than its checksum");
+        std::fs::write(&path, &good).unwrap();
+        assert!(read_cache(&path).is_some(), "whole again");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -86,7 +86,7 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Serve the built playground (dist/) on 127.0.0.1 and print its URL.
+    /// Serve the built playground (dist/) on 127.0.0.1 (or --bind ADDR) and print its URL.
     Serve(skblab_runner::serve::Args),
     /// The model's segments on a real wire against the kernel's TCP (root, /dev/net/tun).
     Tap(tap::TapArgs),
@@ -143,7 +143,7 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
             variants,
             json,
         } => cli::compare(&file, &variants, json, cli.engine, st),
-        Cmd::Serve(a) => skblab_runner::serve::serve(&a.dir, a.port)
+        Cmd::Serve(a) => skblab_runner::serve::serve(&a)
             .map(|()| String::new())
             .map_err(CliError),
         Cmd::Tap(_) | Cmd::Kernel(_) => unreachable!("tap and kernel run before dispatch"),
@@ -191,7 +191,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 fail(&e);
-                ExitCode::FAILURE
+                ExitCode::from(2)
             }
         };
     }

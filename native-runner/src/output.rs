@@ -21,25 +21,49 @@ pub fn stdout(text: &str) -> Result<(), String> {
 
 /// Creates `path` for writing. Without `force` an existing file is refused; with it, it is
 /// truncated. A symlink at `path` is refused either way (`O_NOFOLLOW`), so output never lands
-/// somewhere the name does not say.
+/// somewhere the name does not say, and so is anything but a regular file: opening a FIFO
+/// would wait for a reader (past any `--timeout`), a device is no file to keep.
 pub fn create(path: &Path, force: bool, flag: &str) -> Result<File, String> {
+    check(path, force, flag)?;
     let fail = |why: &str| format!("{flag} {}: {why}", path.display());
-    if path.symlink_metadata().is_ok_and(|m| m.is_symlink()) {
-        return Err(fail("is a symlink; output is never written through one"));
-    }
     let mut o = std::fs::OpenOptions::new();
-    o.write(true).custom_flags(libc::O_NOFOLLOW).mode(0o644);
+    // O_NONBLOCK: a FIFO put there since the check fails at once (ENXIO) instead of waiting;
+    // writes to a regular file never wait on it.
+    o.write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .mode(0o644);
     if force {
         o.create(true).truncate(true);
     } else {
         o.create_new(true);
     }
-    o.open(path).map_err(|e| match e.kind() {
-        ErrorKind::AlreadyExists => fail("exists; give --force to overwrite it"),
+    let file = o.open(path).map_err(|e| match e.kind() {
+        ErrorKind::AlreadyExists => fail(EXISTS),
         // A symlink put there since the check: O_NOFOLLOW fails with ELOOP.
-        _ if e.raw_os_error() == Some(libc::ELOOP) => fail("is a symlink"),
+        _ if e.raw_os_error() == Some(libc::ELOOP) => fail(SYMLINK),
+        _ if e.raw_os_error() == Some(libc::ENXIO) => fail(NOT_A_FILE),
         _ => fail(&e.to_string()),
-    })
+    })?;
+    match file.metadata() {
+        Ok(m) if m.is_file() => Ok(file),
+        _ => Err(fail(NOT_A_FILE)),
+    }
+}
+
+const EXISTS: &str = "exists; give --force to overwrite it";
+const SYMLINK: &str = "is a symlink; output is never written through one";
+const NOT_A_FILE: &str = "is not a regular file (a FIFO, a device or a folder); name a file";
+
+/// What [`create`] refuses, found without creating anything: for checking flags before a
+/// command sets anything up.
+pub fn check(path: &Path, force: bool, flag: &str) -> Result<(), String> {
+    let why = match path.symlink_metadata() {
+        Ok(m) if m.is_symlink() => SYMLINK,
+        Ok(m) if !m.is_file() => NOT_A_FILE,
+        Ok(_) if !force => EXISTS,
+        _ => return Ok(()),
+    };
+    Err(format!("{flag} {}: {why}", path.display()))
 }
 
 #[cfg(test)]
@@ -63,6 +87,24 @@ mod tests {
             assert!(err.contains("is a symlink"), "force {force}: {err}");
         }
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
+
+        let fifo = dir.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path and touches no memory of ours.
+        let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+        assert!(made == 0 || fifo.exists(), "mkfifo");
+        for force in [false, true] {
+            let err = create(&fifo, force, "--pcap").unwrap_err();
+            assert!(
+                err.contains("is not a regular file"),
+                "force {force}: {err}"
+            );
+            let err = create(&dir, force, "--pcap").unwrap_err();
+            assert!(
+                err.contains("is not a regular file"),
+                "force {force}: {err}"
+            );
+        }
 
         create(&new, false, "--pcap").unwrap();
         create(&file, true, "--pcap").unwrap();

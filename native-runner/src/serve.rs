@@ -1,73 +1,114 @@
 //! `skblab serve`: a small static file server for the built playground (`dist/`).
 //!
-//! It binds 127.0.0.1 only, answers GET and HEAD, maps a handful of extensions to their MIME
-//! types (the browser refuses to stream-compile wasm served as anything but
-//! `application/wasm`) and refuses any path that would leave the served folder. Whatever a
-//! client does costs bounded memory and threads: a fixed pool of workers with a bounded queue
-//! (503 past it), a request head of at most a few KiB (414, 431), a deadline to send it (408),
-//! and regular files only (a FIFO would block a worker for ever).
+//! It binds 127.0.0.1 unless told another address (`--bind`, for a classroom network), answers
+//! GET and HEAD, maps a handful of extensions to their MIME types (the browser refuses to
+//! stream-compile wasm served as anything but `application/wasm`) and refuses any path that
+//! would leave the served folder.
+//!
+//! One thread serves every connection, with non-blocking sockets and `poll(2)`: a connection
+//! costs a slot (its socket, at most one open file and a few KiB), not a thread, so clients
+//! that send their request a byte at a time wait beside the others, not in front of them.
+//! Whatever clients do costs bounded memory and time: [`Bounds::connections`] served at once
+//! and [`Bounds::refused`] more told 503 (past both, new connections wait in the kernel's
+//! listen backlog), a request head of a few KiB (414, 431) sent within a deadline counted from
+//! the connection's start (408), a deadline for each write of the answer, and regular files
+//! only (opening a FIFO would block the server). Every answer ends in a lingering close: our
+//! side is shut and what the client still sends is read and dropped until it closes (or
+//! [`Bounds::linger`] passes), because closing a socket with unread input resets the
+//! connection, and the reset can destroy the answer before the client reads it. When no
+//! descriptor is left (`EMFILE`), accepting waits for a connection to close or for 100 ms,
+//! rather than fail again at once for ever.
+//!
+//! Why no HTTP crate: tiny_http 0.12 (2,500 lines of code and four dependencies; 370 here)
+//! gives each connection a thread from a pool that grows without bound, sets no read
+//! deadline, reads request lines and headers of any length, and ends its accept loop on the
+//! first failed accept (so `EMFILE` stops the server for good). Each limit above would have to
+//! be rebuilt around it, and these limits are most of this file. hyper is well kept but needs
+//! an async runtime (tokio) to serve one folder.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::fs::File;
+use std::io::{ErrorKind, Read, Take, Write};
+use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver, TrySendError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Serve the built playground on 127.0.0.1.
+/// Serve the built playground, on 127.0.0.1 unless told another address.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// The folder to serve (built by `cargo xtask build-web`).
     #[arg(long, default_value = "dist")]
     pub dir: PathBuf,
-    /// The port on 127.0.0.1; 0 picks a free one (the printed URL names it).
+    /// The address to listen on. The default serves this machine only; for a classroom, give
+    /// this machine's address on the room's network (or 0.0.0.0 for every address).
+    #[arg(long, value_name = "ADDR", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    pub bind: IpAddr,
+    /// The port; 0 picks a free one (the printed URL names it).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
 }
 
-/// What one client may cost the server.
+/// What clients may cost the server.
 #[derive(Clone, Copy, Debug)]
 pub struct Bounds {
-    /// Connections served at once (worker threads).
-    pub workers: usize,
-    /// Accepted connections waiting for a worker; past them a client gets 503.
-    pub queue: usize,
+    /// Connections read and answered at once.
+    pub connections: usize,
+    /// Connections past those that are answered 503 at once; past both, new connections wait
+    /// in the kernel's listen backlog.
+    pub refused: usize,
     /// The request line, in bytes (414 past it).
     pub request_line: usize,
     /// The header lines together, in bytes (431 past them).
     pub headers: usize,
-    /// Time to send the whole request head, and for each write of the answer.
+    /// Time from the connection's start to send the whole request head (408 past it), and
+    /// for each write of the answer to make progress.
     pub idle: Duration,
+    /// How long an answered connection waits for the client to close.
+    pub linger: Duration,
 }
 
 impl Default for Bounds {
+    /// At most 576 descriptors (a socket per connection, a file per answer being sent),
+    /// within the usual limit of 1024.
     fn default() -> Self {
         Bounds {
-            workers: 8,
-            queue: 64,
+            connections: 256,
+            refused: 64,
             request_line: 4 << 10,
             headers: 8 << 10,
             idle: Duration::from_secs(10),
+            linger: Duration::from_secs(2),
         }
     }
 }
 
-/// Serves `dir` on 127.0.0.1:`port` until the process is stopped. Prints the URL first (to
-/// stderr when stdout cannot take it: the server is still worth running).
-pub fn serve(dir: &Path, port: u16) -> Result<(), String> {
-    let root = dir
+/// How long accepting pauses after it failed (no descriptor left), unless a connection closes.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+/// The most of a file read at once, and of a lingering client's input read per wake-up.
+const CHUNK: u64 = 64 << 10;
+
+/// Serves `args.dir` on `args.bind`:`args.port` until the process is stopped. Prints the URL
+/// first (to stderr when stdout cannot take it: the server is still worth running), after a
+/// warning when the address reaches beyond this machine.
+pub fn serve(args: &Args) -> Result<(), String> {
+    let root = args
+        .dir
         .canonicalize()
-        .map_err(|e| format!("cannot serve {}: {e}", dir.display()))?;
+        .map_err(|e| format!("cannot serve {}: {e}", args.dir.display()))?;
     if !root.join("index.html").is_file() {
         return Err(format!(
             "{} has no index.html: build it first with `cargo xtask build-web`",
             root.display()
         ));
     }
-    let listener = TcpListener::bind(("127.0.0.1", port))
-        .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+    let wanted = SocketAddr::new(args.bind, args.port);
+    let listener =
+        TcpListener::bind(wanted).map_err(|e| format!("cannot listen on {wanted}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    if let Some(warning) = exposure_warning(addr, &root) {
+        eprintln!("{warning}");
+    }
     let line = format!(
         "skblab playground: http://{addr}/  (serving {})\n",
         root.display()
@@ -83,106 +124,287 @@ pub fn serve(dir: &Path, port: u16) -> Result<(), String> {
     run(listener, root, Bounds::default())
 }
 
+/// The warning for an address other machines can reach: what they can read there.
+fn exposure_warning(addr: SocketAddr, root: &Path) -> Option<String> {
+    (!addr.ip().is_loopback()).then(|| {
+        format!(
+            "skblab: warning: listening on {addr}, beyond loopback: anyone who can reach this \
+             machine there can read every file under {}",
+            root.display()
+        )
+    })
+}
+
 /// Answers connections on `listener` with files under `root` (canonical), within `bounds`.
 pub fn run(listener: TcpListener, root: PathBuf, bounds: Bounds) -> Result<(), String> {
-    let (queue, waiting) = sync_channel::<TcpStream>(bounds.queue);
-    let waiting = Arc::new(Mutex::new(waiting));
-    let root = Arc::new(root);
-    for i in 0..bounds.workers {
-        let (waiting, root) = (waiting.clone(), root.clone());
-        std::thread::Builder::new()
-            .name(format!("serve-{i}"))
-            .spawn(move || work(&waiting, &root, bounds))
-            .map_err(|e| format!("cannot start a server thread: {e}"))?;
-    }
-    for stream in listener.incoming() {
-        // A failed accept (a connection reset early, no descriptors left) concerns one client.
-        let Ok(stream) = stream else { continue };
-        if let Err(TrySendError::Full(mut s) | TrySendError::Disconnected(mut s)) =
-            queue.try_send(stream)
-        {
-            let _ = s.set_write_timeout(Some(bounds.idle));
-            let _ = respond(&mut s, "503 Service Unavailable", "text/plain", b"busy\n");
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("cannot serve: {e}"))?;
+    let mut conns: Vec<Conn> = Vec::new();
+    let mut accept_after = Instant::now();
+    loop {
+        let room = conns.len() < bounds.connections + bounds.refused;
+        let listening = room && Instant::now() >= accept_after;
+        let mut fds: Vec<libc::pollfd> = conns.iter().map(Conn::pollfd).collect();
+        if listening {
+            fds.push(pollfd(listener.as_raw_fd(), libc::POLLIN));
+        }
+        let backoff = (room && !listening).then_some(accept_after);
+        poll(
+            &mut fds,
+            conns.iter().map(|c| c.deadline).chain(backoff).min(),
+        );
+        let now = Instant::now();
+        for (c, fd) in conns.iter_mut().zip(&fds) {
+            if fd.revents != 0 {
+                c.advance(&root, bounds, now);
+            }
+            if now >= c.deadline {
+                c.expire(bounds, now);
+            }
+        }
+        let open = conns.len();
+        conns.retain(|c| !matches!(c.state, State::Closed));
+        if conns.len() < open {
+            // A descriptor came free: accepting may work again.
+            accept_after = now;
+        }
+        if listening && fds.last().is_some_and(|fd| fd.revents != 0) {
+            accept_after = accept(&listener, &mut conns, bounds, now);
         }
     }
-    Ok(())
 }
 
-/// A worker: takes the next waiting connection and answers it, until the queue is gone.
-fn work(waiting: &Mutex<Receiver<TcpStream>>, root: &Path, bounds: Bounds) {
-    loop {
-        let next = waiting.lock().unwrap_or_else(|p| p.into_inner()).recv();
-        let Ok(stream) = next else { return };
-        // A broken connection concerns only that client.
-        let _ = handle(stream, root, bounds);
+/// Accepts what waits in the backlog while there is room: a slot if one is free, else a 503.
+/// Returns when accepting may next be tried: at once, or after [`ACCEPT_BACKOFF`] when an
+/// accept failed (no descriptor left, or a connection reset before it was taken).
+fn accept(listener: &TcpListener, conns: &mut Vec<Conn>, bounds: Bounds, now: Instant) -> Instant {
+    while conns.len() < bounds.connections + bounds.refused {
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            Err(_) => return now + ACCEPT_BACKOFF,
+        };
+        if stream.set_nonblocking(true).is_err() {
+            continue;
+        }
+        let serving = conns.iter().filter(|c| c.is_serving()).count();
+        let mut conn = Conn {
+            stream,
+            state: State::Head(Vec::new()),
+            deadline: now + bounds.idle,
+        };
+        if serving >= bounds.connections {
+            // A new socket's send buffer takes these few bytes at once.
+            let busy = Answer::text("503 Service Unavailable", b"busy\n");
+            let _ = conn.stream.write(&busy.out);
+            conn.state = conn.linger(bounds, now);
+        }
+        if !matches!(conn.state, State::Closed) {
+            conns.push(conn);
+        }
+    }
+    now
+}
+
+/// Waits until a descriptor in `fds` is ready or `wake` comes (for ever without one).
+fn poll(fds: &mut [libc::pollfd], wake: Option<Instant>) {
+    let ms = wake.map_or(-1, |w| {
+        // Rounded up: waking before a deadline would spin until it passes.
+        let left = w.saturating_duration_since(Instant::now()).as_nanos();
+        i32::try_from(left.div_ceil(1_000_000)).unwrap_or(i32::MAX)
+    });
+    // SAFETY: `fds` is an exclusively borrowed array of `fds.len()` initialised pollfds.
+    // Its result needs no check: on an error (EINTR) no revents are set and the loop goes on.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+}
+
+fn pollfd(fd: i32, events: i16) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events,
+        revents: 0,
     }
 }
 
-fn handle(mut stream: TcpStream, root: &Path, bounds: Bounds) -> std::io::Result<()> {
-    stream.set_write_timeout(Some(bounds.idle))?;
-    let request = match read_head(&mut stream, bounds)? {
+/// One client's connection and where its exchange stands.
+struct Conn {
+    stream: TcpStream,
+    state: State,
+    /// When the current state gives up (see [`Conn::expire`]).
+    deadline: Instant,
+}
+
+enum State {
+    /// Reading the request head (what came so far).
+    Head(Vec<u8>),
+    /// Sending the answer.
+    Answer(Answer),
+    /// Answered and our side shut: reading what the client still sends until it closes.
+    Linger,
+    Closed,
+}
+
+/// An answer on its way: `out[sent..]`, then the rest of `file`.
+struct Answer {
+    out: Vec<u8>,
+    sent: usize,
+    file: Option<Take<File>>,
+}
+
+impl Answer {
+    /// A status with a short plain-text body.
+    fn text(status: &str, body: &[u8]) -> Answer {
+        let mut out = head(status, "text/plain", body.len() as u64);
+        out.extend_from_slice(body);
+        Answer {
+            out,
+            sent: 0,
+            file: None,
+        }
+    }
+}
+
+impl Conn {
+    fn pollfd(&self) -> libc::pollfd {
+        let events = match self.state {
+            State::Answer(_) => libc::POLLOUT,
+            _ => libc::POLLIN,
+        };
+        pollfd(self.stream.as_raw_fd(), events)
+    }
+
+    /// Whether it holds one of the [`Bounds::connections`] slots.
+    fn is_serving(&self) -> bool {
+        matches!(self.state, State::Head(_) | State::Answer(_))
+    }
+
+    /// Goes as far as the socket allows without waiting.
+    fn advance(&mut self, root: &Path, bounds: Bounds, now: Instant) {
+        self.state = match std::mem::replace(&mut self.state, State::Closed) {
+            State::Head(head) => self.read_head(head, root, bounds, now),
+            State::Answer(answer) => self.send(answer, bounds, now),
+            State::Linger => self.drain(),
+            State::Closed => State::Closed,
+        };
+    }
+
+    /// At the deadline: a head not yet complete is answered 408; an answer the client stopped
+    /// reading, or a client that does not close, is closed.
+    fn expire(&mut self, bounds: Bounds, now: Instant) {
+        self.state = match self.state {
+            State::Head(_) => {
+                self.deadline = now + bounds.idle;
+                State::Answer(Answer::text("408 Request Timeout", b""))
+            }
+            _ => State::Closed,
+        };
+    }
+
+    fn read_head(&mut self, mut head: Vec<u8>, root: &Path, bounds: Bounds, now: Instant) -> State {
+        let mut buf = [0u8; 1024];
+        loop {
+            match self.stream.read(&mut buf) {
+                // A client that stops after the request line (HTTP/0.9 style) gets its answer.
+                Ok(0) => head.extend_from_slice(b"\r\n\r\n"),
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return State::Head(head),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => return State::Closed,
+            }
+            if let Some(request) = parse_head(&head, bounds) {
+                self.deadline = now + bounds.idle;
+                return State::Answer(answer(request, root));
+            }
+        }
+    }
+
+    fn send(&mut self, mut a: Answer, bounds: Bounds, now: Instant) -> State {
+        loop {
+            if a.sent < a.out.len() {
+                match self.stream.write(&a.out[a.sent..]) {
+                    Ok(n) => {
+                        a.sent += n;
+                        self.deadline = now + bounds.idle;
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => return State::Answer(a),
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(_) => return State::Closed,
+                }
+                continue;
+            }
+            let Some(file) = a.file.as_mut().filter(|f| f.limit() > 0) else {
+                return self.linger(bounds, now);
+            };
+            a.out.clear();
+            a.sent = 0;
+            match file.by_ref().take(CHUNK).read_to_end(&mut a.out) {
+                Ok(n) if n > 0 => {}
+                // The file shrank or failed: the answer ends short of its Content-Length.
+                _ => return State::Closed,
+            }
+        }
+    }
+
+    /// Shuts our side (the client reads the answer's end) and waits for the client's.
+    fn linger(&mut self, bounds: Bounds, now: Instant) -> State {
+        let _ = self.stream.shutdown(Shutdown::Write);
+        self.deadline = now + bounds.linger;
+        self.drain()
+    }
+
+    /// Reads and drops what the client sends (at most [`CHUNK`] a wake-up); closes at its end.
+    fn drain(&mut self) -> State {
+        let mut buf = [0u8; 4096];
+        for _ in 0..CHUNK as usize / buf.len() {
+            match self.stream.read(&mut buf) {
+                Ok(0) => return State::Closed,
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return State::Closed,
+            }
+        }
+        State::Linger
+    }
+}
+
+/// The request line once the head (up to its blank line) is in, or the status that refuses
+/// the request; `None` while more may come.
+fn parse_head(head: &[u8], bounds: Bounds) -> Option<Result<String, &'static str>> {
+    let line_end = head.iter().position(|&b| b == b'\n');
+    if line_end.map_or(head.len(), |e| e + 1) > bounds.request_line {
+        return Some(Err("414 URI Too Long"));
+    }
+    let end = find_blank_line(head);
+    if end.unwrap_or(head.len()) > bounds.request_line + bounds.headers {
+        return Some(Err("431 Request Header Fields Too Large"));
+    }
+    let line = &head[..line_end.unwrap_or(end?)];
+    Some(Ok(String::from_utf8_lossy(line).into_owned()))
+}
+
+/// The answer to a request line (or the status that refused the request).
+fn answer(request: Result<String, &'static str>, root: &Path) -> Answer {
+    let request = match request {
         Ok(request) => request,
-        Err(status) => return respond(&mut stream, status, "text/plain", b""),
+        Err(status) => return Answer::text(status, b""),
     };
     let mut parts = request.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     if method != "GET" && method != "HEAD" {
-        return respond(&mut stream, "405 Method Not Allowed", "text/plain", b"");
+        return Answer::text("405 Method Not Allowed", b"");
     }
     let Some(path) = resolve(root, target) else {
-        return respond(&mut stream, "403 Forbidden", "text/plain", b"forbidden\n");
+        return Answer::text("403 Forbidden", b"forbidden\n");
     };
     let Some((file, len)) = open_regular(&path) else {
-        return respond(&mut stream, "404 Not Found", "text/plain", b"not found\n");
+        return Answer::text("404 Not Found", b"not found\n");
     };
-    write_head(&mut stream, "200 OK", mime(&path), len)?;
-    if method == "GET" {
-        std::io::copy(&mut file.take(len), &mut stream)?;
-    }
-    stream.flush()
-}
-
-/// Reads the request head (request line and headers, up to the blank line) within the byte
-/// and time bounds; returns the request line, or the status that refuses the request.
-fn read_head(
-    stream: &mut TcpStream,
-    bounds: Bounds,
-) -> std::io::Result<Result<String, &'static str>> {
-    let deadline = Instant::now() + bounds.idle;
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    loop {
-        let line_end = head.iter().position(|&b| b == b'\n');
-        if line_end.map_or(head.len(), |e| e + 1) > bounds.request_line {
-            return Ok(Err("414 URI Too Long"));
-        }
-        let end = find_blank_line(&head);
-        if end.unwrap_or(head.len()) > bounds.request_line + bounds.headers {
-            return Ok(Err("431 Request Header Fields Too Large"));
-        }
-        if let Some(end) = end {
-            let line = &head[..line_end.unwrap_or(end)];
-            return Ok(Ok(String::from_utf8_lossy(line).into_owned()));
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Ok(Err("408 Request Timeout"));
-        }
-        stream.set_read_timeout(Some(left))?;
-        match stream.read(&mut buf) {
-            // A client that stops after the request line (HTTP/0.9 style) still gets its answer.
-            Ok(0) => head.extend_from_slice(b"\r\n\r\n"),
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Ok(Err("408 Request Timeout"))
-            }
-            Err(e) => return Err(e),
-        }
+    Answer {
+        out: head("200 OK", mime(&path), len),
+        sent: 0,
+        file: (method == "GET").then(|| file.take(len)),
     }
 }
 
@@ -195,7 +417,7 @@ fn find_blank_line(head: &[u8]) -> Option<usize> {
 
 /// Opens `path` if it is a regular file, with its length. The check is made on the open file
 /// (no race with a rename), and the open does not wait for a FIFO's writer (`O_NONBLOCK`).
-fn open_regular(path: &Path) -> Option<(std::fs::File, u64)> {
+fn open_regular(path: &Path) -> Option<(File, u64)> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -256,18 +478,13 @@ fn mime(file: &Path) -> &'static str {
     }
 }
 
-fn respond(stream: &mut TcpStream, status: &str, mime: &str, body: &[u8]) -> std::io::Result<()> {
-    write_head(stream, status, mime, body.len() as u64)?;
-    stream.write_all(body)?;
-    stream.flush()
-}
-
-fn write_head(stream: &mut TcpStream, status: &str, mime: &str, len: u64) -> std::io::Result<()> {
-    write!(
-        stream,
+/// The head of an answer: status, type, length, and no caching, sniffing or keep-alive.
+fn head(status: &str, mime: &str, len: u64) -> Vec<u8> {
+    format!(
         "HTTP/1.1 {status}\r\nContent-Type: {mime}\r\nContent-Length: {len}\r\n\
          Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
     )
+    .into_bytes()
 }
 
 #[cfg(test)]
@@ -317,11 +534,12 @@ mod tests {
 
     fn small() -> Bounds {
         Bounds {
-            workers: 2,
-            queue: 2,
+            connections: 2,
+            refused: 2,
             request_line: 64,
             headers: 128,
             idle: Duration::from_millis(300),
+            linger: Duration::from_millis(300),
         }
     }
 
@@ -361,9 +579,9 @@ mod tests {
             ..small()
         };
         let addr = start(bounds);
-        // Five idle clients: two take the workers, two fill the queue, and the accept loop
-        // (which takes connections in order) refuses at least one at once, well before the
-        // idle ones time out, rather than give it a thread.
+        // Five idle clients: two take the slots, and the server (which takes connections in
+        // order) refuses at least one at once, well before the idle ones time out, rather than
+        // let it wait.
         let clients: Vec<_> = (0..5).map(|_| TcpStream::connect(addr).unwrap()).collect();
         let deadline = Instant::now() + bounds.idle / 2;
         let mut refused = vec![false; clients.len()];
@@ -379,7 +597,7 @@ mod tests {
         let n = refused.iter().filter(|&&r| r).count();
         assert!((1..=3).contains(&n), "{n} of 5 refused: {refused:?}");
         // The first two are answered 408 when their time is up; then the server serves again.
-        for mut c in clients.into_iter().take(bounds.workers) {
+        for mut c in clients.into_iter().take(bounds.connections) {
             c.set_nonblocking(false).unwrap();
             let mut answer = String::new();
             let _ = c.read_to_string(&mut answer);
@@ -407,6 +625,22 @@ mod tests {
             status(addr, b"GET /sub/a.wasm HTTP/1.1\r\n\r\n"),
             "HTTP/1.1 200 OK"
         );
+    }
+
+    #[test]
+    fn only_loopback_goes_without_a_warning() {
+        let cases = [
+            ("127.0.0.1:8080", false),
+            ("127.0.0.2:8080", false),
+            ("[::1]:8080", false),
+            ("0.0.0.0:8080", true),
+            ("192.0.2.1:8080", true),
+            ("[::]:8080", true),
+        ];
+        for (addr, warns) in cases {
+            let warning = exposure_warning(addr.parse().unwrap(), Path::new("/srv/dist"));
+            assert_eq!(warning.is_some(), warns, "{addr}: {warning:?}");
+        }
     }
 
     #[test]

@@ -409,6 +409,54 @@ fn the_compiled_module_is_cached() {
     assert_eq!(mode & 0o077, 0, "{mode:o}");
 }
 
+/// A cache file overwritten in the middle (200 KB, as a disk error or a stray tool might) is
+/// compiled anew instead of run: `skblab --engine wasm run` prints what the native engine
+/// prints, and the file is whole again afterwards. (Loaded as it was, it died with SIGTRAP.)
+#[test]
+fn a_damaged_cache_file_is_compiled_anew() {
+    let cache = std::env::temp_dir().join(format!("skblab-damaged-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let module = module_path().unwrap_or_else(|e| panic!("{e}"));
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/sendmsg-nosg.toml");
+    let run = |engine: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_skblab"))
+            .args(["--engine", engine, "run", "--json"])
+            .arg(&scenario)
+            .env("XDG_CACHE_HOME", &cache)
+            .env("SKBLAB_WASM", &module)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "--engine {engine}: {:?} {err}",
+            out.status
+        );
+        out.stdout
+    };
+    let native = run("native");
+    assert!(run("wasm") == native, "the first (compiling) run");
+    let files: Vec<PathBuf> = std::fs::read_dir(cache.join("skblab"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let [file] = files.as_slice() else {
+        panic!("one cache file expected: {files:?}")
+    };
+    let mut bytes = std::fs::read(file).unwrap();
+    let (middle, half) = (bytes.len() / 2, 100_000.min(bytes.len() / 4));
+    // int3: code that runs it traps.
+    bytes[middle - half..middle + half].fill(0xcc);
+    std::fs::write(file, &bytes).unwrap();
+    assert!(run("wasm") == native, "a run from the damaged cache");
+    assert!(
+        std::fs::read(file).unwrap() != bytes,
+        "the damaged file was replaced"
+    );
+    assert!(run("wasm") == native, "a run from the repaired cache");
+    std::fs::remove_dir_all(&cache).unwrap();
+}
+
 /// What a hand-made guest's `run` does.
 enum Body {
     /// Returns `ptr << 32 | len`.

@@ -374,7 +374,11 @@ fn without_root_the_runner_says_what_is_missing() {
         .args(["tap", "recv"])
         .output()
         .expect("setpriv (util-linux)");
-    assert!(!out.status.success());
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "exit 2, as every command's errors"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("a TAP run needs root"), "{err}");
 }
@@ -430,7 +434,7 @@ fn a_tap_mtu_past_the_kernels_max_mtu_is_refused_and_its_max_works() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "mtu {bad} accepted");
+        assert_eq!(out.status.code(), Some(2), "mtu {bad}: {err}");
         assert!(
             err.contains(&format!("`device.mtu` = {bad}")) && err.contains("576..=65521"),
             "{err}"
@@ -443,4 +447,121 @@ fn a_tap_mtu_past_the_kernels_max_mtu_is_refused_and_its_max_works() {
     let p = mtu("mtu65521", 65_521);
     let (v, _) = tap("mtu65521", &["send", p.to_str().unwrap()]);
     assert_eq!(v["intact"], true, "{v}");
+}
+
+/// `--pcap` names a FIFO (or a folder): refused at once, before anything is set up, with exit
+/// 2. Opening a FIFO for writing waits for a reader, which kept `tap` past its own timeout.
+#[test]
+fn a_pcap_that_is_no_regular_file_is_refused_at_once() {
+    let fifo = tmp("capture.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads a NUL-terminated path and touches no memory of ours.
+    let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    assert!(made == 0 || fifo.exists(), "mkfifo {fifo:?}");
+    let s = scenario("pcap_fifo", false, 100_000);
+    for target in [fifo.as_path(), s.parent().unwrap()] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
+            .args(["tap", "send"])
+            .arg(&s)
+            .arg("--pcap")
+            .arg(target)
+            .args(["--force", "--timeout", "3"])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Only so that a hang fails the test instead of stalling it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{target:?}: {err}");
+        assert!(
+            err.contains("--pcap") && err.contains("is not a regular file"),
+            "{err}"
+        );
+    }
+}
+
+/// The report without `--json`, as a learner reads it: each direction's heading, the verdict,
+/// the table of frames each way, and the model's and the kernel's lines; the skbs it lists add
+/// up to the bytes sent.
+#[test]
+fn the_text_report_names_what_crossed_the_wire() {
+    if !tap_available("the_text_report_names_what_crossed_the_wire") {
+        return;
+    }
+    let text = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
+            .arg("tap")
+            .args(args)
+            .args(["--timeout", "60"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "skblab tap {args:?}: {err}\n{stdout}");
+        stdout
+    };
+    let line = |t: &str, label: &str| -> String {
+        let found = t.lines().find(|l| l.starts_with(&format!("  {label} ")));
+        found
+            .unwrap_or_else(|| panic!("no line {label:?} in\n{t}"))
+            .to_string()
+    };
+    let s = scenario("text_send", true, 1 << 20);
+    let send = text(&["send", s.to_str().unwrap(), "--variant", "modern"]);
+    assert!(
+        send.starts_with(
+            "tap send: runner (model skbs) -> kernel socket, GSO super-packets, MSS 1448\n"
+        ),
+        "{send}"
+    );
+    assert!(line(&send, "bytes").contains(" intact, sha256 "), "{send}");
+    assert!(line(&send, "payload").contains(" 1,048,576 in "), "{send}");
+    assert!(send.contains("to kernel      to runner\n"), "{send}");
+    for label in [
+        "frames",
+        "wire segments",
+        "GSO super-packets",
+        "payload bytes on the wire",
+        "dropped by --drop",
+        "corrupted by --corrupt",
+        "runner retransmitted",
+        "runner undid reductions",
+        "kernel counters",
+    ] {
+        line(&send, label);
+    }
+    assert!(
+        line(&send, "model on this traffic").contains(" sendmsg (modern)"),
+        "{send}"
+    );
+    let skbs = line(&send, "skbs sent (bytes)");
+    let total: u64 = skbs["  skbs sent (bytes)".len()..]
+        .split(", ")
+        .map(|item| {
+            let (n, len) = item.trim().split_once(" x ").expect("N x BYTES");
+            n.parse::<u64>().unwrap() * len.replace(',', "").parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(total, 1 << 20, "{skbs}");
+
+    let recv = text(&["recv", "--gso", "--variant", "duyck-2012+dumazet-2019"]);
+    assert!(
+        recv.starts_with("tap recv: kernel socket -> runner, GSO super-packets, MSS 1448\n"),
+        "{recv}"
+    );
+    assert!(line(&recv, "bytes").contains(" intact, sha256 "), "{recv}");
+    line(&recv, "kernel GSO super-packets");
+    assert!(
+        line(&recv, "size goal").contains("model tcp_xmit_size_goal 65,160 (GSO limit 65,536)"),
+        "{recv}"
+    );
+    assert!(
+        line(&recv, "model on this traffic").contains("duyck-2012+dumazet-2019"),
+        "{recv}"
+    );
 }

@@ -128,6 +128,13 @@ impl WireArgs {
             corrupt: self.corrupt,
         }
     }
+
+    /// Bad rates, and a --pcap that cannot be written, refused before anything is set up.
+    fn check(&self) -> Result<(), String> {
+        self.rates().check()?;
+        let pcap = |p: &PathBuf| crate::output::check(p, self.force, "--pcap");
+        self.pcap.iter().try_for_each(pcap)
+    }
 }
 
 /// The kernel's GSO super-packets beside the model's size goal for the same MSS and limit.
@@ -172,11 +179,9 @@ struct Report {
 pub fn run(args: &TapArgs) -> Result<(), String> {
     // Bad flags and scenarios are reported before anything is set up.
     match &args.cmd {
-        TapCmd::Send { wire, .. } | TapCmd::Recv { wire, .. } => wire.rates().check()?,
+        TapCmd::Send { wire, .. } => wire.check()?,
+        TapCmd::Recv { wire, bytes, .. } => wire.check().and_then(|()| check_bytes(*bytes))?,
         TapCmd::Bench { bytes, .. } => check_bytes(*bytes)?,
-    }
-    if let TapCmd::Recv { bytes, .. } = &args.cmd {
-        check_bytes(*bytes)?;
     }
     let job = match &args.cmd {
         TapCmd::Send {
@@ -223,18 +228,14 @@ fn check_bytes(bytes: u64) -> Result<(), String> {
 }
 
 fn transfer(tap: &netns::Tap, mut t: Transfer, w: &WireArgs) -> Result<Outcome, String> {
-    let rates = w.rates();
-    rates.check()?;
-    t.rates = rates;
+    t.rates = w.rates();
     t.seed = w.seed;
     t.timeout = Duration::from_secs(w.timeout);
-    let mut pcap = match &w.pcap {
-        Some(p) => {
-            let f = crate::output::create(p, w.force, "--pcap")?;
-            Some(pcap::Pcap::new(std::io::BufWriter::new(f)).map_err(|e| e.to_string())?)
-        }
-        None => None,
-    };
+    let mut pcap = None;
+    if let Some(p) = &w.pcap {
+        let f = crate::output::create(p, w.force, "--pcap")?;
+        pcap = Some(pcap::Pcap::new(std::io::BufWriter::new(f)).map_err(|e| e.to_string())?);
+    }
     let out = session::run(tap, t, pcap.as_mut())?;
     if let Some(p) = pcap {
         p.finish().map_err(|e| format!("writing the pcap: {e}"))?;
