@@ -33,6 +33,18 @@ pub struct Cursor {
     pub bias: Option<u32>,
 }
 
+impl Cursor {
+    /// The references the fragments handed out of `page` still hold, for a cache that takes
+    /// its references in advance: the page's count less the `pagecnt_bias` the cache has not
+    /// handed out yet (v3.6 `__netdev_alloc_frag` compares the two to reuse the page; v6.12
+    /// `__page_frag_alloc_align` subtracts them with `page_ref_sub_and_test`). `None` when the
+    /// era has no bias or this cursor is on another page.
+    pub fn frags_out(&self, page: &Page) -> Option<u32> {
+        let bias = self.bias.filter(|_| self.page == Some(page.id))?;
+        Some(page.count.saturating_sub(bias))
+    }
+}
+
 /// The whole model state after a step.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
