@@ -193,3 +193,31 @@ impl Step {
         self.events.len() + skbs + self.state.pages.len() + self.state.dfrags.len()
     }
 }
+
+#[cfg(test)]
+mod cursor_tests {
+    use super::*;
+
+    #[test]
+    fn frags_out_is_the_count_less_the_bias_on_the_cursors_page_only() {
+        let page = |id, count| Page {
+            id,
+            order: 0,
+            size: 4096,
+            count,
+            cpu: 0,
+            used: 0,
+        };
+        let c = Cursor {
+            name: "netdev_alloc_cache cpu0".into(),
+            page: Some(3),
+            offset: 1920,
+            size: 4096,
+            bias: Some(62),
+        };
+        assert_eq!(c.frags_out(&page(3, 64)), Some(2));
+        assert_eq!(c.frags_out(&page(4, 64)), None, "another page");
+        let unbiased = Cursor { bias: None, ..c };
+        assert_eq!(unbiased.frags_out(&page(3, 64)), None, "an era with no bias");
+    }
+}

@@ -60,40 +60,13 @@ pub struct Diagrams {
     /// below is cut off, and a cue says how much).
     wraps: Vec<NodeRef>,
     bottoms: Vec<u32>,
+    /// What every mark means: static markup, copied from index.html's `<template
+    /// id="legend">` once drawn (as Yew nodes or a string it cost the bundle a kilobyte).
+    legend: NodeRef,
     /// Percent, or `None`: fit the pane's width.
     zoom: Option<u32>,
     _keys: EventListener,
 }
-
-/// What every mark means, one entry per swatch and its words, none wrapped in its middle
-/// (static markup: as Yew nodes it cost the bundle a kilobyte).
-const LEGEND: &str = concat!(
-    r#"<span class="entry"><span class="k hr"></span>headroom</span> "#,
-    r#"<span class="entry"><span class="k ln"></span>linear data</span> "#,
-    r#"<span class="entry"><span class="k tr"></span>tailroom</span> "#,
-    r#"<span class="entry"><span class="k fr"></span>frag, its size</span> "#,
-    r#"<span class="entry"><span class="k free"></span>+N free frag slots (of MAX_SKB_FRAGS)</span> "#,
-    r#"<span class="entry"><span class="k sent"></span>skb sent</span> "#,
-    r#"<span class="entry"><span class="k psh"></span>PSH set</span> "#,
-    r#"<span class="entry"><span class="k fill"></span>bytes of a page held by a frag, where they sit</span> "#,
-    r#"<span class="entry"><span class="k arrow"></span>frag to its bytes</span> "#,
-    r#"<span class="entry"><span class="k harrow"></span>head, chained skb or dfrag to its bytes</span> "#,
-    r#"<span class="entry"><span class="cur">▲</span>a page-frag allocator's offset</span> "#,
-    r#"<span class="entry">refcount: references held on a page</span> "#,
-    r#"<span class="entry">pagecnt_bias: references the cache took ahead; frags out = refcount − bias</span> "#,
-    r#"<span class="entry">alloc cpu: the CPU that allocated it</span> "#,
-    r#"<span class="entry">map data_seq, subflow_seq, data_len: the skb's MPTCP mapping (DSS)</span> "#,
-    r#"<span class="entry"><span class="k chg"></span>changed by this step (or touched by this event: its skb, frag slot, page)</span> "#,
-    r#"<span class="entry"><span class="k gone"></span>page freed by this event, fading out</span> "#,
-    r#"<span class="entry">head, data, tail, end: the skb's buffer pointers</span> "#,
-    r#"<span class="entry">shinfo: skb_shared_info, holding frags[]</span> "#,
-);
-
-/// What the split view adds: the outlines of what differs from the other variant.
-const LEGEND_SPLIT: &str = concat!(
-    r#"<span class="entry"><span class="k dif"></span>differs from the other variant</span> "#,
-    r#"<span class="entry"><span class="k chg dif"></span>changed by this step, and differs</span>"#,
-);
 
 /// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
 const FIRST_WINDOW: (u32, u32) = (0, 3000);
@@ -114,6 +87,7 @@ impl Component for Diagrams {
             windows: Vec::new(),
             wraps: Vec::new(),
             bottoms: Vec::new(),
+            legend: NodeRef::default(),
             zoom,
             _keys: zoom_keys(ctx),
         };
@@ -184,8 +158,12 @@ impl Component for Diagrams {
         false
     }
 
-    /// After a render, a view whose height or drawing changed has its cue recounted.
-    fn rendered(&mut self, ctx: &Context<Self>, _first: bool) {
+    /// After the first render, the legend is filled in; after any, a view whose height or drawing
+    /// changed has its cue recounted.
+    fn rendered(&mut self, ctx: &Context<Self>, first: bool) {
+        if let Some(p) = self.legend.cast::<web_sys::Element>().filter(|_| first) {
+            p.set_inner_html(&dom::inner_html("legend"));
+        }
         for (i, (wrap, shown)) in self.wraps.iter().zip(&self.drawn).enumerate() {
             let Some(el) = wrap.cast::<web_sys::Element>() else {
                 continue;
@@ -231,10 +209,7 @@ impl Component for Diagrams {
                     </figure>
                 }) }
                 if let Some(r) = &s.kernel { { super::kernel_lane::lane(r) } }
-                <p class="legend" data-testid="legend">
-                    { Html::from_html_unchecked(AttrValue::Static(LEGEND)) }
-                    if split { { Html::from_html_unchecked(AttrValue::Static(LEGEND_SPLIT)) } }
-                </p>
+                <p class="legend" data-testid="legend" ref={self.legend.clone()}></p>
             </section>
         }
     }

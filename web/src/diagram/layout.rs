@@ -95,7 +95,7 @@ impl Layout {
             let sizes = state.dfrags.iter().map(|_| (DFRAG_W, DFRAG_H));
             (label, flow(&mut y, right, sizes))
         };
-        let page_h = PAGE_H + LINE * u32::from(state.cursors.iter().any(|c| c.bias.is_some()));
+        let page_h = PAGE_H + 14 * u32::from(state.cursors.iter().any(|c| c.bias.is_some()));
         let rows = (state.pages.len() as u32).div_ceil(page_cols);
         let pages = (0..state.pages.len() as u32)
             .map(|i| {

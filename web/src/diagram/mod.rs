@@ -266,17 +266,22 @@ fn mark_class(id: bool, dif: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skblab_core::skb::{Frag, SkbHead};
+    use skblab_core::page::Page;
+    use skblab_core::skb::{Frag, Skb, SkbHead};
+    use skblab_core::trace::Linearized;
     use skblab_core::trace::{Cursor, Queue};
+
+    fn marks_none() -> Marks<'static> {
+        static NONE: std::sync::LazyLock<Changed> = std::sync::LazyLock::new(Changed::default);
+        Marks {
+            changed: &NONE,
+            differs: &NONE,
+        }
+    }
 
     /// `s` drawn 1000 wide with nothing marked, as one SVG document.
     fn unmarked(s: &State) -> String {
-        let none = Changed::default();
-        let marks = Marks {
-            changed: &none,
-            differs: &none,
-        };
-        draw(s, &marks, 17, 1000, "test").to_svg()
+        draw(s, &marks_none(), 17, 1000, "test").to_svg()
     }
 
     fn sample() -> State {
@@ -360,17 +365,17 @@ mod tests {
         let keys: Vec<(&str, u32, u32)> = (drawing.pieces.iter())
             .map(|p| (p.key.as_str(), p.top, p.bottom))
             .collect();
-        // The arrow's band: from its bend above the page's bar (y 67 - 30) to its bend below
-        // the frag (y 106 + 24).
+        // The arrow's band: from the gap above the page (32 - 5) to the gap below the skb's
+        // row (32 + 96 + 5).
         assert_eq!(
             keys,
             [
                 ("q0", 12, 28),
                 ("s0-7", 32, 128),
-                ("pl", 12, 28),
+                ("pl", 9, 25),
                 ("p2", 32, 102),
                 ("ms0-7", 32, 128),
-                ("as0-7", 37, 130)
+                ("as0-7", 27, 133)
             ]
         );
         let svg = drawing.to_svg();
@@ -382,15 +387,20 @@ mod tests {
             "frags[0]: page 2, offset 0, size 1448",
             "+16",
             r#"data-page="2""#,
+            "page 2 · alloc cpu 0</text>",
             "refcount 2 · used 1448/4096",
             "sk_page_frag @1448",
-            "cpu 0</text>",
-            // Pages stand at x 1000 - 10 - 2 * (236 + 10) + 10 = 508, their bar 6 in, 224
-            // wide: the frag's 1448 bytes at offset 0 fill 1448 * 224 / 4096 = 79 of it.
-            r#"<rect class="fill" x="514" y="67" width="79" height="10"/>"#,
-            // From the frag cell's middle (16 + 40 / 2, below the cell at 106) to the middle
-            // of its bytes in the bar (514 + 724 * 224 / 4096 = 553, the bar's top at 67).
-            r#"<path class="arrow" d="M36 106C36 130 553 37 553 67"/>"#,
+            // The head's size and the allocating CPU under the title.
+            r#"<text class="s" x="16" y="62">head 512 B · alloc cpu 0</text>"#,
+            "frags[0]: page 2, offset 0, size 1448</title></rect><text class=\"w\" x=\"18\" y=\"116\">1448</text>",
+            // Pages stand at x 1000 - 10 - 2 * (236 + 10) + 10 = 508, their bar at the top, 6
+            // in and 224 wide: the frag's 1448 bytes at offset 0 fill 1448 * 224 / 4096 = 79.
+            r#"<rect class="fill" x="514" y="38" width="79" height="10"/>"#,
+            // From the frag cell's middle (16 + 40 / 2, below the cell at 104 + 16) down to the
+            // gap under the skb's row (133), along it to the gutter left of the pages (498), up
+            // it to the gap above the page (27), along that to the middle of the frag's bytes
+            // (514 + 724 * 224 / 4096 = 553) and down onto the bar (38).
+            r#"<path class="arrow" d="M36 120V133H498V27H553V38"/>"#,
             "sk_write_queue &lt;&amp;&gt; (1 skb)",
         ] {
             assert!(svg.contains(want), "missing {want} in {svg}");
@@ -412,11 +422,11 @@ mod tests {
         s.cursors[0].offset = 3456;
         let svg = unmarked(&s);
         // 514 + 3456 * 224 / 4096 = 703; to 514 + 224 = 738: 35 wide. The cursor's triangle
-        // points up at 703 under the bar (67 + 11), its label below it.
+        // points up at 703 under the bar (38 + 11), its label the page's last line.
         for want in [
-            r#"<rect class="fill" x="703" y="67" width="35" height="10"/>"#,
-            r#"d="M703 78l-4 7h8z""#,
-            r#"<text class="s" x="514" y="96">sk_page_frag @3456</text>"#,
+            r#"<rect class="fill" x="703" y="38" width="35" height="10"/>"#,
+            r#"d="M703 49l-4 7h8z""#,
+            r#"<text class="s" x="514" y="97">sk_page_frag @3456</text>"#,
         ] {
             assert!(svg.contains(want), "missing {want} in {svg}");
         }
@@ -424,24 +434,25 @@ mod tests {
 
     #[test]
     fn an_skb_marks_head_data_tail_end_and_its_shared_info() {
-        // headroom 64 | linear 128 | tailroom 64 on a 150-wide buffer at x 16: data at
-        // 16 + 64 * 150 / 256 = 53, tail at 53 + 75 = 128, end at 128 + 37 = 165.
+        // headroom 64 | linear 128 | tailroom 64 on a 150-wide buffer at x 16, y 67 (under the
+        // title and a line of facts): data at 16 + 64 * 150 / 256 = 53, tail at 53 + 75 = 128,
+        // end at 128 + 37 = 165.
         let mut s = sample();
         let skb = &mut s.queues[0].skbs[0];
         (skb.head.headroom, skb.head.tailroom) = (64, 64);
         skb.linear_len = 128;
         let svg = unmarked(&s);
         for want in [
-            r#"<path class="tick" d="M16 67v5"/><text class="s" x="16" y="82">head</text>"#,
+            r#"<path class="tick" d="M16 81v4"/><text class="s" x="16" y="97">head</text>"#,
             // Each name centred under its tick (by text_w: "data" 25, "tail" 19, "end" 21),
             // unless that runs into the name before: "data" would start at 53 - 12 = 41, but
             // "head" ends at 16 + 28 (+ 4 apart); all kept left of the bracket at 208.
-            r#"<path class="tick" d="M53 67v5"/><text class="s" x="48" y="82">data</text>"#,
-            r#"<path class="tick" d="M128 67v5"/><text class="s" x="119" y="82">tail</text>"#,
-            r#"<path class="tick" d="M165 67v5"/><text class="s" x="155" y="82">end</text>"#,
+            r#"<path class="tick" d="M53 81v4"/><text class="s" x="48" y="97">data</text>"#,
+            r#"<path class="tick" d="M128 81v4"/><text class="s" x="119" y="97">tail</text>"#,
+            r#"<path class="tick" d="M165 81v4"/><text class="s" x="155" y="97">end</text>"#,
             // skb_shared_info right after end, its bracket down to the frag array.
-            r#"<rect class="shi" x="166" y="53" width="46" height="14">"#,
-            r#"<path class="brk" d="M212 67V87H16V90"/>"#,
+            r#"<rect class="shi" x="166" y="67" width="46" height="14">"#,
+            r#"<path class="brk" d="M212 81V101H16V104"/>"#,
         ] {
             assert!(svg.contains(want), "missing {want} in {svg}");
         }
@@ -476,10 +487,10 @@ mod tests {
             .iter()
             .find(|p| p.key == "ms0-7f0")
             .expect("a slot outline");
-        // frags[0]'s cell: x 16, y 32 + 58, 40 wide.
+        // frags[0]'s cell: x 16, y 104 (under the buffer), 40 wide.
         assert_eq!(
             slot.body,
-            r#"<rect class="mk chg" x="16" y="90" width="40" height="16" rx="4"/>"#
+            r#"<rect class="mk chg" x="16" y="104" width="40" height="16" rx="4"/>"#
         );
         let svg = d.to_svg();
         // The freed page is drawn once more, fading, and not counted nor named a live page.
@@ -493,6 +504,69 @@ mod tests {
     }
 
     #[test]
+    fn many_frags_wrap_into_rows_each_with_its_size_and_arrows_go_between_the_cells() {
+        // 20 frags and the free-slot cell on a 440-wide skb (room 478 - the 9 of margins
+        // fits 10 cells of 43): three rows, each 19 lower; the box grows by two rows.
+        let mut s = sample();
+        let skb = &mut s.queues[0].skbs[0];
+        for i in 1..20 {
+            skb.add_frag(Frag {
+                page: 2,
+                offset: 100 * i,
+                size: 100 + i,
+            });
+        }
+        let d = draw(&s, &marks_none(), 21, 1000, "many");
+        let svg = d.to_svg();
+        // frags[19]: row 1, column 9 (x 16 + 9 * 43 = 403, y 104 + 19 = 123), its size shown.
+        let want = r#"<rect class="fr" data-frag="19" x="403" y="123" width="40" height="16" rx="2"><title>frags[19]: page 2, offset 1900, size 119</title></rect><text class="w" x="405" y="135">119</text>"#;
+        assert!(svg.contains(want), "{svg}");
+        // The skb is 96 + 2 * 19 high; its row's gap is 5 below it.
+        assert!(svg.contains(r#"height="134" rx="4"/>"#), "{svg}");
+        // frags[0], above the last row, goes down 1 into the gap between rows and along it to
+        // the gap left of its cell (x 14), then down that to the row's gap (32 + 134 + 5).
+        assert!(svg.contains(r#"d="M36 120v1H14V171H498V27H"#), "{svg}");
+        // The free-slot cell is the 21st: row 2, column 0.
+        assert!(svg.contains(r#"<rect class="free" x="16" y="142""#), "{svg}");
+    }
+
+    #[test]
+    fn a_biased_cache_shows_its_pagecnt_bias_and_the_frags_out() {
+        // page_frag_cache on page 2: count 5, bias 3, so 2 references are held by frags out.
+        let mut s = sample();
+        s.pages[0].count = 5;
+        s.cursors[0].bias = Some(3);
+        let d = draw(&s, &marks_none(), 17, 1000, "bias");
+        let svg = d.to_svg();
+        for want in [
+            r#"<text class="s" x="514" y="97">pagecnt_bias 3 · 2 frag(s) out</text>"#,
+            r#"<text class="s" x="514" y="111">sk_page_frag @1448</text>"#,
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
+        // Every page box grows a line for it.
+        assert!(d.pieces.iter().any(|p| p.key == "p2" && p.bottom == 32 + 84));
+    }
+
+    #[test]
+    fn an_mptcp_skb_shows_its_mapping_and_a_view_counts_what_it_cuts_off() {
+        let mut s = sample();
+        s.queues[0].skbs[0].mapping = Some(skblab_core::skb::Mapping {
+            data_seq: 7,
+            subflow_seq: 1,
+            data_len: 1448,
+            frozen: false,
+        });
+        let d = draw(&s, &marks_none(), 17, 1000, "map");
+        let svg = d.to_svg();
+        let want = "head 512 B · alloc cpu 0 · map data_seq 7 · subflow_seq 1 · data_len 1448</text>";
+        assert!(svg.contains(want), "{svg}");
+        // A view ending at y 100 cuts off the skb (down to 128) and the page (to 102).
+        assert_eq!(d.below(100), (1, 1, 0));
+        assert_eq!(d.below(128), (0, 0, 0));
+    }
+
+    #[test]
     fn a_linearized_copy_shows_on_its_skb() {
         let mut s = sample();
         s.linearized.push(Linearized {
@@ -501,7 +575,7 @@ mod tests {
             copied: 1448,
         });
         let svg = unmarked(&s);
-        let want = r#"<text class="s" x="16" y="122">cpu 0 · linearized clone: head 2416 B</text>"#;
+        let want = r#"<text class="s" x="16" y="62">head 512 B · alloc cpu 0 · linearized clone: head 2416 B</text>"#;
         assert!(svg.contains(want), "{svg}");
     }
 }
