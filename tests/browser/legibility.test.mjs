@@ -80,9 +80,15 @@ function faults() {
       out.clipped.push(`${wrap.closest('figure').dataset.variant}: ${cut.length} cut off (${first}) with no cue`);
     }
   }
-  // A legend entry (a swatch and its words) never wraps in its middle.
+  // A legend entry (a swatch and its words) never wraps in its middle,
+  // and every swatch can be seen.
   for (const e of document.querySelectorAll('.legend .entry')) {
     if (e.getClientRects().length > 1) out.legend.push(`"${e.textContent}" wraps`);
+  }
+  for (const k of document.querySelectorAll('.legend .k')) {
+    if (k.getClientRects().length > 0 && Number(getComputedStyle(k).opacity) < 0.3) {
+      out.legend.push(`the swatch of "${k.parentElement.textContent}" is invisible`);
+    }
   }
   return out;
 }

@@ -25,7 +25,7 @@ pub fn draw_page(
     let (tx, by) = (x + 6, y + super::layout::BAR_Y);
     let _ = write!(
         out,
-        r#"<g {tag}="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}, allocated on CPU {cpu}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{h}" rx="4"/><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><text x="{tx}" y="{ty}">page {id}{order} · alloc cpu {cpu}</text><text x="{tx}" y="{ry}" class="s">refcount {c} · used {used}/{size}</text>"#,
+        r#"<g {tag}="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{h}" rx="4"/><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><text x="{tx}" y="{ty}">page {id}{order} · alloc cpu {cpu}</text><text x="{tx}" y="{ry}" class="s">refcount {c} · used {used}/{size}</text>"#,
         id = p.id,
         o = p.order,
         size = p.size,

@@ -51,7 +51,7 @@ pub fn draw_skb(
     let w = shape.w;
     let _ = write!(
         out,
-        r#"<g data-skb="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, head {hb} bytes, truesize {ts}, allocated on CPU {cpu}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{sh}" rx="4"/><text x="{tx}" y="{ty}">{title}</text>"#,
+        r#"<g data-skb="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, truesize {ts}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{sh}" rx="4"/><text x="{tx}" y="{ty}">{title}</text>"#,
         id = skb.id,
         seq = skb.seq,
         end = skb.end_seq,
@@ -61,9 +61,7 @@ pub fn draw_skb(
         nf = skb.frags.len(),
         hr = h.headroom,
         tr = h.tailroom,
-        hb = h.head_bytes,
         ts = h.truesize,
-        cpu = skb.cpu,
         sentc = if skb.sent { " sent" } else { "" },
         sh = shape.h,
         tx = x + 6,
