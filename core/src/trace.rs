@@ -218,6 +218,10 @@ mod cursor_tests {
         assert_eq!(c.frags_out(&page(3, 64)), Some(2));
         assert_eq!(c.frags_out(&page(4, 64)), None, "another page");
         let unbiased = Cursor { bias: None, ..c };
-        assert_eq!(unbiased.frags_out(&page(3, 64)), None, "an era with no bias");
+        assert_eq!(
+            unbiased.frags_out(&page(3, 64)),
+            None,
+            "an era with no bias"
+        );
     }
 }

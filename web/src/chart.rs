@@ -72,7 +72,13 @@ mod tests {
         assert!(s.contains(">3</text>"), "{s}");
         assert!(s.contains("stroke-dasharray"));
         // Each line's variant is named under the plot, in the line's colour.
-        assert!(s.contains(r##"text-anchor="start" fill="#4c7bd9" font-size="11">━ a</text>"##), "{s}");
-        assert!(s.contains(r##"text-anchor="end" fill="#e8590c" font-size="11">━ b</text>"##), "{s}");
+        assert!(
+            s.contains(r##"text-anchor="start" fill="#4c7bd9" font-size="11">━ a</text>"##),
+            "{s}"
+        );
+        assert!(
+            s.contains(r##"text-anchor="end" fill="#e8590c" font-size="11">━ b</text>"##),
+            "{s}"
+        );
     }
 }

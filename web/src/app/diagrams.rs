@@ -229,16 +229,20 @@ impl Diagrams {
 /// and a button that scrolls down to them.
 fn more((skbs, pages, dfrags): (usize, usize, usize)) -> Html {
     let counts = [(skbs, "skb"), (pages, "page"), (dfrags, "dfrag")];
-    let mut parts = (counts.iter().filter(|c| c.0 > 0)).enumerate().map(|(i, &(n, what))| {
-        let more = if i == 0 { " more" } else { "" };
-        format!("{n}{more} {what}{}", if n == 1 { "" } else { "s" })
-    });
+    let mut parts = (counts.iter().filter(|c| c.0 > 0))
+        .enumerate()
+        .map(|(i, &(n, what))| {
+            let more = if i == 0 { " more" } else { "" };
+            format!("{n}{more} {what}{}", if n == 1 { "" } else { "s" })
+        });
     let Some(first) = parts.next() else {
         return Html::default();
     };
     let text = parts.fold(first, |t, p| t + " and " + &p) + " below ↓";
     let down = Callback::from(|e: MouseEvent| {
-        let wrap = e.target_unchecked_into::<web_sys::Element>().parent_element();
+        let wrap = e
+            .target_unchecked_into::<web_sys::Element>()
+            .parent_element();
         if let Some(w) = wrap {
             w.set_scroll_top(w.scroll_top() + w.client_height() * 4 / 5);
         }

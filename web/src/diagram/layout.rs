@@ -249,14 +249,16 @@ pub fn scale_to(n: u32, total: u32, len: u32) -> u32 {
 /// An arrow's path from (`x`, `y`), the bottom of what holds the bytes, to `tx` on the bar of
 /// the page whose top is `py` (see the module's doc). `between`: the x of the gap between
 /// frag cells to go down through first, for a cell above the last row.
-pub fn route((x, y): (u32, u32), between: Option<u32>, gap: u32, gutter: u32, (tx, py): (u32, u32)) -> String {
+pub fn route(
+    (x, y): (u32, u32),
+    between: Option<u32>,
+    gap: u32,
+    gutter: u32,
+    (tx, py): (u32, u32),
+) -> String {
     let down = match between {
         Some(bx) => format!("M{x} {y}v1H{bx}"),
         None => format!("M{x} {y}"),
     };
-    format!(
-        "{down}V{gap}H{gutter}V{}H{tx}V{}",
-        py - GAP / 2,
-        py + BAR_Y
-    )
+    format!("{down}V{gap}H{gutter}V{}H{tx}V{}", py - GAP / 2, py + BAR_Y)
 }

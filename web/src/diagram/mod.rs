@@ -228,7 +228,8 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             let (o, band, b) = bundle.take().expect("checked");
             piece(format!("a{o}"), band, b);
         }
-        let (_, band, body) = bundle.get_or_insert_with(|| (owner, (e.at.1, e.at.1), String::new()));
+        let (_, band, body) =
+            bundle.get_or_insert_with(|| (owner, (e.at.1, e.at.1), String::new()));
         let tx = px + 6 + scale_to(e.offset + e.size / 2, size, PAGE_W - 12);
         let top = py - layout::GAP / 2;
         *band = (band.0.min(top), band.1.max(e.gap).max(py + BAR_Y));
@@ -527,7 +528,10 @@ mod tests {
         // the gap left of its cell (x 14), then down that to the row's gap (32 + 134 + 5).
         assert!(svg.contains(r#"d="M36 120v1H14V171H498V27H"#), "{svg}");
         // The free-slot cell is the 21st: row 2, column 0.
-        assert!(svg.contains(r#"<rect class="free" x="16" y="142""#), "{svg}");
+        assert!(
+            svg.contains(r#"<rect class="free" x="16" y="142""#),
+            "{svg}"
+        );
     }
 
     #[test]
@@ -545,7 +549,10 @@ mod tests {
             assert!(svg.contains(want), "missing {want} in {svg}");
         }
         // Every page box grows a line for it.
-        assert!(d.pieces.iter().any(|p| p.key == "p2" && p.bottom == 32 + 84));
+        assert!(d
+            .pieces
+            .iter()
+            .any(|p| p.key == "p2" && p.bottom == 32 + 84));
     }
 
     #[test]
@@ -559,7 +566,8 @@ mod tests {
         });
         let d = draw(&s, &marks_none(), 17, 1000, "map");
         let svg = d.to_svg();
-        let want = "head 512 B · alloc cpu 0 · map data_seq 7 · subflow_seq 1 · data_len 1448</text>";
+        let want =
+            "head 512 B · alloc cpu 0 · map data_seq 7 · subflow_seq 1 · data_len 1448</text>";
         assert!(svg.contains(want), "{svg}");
         // A view ending at y 100 cuts off the skb (down to 128) and the page (to 102).
         assert_eq!(d.below(100), (1, 1, 0));

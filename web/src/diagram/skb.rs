@@ -89,7 +89,11 @@ pub fn draw_skb(
     // A head in a page fragment, and chained skbs (GRO's frag_list): their bytes are reached
     // by dashed arrows from the bottom of the box.
     let bottom = (x + w / 2, y + shape.h);
-    for f in skb.head_frag.iter().chain(skb.frag_list.iter().flat_map(|c| &c.frags)) {
+    for f in skb
+        .head_frag
+        .iter()
+        .chain(skb.frag_list.iter().flat_map(|c| &c.frags))
+    {
         frag_ends.push(FragEnd::new(bottom, None, f, true));
     }
     let (hx, hy) = (x + 6, shape.buffer_y(y));

@@ -65,8 +65,11 @@ impl Drawing {
     /// The skbs, pages and dfrags that reach below `y`: what a view ending there cuts off.
     pub fn below(&self, y: u32) -> (usize, usize, usize) {
         let cut = |kind: u8| {
-            let is = |k: &[u8]| k.first() == Some(&kind) && k.get(1).is_some_and(u8::is_ascii_digit);
-            (self.pieces.iter()).filter(|p| is(p.key.as_bytes()) && p.bottom > y).count()
+            let is =
+                |k: &[u8]| k.first() == Some(&kind) && k.get(1).is_some_and(u8::is_ascii_digit);
+            (self.pieces.iter())
+                .filter(|p| is(p.key.as_bytes()) && p.bottom > y)
+                .count()
         };
         (cut(b's'), cut(b'p'), cut(b'd'))
     }
