@@ -33,6 +33,18 @@ pub struct Cursor {
     pub bias: Option<u32>,
 }
 
+impl Cursor {
+    /// The references the fragments handed out of `page` still hold, for a cache that takes
+    /// its references in advance: the page's count less the `pagecnt_bias` the cache has not
+    /// handed out yet (v3.6 `__netdev_alloc_frag` compares the two to reuse the page; v6.12
+    /// `__page_frag_alloc_align` subtracts them with `page_ref_sub_and_test`). `None` when the
+    /// era has no bias or this cursor is on another page.
+    pub fn frags_out(&self, page: &Page) -> Option<u32> {
+        let bias = self.bias.filter(|_| self.page == Some(page.id))?;
+        Some(page.count.saturating_sub(bias))
+    }
+}
+
 /// The whole model state after a step.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -179,5 +191,37 @@ impl Step {
             .map(Skb::objects)
             .sum();
         self.events.len() + skbs + self.state.pages.len() + self.state.dfrags.len()
+    }
+}
+
+#[cfg(test)]
+mod cursor_tests {
+    use super::*;
+
+    #[test]
+    fn frags_out_is_the_count_less_the_bias_on_the_cursors_page_only() {
+        let page = |id, count| Page {
+            id,
+            order: 0,
+            size: 4096,
+            count,
+            cpu: 0,
+            used: 0,
+        };
+        let c = Cursor {
+            name: "netdev_alloc_cache cpu0".into(),
+            page: Some(3),
+            offset: 1920,
+            size: 4096,
+            bias: Some(62),
+        };
+        assert_eq!(c.frags_out(&page(3, 64)), Some(2));
+        assert_eq!(c.frags_out(&page(4, 64)), None, "another page");
+        let unbiased = Cursor { bias: None, ..c };
+        assert_eq!(
+            unbiased.frags_out(&page(3, 64)),
+            None,
+            "an era with no bias"
+        );
     }
 }

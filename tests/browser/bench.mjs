@@ -1,10 +1,11 @@
 // The playground's performance figures (a benchmark, not a test): wasm size raw and gzip,
-// time to first render, and render time per step and per event on a scenario of 500 skbs.
-// Run through `cargo xtask bench-web`.
+// time to first render, and render time per step and per event on a scenario of 500 skbs;
+// then the same with Chromium's CPU throttled 4x (a slow laptop). Run through
+// `cargo xtask bench-web`.
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { launch, open, position } from './lib.mjs';
+import { launch, position, URL } from './lib.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const max = (xs) => Math.max(...xs);
@@ -15,11 +16,30 @@ const gz = gzipSync(wasm, { level: 9 }).length;
 console.log(`wasm size:          ${(wasm.length / 1024).toFixed(0)} KiB raw, ${(gz / 1024).toFixed(0)} KiB gzip (goal <= 300 KiB gzip)`);
 
 console.log(`machine load:       ${(await import('node:os')).loadavg()[0].toFixed(1)} (1-min load average; figures below scale with it)`);
+/** A page on the playground at `fragment`, its CPU slowed `throttle` times from the start. */
+async function open(browser, fragment, throttle) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: throttle });
+  await page.goto(URL + fragment);
+  await page.waitForSelector('[data-testid=step]');
+  return page;
+}
+
 const browser = await launch();
 try {
+  for (const throttle of [1, 4]) {
+    if (throttle > 1) console.log(`\nwith the CPU throttled ${throttle}x (CDP Emulation.setCPUThrottlingRate):`);
+    await bench(browser, throttle);
+  }
+} finally {
+  await browser.close();
+}
+
+async function bench(browser, throttle) {
   const firsts = [];
   for (let i = 0; i < 5; i++) {
-    const page = await open(browser);
+    const page = await open(browser, '', throttle);
     firsts.push(await page.evaluate(() => window.__skblab.firstRenderMs));
     await page.close();
   }
@@ -29,7 +49,7 @@ try {
   const ops = Array.from({ length: 20 }, () => '[[ops]]\nop = "sendmsg"\nbytes = 36200\n').join('');
   const text = `mechanism = "sendmsg"\ntitle = "500 skbs"\n[device]\ngso = false\n[socket]\nmss = 1448\n${ops}`;
   const frag = '#s=' + Buffer.from(text).toString('base64url') + '&step=0';
-  const page = await open(browser, frag);
+  const page = await open(browser, frag, throttle);
   const { len } = await position(page);
   const step = (key = 'ArrowRight') => page.evaluate(async (key) => {
     const t0 = performance.now();
@@ -91,6 +111,4 @@ try {
       ` building the state and drawing ${fmt(median(ev.map((r) => r.draw)))}, style+layout ${fmt(median(ev.map((r) => r.layout)))} (medians)`);
   }
   await page.close();
-} finally {
-  await browser.close();
 }

@@ -1,5 +1,5 @@
-//! A small line chart of one counter over the steps, one line per variant, with the current
-//! step marked. The values are the trace's own counters.
+//! A small line chart of one counter over the steps, one line per variant (named under it, in
+//! its colour), with the current step marked. The values are the trace's own counters.
 
 use crate::diagram::esc;
 use std::fmt::Write;
@@ -9,6 +9,8 @@ const H: u64 = 120;
 const L: u64 = 44;
 const B: u64 = 18;
 const COLORS: [&str; 2] = ["#4c7bd9", "#e8590c"];
+/// The key under the plot: each line's variant, in the line's colour.
+const KEY: u64 = 16;
 
 /// `series`: (variant, value after each step); `at`: the current position (0 = before step 1).
 pub fn svg(counter: &str, series: &[(&str, Vec<u64>)], at: usize) -> String {
@@ -22,14 +24,25 @@ pub fn svg(counter: &str, series: &[(&str, Vec<u64>)], at: usize) -> String {
     let x = |i: u64| L + i * (W - L - 8) / steps.max(1);
     let y = |v: u64| 6 + (H - B - 6) - v.min(max) * (H - B - 6) / max;
     let mut out = format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{c} over the steps"><g style="font:10px system-ui,sans-serif;fill:#4a5568"><text x="2" y="12">{max}</text><text x="2" y="{yb}">0</text><text x="{L}" y="{ht}">step 0</text><text x="{xe}" y="{ht}" text-anchor="end">{steps}</text></g><path d="M{L} {y0}H{xr}" stroke="#c3cbe0"/>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {hk}" width="{W}" height="{hk}" role="img" aria-label="{c} over the steps"><g style="font:10px system-ui,sans-serif;fill:#4a5568"><text x="2" y="12">{max}</text><text x="2" y="{yb}">0</text><text x="{L}" y="{ht}">step 0</text><text x="{xe}" y="{ht}" text-anchor="end">{steps}</text></g><path d="M{L} {y0}H{xr}" stroke="#c3cbe0"/>"##,
         c = esc(counter),
+        hk = H + KEY,
         yb = H - B,
         ht = H - 4,
         xe = W - 8,
         y0 = y(0),
         xr = W - 8,
     );
+    for (i, ((name, _), color)) in series.iter().zip(COLORS).enumerate() {
+        // The first at the left, the second at the right: no line runs there.
+        let (x, anchor) = if i == 0 { (L, "start") } else { (W - 8, "end") };
+        let _ = write!(
+            out,
+            r#"<text x="{x}" y="{}" text-anchor="{anchor}" fill="{color}" font-size="11">━ {}</text>"#,
+            H + KEY - 4,
+            esc(name)
+        );
+    }
     for ((name, vals), color) in series.iter().zip(COLORS) {
         let mut pts = String::new();
         for (i, v) in vals.iter().enumerate() {
@@ -58,5 +71,14 @@ mod tests {
         assert_eq!(s.matches("<polyline").count(), 2);
         assert!(s.contains(">3</text>"), "{s}");
         assert!(s.contains("stroke-dasharray"));
+        // Each line's variant is named under the plot, in the line's colour.
+        assert!(
+            s.contains(r##"text-anchor="start" fill="#4c7bd9" font-size="11">━ a</text>"##),
+            "{s}"
+        );
+        assert!(
+            s.contains(r##"text-anchor="end" fill="#e8590c" font-size="11">━ b</text>"##),
+            "{s}"
+        );
     }
 }

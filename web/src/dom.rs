@@ -54,6 +54,12 @@ pub fn store(kept: Kept, key: &str, value: &str) {
 }
 
 /// The value of the form field with id `id` (an input or a select).
+/// The markup inside the element `id` of the page (empty if there is none).
+pub fn inner_html(id: &str) -> String {
+    let el = window().document().and_then(|d| d.get_element_by_id(id));
+    el.map(|e| e.inner_html()).unwrap_or_default()
+}
+
 pub fn value_of(id: &str) -> Option<String> {
     let el = window().document()?.get_element_by_id(id)?;
     js_sys::Reflect::get(&el, &JsValue::from_str("value"))

@@ -28,8 +28,9 @@ pub struct Props {
 }
 
 pub enum Msg {
-    /// Diagram `i` was scrolled: the band of it to keep in the page.
-    Scroll(usize, (u32, u32)),
+    /// Diagram `i` was scrolled or laid out: the band of it to keep in the page, and the
+    /// drawing unit at the bottom of its view.
+    Scroll(usize, (u32, u32), u32),
     ExportJson(usize),
     ExportSvg(usize),
     Zoom(Zoom),
@@ -55,25 +56,17 @@ pub struct Diagrams {
     canvas: Vec<u32>,
     /// Per diagram, the band of it in the page.
     windows: Vec<(u32, u32)>,
+    /// Per diagram, its scroll area and the drawing unit at the bottom of its view (what lies
+    /// below is cut off, and a cue says how much).
+    wraps: Vec<NodeRef>,
+    bottoms: Vec<u32>,
+    /// What every mark means: static markup, copied from index.html's `<template
+    /// id="legend">` once drawn (as Yew nodes or a string it cost the bundle a kilobyte).
+    legend: NodeRef,
     /// Percent, or `None`: fit the pane's width.
     zoom: Option<u32>,
     _keys: EventListener,
 }
-
-/// What every mark means (static markup: as Yew nodes it cost the bundle a kilobyte).
-const LEGEND: &str = concat!(
-    r#"<span class="k hr"></span>headroom <span class="k ln"></span>linear data "#,
-    r#"<span class="k tr"></span>tailroom <span class="k fr"></span>frag "#,
-    r#"<span class="k free"></span>+N free frag slots (of MAX_SKB_FRAGS) "#,
-    r#"<span class="k sent"></span>skb sent "#,
-    r#"<span class="k fill"></span>bytes of a page held by a frag, where they sit "#,
-    r#"<span class="k arrow"></span>frag to its bytes "#,
-    r#"<span class="k harrow"></span>head, chained skb or dfrag to its bytes "#,
-    r#"<span class="cur">▲</span> a page-frag allocator's offset · refcount: references held on a page "#,
-    r#"<span class="k chg"></span>changed by this step (or touched by this event: its skb, frag slot, page) "#,
-    r#"<span class="k gone"></span>page freed by this event, fading out · "#,
-    r#"head, data, tail, end: the skb's buffer pointers · shinfo: skb_shared_info, holding frags[] "#,
-);
 
 /// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
 const FIRST_WINDOW: (u32, u32) = (0, 3000);
@@ -92,6 +85,9 @@ impl Component for Diagrams {
             drawn: Vec::new(),
             canvas: canvas_heights(&ctx.props().session),
             windows: Vec::new(),
+            wraps: Vec::new(),
+            bottoms: Vec::new(),
+            legend: NodeRef::default(),
             zoom,
             _keys: zoom_keys(ctx),
         };
@@ -111,11 +107,16 @@ impl Component for Diagrams {
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         let p = ctx.props();
         match msg {
-            Msg::Scroll(i, band) => {
+            Msg::Scroll(i, band, bottom) => {
                 if self.windows.len() <= i {
                     self.windows.resize(i + 1, FIRST_WINDOW);
+                    self.bottoms.resize(i + 1, u32::MAX);
                 }
-                return std::mem::replace(&mut self.windows[i], band) != band;
+                let moved = std::mem::replace(&mut self.windows[i], band) != band;
+                let cut = |d: &Self, b| d.drawn.get(i).map(|s| s.drawing.below(b));
+                let recount = cut(self, self.bottoms[i]) != cut(self, bottom);
+                self.bottoms[i] = bottom;
+                return moved || recount;
             }
             Msg::ExportJson(i) => {
                 if let Some(t) = p.session.traces.get(i) {
@@ -157,6 +158,23 @@ impl Component for Diagrams {
         false
     }
 
+    /// After the first render, the legend is filled in; after any, a view whose height or drawing
+    /// changed has its cue recounted.
+    fn rendered(&mut self, ctx: &Context<Self>, first: bool) {
+        if let Some(p) = self.legend.cast::<web_sys::Element>().filter(|_| first) {
+            p.set_inner_html(&dom::inner_html("legend"));
+        }
+        for (i, (wrap, shown)) in self.wraps.iter().zip(&self.drawn).enumerate() {
+            let Some(el) = wrap.cast::<web_sys::Element>() else {
+                continue;
+            };
+            let (band, bottom) = measure(&el, shown.drawing.width, self.zoom);
+            if self.bottoms.get(i) != Some(&bottom) {
+                ctx.link().send_message(Msg::Scroll(i, band, bottom));
+            }
+        }
+    }
+
     fn view(&self, ctx: &Context<Self>) -> Html {
         let s = &ctx.props().session;
         let split = s.traces.len() > 1 || s.kernel.is_some();
@@ -184,16 +202,14 @@ impl Component for Diagrams {
                                 <div class="about" data-testid="about-variant">{ about }</div>
                             }
                         </figcaption>
-                        <div class="svgwrap" onscroll={on_scroll(ctx, i, shown.drawing.width, zoom)}>
+                        <div class="svgwrap" ref={self.wraps.get(i).cloned().unwrap_or_default()} onscroll={on_scroll(ctx, i, shown.drawing.width, zoom)}>
                             { shown.view(self.windows.get(i).copied().unwrap_or(FIRST_WINDOW), zoom) }
+                            { more(shown.drawing.below(self.bottoms.get(i).copied().unwrap_or(u32::MAX))) }
                         </div>
                     </figure>
                 }) }
                 if let Some(r) = &s.kernel { { super::kernel_lane::lane(r) } }
-                <p class="legend" data-testid="legend">
-                    { Html::from_html_unchecked(AttrValue::Static(LEGEND)) }
-                    if split { <span class="k dif"></span>{ "differs from the other variant" } }
-                </p>
+                <p class="legend" data-testid="legend" ref={self.legend.clone()}></p>
             </section>
         }
     }
@@ -203,8 +219,44 @@ impl Diagrams {
     fn redraw(&mut self, p: &Props) {
         let t0 = dom::now();
         self.drawn = draw_all(&p.session, p.pos, p.event, &self.canvas);
+        self.wraps.resize_with(self.drawn.len(), NodeRef::default);
         dom::publish("drawMs", dom::now() - t0);
     }
+}
+
+/// The cue under a view that cuts off part of its drawing: how many skbs, pages and dfrags lie
+/// below,
+/// and a button that scrolls down to them.
+fn more((skbs, pages, dfrags): (usize, usize, usize)) -> Html {
+    let counts = [(skbs, "skb"), (pages, "page"), (dfrags, "dfrag")];
+    let mut parts = (counts.iter().filter(|c| c.0 > 0))
+        .enumerate()
+        .map(|(i, &(n, what))| {
+            let more = if i == 0 { " more" } else { "" };
+            format!("{n}{more} {what}{}", if n == 1 { "" } else { "s" })
+        });
+    let Some(first) = parts.next() else {
+        return Html::default();
+    };
+    let text = parts.fold(first, |t, p| t + " and " + &p) + " below ↓";
+    let down = Callback::from(|e: MouseEvent| {
+        let wrap = e
+            .target_unchecked_into::<web_sys::Element>()
+            .parent_element();
+        if let Some(w) = wrap {
+            w.set_scroll_top(w.scroll_top() + w.client_height() * 4 / 5);
+        }
+    });
+    html! { <button class="more" onclick={down}>{ text }</button> }
+}
+
+/// The band of a diagram `width` units wide, shown at `zoom` in scroll area `el`, to keep in
+/// the page, and the drawing unit at the bottom of its view.
+fn measure(el: &web_sys::Element, width: u32, zoom: Option<u32>) -> ((u32, u32), u32) {
+    let shown = zoom.map_or(el.client_width(), |z| (width * z / 100) as i32);
+    let band = diagram::window(el.scroll_top(), el.client_height(), shown, width);
+    let seen = f64::from(el.scroll_top() + el.client_height()) * f64::from(width);
+    (band, (seen / f64::from(shown.max(1))) as u32)
 }
 
 /// The left trace after event `k` of step `pos` (1-based), marking what that event touched:
@@ -368,10 +420,8 @@ fn drawing_width(traces: usize) -> u32 {
 /// it scrolls.
 fn on_scroll(ctx: &Context<Diagrams>, i: usize, width: u32, zoom: Option<u32>) -> Callback<Event> {
     ctx.link().callback(move |e: Event| {
-        let el = e.target_unchecked_into::<web_sys::Element>();
-        let shown = zoom.map_or(el.client_width(), |z| (width * z / 100) as i32);
-        let band = diagram::window(el.scroll_top(), el.client_height(), shown, width);
-        Msg::Scroll(i, band)
+        let (band, bottom) = measure(&e.target_unchecked_into(), width, zoom);
+        Msg::Scroll(i, band, bottom)
     })
 }
 

@@ -1,0 +1,589 @@
+//! The SVG drawing of a [`State`], for every mechanism: each queue's skbs drawn as the
+//! kernel's documentation draws them (the buffer from `head` to `end`, `data` and `tail`
+//! marked on it, `skb_shared_info` after `end` with its frag array), the live pages (how
+//! full, refcount), arrows from frag slots to their pages, and the page-frag cursors.
+//! Every text is at least 11 px at 100 % zoom, and no line crosses one.
+//!
+//! The drawing is SVG markup in keyed pieces with its own `<style>`, so the page shows and the
+//! export button saves exactly the same picture, and a step re-parses only the pieces it
+//! changed instead of diffing thousands of virtual-DOM nodes. Each piece knows the band of y
+//! it covers, so the page holds only those near the view ([`window`]); the layout
+//! (`layout.rs`) is apart from the markup (`skb.rs`, `page.rs`, `svg.rs`), so [`height`] sizes
+//! a canvas for a whole trace cheaply.
+//!
+//! A mechanism that needs more than this generic form adds a hook here, keyed by
+//! `Trace::mechanism`; none does today (MPTCP mappings ride on the skb and are drawn with it).
+
+mod layout;
+mod page;
+mod skb;
+mod svg;
+
+use crate::diff::Changed;
+use layout::{route, scale_to, Layout, Shape, BAR_Y, DFRAG_H, PAD, PAGE_W};
+use skblab_core::page::PageId;
+use skblab_core::skb::Frag;
+use skblab_core::trace::State;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+pub use svg::{esc, Drawing, Piece};
+
+/// How to mark items: `changed` by the current step, `differs` from the other variant.
+pub struct Marks<'a> {
+    pub changed: &'a Changed,
+    pub differs: &'a Changed,
+}
+
+/// The band of drawing units the page keeps of a drawing `width` units wide, shown scaled
+/// into a scroll area `view_w` by `view_h` pixels scrolled down `scroll_top`: what is in view
+/// and one view's height above and below, rounded out to whole bands of 1000 units so that
+/// scrolling a little changes nothing. A 500-skb queue is 11000 units tall; a step then
+/// touches only the few dozen skbs near the view.
+pub fn window(scroll_top: i32, view_h: i32, view_w: i32, width: u32) -> (u32, u32) {
+    const BAND: f64 = 1000.0;
+    let per_px = f64::from(width) / f64::from(view_w.max(1));
+    let top = f64::from(scroll_top.max(0)) * per_px;
+    let h = f64::from(view_h.max(0)) * per_px;
+    let lo = ((top - h) / BAND).floor().max(0.0) * BAND;
+    let hi = ((top + 2.0 * h) / BAND).ceil() * BAND;
+    (lo as u32, hi as u32)
+}
+
+/// Where an arrow starts (the bottom of a frag cell, or of a box whose head, chained skbs or
+/// dfrag hold page bytes), the gap it runs along, and the bytes of the page it ends at.
+pub struct FragEnd {
+    at: (u32, u32),
+    /// For a frag cell above its skb's last row: the gap between cells it goes down through.
+    between: Option<u32>,
+    /// The middle of the gap under the row of boxes it leaves (set by the caller).
+    gap: u32,
+    page: PageId,
+    offset: u32,
+    size: u32,
+    /// Dashed: a head (or a chained skb, or a dfrag) rather than a frag slot.
+    head: bool,
+}
+
+impl FragEnd {
+    fn new(at: (u32, u32), between: Option<u32>, f: &Frag, head: bool) -> FragEnd {
+        FragEnd {
+            at,
+            between,
+            gap: 0,
+            page: f.page,
+            offset: f.offset,
+            size: f.size,
+            head,
+        }
+    }
+
+    fn below(self, gap: u32) -> FragEnd {
+        FragEnd { gap, ..self }
+    }
+}
+
+/// The height [`draw`] gives `state`: the app sizes one canvas for every step of a trace, so
+/// stepping never resizes the SVG (which would lay out all of it again).
+pub fn height(state: &State, max_frags: u32, width: u32) -> u32 {
+    Layout::new(state, max_frags, width).height
+}
+
+/// Draws `state` `width` units wide (skbs and pages wrap); `max_frags` is the era's
+/// MAX_SKB_FRAGS (the empty slots are summarised in one cell).
+pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str) -> Drawing {
+    let at = Layout::new(state, max_frags, width);
+    let mut pieces = Vec::with_capacity(2 * skb_count(state) + state.pages.len() + 8);
+    let mut piece = |key: String, (top, bottom): (u32, u32), body: String| {
+        pieces.push(Piece {
+            key,
+            top,
+            bottom,
+            body,
+        })
+    };
+    // The band a line of text at baseline `y` covers.
+    let line = |y: u32| (y - 12, y + 4);
+    // The marks: outlines over the boxes, each a piece of its own (painted after every box),
+    // so a step that only unmarks what the step before changed leaves the boxes alone.
+    let mut outlines = Vec::new();
+    let mut outline = |key: &str, (x, y, w, h): (u32, u32, u32, u32), mark: &str| {
+        if !mark.is_empty() {
+            outlines.push(Piece {
+                key: format!("m{key}"),
+                top: y,
+                bottom: y + h,
+                body: format!(
+                    r#"<rect class="mk{mark}" x="{x}" y="{y}" width="{w}" height="{h}" rx="4"/>"#
+                ),
+            });
+        }
+    };
+    // Where arrows start, by owner, in drawing order.
+    let mut frag_ends: Vec<(String, FragEnd)> = Vec::new();
+    for (qi, (q, (ly, spots))) in state.queues.iter().zip(&at.queues).enumerate() {
+        piece(
+            format!("q{qi}"),
+            line(*ly),
+            format!(
+                r#"<text class="q" x="{PAD}" y="{ly}">{} ({} skb{})</text>"#,
+                esc(&q.name),
+                q.skbs.len(),
+                if q.skbs.len() == 1 { "" } else { "s" }
+            ),
+        );
+        for (skb, spot) in q.skbs.iter().zip(spots) {
+            let (x, y) = (spot.x, spot.y);
+            let mut body = String::with_capacity(1200);
+            let mut ends = Vec::new();
+            let shape = Shape::of(skb, &state.linearized, max_frags, at.room);
+            skb::draw_skb(&mut body, skb, (x, y), (&shape, max_frags), &mut ends);
+            let key = format!("s{qi}-{}", skb.id);
+            let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
+            let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
+            outline(&key, (x, y, shape.w, shape.h), mark);
+            for &(_, i) in (marks.changed.frags.iter())
+                .filter(|&&(s, i)| s == skb.id && (i as usize) < skb.frags.len())
+            {
+                let (fx, fy) = shape.cell((x, y), i);
+                outline(&format!("{key}f{i}"), (fx, fy, layout::FRAG_W, 16), " chg");
+            }
+            frag_ends.extend(ends.into_iter().map(|e| (key.clone(), e.below(spot.gap))));
+            piece(key, (y, y + shape.h), body);
+        }
+        if q.skbs.is_empty() {
+            piece(
+                format!("q{qi}e"),
+                line(ly + 22),
+                format!(r#"<text class="s" x="{PAD}" y="{}">empty</text>"#, ly + 22),
+            );
+        }
+    }
+    if !state.dfrags.is_empty() {
+        let (label, spots) = &at.dfrags;
+        let text = format!(
+            r#"<text class="q" x="{PAD}" y="{label}">MPTCP data frags ({})</text>"#,
+            state.dfrags.len()
+        );
+        piece("dl".into(), line(*label), text);
+        for (d, s) in state.dfrags.iter().zip(spots) {
+            let key = format!("d{}", d.data_seq);
+            frag_ends.push((key.clone(), page::dfrag_end(d, s)));
+            piece(key, (s.y, s.y + DFRAG_H), page::draw_dfrag(d, (s.x, s.y)));
+        }
+    }
+    let px0 = at.px0;
+    piece(
+        "pl".into(),
+        line(at.pages_label),
+        format!(
+            r#"<text class="q" x="{px0}" y="{}">pages ({} live)</text>"#,
+            at.pages_label,
+            state.pages.len() - marks.changed.gone.len()
+        ),
+    );
+    // The bytes of each page that frags (and heads, dfrags) hold, drawn where they sit.
+    let mut held: BTreeMap<PageId, Vec<(u32, u32)>> = BTreeMap::new();
+    for (_, e) in &frag_ends {
+        held.entry(e.page).or_default().push((e.offset, e.size));
+    }
+    let mut page_pos = BTreeMap::new();
+    for (p, &(x, y)) in state.pages.iter().zip(&at.pages) {
+        page_pos.insert(p.id, (x, y, p.size));
+        let mut body = String::with_capacity(700);
+        let held = held.get(&p.id).map_or(&[][..], Vec::as_slice);
+        page::draw_page(&mut body, p, (x, y, at.page_h), held, state, marks);
+        let key = format!("p{}", p.id);
+        if marks.changed.gone.contains(&p.id) {
+            piece(key, (y, y + at.page_h), body);
+            continue;
+        }
+        let (c, d) = (&marks.changed.pages, &marks.differs.pages);
+        let mark = mark_class(c.contains(&p.id), d.contains(&p.id));
+        outline(&key, (x, y, PAGE_W, at.page_h), mark);
+        piece(key, (y, y + at.page_h), body);
+    }
+    let mut py = at.idle_cursors;
+    for c in state.cursors.iter().filter(|c| c.page.is_none()) {
+        py += 14;
+        piece(
+            format!("c{}", c.name),
+            line(py),
+            format!(
+                r#"<text class="s" x="{px0}" y="{py}">{}: no page</text>"#,
+                esc(&c.name)
+            ),
+        );
+    }
+    for m in outlines {
+        piece(m.key, (m.top, m.bottom), m.body);
+    }
+    // One arrow bundle per owner (an skb, or the dfrags), drawn over the boxes.
+    let gutter = at.gutter();
+    let mut bundle: Option<(String, (u32, u32), String)> = None;
+    for (owner, e) in frag_ends {
+        let Some(&(px, py, size)) = page_pos.get(&e.page) else {
+            continue;
+        };
+        if bundle.as_ref().is_some_and(|(o, ..)| *o != owner) {
+            let (o, band, b) = bundle.take().expect("checked");
+            piece(format!("a{o}"), band, b);
+        }
+        let (_, band, body) =
+            bundle.get_or_insert_with(|| (owner, (e.at.1, e.at.1), String::new()));
+        let tx = px + 6 + scale_to(e.offset + e.size / 2, size, PAGE_W - 12);
+        let top = py - layout::GAP / 2;
+        *band = (band.0.min(top), band.1.max(e.gap).max(py + BAR_Y));
+        let _ = write!(
+            body,
+            r#"<path class="{}" d="{}"/>"#,
+            if e.head { "harrow" } else { "arrow" },
+            route(e.at, e.between, e.gap, gutter, (tx, py)),
+        );
+    }
+    if let Some((o, band, b)) = bundle {
+        piece(format!("a{o}"), band, b);
+    }
+    Drawing {
+        width,
+        height: at.height,
+        label: label.to_string(),
+        pieces,
+    }
+}
+
+fn skb_count(state: &State) -> usize {
+    state.queues.iter().map(|q| q.skbs.len()).sum()
+}
+
+fn mark_class(id: bool, dif: bool) -> &'static str {
+    match (id, dif) {
+        (true, true) => " chg dif",
+        (true, false) => " chg",
+        (false, true) => " dif",
+        (false, false) => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skblab_core::page::Page;
+    use skblab_core::skb::{Frag, Skb, SkbHead};
+    use skblab_core::trace::Linearized;
+    use skblab_core::trace::{Cursor, Queue};
+
+    fn marks_none() -> Marks<'static> {
+        static NONE: std::sync::LazyLock<Changed> = std::sync::LazyLock::new(Changed::default);
+        Marks {
+            changed: &NONE,
+            differs: &NONE,
+        }
+    }
+
+    /// `s` drawn 1000 wide with nothing marked, as one SVG document.
+    fn unmarked(s: &State) -> String {
+        draw(s, &marks_none(), 17, 1000, "test").to_svg()
+    }
+
+    fn sample() -> State {
+        let mut skb = Skb::new(
+            7,
+            0,
+            SkbHead {
+                headroom: 320,
+                tailroom: 0,
+                head_bytes: 512,
+                truesize: 1280,
+            },
+            1000,
+        );
+        skb.add_frag(Frag {
+            page: 2,
+            offset: 0,
+            size: 1448,
+        });
+        State {
+            queues: vec![Queue {
+                name: "sk_write_queue <&>".into(),
+                skbs: vec![skb],
+            }],
+            pages: vec![Page {
+                id: 2,
+                order: 0,
+                size: 4096,
+                count: 2,
+                cpu: 0,
+                used: 1448,
+            }],
+            cursors: vec![Cursor {
+                name: "sk_page_frag".into(),
+                page: Some(2),
+                offset: 1448,
+                size: 4096,
+                bias: None,
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn window_keeps_a_view_above_and_below_in_whole_bands() {
+        // (scroll_top, view_h, view_w, width) -> band, in drawing units.
+        for (args, want) in [
+            ((0, 600, 1000, 1000), (0, 2000)),
+            ((2500, 600, 1000, 1000), (1000, 4000)),
+            ((2500, 600, 500, 1000), (3000, 8000)),
+            ((0, 0, 0, 1000), (0, 0)),
+        ] {
+            assert_eq!(window(args.0, args.1, args.2, args.3), want, "{args:?}");
+        }
+        let p = Piece {
+            key: "s".into(),
+            top: 900,
+            bottom: 1100,
+            body: String::new(),
+        };
+        assert!(p.meets(1000, 2000) && p.meets(0, 900) && !p.meets(1101, 3000));
+    }
+
+    #[test]
+    fn draws_skbs_frags_pages_arrows_cursors() {
+        let s = sample();
+        let changed = Changed {
+            skbs: [7].into(),
+            ..Default::default()
+        };
+        let drawing = draw(
+            &s,
+            &Marks {
+                changed: &changed,
+                differs: &Changed::default(),
+            },
+            17,
+            1000,
+            "modern",
+        );
+        let keys: Vec<(&str, u32, u32)> = (drawing.pieces.iter())
+            .map(|p| (p.key.as_str(), p.top, p.bottom))
+            .collect();
+        // The arrow's band: from the gap above the page (32 - 5) to the gap below the skb's
+        // row (32 + 96 + 5).
+        assert_eq!(
+            keys,
+            [
+                ("q0", 12, 28),
+                ("s0-7", 32, 128),
+                ("pl", 9, 25),
+                ("p2", 32, 102),
+                ("ms0-7", 32, 128),
+                ("as0-7", 27, 133)
+            ]
+        );
+        let svg = drawing.to_svg();
+        for want in [
+            r#"data-skb="7""#,
+            "skb 7 · len 1448",
+            // The buffer and its shared info: 6 + 150 + 46 + 6 wide.
+            r#"<rect class="mk chg" x="10" y="32" width="208" height="96" rx="4"/>"#,
+            "frags[0]: page 2, offset 0, size 1448",
+            "+16",
+            r#"data-page="2""#,
+            "page 2 · alloc cpu 0</text>",
+            "refcount 2 · used 1448/4096",
+            "sk_page_frag @1448",
+            // The head's size and the allocating CPU under the title.
+            r#"<text class="s" x="16" y="62">head 512 B · alloc cpu 0</text>"#,
+            "frags[0]: page 2, offset 0, size 1448</title></rect><text class=\"w\" x=\"18\" y=\"116\">1448</text>",
+            // Pages stand at x 1000 - 10 - 2 * (236 + 10) + 10 = 508, their bar at the top, 6
+            // in and 224 wide: the frag's 1448 bytes at offset 0 fill 1448 * 224 / 4096 = 79.
+            r#"<rect class="fill" x="514" y="38" width="79" height="10"/>"#,
+            // From the frag cell's middle (16 + 40 / 2, below the cell at 104 + 16) down to the
+            // gap under the skb's row (133), along it to the gutter left of the pages (498), up
+            // it to the gap above the page (27), along that to the middle of the frag's bytes
+            // (514 + 724 * 224 / 4096 = 553) and down onto the bar (38).
+            r#"<path class="arrow" d="M36 120V133H498V27H553V38"/>"#,
+            "sk_write_queue &lt;&amp;&gt; (1 skb)",
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
+        let opened = svg.matches("<g ").count() + svg.matches("<g>").count();
+        assert_eq!(opened, svg.matches("</g>").count());
+    }
+
+    #[test]
+    fn a_frag_is_drawn_where_it_sits_in_its_page() {
+        // netdev_alloc_frag counting down (duyck-2012): the first 640-byte frag sits at the
+        // page's end, 3456..4096, so the bar fills from the right and the cursor is left of it.
+        let mut s = sample();
+        s.queues[0].skbs[0].frags[0] = Frag {
+            page: 2,
+            offset: 3456,
+            size: 640,
+        };
+        s.cursors[0].offset = 3456;
+        let svg = unmarked(&s);
+        // 514 + 3456 * 224 / 4096 = 703; to 514 + 224 = 738: 35 wide. The cursor's triangle
+        // points up at 703 under the bar (38 + 11), its label the page's last line.
+        for want in [
+            r#"<rect class="fill" x="703" y="38" width="35" height="10"/>"#,
+            r#"d="M703 49l-4 7h8z""#,
+            r#"<text class="s" x="514" y="97">sk_page_frag @3456</text>"#,
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
+    }
+
+    #[test]
+    fn an_skb_marks_head_data_tail_end_and_its_shared_info() {
+        // headroom 64 | linear 128 | tailroom 64 on a 150-wide buffer at x 16, y 67 (under the
+        // title and a line of facts): data at 16 + 64 * 150 / 256 = 53, tail at 53 + 75 = 128,
+        // end at 128 + 37 = 165.
+        let mut s = sample();
+        let skb = &mut s.queues[0].skbs[0];
+        (skb.head.headroom, skb.head.tailroom) = (64, 64);
+        skb.linear_len = 128;
+        let svg = unmarked(&s);
+        for want in [
+            r#"<path class="tick" d="M16 81v4"/><text class="s" x="16" y="97">head</text>"#,
+            // Each name centred under its tick (by text_w: "data" 25, "tail" 19, "end" 21),
+            // unless that runs into the name before: "data" would start at 53 - 12 = 41, but
+            // "head" ends at 16 + 28 (+ 4 apart); all kept left of the bracket at 208.
+            r#"<path class="tick" d="M53 81v4"/><text class="s" x="48" y="97">data</text>"#,
+            r#"<path class="tick" d="M128 81v4"/><text class="s" x="119" y="97">tail</text>"#,
+            r#"<path class="tick" d="M165 81v4"/><text class="s" x="155" y="97">end</text>"#,
+            // skb_shared_info right after end, its bracket down to the frag array.
+            r#"<rect class="shi" x="166" y="67" width="46" height="14">"#,
+            r#"<path class="brk" d="M212 81V101H16V104"/>"#,
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
+        // With no linear data and no tailroom, data, tail and end are one point: one name.
+        let svg = unmarked(&sample());
+        assert!(svg.contains(">data=tail=end</text>"), "{svg}");
+    }
+
+    #[test]
+    fn an_event_outlines_its_frag_slot_and_fades_the_page_it_freed() {
+        // Page 5, freed by the event (which touched it), is still in the state drawn.
+        let mut s = sample();
+        let freed = Page {
+            id: 5,
+            count: 0,
+            ..s.pages[0].clone()
+        };
+        s.pages.push(freed);
+        let touched = Changed {
+            frags: vec![(7, 0)],
+            pages: [5].into(),
+            gone: [5].into(),
+            ..Default::default()
+        };
+        let marks = Marks {
+            changed: &touched,
+            differs: &Changed::default(),
+        };
+        let d = draw(&s, &marks, 17, 1000, "modern");
+        let slot = d
+            .pieces
+            .iter()
+            .find(|p| p.key == "ms0-7f0")
+            .expect("a slot outline");
+        // frags[0]'s cell: x 16, y 104 (under the buffer), 40 wide.
+        assert_eq!(
+            slot.body,
+            r#"<rect class="mk chg" x="16" y="104" width="40" height="16" rx="4"/>"#
+        );
+        let svg = d.to_svg();
+        // The freed page is drawn once more, fading, and not counted nor named a live page.
+        assert!(svg.contains(r#"<g class="gone" data-gone="5">"#), "{svg}");
+        assert!(svg.contains("pages (1 live)"), "{svg}");
+        assert_eq!(svg.matches("data-page=").count(), 1);
+        assert!(
+            !d.pieces.iter().any(|p| p.key == "mp5"),
+            "a gone page is not outlined"
+        );
+    }
+
+    #[test]
+    fn many_frags_wrap_into_rows_each_with_its_size_and_arrows_go_between_the_cells() {
+        // 20 frags and the free-slot cell on a 440-wide skb (room 478 - the 9 of margins
+        // fits 10 cells of 43): three rows, each 19 lower; the box grows by two rows.
+        let mut s = sample();
+        let skb = &mut s.queues[0].skbs[0];
+        for i in 1..20 {
+            skb.add_frag(Frag {
+                page: 2,
+                offset: 100 * i,
+                size: 100 + i,
+            });
+        }
+        let d = draw(&s, &marks_none(), 21, 1000, "many");
+        let svg = d.to_svg();
+        // frags[19]: row 1, column 9 (x 16 + 9 * 43 = 403, y 104 + 19 = 123), its size shown.
+        let want = r#"<rect class="fr" data-frag="19" x="403" y="123" width="40" height="16" rx="2"><title>frags[19]: page 2, offset 1900, size 119</title></rect><text class="w" x="405" y="135">119</text>"#;
+        assert!(svg.contains(want), "{svg}");
+        // The skb is 96 + 2 * 19 high; its row's gap is 5 below it.
+        assert!(svg.contains(r#"height="134" rx="4"/>"#), "{svg}");
+        // frags[0], above the last row, goes down 1 into the gap between rows and along it to
+        // the gap left of its cell (x 14), then down that to the row's gap (32 + 134 + 5).
+        assert!(svg.contains(r#"d="M36 120v1H14V171H498V27H"#), "{svg}");
+        // The free-slot cell is the 21st: row 2, column 0.
+        assert!(
+            svg.contains(r#"<rect class="free" x="16" y="142""#),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn a_biased_cache_shows_its_pagecnt_bias_and_the_frags_out() {
+        // page_frag_cache on page 2: count 5, bias 3, so 2 references are held by frags out.
+        let mut s = sample();
+        s.pages[0].count = 5;
+        s.cursors[0].bias = Some(3);
+        let d = draw(&s, &marks_none(), 17, 1000, "bias");
+        let svg = d.to_svg();
+        for want in [
+            r#"<text class="s" x="514" y="97">pagecnt_bias 3 · 2 frag(s) out</text>"#,
+            r#"<text class="s" x="514" y="111">sk_page_frag @1448</text>"#,
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
+        // Every page box grows a line for it.
+        assert!(d
+            .pieces
+            .iter()
+            .any(|p| p.key == "p2" && p.bottom == 32 + 84));
+    }
+
+    #[test]
+    fn an_mptcp_skb_shows_its_mapping_and_a_view_counts_what_it_cuts_off() {
+        let mut s = sample();
+        s.queues[0].skbs[0].mapping = Some(skblab_core::skb::Mapping {
+            data_seq: 7,
+            subflow_seq: 1,
+            data_len: 1448,
+            frozen: false,
+        });
+        let d = draw(&s, &marks_none(), 17, 1000, "map");
+        let svg = d.to_svg();
+        let want =
+            "head 512 B · alloc cpu 0 · map data_seq 7 · subflow_seq 1 · data_len 1448</text>";
+        assert!(svg.contains(want), "{svg}");
+        // A view ending at y 100 cuts off the skb (down to 128) and the page (to 102).
+        assert_eq!(d.below(100), (1, 1, 0));
+        assert_eq!(d.below(128), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_linearized_copy_shows_on_its_skb() {
+        let mut s = sample();
+        s.linearized.push(Linearized {
+            skb: 7,
+            head_bytes: 2416,
+            copied: 1448,
+        });
+        let svg = unmarked(&s);
+        let want = r#"<text class="s" x="16" y="62">head 512 B · alloc cpu 0 · linearized clone: head 2416 B</text>"#;
+        assert!(svg.contains(want), "{svg}");
+    }
+}
