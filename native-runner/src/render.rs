@@ -68,7 +68,7 @@ fn events(out: &mut String, list: &[Event], shown: usize, kernel: Option<&Trace>
         if cut && i == head {
             let mut kinds: Vec<(&str, usize)> = Vec::new();
             for e in &list[head..list.len() - tail] {
-                let name = e.kind();
+                let name = e.kind().name();
                 match kinds.iter_mut().find(|(k, _)| *k == name) {
                     Some((_, n)) => *n += 1,
                     None => kinds.push((name, 1)),
@@ -85,7 +85,7 @@ fn events(out: &mut String, list: &[Event], shown: usize, kernel: Option<&Trace>
         }
         if !cut || i < head || i >= list.len() - tail {
             let f = kernel.and_then(|t| t.kernel_fn(e));
-            let f = f.map(|f| st.dim(&format!("  ({})", f.name)));
+            let f = f.map(|f| st.dim(&format!("  ({})", f.label())));
             let _ = writeln!(out, "  {} {}{}", st.dim("·"), e, f.unwrap_or_default());
         }
     }
