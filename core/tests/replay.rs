@@ -111,13 +111,17 @@ fn every_example_scenario_replays() {
 }
 
 /// Events no walkthrough or example file happens to emit: a packet after close, a write
-/// that grows the subflow's last frag, a page frag reused once every reference came back.
+/// that reuses a page frag once every reference came back, an MPTCP write that grows the
+/// subflow's last frag (a device without GSO: MSS-sized skbs take a dfrag in pieces).
 const EDGES: &[&str] = &[
     r#"mechanism = "rx"
 ops = [{ op = "arrive", frames = 2 }, { op = "close" }, { op = "arrive", frames = 1 }]"#,
     r#"mechanism = "mptcp"
 ops = [{ op = "sendmsg", bytes = 100 }, { op = "sendmsg", bytes = 100 }, { op = "transmit" },
        { op = "ack" }, { op = "sendmsg", bytes = 100 }]"#,
+    r#"mechanism = "mptcp"
+subflows = [{ mtu = 1500, gso = false }]
+ops = [{ op = "sendmsg", bytes = 64621 }]"#,
 ];
 
 /// No dead row: each row of the kernel-function table stands for an event some walkthrough
