@@ -7,6 +7,7 @@
 use skblab_core::question::{Kind, Question};
 use skblab_core::skb::Skb;
 use skblab_core::trace::{Counters, Cursor, Event, State, Step, Trace};
+use skblab_core::patches;
 use skblab_core::walkthrough::Walkthrough;
 use std::fmt::Write;
 
@@ -390,6 +391,9 @@ pub fn title(text: &str, st: Style) -> String {
 /// The title and the intro.
 pub fn walkthrough_intro(w: &Walkthrough, st: Style) -> String {
     let mut out = title(&w.title, st);
+    for p in patches::of(w.scenario.mechanism(), &w.variants) {
+        let _ = writeln!(out, "{}", st.dim(&format!("Patch: {}", p.cite())));
+    }
     out.push('\n');
     out.push_str(&wrap(&w.intro, ""));
     out.push('\n');
