@@ -47,7 +47,7 @@ pub const PATCHES: &[Patch] = &[
         subject: "net: Update netdev_alloc_frag to work more efficiently with TCP and GRO",
         posted: "https://patchwork.ozlabs.org/patch/165868/",
         merged: None,
-        fate: Some("shipped revised in v3.6 (__netdev_alloc_frag, pagecnt_bias)"),
+        fate: Some("shipped revised in v3.6 as __netdev_alloc_frag with pagecnt_bias"),
     },
     Patch {
         seed: "002",

@@ -4,10 +4,10 @@
 //! are printed generically from their serialized form, so a new mechanism's events need no
 //! code here, and the state drawing covers every mechanism's queues, pages and cursors.
 
+use skblab_core::patches;
 use skblab_core::question::{Kind, Question};
 use skblab_core::skb::Skb;
 use skblab_core::trace::{Counters, Cursor, Event, State, Step, Trace};
-use skblab_core::patches;
 use skblab_core::walkthrough::Walkthrough;
 use std::fmt::Write;
 
