@@ -78,7 +78,7 @@ fn step_events(t: &Trace, pos: usize, event: Option<usize>, on: Option<&Callback
             if let Some(f) = selected.and_then(|e| t.kernel_fn(e)) {
                 <p class="kfn" data-testid="kernel-fn">
                     { "In the kernel: " }
-                    <a href={f.url()} target="_blank" rel="noopener"><code>{ f.label() }</code></a>
+                    <a href={f.url()} target="_blank" rel="noopener"><code>{ f.name }</code></a>
                     { format!(" in {} ({})", f.file, f.tag) }
                 </p>
             }
