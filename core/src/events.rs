@@ -14,12 +14,48 @@ pub type PageId = u32;
 /// An skb's id, unique within a run.
 pub type SkbId = u32;
 
+/// Declares [`Event`] and [`EventKind`] from one list, each variant written `Name = "name"`:
+/// the name is the trace's `ev` tag, [`EventKind::name`] and what an event prints first, so
+/// a kind is named in one place, and a table keyed by [`EventKind`] cannot keep a row for a
+/// kind that no longer exists.
+macro_rules! events {
+    (
+        $(#[$m:meta])*
+        pub enum Event {
+            $($(#[$vm:meta])* $v:ident = $name:literal { $($fields:tt)* }),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        pub enum Event {
+            $($(#[$vm])* #[serde(rename = $name)] $v { $($fields)* },)*
+        }
+
+        /// What kind of [`Event`] an event is, without its fields.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum EventKind {
+            $($v),*
+        }
+
+        crate::names::names!(EventKind, "event", { $($v => $name),* });
+
+        impl Event {
+            /// The event's kind; its name is the trace's `ev` tag.
+            pub fn kind(&self) -> EventKind {
+                match self {
+                    $(Event::$v { .. } => EventKind::$v),*
+                }
+            }
+        }
+    };
+}
+
+events! {
 /// What the kernel did, in the kernel's own words. Sizes are bytes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "ev", rename_all = "snake_case")]
+#[serde(tag = "ev")]
 pub enum Event {
     // -- pages (all mechanisms) --
-    AllocPage {
+    AllocPage = "alloc_page" {
         page: PageId,
         order: u32,
         cpu: Cpu,
@@ -34,24 +70,31 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bias: Option<u32>,
     },
-    GetPage {
+    GetPage = "get_page" {
         page: PageId,
         count: u32,
     },
-    PutPage {
+    PutPage = "put_page" {
         page: PageId,
         cpu: Cpu,
         count: u32,
         /// The reference was a page-frag cursor's own: the cursor lets go of the page.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         release: bool,
+        /// The reference was an skb's head fragment's (`skb_free_head`; v6.12 frees it with
+        /// `skb_free_frag`, not `put_page`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        head: bool,
     },
-    FreePage {
+    FreePage = "free_page" {
         page: PageId,
         cpu: Cpu,
+        /// Freed by the put of an skb's head fragment (v6.12: `page_frag_free`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        head: bool,
     },
     /// An allocator starts over at the beginning of a page it still holds.
-    ReusePage {
+    ReusePage = "reuse_page" {
         page: PageId,
         /// The cursor's offset after it starts over (0, or the page size when it counts down).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,7 +107,7 @@ pub enum Event {
     // -- skbs (all mechanisms) --
     /// An skb allocated with `headroom` reserved and `linear_room` for data; it starts at
     /// `seq`, is charged `truesize` and goes on `queue` (none: a driver is still building it).
-    AllocSkb {
+    AllocSkb = "alloc_skb" {
         skb: SkbId,
         cpu: Cpu,
         head_bytes: u32,
@@ -85,15 +128,15 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         queue: Option<String>,
     },
-    FreeSkb {
+    FreeSkb = "free_skb" {
         skb: SkbId,
         cpu: Cpu,
     },
-    CopyToLinear {
+    CopyToLinear = "copy_to_linear" {
         skb: SkbId,
         bytes: u32,
     },
-    CopyToPage {
+    CopyToPage = "copy_to_page" {
         skb: SkbId,
         page: PageId,
         offset: u32,
@@ -101,7 +144,7 @@ pub enum Event {
     },
     /// Frag slot `idx` of `skb` now holds `size` bytes at `offset` of `page`; the skb is
     /// charged `truesize` in all.
-    NewFrag {
+    NewFrag = "new_frag" {
         skb: SkbId,
         idx: u32,
         page: PageId,
@@ -111,37 +154,37 @@ pub enum Event {
         truesize: u32,
     },
     /// Frag slot `idx` (the last) grew by `bytes`; the skb is charged `truesize` in all.
-    Coalesce {
+    Coalesce = "coalesce" {
         skb: SkbId,
         idx: u32,
         bytes: u32,
         #[serde(default)]
         truesize: u32,
     },
-    MarkPsh {
+    MarkPsh = "mark_psh" {
         skb: SkbId,
     },
-    ClearPsh {
+    ClearPsh = "clear_psh" {
         skb: SkbId,
     },
     // -- send side (tcp_sendmsg, transmit) --
     /// `tcp_push` / `__tcp_push_pending_frames` / `tcp_push_one` on `skb`: `forced` when more
     /// than half the peer's max window went unpushed (forced_push), else the end of the call
     /// or a full send head.
-    Push {
+    Push = "push" {
         skb: SkbId,
         forced: bool,
     },
     /// A non-SG device and an skb with frags: `skb_linearize` allocates a new head of
     /// `head_bytes` and pulls the `copied` frag bytes into it (for a GSO skb, software GSO's
     /// `skb_segment` copies them into one new linear skb per segment, `head_bytes` in all).
-    Linearize {
+    Linearize = "linearize" {
         skb: SkbId,
         head_bytes: u32,
         copied: u32,
     },
     /// An skb handed to the device (`tcp_transmit_skb` -> `dev_queue_xmit`).
-    Xmit {
+    Xmit = "xmit" {
         skb: SkbId,
         seq: u32,
         len: u32,
@@ -149,25 +192,25 @@ pub enum Event {
         linearized: bool,
     },
     /// One segment on the wire (GSO/TSO cuts a super-packet into MSS-sized ones).
-    Segment {
+    Segment = "segment" {
         seq: u32,
         len: u32,
         psh: bool,
     },
     /// The peer acknowledged everything before `snd_una`.
-    Ack {
+    Ack = "ack" {
         snd_una: u32,
     },
     // -- receive side --
     /// net_rx_action ran one NAPI poll on `cpu`: `frames` frames out of a `budget`.
-    NapiPoll {
+    NapiPoll = "napi_poll" {
         cpu: Cpu,
         frames: u32,
         budget: u32,
     },
     /// A frame of `len` bytes on the wire became `skb`; its payload starts at `seq`. Its
     /// `headers` are pulled; `linear` payload bytes stay in the head (the rest is in frags).
-    RxFrame {
+    RxFrame = "rx_frame" {
         skb: SkbId,
         len: u32,
         seq: u32,
@@ -179,7 +222,7 @@ pub enum Event {
     /// A receive frag cache handed out `size` bytes at `offset` of `page`
     /// (netdev_alloc_frag / page_frag_alloc); its cursor is now at `cursor` (and, v3.6 and
     /// v6.12, its `pagecnt_bias` is `bias`).
-    FragAlloc {
+    FragAlloc = "frag_alloc" {
         cpu: Cpu,
         page: PageId,
         offset: u32,
@@ -192,22 +235,21 @@ pub enum Event {
     /// v6.12's 1 KiB small-head cache (`page_frag_alloc_1k`) handed out `size` (1024) bytes
     /// at `offset` of `page`; it holds references for `offset / size` more, and lets go of
     /// the page at offset 0.
-    #[serde(rename = "frag_alloc_1k")]
-    FragAlloc1k {
+    FragAlloc1k = "frag_alloc_1k" {
         cpu: Cpu,
         page: PageId,
         offset: u32,
         size: u32,
     },
     /// A receive frag cache let go of its page; `count` references remain (its fragments).
-    FragCacheRelease {
+    FragCacheRelease = "frag_cache_release" {
         cpu: Cpu,
         page: PageId,
         count: u32,
     },
     /// GRO merged `skb` into `into`; `stolen_head`: its head page became a frag of `into`.
     /// `into` is charged `delta_truesize` more (what skb_gro_receive moves).
-    GroMerge {
+    GroMerge = "gro_merge" {
         skb: SkbId,
         into: SkbId,
         stolen_head: bool,
@@ -215,87 +257,87 @@ pub enum Event {
         delta_truesize: u32,
     },
     /// GRO chained `skb`, head and all, on the frag_list of `into` (v3.19+).
-    GroChain {
+    GroChain = "gro_chain" {
         skb: SkbId,
         into: SkbId,
     },
     /// GRO passed `skb` (made of `segs` segments) up the stack.
-    GroFlush {
+    GroFlush = "gro_flush" {
         skb: SkbId,
         segs: u32,
     },
     /// tcp_v4_rcv on `cpu` queued `skb` on the socket's receive queue.
-    QueueRcv {
+    QueueRcv = "queue_rcv" {
         skb: SkbId,
         cpu: Cpu,
     },
     /// The user owned the socket: `skb` went to the backlog (tcp_add_backlog).
-    BacklogAdd {
+    BacklogAdd = "backlog_add" {
         skb: SkbId,
         cpu: Cpu,
     },
     /// release_sock on `cpu` processed `skb` from the backlog.
-    BacklogProcess {
+    BacklogProcess = "backlog_process" {
         skb: SkbId,
         cpu: Cpu,
     },
     /// No socket (closed): `skb` was dropped on `cpu`.
-    RxDrop {
+    RxDrop = "rx_drop" {
         skb: SkbId,
         cpu: Cpu,
     },
     /// recvmsg on `cpu` copied `bytes` of `skb` to user space.
-    CopyToUser {
+    CopyToUser = "copy_to_user" {
         skb: SkbId,
         cpu: Cpu,
         bytes: u32,
     },
     /// sk_eat_skb parked the consumed `skb` in sk_rx_skb_cache (seed 002).
-    RxCachePark {
+    RxCachePark = "rx_cache_park" {
         skb: SkbId,
     },
     /// tcp_v4_rcv on `cpu` took `skb` out of sk_rx_skb_cache, to free it after unlocking.
-    RxCacheTake {
+    RxCacheTake = "rx_cache_take" {
         skb: SkbId,
         cpu: Cpu,
     },
     /// skb_attempt_defer_free on `cpu` queued `skb` on `to_cpu`'s defer list.
-    DeferFree {
+    DeferFree = "defer_free" {
         skb: SkbId,
         cpu: Cpu,
         to_cpu: Cpu,
     },
     /// skb_attempt_defer_free found the list half full and kicked `cpu` (an IPI).
-    DeferKick {
+    DeferKick = "defer_kick" {
         cpu: Cpu,
     },
     /// skb_defer_free_flush on `cpu` freed `skbs` deferred skbs.
-    DeferFlush {
+    DeferFlush = "defer_flush" {
         cpu: Cpu,
         skbs: u32,
     },
     // -- MPTCP --
     /// mptcp_carve_data_frag: a dfrag header (`overhead` bytes incl. alignment) is carved at
     /// `offset` of the socket's page frag; its data starts right after it.
-    CarveDfrag {
+    CarveDfrag = "carve_dfrag" {
         data_seq: u64,
         page: PageId,
         offset: u32,
         overhead: u32,
     },
     /// mptcp_sendmsg copied user bytes into a dfrag.
-    CopyToDfrag {
+    CopyToDfrag = "copy_to_dfrag" {
         data_seq: u64,
         page: PageId,
         offset: u32,
         bytes: u32,
     },
     /// mptcp_subflow_get_send picked a subflow.
-    PickSubflow {
+    PickSubflow = "pick_subflow" {
         subflow: u32,
     },
     /// mptcp_sendmsg_frag decided: `goal` is what it passes to tcp_build_frag.
-    SendmsgFrag {
+    SendmsgFrag = "sendmsg_frag" {
         subflow: u32,
         data_seq: u64,
         size_goal: u32,
@@ -304,87 +346,44 @@ pub enum Event {
         goal: u32,
     },
     /// The tail may not grow any more (TCP_SKB_CB(skb)->eor).
-    MarkEor {
+    MarkEor = "mark_eor" {
         skb: SkbId,
     },
     /// A DSS mapping on a new skb.
-    NewMapping {
+    NewMapping = "new_mapping" {
         skb: SkbId,
         data_seq: u64,
         subflow_seq: u32,
         data_len: u32,
     },
     /// Collapsing really happened: the tail's mapping grew.
-    ExtendMapping {
+    ExtendMapping = "extend_mapping" {
         skb: SkbId,
         data_len: u32,
     },
     /// The subflow handed its unsent skbs to the device.
-    SubflowXmit {
+    SubflowXmit = "subflow_xmit" {
         subflow: u32,
         skbs: u32,
         bytes: u64,
     },
     /// A dfrag fully acknowledged at the data level was dropped (dfrag_clear), or, with
     /// `trim`, only its first `trim` bytes were acknowledged and cut off.
-    ClearDfrag {
+    ClearDfrag = "clear_dfrag" {
         data_seq: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         trim: Option<u32>,
     },
 }
+}
 
 impl Event {
-    /// The event's kind, as the trace's `ev` tag names it.
-    pub fn kind(&self) -> &'static str {
-        use Event::*;
-        match self {
-            AllocPage { .. } => "alloc_page",
-            GetPage { .. } => "get_page",
-            PutPage { .. } => "put_page",
-            FreePage { .. } => "free_page",
-            ReusePage { .. } => "reuse_page",
-            AllocSkb { .. } => "alloc_skb",
-            FreeSkb { .. } => "free_skb",
-            CopyToLinear { .. } => "copy_to_linear",
-            CopyToPage { .. } => "copy_to_page",
-            NewFrag { .. } => "new_frag",
-            Coalesce { .. } => "coalesce",
-            MarkPsh { .. } => "mark_psh",
-            ClearPsh { .. } => "clear_psh",
-            Push { .. } => "push",
-            Linearize { .. } => "linearize",
-            Xmit { .. } => "xmit",
-            Segment { .. } => "segment",
-            Ack { .. } => "ack",
-            NapiPoll { .. } => "napi_poll",
-            RxFrame { .. } => "rx_frame",
-            FragAlloc { .. } => "frag_alloc",
-            FragAlloc1k { .. } => "frag_alloc_1k",
-            FragCacheRelease { .. } => "frag_cache_release",
-            GroMerge { .. } => "gro_merge",
-            GroChain { .. } => "gro_chain",
-            GroFlush { .. } => "gro_flush",
-            QueueRcv { .. } => "queue_rcv",
-            BacklogAdd { .. } => "backlog_add",
-            BacklogProcess { .. } => "backlog_process",
-            RxDrop { .. } => "rx_drop",
-            CopyToUser { .. } => "copy_to_user",
-            RxCachePark { .. } => "rx_cache_park",
-            RxCacheTake { .. } => "rx_cache_take",
-            DeferFree { .. } => "defer_free",
-            DeferKick { .. } => "defer_kick",
-            DeferFlush { .. } => "defer_flush",
-            CarveDfrag { .. } => "carve_dfrag",
-            CopyToDfrag { .. } => "copy_to_dfrag",
-            PickSubflow { .. } => "pick_subflow",
-            SendmsgFrag { .. } => "sendmsg_frag",
-            MarkEor { .. } => "mark_eor",
-            NewMapping { .. } => "new_mapping",
-            ExtendMapping { .. } => "extend_mapping",
-            SubflowXmit { .. } => "subflow_xmit",
-            ClearDfrag { .. } => "clear_dfrag",
-        }
+    /// Whether the event is the put of an skb's head fragment, or the free it ends in.
+    pub fn frees_head(&self) -> bool {
+        matches!(
+            self,
+            Event::PutPage { head: true, .. } | Event::FreePage { head: true, .. }
+        )
     }
 
     /// The skb the event names, if it names one.

@@ -1,8 +1,11 @@
 //! What each event stands for in the kernel: per mechanism and era, the kernel function and
-//! source file that do it, as one data table.
+//! source file that do it, and where the release is pinned, the line of the statement that
+//! does it, as one data table keyed by [`EventKind`].
 
 use crate::consts::Era;
-use crate::events::Event;
+use crate::events::{Event, EventKind, EventKind::*};
+use crate::mechanism::Mechanism;
+use crate::{mptcp::MptcpScenario, rx::RxScenario, send::SendScenario};
 
 /// A kernel function: its name and the source file that defines it, at the release `tag`
 /// (usually the era's; a function that lives only in a later release names that one).
@@ -11,12 +14,41 @@ pub struct KernelFn {
     pub name: &'static str,
     pub file: &'static str,
     pub tag: &'static str,
+    /// The function that takes over what `name` made, where the work is split in two
+    /// (v5.11 MPTCP: `__mptcp_do_alloc_tx_skb` allocates, `sk_stream_alloc_skb` hands over).
+    pub then: Option<&'static str>,
+    /// The event kind it stands for (which statement of `name` does the work).
+    pub kind: EventKind,
 }
 
 impl KernelFn {
     /// The identifier on Elixir, the Bootlin cross-referencer, at this exact release.
     pub fn url(&self) -> String {
         elixir_url(self.tag, self.name)
+    }
+
+    /// The line of `file` at `tag` whose statement does the work, where [`LINES`] pins it;
+    /// `None` links the function only.
+    pub fn line(&self) -> Option<u32> {
+        LINES
+            .iter()
+            .find(|s| s.0 == self.tag && s.1 == self.name && s.2 == self.kind)
+            .map(|s| s.3)
+    }
+
+    /// The statement's line on Elixir at this release, where [`LINES`] pins it.
+    pub fn line_url(&self) -> Option<String> {
+        let (tag, file) = (self.tag, self.file);
+        self.line()
+            .map(|n| format!("https://elixir.bootlin.com/linux/{tag}/source/{file}#L{n}"))
+    }
+
+    /// The name as a host prints it: `name`, or `name → then`.
+    pub fn label(&self) -> String {
+        match self.then {
+            Some(then) => format!("{} → {then}", self.name),
+            None => self.name.to_string(),
+        }
     }
 }
 
@@ -25,16 +57,73 @@ pub fn elixir_url(tag: &str, name: &str) -> String {
     format!("https://elixir.bootlin.com/linux/{tag}/C/ident/{name}")
 }
 
-/// One row: mechanism, event kind, the trace eras it covers, the kernel function, its file,
-/// and the release to link when not the era's own (a feature of another release).
-type Row = (
-    &'static str,
-    &'static str,
-    &'static [Era],
-    &'static str,
-    &'static str,
-    Option<&'static str>,
-);
+/// A statement read in a release: the release, the function, the event kind it does, the
+/// line, and identifiers that stand on it.
+pub type Stmt = (&'static str, &'static str, EventKind, u32, &'static str);
+
+/// One row: the mechanism and event kind, the trace eras it covers, the kernel function, its
+/// file, and the release to link when not the era's own (a feature of another release).
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    pub mechanism: &'static str,
+    pub kind: EventKind,
+    pub eras: &'static [Era],
+    pub name: &'static str,
+    pub file: &'static str,
+    pub at: Option<&'static str>,
+    pub then: Option<&'static str>,
+    /// Only for the put of an skb's head fragment (`Event::frees_head`), where the kernel
+    /// frees it by another function than a frag's `put_page`.
+    pub head: bool,
+}
+
+const fn row(
+    mechanism: &'static str,
+    kind: EventKind,
+    eras: &'static [Era],
+    name: &'static str,
+    file: &'static str,
+) -> Row {
+    Row {
+        mechanism,
+        kind,
+        eras,
+        name,
+        file,
+        at: None,
+        then: None,
+        head: false,
+    }
+}
+
+impl Row {
+    const fn at(self, tag: &'static str) -> Row {
+        Row {
+            at: Some(tag),
+            ..self
+        }
+    }
+
+    const fn then(self, name: &'static str) -> Row {
+        Row {
+            then: Some(name),
+            ..self
+        }
+    }
+
+    const fn head(self) -> Row {
+        Row { head: true, ..self }
+    }
+
+    /// The release each covered era links.
+    pub fn tag(&self, era: Era) -> &'static str {
+        self.at.unwrap_or(era.name())
+    }
+}
+
+const SEND: &str = SendScenario::NAME;
+const RX: &str = RxScenario::NAME;
+const MPTCP: &str = MptcpScenario::NAME;
 
 const OLD: &[Era] = &[Era::V2_6_33];
 const NEW: &[Era] = &[Era::V6_12];
@@ -42,746 +131,242 @@ const RX_OLD: &[Era] = &[Era::V3_5, Era::V3_6];
 const RX_ALL: &[Era] = &[Era::V3_5, Era::V3_6, Era::V6_12];
 const V3_5: &[Era] = &[Era::V3_5];
 const V3_6: &[Era] = &[Era::V3_6];
-const MPTCP: &[Era] = &[Era::V5_10];
+const V5_10: &[Era] = &[Era::V5_10];
 /// The MPTCP code the model follows is net-next of November 2020 with seed 003 applied,
 /// released in v5.11.
-const MPTCP_AT: Option<&str> = Some("v5.11");
+const MPTCP_AT: &str = "v5.11";
 
 /// Every event kind of every mechanism, per era, as the kernel names it. Each name was read
 /// in that release's source; docs/kernel-functions.md lists the trees read.
-const TABLE: &[Row] = &[
+#[rustfmt::skip]
+pub static TABLE: &[Row] = &[
     // tcp_sendmsg, 2.6.33 (pre-2010, kumar-2010).
-    (
-        "sendmsg",
-        "alloc_skb",
-        OLD,
-        "sk_stream_alloc_skb",
-        "net/ipv4/tcp.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "alloc_page",
-        OLD,
-        "sk_stream_alloc_page",
-        "include/net/sock.h",
-        None,
-    ),
-    (
-        "sendmsg",
-        "get_page",
-        OLD,
-        "get_page",
-        "include/linux/mm.h",
-        None,
-    ),
-    ("sendmsg", "put_page", OLD, "put_page", "mm/swap.c", None),
-    (
-        "sendmsg",
-        "free_page",
-        OLD,
-        "free_hot_page",
-        "mm/page_alloc.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "copy_to_linear",
-        OLD,
-        "skb_add_data",
-        "include/linux/skbuff.h",
-        None,
-    ),
-    (
-        "sendmsg",
-        "copy_to_page",
-        OLD,
-        "skb_copy_to_page",
-        "include/net/sock.h",
-        None,
-    ),
-    (
-        "sendmsg",
-        "new_frag",
-        OLD,
-        "skb_fill_page_desc",
-        "include/linux/skbuff.h",
-        None,
-    ),
-    (
-        "sendmsg",
-        "coalesce",
-        OLD,
-        "tcp_sendmsg",
-        "net/ipv4/tcp.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "mark_psh",
-        OLD,
-        "tcp_mark_push",
-        "net/ipv4/tcp.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "clear_psh",
-        OLD,
-        "tcp_sendmsg",
-        "net/ipv4/tcp.c",
-        None,
-    ),
-    ("sendmsg", "push", OLD, "tcp_push", "net/ipv4/tcp.c", None),
-    (
-        "sendmsg",
-        "linearize",
-        OLD,
-        "skb_linearize",
-        "include/linux/skbuff.h",
-        None,
-    ),
-    (
-        "sendmsg",
-        "xmit",
-        OLD,
-        "tcp_transmit_skb",
-        "net/ipv4/tcp_output.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "segment",
-        OLD,
-        "tcp_tso_segment",
-        "net/ipv4/tcp.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "ack",
-        OLD,
-        "tcp_clean_rtx_queue",
-        "net/ipv4/tcp_input.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "free_skb",
-        OLD,
-        "sk_wmem_free_skb",
-        "include/net/sock.h",
-        None,
-    ),
+    row(SEND, AllocSkb, OLD, "sk_stream_alloc_skb", "net/ipv4/tcp.c"),
+    row(SEND, AllocPage, OLD, "sk_stream_alloc_page", "include/net/sock.h"),
+    row(SEND, GetPage, OLD, "get_page", "include/linux/mm.h"),
+    row(SEND, PutPage, OLD, "put_page", "mm/swap.c"),
+    row(SEND, FreePage, OLD, "free_hot_page", "mm/page_alloc.c"),
+    row(SEND, CopyToLinear, OLD, "skb_add_data", "include/linux/skbuff.h"),
+    row(SEND, CopyToPage, OLD, "skb_copy_to_page", "include/net/sock.h"),
+    row(SEND, NewFrag, OLD, "skb_fill_page_desc", "include/linux/skbuff.h"),
+    row(SEND, Coalesce, OLD, "tcp_sendmsg", "net/ipv4/tcp.c"),
+    row(SEND, MarkPsh, OLD, "tcp_mark_push", "net/ipv4/tcp.c"),
+    row(SEND, ClearPsh, OLD, "tcp_sendmsg", "net/ipv4/tcp.c"),
+    row(SEND, Push, OLD, "tcp_push", "net/ipv4/tcp.c"),
+    row(SEND, Linearize, OLD, "__skb_linearize", "include/linux/skbuff.h"),
+    row(SEND, Xmit, OLD, "tcp_transmit_skb", "net/ipv4/tcp_output.c"),
+    row(SEND, Segment, OLD, "tcp_tso_segment", "net/ipv4/tcp.c"),
+    row(SEND, Ack, OLD, "tcp_clean_rtx_queue", "net/ipv4/tcp_input.c"),
+    row(SEND, FreeSkb, OLD, "sk_wmem_free_skb", "include/net/sock.h"),
     // tcp_sendmsg_locked, v6.12 (modern).
-    (
-        "sendmsg",
-        "alloc_skb",
-        NEW,
-        "tcp_stream_alloc_skb",
-        "net/ipv4/tcp.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "alloc_page",
-        NEW,
-        "skb_page_frag_refill",
-        "net/core/sock.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "reuse_page",
-        NEW,
-        "skb_page_frag_refill",
-        "net/core/sock.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "get_page",
-        NEW,
-        "get_page",
-        "include/linux/mm.h",
-        None,
-    ),
-    (
-        "sendmsg",
-        "put_page",
-        NEW,
-        "put_page",
-        "include/linux/mm.h",
-        None,
-    ),
-    (
-        "sendmsg",
-        "free_page",
-        NEW,
-        "__folio_put",
-        "mm/swap.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "copy_to_page",
-        NEW,
-        "skb_copy_to_page_nocache",
-        "include/net/sock.h",
-        None,
-    ),
-    (
-        "sendmsg",
-        "new_frag",
-        NEW,
-        "skb_fill_page_desc",
-        "include/linux/skbuff.h",
-        None,
-    ),
-    (
-        "sendmsg",
-        "coalesce",
-        NEW,
-        "skb_frag_size_add",
-        "include/linux/skbuff.h",
-        None,
-    ),
-    (
-        "sendmsg",
-        "mark_psh",
-        NEW,
-        "tcp_mark_push",
-        "net/ipv4/tcp.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "clear_psh",
-        NEW,
-        "tcp_sendmsg_locked",
-        "net/ipv4/tcp.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "mark_eor",
-        NEW,
-        "tcp_sendmsg_locked",
-        "net/ipv4/tcp.c",
-        None,
-    ),
-    ("sendmsg", "push", NEW, "tcp_push", "net/ipv4/tcp.c", None),
-    (
-        "sendmsg",
-        "linearize",
-        NEW,
-        "validate_xmit_skb",
-        "net/core/dev.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "xmit",
-        NEW,
-        "tcp_transmit_skb",
-        "net/ipv4/tcp_output.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "segment",
-        NEW,
-        "tcp_gso_segment",
-        "net/ipv4/tcp_offload.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "ack",
-        NEW,
-        "tcp_clean_rtx_queue",
-        "net/ipv4/tcp_input.c",
-        None,
-    ),
-    (
-        "sendmsg",
-        "free_skb",
-        NEW,
-        "tcp_wmem_free_skb",
-        "include/net/tcp.h",
-        None,
-    ),
+    row(SEND, AllocSkb, NEW, "tcp_stream_alloc_skb", "net/ipv4/tcp.c"),
+    row(SEND, AllocPage, NEW, "skb_page_frag_refill", "net/core/sock.c"),
+    row(SEND, ReusePage, NEW, "skb_page_frag_refill", "net/core/sock.c"),
+    row(SEND, GetPage, NEW, "page_ref_inc", "include/linux/page_ref.h"),
+    row(SEND, PutPage, NEW, "put_page", "include/linux/mm.h"),
+    row(SEND, FreePage, NEW, "__folio_put", "mm/swap.c"),
+    row(SEND, CopyToPage, NEW, "skb_copy_to_page_nocache", "include/net/sock.h"),
+    row(SEND, NewFrag, NEW, "skb_fill_page_desc", "include/linux/skbuff.h"),
+    row(SEND, Coalesce, NEW, "skb_frag_size_add", "include/linux/skbuff.h"),
+    row(SEND, MarkPsh, NEW, "tcp_mark_push", "net/ipv4/tcp.c"),
+    row(SEND, ClearPsh, NEW, "tcp_sendmsg_locked", "net/ipv4/tcp.c"),
+    row(SEND, MarkEor, NEW, "tcp_sendmsg_locked", "net/ipv4/tcp.c"),
+    row(SEND, Push, NEW, "tcp_push", "net/ipv4/tcp.c"),
+    row(SEND, Linearize, NEW, "validate_xmit_skb", "net/core/dev.c"),
+    row(SEND, Xmit, NEW, "tcp_transmit_skb", "net/ipv4/tcp_output.c"),
+    row(SEND, Segment, NEW, "tcp_gso_segment", "net/ipv4/tcp_offload.c"),
+    row(SEND, Ack, NEW, "tcp_clean_rtx_queue", "net/ipv4/tcp_input.c"),
+    row(SEND, FreeSkb, NEW, "tcp_wmem_free_skb", "include/net/tcp.h"),
     // The receive path, v3.5 (pre-2012, duyck-2012) and v3.6 (duyck-3.6).
-    (
-        "rx",
-        "napi_poll",
-        RX_ALL,
-        "net_rx_action",
-        "net/core/dev.c",
-        None,
-    ),
-    ("rx", "rx_frame", RX_ALL, "ixgbe_clean_rx_irq", IXGBE, None),
-    (
-        "rx",
-        "alloc_page",
-        RX_ALL,
-        "alloc_pages",
-        "include/linux/gfp.h",
-        None,
-    ),
-    (
-        "rx",
-        "alloc_skb",
-        RX_OLD,
-        "__netdev_alloc_skb",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "new_frag",
-        RX_OLD,
-        "skb_add_rx_frag",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "get_page",
-        RX_OLD,
-        "get_page",
-        "include/linux/mm.h",
-        None,
-    ),
-    ("rx", "put_page", RX_OLD, "put_page", "mm/swap.c", None),
-    (
-        "rx",
-        "free_page",
-        RX_OLD,
-        "__put_single_page",
-        "mm/swap.c",
-        None,
-    ),
-    (
-        "rx",
-        "frag_alloc",
-        V3_5,
-        "netdev_alloc_frag",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "frag_alloc",
-        V3_6,
-        "__netdev_alloc_frag",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "frag_cache_release",
-        V3_5,
-        "netdev_alloc_frag",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "frag_cache_release",
-        V3_6,
-        "__netdev_alloc_frag",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "reuse_page",
-        V3_5,
-        "netdev_alloc_frag",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "reuse_page",
-        V3_6,
-        "__netdev_alloc_frag",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "gro_merge",
-        RX_OLD,
-        "skb_gro_receive",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "gro_flush",
-        RX_OLD,
-        "napi_gro_flush",
-        "net/core/dev.c",
-        None,
-    ),
-    (
-        "rx",
-        "queue_rcv",
-        RX_OLD,
-        "tcp_queue_rcv",
-        "net/ipv4/tcp_input.c",
-        None,
-    ),
-    (
-        "rx",
-        "backlog_add",
-        RX_OLD,
-        "sk_add_backlog",
-        "include/net/sock.h",
-        None,
-    ),
-    (
-        "rx",
-        "copy_to_user",
-        RX_OLD,
-        "tcp_recvmsg",
-        "net/ipv4/tcp.c",
-        None,
-    ),
+    row(RX, NapiPoll, RX_ALL, "net_rx_action", "net/core/dev.c"),
+    row(RX, RxFrame, RX_ALL, "ixgbe_clean_rx_irq", IXGBE),
+    row(RX, AllocPage, RX_ALL, "alloc_pages", "include/linux/gfp.h"),
+    row(RX, AllocSkb, RX_OLD, "__netdev_alloc_skb", "net/core/skbuff.c"),
+    row(RX, NewFrag, RX_OLD, "ixgbe_add_rx_frag", IXGBE),
+    row(RX, GetPage, RX_OLD, "get_page", "include/linux/mm.h"),
+    row(RX, PutPage, RX_OLD, "put_page", "mm/swap.c"),
+    row(RX, FreePage, RX_OLD, "__put_single_page", "mm/swap.c"),
+    row(RX, FragAlloc, V3_5, "netdev_alloc_frag", "net/core/skbuff.c"),
+    row(RX, FragAlloc, V3_6, "__netdev_alloc_frag", "net/core/skbuff.c"),
+    row(RX, FragCacheRelease, V3_5, "netdev_alloc_frag", "net/core/skbuff.c"),
+    row(RX, FragCacheRelease, V3_6, "__netdev_alloc_frag", "net/core/skbuff.c"),
+    row(RX, ReusePage, V3_5, "netdev_alloc_frag", "net/core/skbuff.c"),
+    row(RX, ReusePage, V3_6, "__netdev_alloc_frag", "net/core/skbuff.c"),
+    row(RX, GroMerge, RX_OLD, "skb_gro_receive", "net/core/skbuff.c"),
+    row(RX, GroFlush, RX_OLD, "napi_gro_flush", "net/core/dev.c"),
+    row(RX, QueueRcv, RX_OLD, "tcp_queue_rcv", "net/ipv4/tcp_input.c"),
+    row(RX, BacklogAdd, RX_OLD, "sk_add_backlog", "include/net/sock.h"),
+    row(RX, CopyToUser, RX_OLD, "tcp_recvmsg", "net/ipv4/tcp.c"),
     // The receive path, v6.12 (modern).
-    (
-        "rx",
-        "alloc_skb",
-        NEW,
-        "napi_alloc_skb",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "frag_alloc_1k",
-        NEW,
-        "page_frag_alloc_1k",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "new_frag",
-        NEW,
-        "skb_add_rx_frag",
-        "include/linux/skbuff.h",
-        None,
-    ),
-    (
-        "rx",
-        "put_page",
-        NEW,
-        "put_page",
-        "include/linux/mm.h",
-        None,
-    ),
-    ("rx", "free_page", NEW, "__folio_put", "mm/swap.c", None),
-    (
-        "rx",
-        "frag_alloc",
-        NEW,
-        "__page_frag_alloc_align",
-        PAGE_FRAG,
-        None,
-    ),
-    (
-        "rx",
-        "frag_cache_release",
-        NEW,
-        "__page_frag_alloc_align",
-        PAGE_FRAG,
-        None,
-    ),
-    (
-        "rx",
-        "reuse_page",
-        NEW,
-        "__page_frag_alloc_align",
-        PAGE_FRAG,
-        None,
-    ),
-    (
-        "rx",
-        "gro_merge",
-        NEW,
-        "skb_gro_receive",
-        "net/core/gro.c",
-        None,
-    ),
-    (
-        "rx",
-        "gro_chain",
-        NEW,
-        "skb_gro_receive",
-        "net/core/gro.c",
-        None,
-    ),
-    (
-        "rx",
-        "gro_flush",
-        NEW,
-        "napi_gro_flush",
-        "net/core/gro.c",
-        None,
-    ),
-    (
-        "rx",
-        "queue_rcv",
-        NEW,
-        "tcp_queue_rcv",
-        "net/ipv4/tcp_input.c",
-        None,
-    ),
-    (
-        "rx",
-        "backlog_add",
-        NEW,
-        "tcp_add_backlog",
-        "net/ipv4/tcp_ipv4.c",
-        None,
-    ),
-    (
-        "rx",
-        "copy_to_user",
-        NEW,
-        "tcp_recvmsg_locked",
-        "net/ipv4/tcp.c",
-        None,
-    ),
+    row(RX, AllocSkb, NEW, "napi_alloc_skb", "net/core/skbuff.c"),
+    row(RX, FragAlloc1k, NEW, "page_frag_alloc_1k", "net/core/skbuff.c"),
+    row(RX, NewFrag, NEW, "skb_add_rx_frag", "include/linux/skbuff.h"),
+    row(RX, PutPage, NEW, "put_page", "include/linux/mm.h"),
+    row(RX, FreePage, NEW, "__folio_put", "mm/swap.c"),
+    row(RX, PutPage, NEW, "skb_free_frag", "include/linux/skbuff.h").head().then("page_frag_free"),
+    row(RX, FreePage, NEW, "page_frag_free", PAGE_FRAG).head(),
+    row(RX, FragAlloc, NEW, "__page_frag_alloc_align", PAGE_FRAG),
+    row(RX, FragCacheRelease, NEW, "__page_frag_alloc_align", PAGE_FRAG),
+    row(RX, ReusePage, NEW, "__page_frag_alloc_align", PAGE_FRAG),
+    row(RX, GroMerge, NEW, "skb_gro_receive", "net/core/gro.c"),
+    row(RX, GroChain, NEW, "skb_gro_receive", "net/core/gro.c"),
+    row(RX, GroFlush, NEW, "napi_gro_flush", "net/core/gro.c"),
+    row(RX, QueueRcv, NEW, "tcp_queue_rcv", "net/ipv4/tcp_input.c"),
+    row(RX, BacklogAdd, NEW, "tcp_add_backlog", "net/ipv4/tcp_ipv4.c"),
+    row(RX, CopyToUser, NEW, "tcp_recvmsg_locked", "net/ipv4/tcp.c"),
     // Either allocator era: the socket side, and each rx cache in the release it lives in.
-    (
-        "rx",
-        "backlog_process",
-        RX_ALL,
-        "__release_sock",
-        "net/core/sock.c",
-        None,
-    ),
-    (
-        "rx",
-        "rx_drop",
-        RX_ALL,
-        "tcp_v4_rcv",
-        "net/ipv4/tcp_ipv4.c",
-        None,
-    ),
-    (
-        "rx",
-        "free_skb",
-        RX_ALL,
-        "__kfree_skb",
-        "net/core/skbuff.c",
-        None,
-    ),
-    (
-        "rx",
-        "rx_cache_park",
-        RX_ALL,
-        "sk_eat_skb",
-        "include/net/sock.h",
-        Some("v5.2-rc1"),
-    ),
-    (
-        "rx",
-        "rx_cache_take",
-        RX_ALL,
-        "tcp_v4_rcv",
-        "net/ipv4/tcp_ipv4.c",
-        Some("v5.2-rc1"),
-    ),
-    (
-        "rx",
-        "defer_free",
-        RX_ALL,
-        "skb_attempt_defer_free",
-        "net/core/skbuff.c",
-        Some("v6.12"),
-    ),
-    (
-        "rx",
-        "defer_kick",
-        RX_ALL,
-        "kick_defer_list_purge",
-        "net/core/dev.c",
-        Some("v6.12"),
-    ),
-    (
-        "rx",
-        "defer_flush",
-        RX_ALL,
-        "skb_defer_free_flush",
-        "net/core/dev.c",
-        Some("v6.12"),
-    ),
+    row(RX, BacklogProcess, RX_ALL, "__release_sock", "net/core/sock.c"),
+    row(RX, RxDrop, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c"),
+    row(RX, FreeSkb, RX_ALL, "__kfree_skb", "net/core/skbuff.c"),
+    row(RX, RxCachePark, RX_ALL, "sk_eat_skb", "include/net/sock.h").at("v5.2-rc1"),
+    row(RX, RxCacheTake, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c").at("v5.2-rc1"),
+    row(RX, DeferFree, RX_ALL, "skb_attempt_defer_free", "net/core/skbuff.c").at("v6.12"),
+    row(RX, DeferKick, RX_ALL, "kick_defer_list_purge", "net/core/dev.c").at("v6.12"),
+    row(RX, DeferFlush, RX_ALL, "skb_defer_free_flush", "net/core/dev.c").at("v6.12"),
     // MPTCP's send path (pre-2020, abeni-2020).
-    (
-        "mptcp",
-        "alloc_skb",
-        MPTCP,
-        "sk_stream_alloc_skb",
-        "net/ipv4/tcp.c",
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "alloc_page",
-        MPTCP,
-        "skb_page_frag_refill",
-        "net/core/sock.c",
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "reuse_page",
-        MPTCP,
-        "skb_page_frag_refill",
-        "net/core/sock.c",
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "get_page",
-        MPTCP,
-        "get_page",
-        "include/linux/mm.h",
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "put_page",
-        MPTCP,
-        "put_page",
-        "include/linux/mm.h",
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "free_page",
-        MPTCP,
-        "__put_page",
-        "mm/swap.c",
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "carve_dfrag",
-        MPTCP,
-        "mptcp_carve_data_frag",
-        MPTCP_C,
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "copy_to_dfrag",
-        MPTCP,
-        "mptcp_sendmsg",
-        MPTCP_C,
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "pick_subflow",
-        MPTCP,
-        "mptcp_subflow_get_send",
-        MPTCP_C,
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "sendmsg_frag",
-        MPTCP,
-        "mptcp_sendmsg_frag",
-        MPTCP_C,
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "mark_eor",
-        MPTCP,
-        "mptcp_sendmsg_frag",
-        MPTCP_C,
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "clear_psh",
-        MPTCP,
-        "mptcp_sendmsg_frag",
-        MPTCP_C,
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "new_mapping",
-        MPTCP,
-        "mptcp_sendmsg_frag",
-        MPTCP_C,
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "extend_mapping",
-        MPTCP,
-        "mptcp_sendmsg_frag",
-        MPTCP_C,
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "new_frag",
-        MPTCP,
-        "tcp_build_frag",
-        "net/ipv4/tcp.c",
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "coalesce",
-        MPTCP,
-        "tcp_build_frag",
-        "net/ipv4/tcp.c",
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "mark_psh",
-        MPTCP,
-        "tcp_mark_push",
-        "net/ipv4/tcp.c",
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "subflow_xmit",
-        MPTCP,
-        "tcp_write_xmit",
-        "net/ipv4/tcp_output.c",
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "clear_dfrag",
-        MPTCP,
-        "__mptcp_clean_una",
-        MPTCP_C,
-        MPTCP_AT,
-    ),
-    (
-        "mptcp",
-        "free_skb",
-        MPTCP,
-        "sk_wmem_free_skb",
-        "include/net/sock.h",
-        MPTCP_AT,
-    ),
+    row(MPTCP, AllocSkb, V5_10, "__mptcp_do_alloc_tx_skb", MPTCP_C).at(MPTCP_AT).then("sk_stream_alloc_skb"),
+    row(MPTCP, AllocPage, V5_10, "skb_page_frag_refill", "net/core/sock.c").at(MPTCP_AT),
+    row(MPTCP, ReusePage, V5_10, "skb_page_frag_refill", "net/core/sock.c").at(MPTCP_AT),
+    row(MPTCP, GetPage, V5_10, "get_page", "include/linux/mm.h").at(MPTCP_AT),
+    row(MPTCP, PutPage, V5_10, "put_page", "include/linux/mm.h").at(MPTCP_AT),
+    row(MPTCP, FreePage, V5_10, "__put_page", "mm/swap.c").at(MPTCP_AT),
+    row(MPTCP, CarveDfrag, V5_10, "mptcp_carve_data_frag", MPTCP_C).at(MPTCP_AT),
+    row(MPTCP, CopyToDfrag, V5_10, "mptcp_sendmsg", MPTCP_C).at(MPTCP_AT),
+    row(MPTCP, PickSubflow, V5_10, "mptcp_subflow_get_send", MPTCP_C).at(MPTCP_AT),
+    row(MPTCP, SendmsgFrag, V5_10, "mptcp_sendmsg_frag", MPTCP_C).at(MPTCP_AT),
+    row(MPTCP, MarkEor, V5_10, "mptcp_sendmsg_frag", MPTCP_C).at(MPTCP_AT),
+    row(MPTCP, ClearPsh, V5_10, "mptcp_sendmsg_frag", MPTCP_C).at(MPTCP_AT),
+    row(MPTCP, NewMapping, V5_10, "mptcp_sendmsg_frag", MPTCP_C).at(MPTCP_AT),
+    row(MPTCP, ExtendMapping, V5_10, "mptcp_sendmsg_frag", MPTCP_C).at(MPTCP_AT),
+    row(MPTCP, NewFrag, V5_10, "tcp_build_frag", "net/ipv4/tcp.c").at(MPTCP_AT),
+    row(MPTCP, Coalesce, V5_10, "tcp_build_frag", "net/ipv4/tcp.c").at(MPTCP_AT),
+    row(MPTCP, MarkPsh, V5_10, "tcp_mark_push", "net/ipv4/tcp.c").at(MPTCP_AT),
+    row(MPTCP, SubflowXmit, V5_10, "tcp_write_xmit", "net/ipv4/tcp_output.c").at(MPTCP_AT),
+    row(MPTCP, ClearDfrag, V5_10, "__mptcp_clean_una", MPTCP_C).at(MPTCP_AT),
+    row(MPTCP, FreeSkb, V5_10, "sk_wmem_free_skb", "include/net/sock.h").at(MPTCP_AT),
+];
+
+/// Where the table pins it, the line of the statement that does the work, per release:
+/// release, function, event kind, line, identifiers that stand on the line. Apart from
+/// [`TABLE`], so a host that links no line (the playground, for now) carries none of it.
+/// docs/kernel-lines.md records how each was read.
+#[rustfmt::skip]
+pub static LINES: &[Stmt] = &[
+    ("v2.6.33", "sk_stream_alloc_skb", AllocSkb, 686, "alloc_skb_fclone"),
+    ("v2.6.33", "sk_stream_alloc_page", AllocPage, 1456, "alloc_pages"),
+    ("v2.6.33", "get_page", GetPage, 313, "atomic_inc"),
+    ("v2.6.33", "put_page", PutPage, 76, "put_page_testzero"),
+    ("v2.6.33", "free_hot_page", FreePage, 1140, "free_hot_cold_page"),
+    ("v2.6.33", "skb_add_data", CopyToLinear, 1609, "copy_from_user(skb_put"),
+    ("v2.6.33", "skb_copy_to_page", CopyToPage, 1243, "copy_from_user(page_address(page) + off"),
+    ("v2.6.33", "skb_fill_page_desc", NewFrag, 1065, "nr_frags = i + 1"),
+    ("v2.6.33", "tcp_sendmsg", Coalesce, 1047, "frags[i - 1].size +="),
+    ("v2.6.33", "tcp_mark_push", MarkPsh, 513, "TCPCB_FLAG_PSH"),
+    ("v2.6.33", "tcp_sendmsg", ClearPsh, 1063, "&= ~TCPCB_FLAG_PSH"),
+    ("v2.6.33", "tcp_push", Push, 556, "__tcp_push_pending_frames"),
+    ("v2.6.33", "__skb_linearize", Linearize, 1630, "__pskb_pull_tail"),
+    ("v2.6.33", "tcp_transmit_skb", Xmit, 884, "queue_xmit("),
+    ("v2.6.33", "tcp_tso_segment", Segment, 2636, "skb_segment("),
+    ("v2.6.33", "tcp_clean_rtx_queue", Ack, 3283, "tcp_unlink_write_queue"),
+    ("v2.6.33", "sk_wmem_free_skb", FreeSkb, 895, "__kfree_skb"),
+    ("v6.12", "tcp_stream_alloc_skb", AllocSkb, 885, "alloc_skb_fclone"),
+    ("v6.12", "skb_page_frag_refill", AllocPage, 3015, "alloc_pages("),
+    ("v6.12", "skb_page_frag_refill", ReusePage, 3002, "page_ref_count(pfrag->page) == 1"),
+    ("v6.12", "page_ref_inc", GetPage, 153, "atomic_inc"),
+    ("v6.12", "put_page", PutPage, 1550, "folio_put("),
+    ("v6.12", "__folio_put", FreePage, 112, "free_unref_page"),
+    ("v6.12", "skb_copy_to_page_nocache", CopyToPage, 2197, "skb_do_copy_data_nocache"),
+    ("v6.12", "skb_fill_page_desc", NewFrag, 2601, "skb_fill_netmem_desc(skb, i"),
+    ("v6.12", "skb_frag_size_add", Coalesce, 393, "+= delta"),
+    ("v6.12", "tcp_mark_push", MarkPsh, 666, "TCPHDR_PSH"),
+    ("v6.12", "tcp_sendmsg_locked", ClearPsh, 1285, "&= ~TCPHDR_PSH"),
+    ("v6.12", "tcp_sendmsg_locked", MarkEor, 1294, "eor = 1"),
+    ("v6.12", "tcp_push", Push, 750, "__tcp_push_pending_frames"),
+    ("v6.12", "validate_xmit_skb", Linearize, 3682, "__skb_linearize"),
+    ("v6.12", "tcp_transmit_skb", Xmit, 1484, "__tcp_transmit_skb("),
+    ("v6.12", "tcp_gso_segment", Segment, 176, "skb_segment("),
+    ("v6.12", "tcp_clean_rtx_queue", Ack, 3436, "tcp_rtx_queue_unlink_and_free"),
+    ("v6.12", "tcp_wmem_free_skb", FreeSkb, 306, "__kfree_skb"),
+    ("v3.5", "net_rx_action", NapiPoll, 3843, "n->poll(n, weight)"),
+    ("v3.6", "net_rx_action", NapiPoll, 3939, "n->poll(n, weight)"),
+    ("v6.12", "net_rx_action", NapiPoll, 6970, "napi_poll("),
+    ("v3.5", "ixgbe_clean_rx_irq", RxFrame, 1711, "netdev_alloc_skb_ip_align"),
+    ("v3.6", "ixgbe_clean_rx_irq", RxFrame, 1703, "netdev_alloc_skb_ip_align"),
+    ("v6.12", "ixgbe_clean_rx_irq", RxFrame, 2397, "ixgbe_construct_skb("),
+    ("v3.5", "alloc_pages", AllocPage, 329, "alloc_pages_current(gfp_mask, order)"),
+    ("v3.6", "alloc_pages", AllocPage, 335, "alloc_pages_current(gfp_mask, order)"),
+    ("v6.12", "alloc_pages", AllocPage, 333, "alloc_pages_noprof(__VA_ARGS__)"),
+    ("v3.5", "__netdev_alloc_skb", AllocSkb, 357, "alloc_frag(fragsz"),
+    ("v3.6", "__netdev_alloc_skb", AllocSkb, 425, "alloc_frag(fragsz"),
+    ("v3.5", "ixgbe_add_rx_frag", NewFrag, 1636, "skb_fill_page_desc"),
+    ("v3.6", "ixgbe_add_rx_frag", NewFrag, 1628, "skb_fill_page_desc"),
+    ("v3.5", "get_page", GetPage, 406, "atomic_inc"),
+    ("v3.6", "get_page", GetPage, 406, "atomic_inc"),
+    ("v3.5", "put_page", PutPage, 164, "put_page_testzero"),
+    ("v3.6", "put_page", PutPage, 164, "put_page_testzero"),
+    ("v3.5", "__put_single_page", FreePage, 66, "free_hot_cold_page"),
+    ("v3.6", "__put_single_page", FreePage, 66, "free_hot_cold_page"),
+    ("v3.5", "netdev_alloc_frag", FragAlloc, 328, "nc->offset += fragsz"),
+    ("v3.6", "__netdev_alloc_frag", FragAlloc, 379, "nc->offset += fragsz"),
+    ("v3.5", "netdev_alloc_frag", FragCacheRelease, 324, "put_page(nc->page)"),
+    ("v3.6", "__netdev_alloc_frag", FragCacheRelease, 373, "atomic_sub_and_test"),
+    ("v3.6", "__netdev_alloc_frag", ReusePage, 372, "== nc->pagecnt_bias"),
+    ("v3.5", "skb_gro_receive", GroMerge, 2941, "frag->page.p"),
+    ("v3.6", "skb_gro_receive", GroMerge, 3022, "frag->page.p"),
+    ("v3.5", "napi_gro_flush", GroFlush, 3360, "napi_gro_complete"),
+    ("v3.6", "napi_gro_flush", GroFlush, 3456, "napi_gro_complete"),
+    ("v3.5", "tcp_queue_rcv", QueueRcv, 4705, "__skb_queue_tail"),
+    ("v3.6", "tcp_queue_rcv", QueueRcv, 4547, "__skb_queue_tail"),
+    ("v3.5", "sk_add_backlog", BacklogAdd, 729, "__sk_add_backlog"),
+    ("v3.6", "sk_add_backlog", BacklogAdd, 754, "__sk_add_backlog"),
+    ("v3.5", "tcp_recvmsg", CopyToUser, 1808, "skb_copy_datagram_iovec(skb, offset"),
+    ("v3.6", "tcp_recvmsg", CopyToUser, 1872, "skb_copy_datagram_iovec(skb, offset"),
+    ("v6.12", "napi_alloc_skb", AllocSkb, 860, "build_skb"),
+    ("v6.12", "page_frag_alloc_1k", FragAlloc1k, 259, "nc->offset = offset"),
+    ("v6.12", "skb_add_rx_frag", NewFrag, 2632, "skb_add_rx_frag_netmem"),
+    ("v6.12", "skb_free_frag", PutPage, 3399, "page_frag_free"),
+    ("v6.12", "page_frag_free", FreePage, 4989, "free_unref_page"),
+    ("v6.12", "__page_frag_alloc_align", FragAlloc, 4975, "nc->offset = offset"),
+    ("v6.12", "__page_frag_alloc_align", FragCacheRelease, 4941, "page_ref_sub_and_test"),
+    ("v6.12", "__page_frag_alloc_align", ReusePage, 4954, "set_page_count"),
+    ("v6.12", "skb_gro_receive", GroMerge, 178, "skb_frag_fill_page_desc(frag, page, first_offset"),
+    ("v6.12", "skb_gro_receive", GroChain, 208, "skb_shinfo(p)->frag_list = skb"),
+    ("v6.12", "napi_gro_flush", GroFlush, 323, "__napi_gro_flush_chain"),
+    ("v6.12", "tcp_queue_rcv", QueueRcv, 5159, "__skb_queue_tail"),
+    ("v6.12", "tcp_add_backlog", BacklogAdd, 2127, "sk_add_backlog("),
+    ("v6.12", "tcp_recvmsg_locked", CopyToUser, 2746, "skb_copy_datagram_msg(skb, offset"),
+    ("v3.5", "__release_sock", BacklogProcess, 1713, "sk_backlog_rcv("),
+    ("v3.6", "__release_sock", BacklogProcess, 1782, "sk_backlog_rcv("),
+    ("v6.12", "__release_sock", BacklogProcess, 3078, "sk_backlog_rcv("),
+    ("v3.5", "tcp_v4_rcv", RxDrop, 1782, "kfree_skb(skb);"),
+    ("v3.6", "tcp_v4_rcv", RxDrop, 1827, "kfree_skb(skb);"),
+    ("v6.12", "tcp_v4_rcv", RxDrop, 2384, "sk_skb_reason_drop(sk, skb, drop_reason)"),
+    ("v3.5", "__kfree_skb", FreeSkb, 530, "kfree_skbmem"),
+    ("v3.6", "__kfree_skb", FreeSkb, 599, "kfree_skbmem"),
+    ("v6.12", "__kfree_skb", FreeSkb, 1205, "kfree_skbmem"),
+    ("v6.12", "skb_attempt_defer_free", DeferFree, 7157, "WRITE_ONCE(sd->defer_list, skb)"),
+    ("v6.12", "kick_defer_list_purge", DeferKick, 4809, "smp_call_function_single_async"),
+    ("v6.12", "skb_defer_free_flush", DeferFlush, 6321, "napi_consume_skb"),
+    ("v5.11", "__mptcp_do_alloc_tx_skb", AllocSkb, 1144, "alloc_skb_fclone"),
+    ("v5.11", "skb_page_frag_refill", AllocPage, 2479, "alloc_pages("),
+    ("v5.11", "skb_page_frag_refill", ReusePage, 2466, "page_ref_count(pfrag->page) == 1"),
+    ("v5.11", "get_page", GetPage, 1180, "page_ref_inc"),
+    ("v5.11", "put_page", PutPage, 1209, "put_page_testzero"),
+    ("v5.11", "__put_page", FreePage, 129, "__put_single_page"),
+    ("v5.11", "mptcp_carve_data_frag", CarveDfrag, 1094, "page_to_virt(pfrag->page) + offset"),
+    ("v5.11", "mptcp_sendmsg", CopyToDfrag, 1651, "copy_page_from_iter"),
+    ("v5.11", "mptcp_subflow_get_send", PickSubflow, 1432, "last_snd ="),
+    ("v5.11", "mptcp_sendmsg_frag", SendmsgFrag, 1309, "tcp_build_frag("),
+    ("v5.11", "mptcp_sendmsg_frag", MarkEor, 1285, "eor = 1"),
+    ("v5.11", "mptcp_sendmsg_frag", ClearPsh, 1319, "&= ~TCPHDR_PSH"),
+    ("v5.11", "mptcp_sendmsg_frag", NewMapping, 1333, "mpext->data_seq ="),
+    ("v5.11", "mptcp_sendmsg_frag", ExtendMapping, 1320, "data_len +="),
+    ("v5.11", "tcp_build_frag", NewFrag, 1009, "skb_fill_page_desc"),
+    ("v5.11", "tcp_build_frag", Coalesce, 1006, "skb_frag_size_add"),
+    ("v5.11", "tcp_mark_push", MarkPsh, 653, "TCPHDR_PSH"),
+    ("v5.11", "tcp_write_xmit", SubflowXmit, 2689, "tcp_transmit_skb("),
+    ("v5.11", "__mptcp_clean_una", ClearDfrag, 1014, "dfrag_clear("),
+    ("v5.11", "sk_wmem_free_skb", FreeSkb, 1552, "__kfree_skb"),
 ];
 
 const IXGBE: &str = "drivers/net/ethernet/intel/ixgbe/ixgbe_main.c";
@@ -792,15 +377,28 @@ const MPTCP_C: &str = "net/mptcp/protocol.c";
 /// The kernel function an event of `mechanism` stands for in `era` (the trace's), if the
 /// table has it.
 pub fn kernel_fn(mechanism: &str, era: Era, e: &Event) -> Option<KernelFn> {
-    let kind = e.kind();
-    TABLE
-        .iter()
-        .find(|r| r.0 == mechanism && r.1 == kind && r.2.contains(&era))
-        .map(|&(_, _, _, name, file, at)| KernelFn {
-            name,
-            file,
-            tag: at.unwrap_or(era.name()),
-        })
+    let r = row_of(mechanism, era, e)?;
+    let tag = r.tag(era);
+    Some(KernelFn {
+        name: r.name,
+        file: r.file,
+        tag,
+        then: r.then,
+        kind: r.kind,
+    })
+}
+
+/// The row of an event: for the put of a head fragment its own row where there is one.
+pub fn row_of(mechanism: &str, era: Era, e: &Event) -> Option<&'static Row> {
+    let (kind, head) = (e.kind(), e.frees_head());
+    let rows = || {
+        TABLE
+            .iter()
+            .filter(move |r| r.mechanism == mechanism && r.kind == kind && r.eras.contains(&era))
+    };
+    rows()
+        .find(|r| r.head == head)
+        .or_else(|| rows().find(|r| !r.head))
 }
 
 impl crate::Trace {
@@ -813,13 +411,15 @@ impl crate::Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn one_row_per_mechanism_kind_and_era() {
         for (i, a) in TABLE.iter().enumerate() {
             for b in &TABLE[i + 1..] {
-                let overlap = a.2.iter().any(|e| b.2.contains(e));
-                assert!(!(a.0 == b.0 && a.1 == b.1 && overlap), "{a:?} and {b:?}");
+                let overlap = a.eras.iter().any(|e| b.eras.contains(e));
+                let same = a.mechanism == b.mechanism && a.kind == b.kind && a.head == b.head;
+                assert!(!(same && overlap), "{a:?} and {b:?}");
             }
         }
     }
@@ -827,17 +427,138 @@ mod tests {
     #[test]
     fn links_name_the_release_the_function_lives_in() {
         let park = Event::RxCachePark { skb: 0 };
-        let f = kernel_fn("rx", Era::V6_12, &park).unwrap();
+        let f = kernel_fn(RX, Era::V6_12, &park).unwrap();
         assert_eq!(
             f.url(),
             "https://elixir.bootlin.com/linux/v5.2-rc1/C/ident/sk_eat_skb"
         );
-        let alloc = Event::MarkPsh { skb: 0 };
-        let f = kernel_fn("sendmsg", Era::V2_6_33, &alloc).unwrap();
+        let psh = Event::MarkPsh { skb: 0 };
+        let f = kernel_fn(SEND, Era::V2_6_33, &psh).unwrap();
         assert_eq!(
             (f.name, f.file, f.tag),
             ("tcp_mark_push", "net/ipv4/tcp.c", "v2.6.33")
         );
-        assert_eq!(kernel_fn("sendmsg", Era::V5_10, &alloc), None);
+        assert_eq!(kernel_fn(SEND, Era::V5_10, &psh), None);
+    }
+
+    /// v6.12 frees a head fragment with skb_free_frag (page_frag_free), a frag's page with
+    /// put_page; v3.6 puts both with put_page.
+    #[test]
+    fn a_head_fragment_is_freed_by_its_own_function() {
+        let put = |head| Event::PutPage {
+            page: 0,
+            cpu: 0,
+            count: 0,
+            release: false,
+            head,
+        };
+        let free = Event::FreePage {
+            page: 0,
+            cpu: 0,
+            head: true,
+        };
+        let name = |era, e: &Event| kernel_fn(RX, era, e).map(|f| f.label());
+        assert_eq!(
+            name(Era::V6_12, &put(true)).as_deref(),
+            Some("skb_free_frag → page_frag_free")
+        );
+        assert_eq!(name(Era::V6_12, &free).as_deref(), Some("page_frag_free"));
+        assert_eq!(name(Era::V6_12, &put(false)).as_deref(), Some("put_page"));
+        assert_eq!(name(Era::V3_6, &put(true)).as_deref(), Some("put_page"));
+        assert_eq!(name(Era::V3_6, &free).as_deref(), Some("__put_single_page"));
+    }
+
+    /// The releases whose source the table links.
+    const RELEASES: &[&str] = &["v2.6.33", "v3.5", "v3.6", "v5.2-rc1", "v5.11", "v6.12"];
+
+    /// The file of each pinned line: that of the rows (one per mechanism) whose function,
+    /// kind and releases it names.
+    fn file_of(&(tag, name, kind, _, _): &Stmt) -> &'static str {
+        let rows: Vec<&Row> = TABLE
+            .iter()
+            .filter(|r| r.name == name && r.kind == kind)
+            .filter(|r| r.eras.iter().any(|&e| r.tag(e) == tag))
+            .collect();
+        let file = rows
+            .first()
+            .unwrap_or_else(|| panic!("{tag} {name} {kind}: no row"))
+            .file;
+        assert!(
+            rows.iter().all(|r| r.file == file),
+            "{tag} {name} {kind}: {rows:?}"
+        );
+        file
+    }
+
+    #[test]
+    fn each_line_belongs_to_one_row_at_a_release_it_links() {
+        for r in TABLE {
+            assert!(
+                r.eras.iter().all(|&e| RELEASES.contains(&r.tag(e))),
+                "{r:?}"
+            );
+        }
+        for (i, s) in LINES.iter().enumerate() {
+            file_of(s);
+            assert!(s.3 > 0 && !s.4.trim().is_empty(), "{s:?}");
+            let twice = LINES[..i]
+                .iter()
+                .any(|t| (t.0, t.1, t.2) == (s.0, s.1, s.2));
+            assert!(!twice, "{s:?}: two lines");
+        }
+    }
+
+    /// docs/kernel-lines.md records how each line was read; it and the table hold the same
+    /// statements (release, file, line, identifiers), so a line renumbered in one fails
+    /// until the other agrees.
+    #[test]
+    fn the_table_and_the_record_of_lines_agree() {
+        let record = include_str!("../../docs/kernel-lines.md");
+        let (_, lines) = record
+            .split_once("## The lines")
+            .expect("a section of lines");
+        let in_doc: BTreeSet<(String, String, u32, String)> = lines
+            .lines()
+            .filter(|l| l.starts_with("| v"))
+            .map(|l| {
+                let c: Vec<&str> = l
+                    .split(" | ")
+                    .map(|c| c.trim_matches(['|', ' ', '`']))
+                    .collect();
+                let line = c[2]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("a line number: {l}"));
+                (c[0].into(), c[1].into(), line, c[4].into())
+            })
+            .collect();
+        let in_table: BTreeSet<(String, String, u32, String)> = LINES
+            .iter()
+            .map(|s| (s.0.into(), file_of(s).into(), s.3, s.4.into()))
+            .collect();
+        let only_doc: Vec<_> = in_doc.difference(&in_table).collect();
+        let only_table: Vec<_> = in_table.difference(&in_doc).collect();
+        assert!(
+            only_doc.is_empty() && only_table.is_empty(),
+            "only in the record: {only_doc:?}; only in the table: {only_table:?}"
+        );
+    }
+
+    #[test]
+    fn an_event_links_its_statement_at_the_release() {
+        let alloc = Event::FragAlloc {
+            cpu: 0,
+            page: 0,
+            offset: 0,
+            size: 2048,
+            cursor: 2048,
+            bias: None,
+        };
+        let f = kernel_fn(RX, Era::V3_6, &alloc).unwrap();
+        assert_eq!(
+            f.line_url().as_deref(),
+            Some("https://elixir.bootlin.com/linux/v3.6/source/net/core/skbuff.c#L379")
+        );
+        let park = kernel_fn(RX, Era::V3_6, &Event::RxCachePark { skb: 0 }).unwrap();
+        assert_eq!(park.line_url(), None);
     }
 }

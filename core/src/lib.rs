@@ -33,6 +33,7 @@ pub mod mptcp;
 pub mod names;
 pub mod page;
 pub mod page_frag;
+pub mod patches;
 pub mod permalink;
 pub mod query;
 pub mod question;

@@ -61,6 +61,14 @@ pub struct Refill {
     pub bias: Option<u32>,
 }
 
+/// Whose reference a put drops: an skb frag's, a page-frag cursor's own, an skb head's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ref {
+    Frag,
+    Cursor,
+    Head,
+}
+
 impl PagePool {
     /// `alloc_pages(gfp, order)`: a fresh page with count 1, owned by the caller, or by the
     /// page-frag cursor it `refill`s.
@@ -107,24 +115,32 @@ impl PagePool {
     /// `put_page`: drop one reference; frees the page when it was the last. Returns whether
     /// the page was freed.
     pub fn put(&mut self, id: PageId, cpu: Cpu, ev: &mut Events) -> bool {
-        self.put_ref(id, cpu, false, ev)
+        self.put_ref(id, cpu, Ref::Frag, ev)
     }
 
     /// `put_page` of a page-frag cursor's own reference: the cursor lets go of the page.
     pub fn release(&mut self, id: PageId, cpu: Cpu, ev: &mut Events) -> bool {
-        self.put_ref(id, cpu, true, ev)
+        self.put_ref(id, cpu, Ref::Cursor, ev)
     }
 
-    fn put_ref(&mut self, id: PageId, cpu: Cpu, release: bool, ev: &mut Events) -> bool {
+    /// The put of an skb's head fragment (`skb_free_head`): `put_page` until v6.12's
+    /// `skb_free_frag`, which the event tells apart.
+    pub fn put_head(&mut self, id: PageId, cpu: Cpu, ev: &mut Events) -> bool {
+        self.put_ref(id, cpu, Ref::Head, ev)
+    }
+
+    fn put_ref(&mut self, id: PageId, cpu: Cpu, r: Ref, ev: &mut Events) -> bool {
         self.stats.put_page[cpu as usize] += 1;
         let p = self.page_mut(id);
         p.count -= 1;
         let count = p.count;
+        let head = r == Ref::Head;
         ev.emit(|| Event::PutPage {
             page: id,
             cpu,
             count,
-            release,
+            release: r == Ref::Cursor,
+            head,
         });
         if count > 0 {
             return false;
@@ -132,7 +148,11 @@ impl PagePool {
         self.free_slot(id);
         self.stats.freed += 1;
         self.stats.freed_on[cpu as usize] += 1;
-        ev.emit(|| Event::FreePage { page: id, cpu });
+        ev.emit(|| Event::FreePage {
+            page: id,
+            cpu,
+            head,
+        });
         true
     }
 

@@ -689,6 +689,7 @@ pub fn empty_like(s: &State) -> State {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::EventKind;
     use crate::{walkthrough, RunOptions};
 
     fn trace(name: &str, variant: Option<&str>) -> Trace {
@@ -704,7 +705,8 @@ mod tests {
     /// some later event or step no longer fits.
     #[test]
     fn a_missing_event_fails_the_replay() {
-        let kinds = ["alloc_skb", "alloc_page", "free_skb", "free_page"];
+        use EventKind::*;
+        let kinds = [AllocSkb, AllocPage, FreeSkb, FreePage];
         for name in ["anatomy", "rx-page-reuse", "mptcp-max-size"] {
             let t = trace(name, None);
             assert_eq!(t.check_replay(), Ok(()), "{name}");
@@ -752,10 +754,16 @@ mod tests {
         let t = trace("send-modern", Some("modern"));
         let before = t.state_at(0, 0).unwrap();
         let events = &t.steps[0].events;
-        let alloc = events.iter().find(|e| e.kind() == "alloc_page").unwrap();
+        let alloc = events
+            .iter()
+            .find(|e| e.kind() == EventKind::AllocPage)
+            .unwrap();
         let got = before.touched(alloc);
         assert_eq!((got.cursor, got.pages.len()), (Some(0), 1));
-        let i = events.iter().position(|e| e.kind() == "new_frag").unwrap();
+        let i = events
+            .iter()
+            .position(|e| e.kind() == EventKind::NewFrag)
+            .unwrap();
         let Event::NewFrag { skb, page, .. } = events[i] else {
             unreachable!()
         };
@@ -770,7 +778,10 @@ mod tests {
     fn a_linearized_clone_lives_from_linearize_to_xmit() {
         let t = trace("send-nosg", Some("kumar-2010"));
         let events = &t.steps[0].events;
-        let i = events.iter().position(|e| e.kind() == "linearize").unwrap();
+        let i = events
+            .iter()
+            .position(|e| e.kind() == EventKind::Linearize)
+            .unwrap();
         let at = t.state_at(0, i + 1).unwrap();
         let want = Linearized {
             skb: 0,
@@ -778,7 +789,7 @@ mod tests {
             copied: 1448,
         };
         assert_eq!(at.linearized, [want]);
-        assert_eq!(events[i + 1].kind(), "xmit");
+        assert_eq!(events[i + 1].kind(), EventKind::Xmit);
         assert_eq!(t.state_at(0, i + 2).unwrap().linearized, []);
         let mut s = at.clone();
         s.linearized.clear();

@@ -4,6 +4,7 @@
 //! are printed generically from their serialized form, so a new mechanism's events need no
 //! code here, and the state drawing covers every mechanism's queues, pages and cursors.
 
+use skblab_core::patches;
 use skblab_core::question::{Kind, Question};
 use skblab_core::skb::Skb;
 use skblab_core::trace::{Counters, Cursor, Event, State, Step, Trace};
@@ -68,7 +69,7 @@ fn events(out: &mut String, list: &[Event], shown: usize, kernel: Option<&Trace>
         if cut && i == head {
             let mut kinds: Vec<(&str, usize)> = Vec::new();
             for e in &list[head..list.len() - tail] {
-                let name = e.kind();
+                let name = e.kind().name();
                 match kinds.iter_mut().find(|(k, _)| *k == name) {
                     Some((_, n)) => *n += 1,
                     None => kinds.push((name, 1)),
@@ -85,7 +86,7 @@ fn events(out: &mut String, list: &[Event], shown: usize, kernel: Option<&Trace>
         }
         if !cut || i < head || i >= list.len() - tail {
             let f = kernel.and_then(|t| t.kernel_fn(e));
-            let f = f.map(|f| st.dim(&format!("  ({})", f.name)));
+            let f = f.map(|f| st.dim(&format!("  ({})", f.label())));
             let _ = writeln!(out, "  {} {}{}", st.dim("·"), e, f.unwrap_or_default());
         }
     }
@@ -400,6 +401,9 @@ pub fn title(text: &str, st: Style) -> String {
 /// The title and the intro.
 pub fn walkthrough_intro(w: &Walkthrough, st: Style) -> String {
     let mut out = title(&w.title, st);
+    for p in patches::of(w.scenario.mechanism(), &w.variants) {
+        let _ = writeln!(out, "{}", st.dim(&format!("Patch: {}", p.cite())));
+    }
     out.push('\n');
     out.push_str(&wrap(&w.intro, ""));
     out.push('\n');

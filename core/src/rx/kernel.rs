@@ -38,17 +38,27 @@ impl Mem {
 
     /// put_page on `cpu`, noting a reference dropped away from the page's CPU.
     pub fn put_page(&mut self, page: PageId, cpu: Cpu, ev: &mut Events) {
+        self.note_remote(page, cpu);
+        self.pool.put(page, cpu, ev);
+    }
+
+    /// skb_free_head's put of a head fragment on `cpu`, likewise.
+    fn put_head(&mut self, page: PageId, cpu: Cpu, ev: &mut Events) {
+        self.note_remote(page, cpu);
+        self.pool.put_head(page, cpu, ev);
+    }
+
+    fn note_remote(&mut self, page: PageId, cpu: Cpu) {
         if self.pool.page(page).cpu != cpu {
             self.tally.remote_put_page += 1;
         }
-        self.pool.put(page, cpu, ev);
     }
 
     /// __kfree_skb on `cpu`: the head fragment's and every frag's page reference, then the
     /// skb itself; remote when `cpu` is not the CPU that allocated it.
     pub fn free_skb(&mut self, mut skb: Skb, cpu: Cpu, ev: &mut Events) {
         if let Some(h) = skb.head_frag {
-            self.put_page(h.page, cpu, ev);
+            self.put_head(h.page, cpu, ev);
         }
         for f in &skb.frags {
             self.put_page(f.page, cpu, ev);

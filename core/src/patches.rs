@@ -1,0 +1,159 @@
+//! The four patches skblab models, cited: who posted each, where, and the commit that merged
+//! it with the release it first shipped in (or, where it never merged as posted, the post
+//! itself and where its revised form lives). Seeds are in /work/shared/seeds/ upstream of this
+//! repository; each carries the patchwork id and message id cited here.
+
+/// One patch: a seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Patch {
+    /// The seed's number, `000` to `003`.
+    pub seed: &'static str,
+    /// The mechanism that models it.
+    pub mechanism: &'static str,
+    /// The variant names that stand for the patch (a walkthrough showing one cites it).
+    pub variants: &'static [&'static str],
+    pub author: &'static str,
+    pub year: u16,
+    pub subject: &'static str,
+    /// Where the post is archived: patchwork's id, or the lore message id.
+    pub posted: &'static str,
+    /// The merge commit and the first release that has it, or `None` where the post never
+    /// merged as posted.
+    pub merged: Option<(&'static str, &'static str)>,
+    /// What became of it, where that is not a merge of the post.
+    pub fate: Option<&'static str>,
+}
+
+/// The four seeds, in order. Commits read in public trees' logs and the netdev bot's merge
+/// notices; docs/mechanisms.md tells each story.
+pub const PATCHES: &[Patch] = &[
+    Patch {
+        seed: "000",
+        mechanism: "sendmsg",
+        variants: &["kumar-2010"],
+        author: "Krishna Kumar",
+        year: 2010,
+        subject: "[RFC] Optimize TCP sendmsg in favour of fast devices?",
+        posted: "https://patchwork.ozlabs.org/patch/42944/",
+        merged: None,
+        fate: Some("an RFC, never merged as posted"),
+    },
+    Patch {
+        seed: "001",
+        mechanism: "rx",
+        variants: &["duyck-2012", "duyck-3.6"],
+        author: "Alexander Duyck",
+        year: 2012,
+        subject: "net: Update netdev_alloc_frag to work more efficiently with TCP and GRO",
+        posted: "https://patchwork.ozlabs.org/patch/165868/",
+        merged: None,
+        fate: Some("shipped revised in v3.6 as __netdev_alloc_frag with pagecnt_bias"),
+    },
+    Patch {
+        seed: "002",
+        mechanism: "rx",
+        variants: &["dumazet-2019"],
+        author: "Eric Dumazet",
+        year: 2019,
+        subject: "tcp: add one skb cache for rx",
+        posted: "https://lore.kernel.org/netdev/20190322155640.248144-4-edumazet@google.com/",
+        merged: Some(("8b27dae5a2e89a61c46c6dbc76c040c0e6d0ed4c", "v5.2")),
+        fate: None,
+    },
+    Patch {
+        seed: "003",
+        mechanism: "mptcp",
+        variants: &["abeni-2020"],
+        author: "Paolo Abeni",
+        year: 2020,
+        subject: "mptcp: let MPTCP create max size skbs",
+        posted: "https://lore.kernel.org/all/d5c7935a21f20d37900cd51fc0f1f88327a0dfdd.1606406237.git.pabeni@redhat.com/",
+        merged: Some(("15e6ca974b14c2dc4221738ef81b23ef694c9160", "v5.11")),
+        fate: None,
+    },
+];
+
+impl Patch {
+    /// Where to read it: the merge commit on git.kernel.org, else the post.
+    pub fn link(&self) -> (String, String) {
+        match self.merged {
+            Some((commit, release)) => (
+                format!("commit {}, in {release}", &commit[..12]),
+                format!("https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/commit/?id={commit}"),
+            ),
+            None => ("the post".to_string(), self.posted.to_string()),
+        }
+    }
+
+    /// One line: `seed 002, Eric Dumazet, 2019, "tcp: add one skb cache for rx": commit
+    /// 8b27dae5a2e8, in v5.2 <url>`.
+    pub fn cite(&self) -> String {
+        let (label, url) = self.link();
+        let fate = self.fate.map(|f| format!(" ({f})")).unwrap_or_default();
+        let (seed, author, year, subject) = (self.seed, self.author, self.year, self.subject);
+        format!("seed {seed}, {author}, {year}, \"{subject}\"{fate}: {label} {url}")
+    }
+}
+
+/// The patches a walkthrough of `mechanism` showing `variants` teaches: those whose variant
+/// names it shows (an rx variant is `allocator+cache`), else every patch of the mechanism.
+pub fn of(mechanism: &str, variants: &[String]) -> Vec<&'static Patch> {
+    let mine = PATCHES.iter().filter(|p| p.mechanism == mechanism);
+    let shown = |p: &&Patch| {
+        let mut names = variants.iter().flat_map(|v| v.split('+'));
+        names.any(|n| p.variants.contains(&n))
+    };
+    let named: Vec<_> = mine.clone().filter(shown).collect();
+    if named.is_empty() {
+        mine.collect()
+    } else {
+        named
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanism::Mechanism;
+    use crate::{mptcp::MptcpScenario, rx::RxScenario, send::SendScenario};
+
+    #[test]
+    fn each_patch_names_its_mechanism_and_real_variants() {
+        let known: &[(&str, &[&str])] = &[
+            (SendScenario::NAME, SendScenario::VARIANTS),
+            (MptcpScenario::NAME, MptcpScenario::VARIANTS),
+        ];
+        for p in PATCHES {
+            if p.mechanism == RxScenario::NAME {
+                let axes = [crate::rx::ALLOCATORS, crate::rx::CACHES].concat();
+                assert!(p.variants.iter().all(|v| axes.contains(v)), "{p:?}");
+                continue;
+            }
+            let (_, vs) = known
+                .iter()
+                .find(|(m, _)| *m == p.mechanism)
+                .expect("a mechanism");
+            assert!(p.variants.iter().all(|v| vs.contains(v)), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn a_walkthrough_cites_the_patches_it_shows() {
+        let seeds = |m: &str, vs: &[&str]| {
+            let vs: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+            of(m, &vs).iter().map(|p| p.seed).collect::<Vec<_>>()
+        };
+        assert_eq!(seeds("rx", &["pre-2012+none", "duyck-2012+none"]), ["001"]);
+        assert_eq!(
+            seeds("rx", &["modern+none", "modern+dumazet-2019"]),
+            ["002"]
+        );
+        assert_eq!(seeds("rx", &["modern+none"]), ["001", "002"]);
+        assert_eq!(seeds("sendmsg", &["modern"]), ["000"]);
+        let d = PATCHES[2].cite();
+        assert!(d.starts_with("seed 002, Eric Dumazet, 2019, \"tcp: add one skb cache for rx\": commit 8b27dae5a2e8, in v5.2 https://git.kernel.org/"), "{d}");
+        assert!(PATCHES[1]
+            .cite()
+            .ends_with("https://patchwork.ozlabs.org/patch/165868/"));
+    }
+}
