@@ -52,6 +52,11 @@ pub struct Check {
 }
 
 impl Check {
+    /// What it reads: its counter or its path.
+    pub fn what(&self) -> &str {
+        self.counter.as_deref().or(self.path.as_deref()).unwrap_or("?")
+    }
+
     /// The value this check reads from a trace of its variant, or why it cannot.
     pub fn read(&self, t: &crate::Trace) -> Result<u64, String> {
         let step = match self.step {
@@ -128,6 +133,12 @@ impl Walkthrough {
             .ok_or(format!("no trace of variant {}", q.variant))
     }
 
+    /// The seed (patch) it is about, from its scenario and variants (see [`seeds`]):
+    /// `001`, or `001+002` for a walkthrough of both rx axes.
+    pub fn seed(&self) -> String {
+        seeds(&self.scenario, self.variants.iter().map(String::as_str)).join("+")
+    }
+
     /// `q`'s answer, read from its variant's trace among `traces`.
     pub fn answer(
         &self,
@@ -136,6 +147,29 @@ impl Walkthrough {
     ) -> Result<crate::query::Value, String> {
         q.answer(self.trace_for(q, traces)?)
     }
+}
+
+/// The seeds (patches) runs of `scenario` in `variants` are about, in order: tcp_sendmsg is
+/// seed 000 and MPTCP seed 003 in every variant; on the receive side each variant names an
+/// allocator (seed 001, netdev_alloc_frag), an rx skb cache (seed 002), or one of each
+/// (`ALLOCATOR+CACHE`). A name the mechanism does not have counts for nothing.
+pub fn seeds<'a>(scenario: &Scenario, variants: impl IntoIterator<Item = &'a str>) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = match scenario {
+        Scenario::Sendmsg(_) => vec!["000"],
+        Scenario::Mptcp(_) => vec!["003"],
+        Scenario::Rx(_) => variants
+            .into_iter()
+            .flat_map(|v| v.split('+'))
+            .filter_map(|axis| {
+                let has = |names: &[&str]| names.contains(&axis);
+                (has(crate::rx::ALLOCATORS).then_some("001"))
+                    .or(has(crate::rx::CACHES).then_some("002"))
+            })
+            .collect(),
+    };
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Every walkthrough, parsed. The files are part of the build, so a parse error is a bug

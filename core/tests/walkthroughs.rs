@@ -1,49 +1,20 @@
-//! Every walkthrough in `walkthrough::all()`: each listed variant runs its scenario, and
-//! every `[[check]]` (a number the narration states) holds.
+//! Every walkthrough in `walkthrough::all()` passes `skblab lint` (each listed variant runs its
+//! scenario, every `[[check]]`, a number the narration states, holds), and lint finds what is
+//! wrong in a broken one.
 
-use skblab_core::walkthrough;
-use skblab_core::RunOptions;
+use skblab_core::{lint, walkthrough};
 
+/// The checks `skblab lint` runs: each variant runs, every `[[check]]` holds, every question
+/// resolves and is hidden until asked.
 #[test]
-fn every_walkthrough_runs_and_its_checks_hold() {
+fn every_walkthrough_passes_lint() {
     let all = walkthrough::all().expect("walkthroughs parse");
+    let mut problems = Vec::new();
     for w in &all {
-        assert!(!w.variants.is_empty(), "{}: no variants", w.name);
-        let variants = w.scenario.variants();
-        for c in &w.checks {
-            assert!(
-                w.variants.contains(&c.variant),
-                "{}: check on unlisted variant {}",
-                w.name,
-                c.variant
-            );
-        }
-        for v in &w.variants {
-            assert!(
-                variants.contains(&v.as_str()),
-                "{}: unknown variant {v}",
-                w.name
-            );
-            let opts = RunOptions {
-                variant: Some(v.clone()),
-                counters_only: false,
-            };
-            let t = w
-                .scenario
-                .run(&opts)
-                .unwrap_or_else(|e| panic!("{} {v}: {e}", w.name));
-            for c in w.checks.iter().filter(|c| &c.variant == v) {
-                let what = c.counter.as_deref().or(c.path.as_deref()).unwrap_or("?");
-                assert_eq!(
-                    c.read(&t),
-                    Ok(c.equals),
-                    "{} ({v}) step {}: {what}",
-                    w.name,
-                    c.step
-                );
-            }
-        }
+        assert!(!w.checks.is_empty(), "{}: no checks", w.name);
+        problems.extend(lint::lesson(w).iter().map(|f| format!("{}: {f}", w.name)));
     }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]
