@@ -59,6 +59,16 @@ pub enum Kind {
     Scenario,
 }
 
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Walkthrough => "walkthrough",
+            Kind::Challenge => "challenge",
+            Kind::Scenario => "scenario",
+        })
+    }
+}
+
 /// What `text` holds. An error is a text that is not TOML, or is none of the three.
 pub fn kind(text: &str) -> Result<Kind, Error> {
     let v: serde_json::Value = toml::from_str(text).map_err(|e| Error::Parse {

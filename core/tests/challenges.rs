@@ -193,3 +193,23 @@ fn a_challenge_s_verdict_serializes_each_condition() {
         ]})
     );
 }
+
+/// docs/examples/my-challenge.toml, the format's documented example, passes lint with its
+/// solution, and its start does not.
+#[test]
+fn the_example_challenge_passes_lint_with_its_solution() {
+    let example = |name: &str| {
+        let path = format!("{}/../docs/examples/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    let text = example("my-challenge.toml");
+    let solution = example("my-challenge-solution.toml");
+    assert_eq!(lint::file(&text, Some(&solution)), Ok(vec![]));
+    let c = challenge::parse(&text).expect("parses");
+    let found = lint::file(&text, Some(&c.start())).expect("a challenge");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        found[0].to_string(),
+        "`require[0]`: the solution does not meet it: 1000 >= 1448"
+    );
+}
