@@ -116,7 +116,11 @@ pub fn lesson(w: &Walkthrough) -> Vec<Finding> {
     let mut out = Vec::new();
     if w.variants.is_empty() {
         let all = w.scenario.variants().join(", ");
-        out.push(finding("variants", None, format!("is empty: name one or two of {all}")));
+        out.push(finding(
+            "variants",
+            None,
+            format!("is empty: name one or two of {all}"),
+        ));
     }
     let traces: Vec<Option<Trace>> = w
         .variants
@@ -212,12 +216,16 @@ pub fn goal(c: &Challenge, solution: Option<&str>) -> Vec<Finding> {
     match c.check(text) {
         Err(e) => out.push(finding("", None, format!("the solution: {e}"))),
         Ok(v) if v.solved_at.is_some() => {}
-        Ok(v) => out.extend(v.conditions.iter().enumerate().filter(|(_, s)| !s.holds).map(
-            |(i, s)| {
-                let why = format!("the solution does not meet it: {}", s.saw);
-                finding(format!("require[{i}]"), None, why)
-            },
-        )),
+        Ok(v) => out.extend(
+            v.conditions
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !s.holds)
+                .map(|(i, s)| {
+                    let why = format!("the solution does not meet it: {}", s.saw);
+                    finding(format!("require[{i}]"), None, why)
+                }),
+        ),
     }
     out
 }

@@ -54,7 +54,10 @@ pub struct Check {
 impl Check {
     /// What it reads: its counter or its path.
     pub fn what(&self) -> &str {
-        self.counter.as_deref().or(self.path.as_deref()).unwrap_or("?")
+        self.counter
+            .as_deref()
+            .or(self.path.as_deref())
+            .unwrap_or("?")
     }
 
     /// The value this check reads from a trace of its variant, or why it cannot.
@@ -153,7 +156,10 @@ impl Walkthrough {
 /// seed 000 and MPTCP seed 003 in every variant; on the receive side each variant names an
 /// allocator (seed 001, netdev_alloc_frag), an rx skb cache (seed 002), or one of each
 /// (`ALLOCATOR+CACHE`). A name the mechanism does not have counts for nothing.
-pub fn seeds<'a>(scenario: &Scenario, variants: impl IntoIterator<Item = &'a str>) -> Vec<&'static str> {
+pub fn seeds<'a>(
+    scenario: &Scenario,
+    variants: impl IntoIterator<Item = &'a str>,
+) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = match scenario {
         Scenario::Sendmsg(_) => vec!["000"],
         Scenario::Mptcp(_) => vec!["003"],
@@ -230,7 +236,10 @@ fn plain_text(v: &serde_json::Value, at: &mut String) -> Result<(), Error> {
         Value::String(s) => match s.chars().find(|&c| bad(c)) {
             Some(c) => Err(Error::invalid(
                 at.clone(),
-                format!("holds the control character U+{:04X}: write plain text", c as u32),
+                format!(
+                    "holds the control character U+{:04X}: write plain text",
+                    c as u32
+                ),
             )),
             None => Ok(()),
         },
@@ -283,9 +292,15 @@ mod tests {
         };
         let pwned = "\\u001b]0;PWNED\\u0007";
         let cases = [
-            (text(pwned, "s", "l"), "`title`: holds the control character U+001B"),
+            (
+                text(pwned, "s", "l"),
+                "`title`: holds the control character U+001B",
+            ),
             (text("t", pwned, "l"), "`say[0]`: holds"),
-            (text("t", "s", "\\u009b2J"), "`question[0].choices[0].label`: holds the control character U+009B"),
+            (
+                text("t", "s", "\\u009b2J"),
+                "`question[0].choices[0].label`: holds the control character U+009B",
+            ),
         ];
         for (t, want) in cases {
             let err = parse(&t).unwrap_err().to_string();

@@ -34,17 +34,47 @@ fn shortcuts() -> Vec<(&'static str, Value, &'static str, bool)> {
     let sendmsg = |bytes: u64| json!({"op": "sendmsg", "bytes": bytes});
     vec![
         // A smaller MSS makes more skbs out of the one write: the lesson is the write.
-        ("one-page-queue", json!({"socket": {"mss": 300}}), "socket", true),
+        (
+            "one-page-queue",
+            json!({"socket": {"mss": 300}}),
+            "socket",
+            true,
+        ),
         // select_size's linear room follows the MSS, never to 0: the obvious try is refused
         // all the same.
-        ("no-linear-before-2010", json!({"socket": {"mss": 536}}), "socket", false),
+        (
+            "no-linear-before-2010",
+            json!({"socket": {"mss": 536}}),
+            "socket",
+            false,
+        ),
         // Frames that come two per poll are the NIC's budget in disguise.
-        ("reuse-a-page", json!({"ops": vec![arrive(2); 60]}), "ops", true),
+        (
+            "reuse-a-page",
+            json!({"ops": vec![arrive(2); 60]}),
+            "ops",
+            true,
+        ),
         // A 2 KiB shared info leaves one frame a page, whatever the reader does.
-        ("twice-the-pages", json!({"consts": {"shinfo_size": 2048}}), "consts", true),
+        (
+            "twice-the-pages",
+            json!({"consts": {"shinfo_size": 2048}}),
+            "consts",
+            true,
+        ),
         // UDP and RPS turn the 2019 cache off instead of using it.
-        ("cache-frees-nothing", json!({"socket": {"proto": "udp"}}), "socket", true),
-        ("cache-frees-nothing", json!({"nic": {"rps": true}}), "nic", true),
+        (
+            "cache-frees-nothing",
+            json!({"socket": {"proto": "udp"}}),
+            "socket",
+            true,
+        ),
+        (
+            "cache-frees-nothing",
+            json!({"nic": {"rps": true}}),
+            "nic",
+            true,
+        ),
         // A prompt reader reads after every poll: the reads interleave by themselves.
         (
             "bh-frees-three",
@@ -68,7 +98,12 @@ fn shortcuts() -> Vec<(&'static str, Value, &'static str, bool)> {
             "consts",
             true,
         ),
-        ("full-size-before-2020", json!({"variant": "abeni-2020"}), "variant", false),
+        (
+            "full-size-before-2020",
+            json!({"variant": "abeni-2020"}),
+            "variant",
+            false,
+        ),
     ]
 }
 
@@ -153,8 +188,13 @@ fn a_kept_field_changed_is_an_error_naming_it() {
 fn lint_finds_what_is_wrong_with_a_challenge() {
     let c = challenge::find("one-page-queue").expect("challenge");
     let start = c.start();
-    let cases: Vec<(Box<dyn Fn(&mut challenge::Challenge)>, Option<String>, &str)> = vec![
-        (Box::new(|c| c.seed = "001".into()), None, "`seed`: `001`, but sendmsg"),
+    type Edit = Box<dyn Fn(&mut challenge::Challenge)>;
+    let cases: Vec<(Edit, Option<String>, &str)> = vec![
+        (
+            Box::new(|c| c.seed = "001".into()),
+            None,
+            "`seed`: `001`, but sendmsg",
+        ),
         (
             Box::new(|c| c.conditions[0] = "queue write_queue len >= 1".parse().unwrap()),
             None,
@@ -165,7 +205,11 @@ fn lint_finds_what_is_wrong_with_a_challenge() {
             None,
             "`require[0]`: cannot be read on the start: no counter `no_such`",
         ),
-        (Box::new(|_| {}), Some(start.clone()), "`require[0]`: the solution does not meet it: 1 >= 3"),
+        (
+            Box::new(|_| {}),
+            Some(start.clone()),
+            "`require[0]`: the solution does not meet it: 1 >= 3",
+        ),
         (
             Box::new(|_| {}),
             Some(start.replace("\"sg\": true", "\"sg\": false")),
@@ -175,8 +219,14 @@ fn lint_finds_what_is_wrong_with_a_challenge() {
     for (edit, sol, want) in cases {
         let mut c = c.clone();
         edit(&mut c);
-        let found: Vec<String> = lint::goal(&c, sol.as_deref()).iter().map(|f| f.to_string()).collect();
-        assert!(found.iter().any(|f| f.starts_with(want)), "{want}: {found:?}");
+        let found: Vec<String> = lint::goal(&c, sol.as_deref())
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
+        assert!(
+            found.iter().any(|f| f.starts_with(want)),
+            "{want}: {found:?}"
+        );
     }
 }
 

@@ -26,7 +26,12 @@ fn the_documented_links_decode_as_documented() {
     assert_eq!(decoded[0], anatomy(None));
     assert_eq!(decoded[1], anatomy(Some(2)));
     walkthrough::find("anatomy").expect("a built-in walkthrough");
-    let Link::Custom { text, compare, at: pos } = &decoded[2] else {
+    let Link::Custom {
+        text,
+        compare,
+        at: pos,
+    } = &decoded[2]
+    else {
         panic!("{:?}", decoded[2]);
     };
     assert_eq!(

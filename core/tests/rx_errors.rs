@@ -66,9 +66,12 @@ fn frames_are_capped_over_the_whole_scenario() {
 #[test]
 fn an_arrive_past_the_byte_cap_names_its_frames_and_the_cap() {
     let lens = vec!["1514"; 11082].join(", ");
-    let err = run(&format!("{HEAD}[[ops]]\nop = \"arrive\"\nlens = [{lens}]\n"), None)
-        .expect_err("past the cap")
-        .to_string();
+    let err = run(
+        &format!("{HEAD}[[ops]]\nop = \"arrive\"\nlens = [{lens}]\n"),
+        None,
+    )
+    .expect_err("past the cap")
+    .to_string();
     assert_eq!(
         err,
         "`ops[0].lens` = 11082 frames of 16778148 bytes in all is out of range: allowed at most \

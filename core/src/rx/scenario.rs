@@ -337,7 +337,8 @@ impl RxScenario {
                         ),
                         None => (format!("{n} frames of {bytes} bytes in all"), String::new()),
                     };
-                    let allowed = format!("at most {MAX_OP_BYTES} bytes in one arrive (MAX_OP_BYTES){fit}");
+                    let allowed =
+                        format!("at most {MAX_OP_BYTES} bytes in one arrive (MAX_OP_BYTES){fit}");
                     return Err(Error::Range {
                         field: field(),
                         value,
