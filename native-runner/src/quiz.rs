@@ -196,8 +196,7 @@ pub fn check_challenge(arg: &str, file: &Path, json: bool) -> Result<Outcome, Cl
     let ok = v.solved_at.is_some();
     let out = if json {
         let mut j = serde_json::json!({ "challenge": c.name, "solved": ok });
-        if let (Some(j), serde_json::Value::Object(v)) = (j.as_object_mut(), serde_json::json!(v))
-        {
+        if let (Some(j), serde_json::Value::Object(v)) = (j.as_object_mut(), serde_json::json!(v)) {
             j.extend(v);
         }
         serde_json::to_string_pretty(&j).expect("verdicts serialize") + "\n"
