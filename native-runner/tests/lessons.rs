@@ -120,7 +120,7 @@ fn a_challenge_file_shows_and_checks_and_a_goal_not_met_exits_1() {
     // The start itself does not meet the goal: exit 1, with the values seen.
     let start = temp(
         "start.toml",
-        &repo_file(CHALLENGE).split("[scenario]\n").nth(1).unwrap(),
+        repo_file(CHALLENGE).split("[scenario]\n").nth(1).unwrap(),
     );
     let (code, out, _) = skblab(&["challenge", CHALLENGE, &start]);
     assert_eq!(code, 1, "{out}");
