@@ -180,10 +180,25 @@ pub fn show_challenge(arg: &str, st: Style) -> Result<String, CliError> {
         render::title(&c.title, st),
         render::wrap(&c.goal, ""),
         render::wrap(&format!("Hint: {}", c.hint), ""),
-        render::wrap(&format!("Runs as variant {}.", c.variant), ""),
+        render::wrap(&runs_as(&c), ""),
         format_args!("The starting scenario (save it as FILE, edit it, then run `{run}`):"),
         c.start()
     ))
+}
+
+/// The variant and what must stay as in the start: `keep`, then the kernel's constants.
+fn runs_as(c: &Challenge) -> String {
+    let kept: Vec<String> = c
+        .keep
+        .iter()
+        .chain(["consts".to_string()].iter())
+        .map(|k| format!("`{k}`"))
+        .collect();
+    format!(
+        "Runs as variant {}; {} and the variant stay as in the start.",
+        c.variant,
+        kept.join(", ")
+    )
 }
 
 /// `skblab challenge NAME FILE [--json]`: checks the scenario in FILE against the goal; a goal

@@ -108,6 +108,12 @@ fn a_challenge_file_shows_and_checks_and_a_goal_not_met_exits_1() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("One frag, one full skb\n"), "{out}");
     assert!(
+        out.contains(
+            "Runs as variant kumar-2010; `socket`, `device`, `consts` and the variant stay as in the\nstart."
+        ),
+        "{out}"
+    );
+    assert!(
         out.contains(&format!("then run `skblab challenge {CHALLENGE} FILE`")),
         "{out}"
     );
