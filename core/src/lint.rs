@@ -4,9 +4,9 @@
 //!
 //! A walkthrough: each variant runs, every `[[check]]` holds, every question's query resolves
 //! on its step and its answer is not visible before it is asked ([`crate::question`]). A
-//! challenge: its seed is the one its variant models, its start runs and does not meet the
-//! goal, every condition can be read on the start, and a solution, when given, keeps every
-//! `keep` field and meets the goal.
+//! challenge: its seed is the one its variant models, every `keep` names a field of its
+//! start, its start runs and does not meet the goal, every condition can be read on the
+//! start, and a solution, when given, keeps every kept field and meets the goal.
 
 use crate::challenge::{self, Challenge};
 use crate::error::escape_controls;
@@ -196,6 +196,21 @@ pub fn goal(c: &Challenge, solution: Option<&str>) -> Vec<Finding> {
             seeds.join("+")
         );
         out.push(finding("seed", None, why));
+    }
+    // A kept name the scenario does not have would keep nothing.
+    let start: serde_json::Value = serde_json::from_str(&c.start()).unwrap_or_default();
+    let fields = start
+        .as_object()
+        .map(|m| m.keys().cloned().collect::<Vec<_>>());
+    let fields = fields.unwrap_or_default();
+    for (i, k) in c.keep.iter().enumerate() {
+        if !fields.contains(k) && !challenge::ALWAYS_KEPT.contains(&k.as_str()) {
+            let why = format!(
+                "`{k}` is no field of the start: keep one of {}",
+                fields.join(", ")
+            );
+            out.push(finding(format!("keep[{i}]"), None, why));
+        }
     }
     match c.check(&c.start()) {
         Err(e) => out.push(finding("scenario", None, e.to_string())),

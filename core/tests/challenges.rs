@@ -196,6 +196,11 @@ fn lint_finds_what_is_wrong_with_a_challenge() {
             "`seed`: `001`, but sendmsg",
         ),
         (
+            Box::new(|c| c.keep[1] = "devcie".into()),
+            None,
+            "`keep[1]`: `devcie` is no field of the start: keep one of mechanism, socket, device, ops",
+        ),
+        (
             Box::new(|c| c.conditions[0] = "queue write_queue len >= 1".parse().unwrap()),
             None,
             "`scenario` at step 1: the start already meets the goal",
