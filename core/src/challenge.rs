@@ -8,7 +8,7 @@ use crate::query::{Query, Value};
 use crate::scenario::Scenario;
 use crate::trace::{Step, Trace};
 use crate::{Error, RunOptions};
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use std::str::FromStr;
 
 toml_files!("challenges": "one-page-queue", "no-linear-before-2010", "reuse-a-page", "twice-the-pages", "cache-frees-nothing", "bh-frees-three", "full-size-before-2020", "collapse-to-full-size");
@@ -25,7 +25,8 @@ pub struct Challenge {
     pub hint: String,
     /// Every run is of this variant, whatever the scenario says.
     pub variant: String,
-    /// Top-level scenario fields that must stay as in the start (the device, the socket).
+    /// Top-level scenario fields that must stay as in the start (the device, the socket),
+    /// besides [`ALWAYS_KEPT`]: what the lesson depends on, so no other knob reaches the goal.
     #[serde(default)]
     pub keep: Vec<String>,
     /// Every condition must hold after one same step (after the last one when `at_end`).
@@ -36,6 +37,11 @@ pub struct Challenge {
     /// The starting scenario, which does not reach the goal.
     pub scenario: Scenario,
 }
+
+/// Fields every challenge keeps as in its start: the kernel is the challenge's, its mechanism,
+/// its variant on either rx axis and its era's constants (a `[consts]` override, a bigger
+/// `shinfo_size`, reaches most goals without the patch).
+pub const ALWAYS_KEPT: [&str; 4] = ["mechanism", "variant", "cache", "consts"];
 
 /// `QUERY OP RHS`: OP is one of `== != >= <= > <`; RHS a number, a query, or `N * QUERY`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,12 +79,34 @@ pub enum Rhs {
 }
 
 /// The outcome of checking a scenario against a challenge.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Verdict {
     /// The step (1-based) after which every condition held, if one did.
     pub solved_at: Option<usize>,
     /// Each condition with the values it saw, at that step or else after the last.
+    pub conditions: Vec<Seen>,
+    /// The same, one line each: `✓ counter bytes_read >= 4096: 4096 >= 4096`.
+    #[serde(skip)]
     pub report: Vec<String>,
+}
+
+/// One condition as checked: whether it held, and the values it compared (or why it could
+/// not be read).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Seen {
+    pub condition: String,
+    pub holds: bool,
+    /// `l OP r` with the values, or why a query could not be read.
+    pub saw: String,
+    /// Whether its queries could be read (a counter the mechanism has, a live page, ...).
+    pub readable: bool,
+}
+
+impl std::fmt::Display for Seen {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let mark = if self.holds { "✓" } else { "✗" };
+        write!(f, "{mark} {}: {}", self.condition, self.saw)
+    }
 }
 
 impl FromStr for Condition {
@@ -162,16 +190,30 @@ impl Challenge {
             .position(|s| self.conditions.iter().all(|c| c.holds(s)));
         let solved_at = hit.map(|i| i + t.steps.len() - steps.len() + 1);
         let shown = hit.map(|i| &steps[i]).or(t.steps.last());
-        let report = self
+        let conditions: Vec<Seen> = self
             .conditions
             .iter()
-            .map(|c| match shown.map(|s| c.test(s)) {
-                Some(Ok((ok, saw))) => format!("{} {}: {saw}", if ok { "✓" } else { "✗" }, c.text),
-                Some(Err(why)) => format!("✗ {}: {why}", c.text),
-                None => format!("✗ {}: the scenario has no steps", c.text),
+            .map(|c| {
+                let ((holds, saw), readable) = match shown.map(|s| c.test(s)) {
+                    Some(Ok(seen)) => (seen, true),
+                    Some(Err(why)) => ((false, why), false),
+                    None => ((false, "the scenario has no steps".into()), false),
+                };
+                let condition = c.text.clone();
+                Seen {
+                    condition,
+                    holds,
+                    saw,
+                    readable,
+                }
             })
             .collect();
-        Ok(Verdict { solved_at, report })
+        let report = conditions.iter().map(Seen::to_string).collect();
+        Ok(Verdict {
+            solved_at,
+            conditions,
+            report,
+        })
     }
 
     /// The starting scenario as text the learner edits (the core's JSON).
@@ -186,12 +228,17 @@ impl Challenge {
         let value = |s: &Scenario| serde_json::from_str::<serde_json::Value>(&s.to_json());
         let (mine, start) = (value(s), value(&self.scenario));
         let (mine, start) = (mine.unwrap_or_default(), start.unwrap_or_default());
-        for field in std::iter::once("mechanism").chain(self.keep.iter().map(String::as_str)) {
+        let kept = ALWAYS_KEPT.iter().copied();
+        for field in kept.chain(self.keep.iter().map(String::as_str)) {
             if mine.get(field) != start.get(field) {
                 let was = start.get(field).map_or("absent".into(), |v| v.to_string());
                 return Err(Error::invalid(
                     field,
-                    format!("challenge {} keeps it as in the start: {was}", self.name),
+                    format!(
+                        "challenge {} keeps it as in the start ({was}): put it back and \
+                         change something else",
+                        self.name
+                    ),
                 ));
             }
         }

@@ -28,6 +28,7 @@ pub mod field_path;
 pub mod kernel_fn;
 pub mod kernel_report;
 pub mod limits;
+pub mod lint;
 pub mod mechanism;
 pub mod mptcp;
 pub mod names;

@@ -15,6 +15,12 @@ pub const MAX_IOVECS: usize = 1024;
 /// At most this many bytes of scenario text (TOML or JSON).
 pub const MAX_SCENARIO_TEXT: usize = 1 << 20;
 
+/// At most this many bytes in one line of quiz answers (`--answers FILE`): an answer is a
+/// number, a letter or an object's name; a longer line (`/dev/zero`) is refused unread.
+pub const MAX_ANSWER_LINE: usize = 4 << 10;
+/// At most this many bytes of quiz answers in all.
+pub const MAX_ANSWERS_TEXT: usize = 64 << 10;
+
 /// At most this many sendmsg calls over a whole scenario (`count`s summed).
 pub const MAX_WRITES: u64 = 1_000_000;
 

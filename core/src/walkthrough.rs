@@ -52,6 +52,14 @@ pub struct Check {
 }
 
 impl Check {
+    /// What it reads: its counter or its path.
+    pub fn what(&self) -> &str {
+        self.counter
+            .as_deref()
+            .or(self.path.as_deref())
+            .unwrap_or("?")
+    }
+
     /// The value this check reads from a trace of its variant, or why it cannot.
     pub fn read(&self, t: &crate::Trace) -> Result<u64, String> {
         let step = match self.step {
@@ -128,6 +136,12 @@ impl Walkthrough {
             .ok_or(format!("no trace of variant {}", q.variant))
     }
 
+    /// The seed (patch) it is about, from its scenario and variants (see [`seeds`]):
+    /// `001`, or `001+002` for a walkthrough of both rx axes.
+    pub fn seed(&self) -> String {
+        seeds(&self.scenario, self.variants.iter().map(String::as_str)).join("+")
+    }
+
     /// `q`'s answer, read from its variant's trace among `traces`.
     pub fn answer(
         &self,
@@ -136,6 +150,32 @@ impl Walkthrough {
     ) -> Result<crate::query::Value, String> {
         q.answer(self.trace_for(q, traces)?)
     }
+}
+
+/// The seeds (patches) runs of `scenario` in `variants` are about, in order: tcp_sendmsg is
+/// seed 000 and MPTCP seed 003 in every variant; on the receive side each variant names an
+/// allocator (seed 001, netdev_alloc_frag), an rx skb cache (seed 002), or one of each
+/// (`ALLOCATOR+CACHE`). A name the mechanism does not have counts for nothing.
+pub fn seeds<'a>(
+    scenario: &Scenario,
+    variants: impl IntoIterator<Item = &'a str>,
+) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = match scenario {
+        Scenario::Sendmsg(_) => vec!["000"],
+        Scenario::Mptcp(_) => vec!["003"],
+        Scenario::Rx(_) => variants
+            .into_iter()
+            .flat_map(|v| v.split('+'))
+            .filter_map(|axis| {
+                let has = |names: &[&str]| names.contains(&axis);
+                (has(crate::rx::ALLOCATORS).then_some("001"))
+                    .or(has(crate::rx::CACHES).then_some("002"))
+            })
+            .collect(),
+    };
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Every walkthrough, parsed. The files are part of the build, so a parse error is a bug
@@ -169,19 +209,57 @@ pub(crate) fn find_named<T>(
         })
 }
 
-/// A compiled-in TOML file, with the path of a bad field. Read through a JSON value, as
-/// scenarios are, so the derived code is compiled for one deserializer only.
+/// A walkthrough or challenge file, with the path of a bad field. Read through a JSON value,
+/// as scenarios are, so the derived code is compiled for one deserializer only. Its text is
+/// printed to a terminal: a control character other than a newline or a tab is refused.
 pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
     let v: serde_json::Value = toml::from_str(text).map_err(|e| Error::Parse {
         format: "TOML",
         field: String::new(),
         message: e.to_string(),
     })?;
+    plain_text(&v, &mut String::new())?;
     field_path::from_value(&v).map_err(|e| Error::Parse {
         format: "TOML",
         field: Path(&e.path).to_string(),
         message: e.error.to_string(),
     })
+}
+
+/// Refuses a string under `v` holding a control character other than `\n` and `\t` (an
+/// escape sequence would drive the learner's terminal), naming its field.
+fn plain_text(v: &serde_json::Value, at: &mut String) -> Result<(), Error> {
+    use serde_json::Value;
+    let len = at.len();
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let r = match v {
+        Value::String(s) => match s.chars().find(|&c| bad(c)) {
+            Some(c) => Err(Error::invalid(
+                at.clone(),
+                format!(
+                    "holds the control character U+{:04X}: write plain text",
+                    c as u32
+                ),
+            )),
+            None => Ok(()),
+        },
+        Value::Array(items) => items.iter().enumerate().try_for_each(|(i, item)| {
+            at.truncate(len);
+            at.push_str(&format!("[{i}]"));
+            plain_text(item, at)
+        }),
+        Value::Object(m) => m.iter().try_for_each(|(k, item)| {
+            at.truncate(len);
+            if len > 0 {
+                at.push('.');
+            }
+            at.push_str(k);
+            plain_text(item, at)
+        }),
+        _ => Ok(()),
+    };
+    at.truncate(len);
+    r
 }
 
 /// Reads one walkthrough file, checking it has a paragraph per operation.
@@ -200,6 +278,36 @@ pub fn parse(text: &str) -> Result<Walkthrough, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_control_character_in_a_text_is_an_error_naming_its_field() {
+        let text = |title: &str, say: &str, label: &str| {
+            format!(
+                "name = \"w\"\ntitle = \"{title}\"\nintro = \"i\\n\\tj\"\n\
+                 variants = [\"kumar-2010\"]\nsay = [\"{say}\"]\noutro = \"o\"\n\
+                 [[question]]\nstep = 1\nask = \"a\"\nquery = \"pages live\"\n\
+                 choices = [{{ value = 1, label = \"{label}\" }}]\n\
+                 [scenario]\nmechanism = \"sendmsg\"\nops = [{{ op = \"close\" }}]\n"
+            )
+        };
+        let pwned = "\\u001b]0;PWNED\\u0007";
+        let cases = [
+            (
+                text(pwned, "s", "l"),
+                "`title`: holds the control character U+001B",
+            ),
+            (text("t", pwned, "l"), "`say[0]`: holds"),
+            (
+                text("t", "s", "\\u009b2J"),
+                "`question[0].choices[0].label`: holds the control character U+009B",
+            ),
+        ];
+        for (t, want) in cases {
+            let err = parse(&t).unwrap_err().to_string();
+            assert!(err.contains(want), "{err}");
+        }
+        parse(&text("t", "s", "l")).expect("newlines and tabs are plain text");
+    }
 
     #[test]
     fn a_bad_question_is_an_error_naming_its_field() {

@@ -19,7 +19,7 @@ fn bad_input_names_the_field() {
         ("[[ops]]\nop = \"arrive\"\nframes = 0\n", "`ops[0].frames` = 0 is out of range: allowed 1..=100000"),
         ("[[ops]]\nop = \"arrive\"\nframes = 2\nlen = 1515\n", "`ops[0].len` = 1515 is out of range: allowed 67..=1514"),
         ("[[ops]]\nop = \"arrive\"\nlens = [100, 20]\n", "`ops[0].lens[1]` = 20 is out of range: allowed 67..=1514"),
-        ("[[ops]]\nop = \"arrive\"\nframes = 100000\n", "`ops[0]` = 151400000 is out of range"),
+        ("[[ops]]\nop = \"arrive\"\nframes = 100000\n", "`ops[0].frames` = 100000 (x 1514 bytes = 151400000 bytes) is out of range: allowed at most 16777216 bytes in one arrive (MAX_OP_BYTES): 11081 frames of 1514 bytes"),
         ("[[ops]]\nop = \"arrive\"\n", "`ops[0]`: arrive takes `frames`"),
         ("[[ops]]\nop = \"recvmsg\"\nbytes = 1\nskbs = 1\n", "`ops[0]`: recvmsg takes `bytes` or `skbs`"),
         ("[[ops]]\nop = \"recvmsg\"\nbytes = 0\n", "`ops[0].bytes` = 0 is out of range"),
@@ -60,6 +60,22 @@ fn frames_are_capped_over_the_whole_scenario() {
         err,
         "`ops[10].frames` = 1000001 (running total) is out of range: allowed a scenario total \
          of at most 1000000 frames"
+    );
+}
+
+#[test]
+fn an_arrive_past_the_byte_cap_names_its_frames_and_the_cap() {
+    let lens = vec!["1514"; 11082].join(", ");
+    let err = run(
+        &format!("{HEAD}[[ops]]\nop = \"arrive\"\nlens = [{lens}]\n"),
+        None,
+    )
+    .expect_err("past the cap")
+    .to_string();
+    assert_eq!(
+        err,
+        "`ops[0].lens` = 11082 frames of 16778148 bytes in all is out of range: allowed at most \
+         16777216 bytes in one arrive (MAX_OP_BYTES)"
     );
 }
 

@@ -1,12 +1,14 @@
-//! The subcommands that run the model: `run`, `compare`, `walkthrough`.
+//! The subcommands that run the model: `run`, `compare`, `walkthrough`, `lint`.
 
 use crate::engine::{self, Engine, EngineError};
 use crate::render::{self, Style};
+use skblab_core::error::escape_controls;
+use skblab_core::lint::{self, Kind};
 use skblab_core::walkthrough::{self, Walkthrough};
 use skblab_core::{RunOptions, Trace};
 use std::fmt;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A user-facing failure: one clear line, exit code 2.
 #[derive(Debug)]
@@ -15,6 +17,19 @@ pub struct CliError(pub String);
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// What a command prints, and whether it succeeded: a goal not met or a lint finding prints
+/// its report and exits 1.
+pub struct Outcome {
+    pub out: String,
+    pub ok: bool,
+}
+
+impl From<String> for Outcome {
+    fn from(out: String) -> Self {
+        Outcome { out, ok: true }
     }
 }
 
@@ -111,14 +126,44 @@ pub fn compare(
     })
 }
 
-/// `skblab walkthrough --list`.
+/// `skblab walkthrough --list`: each walkthrough's name, seed and title.
 pub fn list_walkthroughs() -> Result<String, CliError> {
     let all = walkthrough::all()?;
     let width = all.iter().map(|w| w.name.len()).max().unwrap_or(0);
     Ok(all
         .iter()
-        .map(|w| format!("{:<width$}  {}\n", w.name, w.title))
+        .map(|w| format!("{:<width$}  seed {}  {}\n", w.name, w.seed(), w.title))
         .collect())
+}
+
+/// A walkthrough or challenge named on the command line is a file when its name has a `/`
+/// or ends in `.toml`; otherwise it is a built-in one's name.
+pub fn lesson_file(arg: &str) -> Option<&Path> {
+    (arg.contains('/') || arg.ends_with(".toml")).then_some(Path::new(arg))
+}
+
+/// An unknown built-in name's error, saying a file works too.
+pub fn or_a_file(e: skblab_core::Error) -> CliError {
+    CliError(format!(
+        "{e}; or give a file: a path with a `/` or ending in .toml"
+    ))
+}
+
+/// The walkthrough `arg` names: a built-in one, or a walkthrough file.
+pub fn load_walkthrough(arg: &str) -> Result<Walkthrough, CliError> {
+    match lesson_file(arg) {
+        Some(path) => walkthrough::parse(&read_scenario(path)?)
+            .map_err(|e| CliError(format!("{}: {e}", path.display()))),
+        None => walkthrough::find(arg).map_err(or_a_file),
+    }
+}
+
+/// Help text for a lesson argument: the built-in names, or a file.
+pub fn names_help(what: &str, names: &[&str]) -> String {
+    format!(
+        "The {what}: one of {}; or a {what} file (a path with a `/` or ending in .toml)",
+        names.join(", ")
+    )
 }
 
 /// The traces of a walkthrough's variants, in order.
@@ -135,11 +180,52 @@ pub fn walkthrough_traces(w: &Walkthrough, engine: Engine) -> Result<Vec<Trace>,
         .collect()
 }
 
-/// `skblab walkthrough NAME`.
-pub fn walkthrough(name: &str, engine: Engine, st: Style) -> Result<String, CliError> {
-    let w = walkthrough::find(name)?;
+/// `skblab walkthrough NAME|FILE`.
+pub fn walkthrough(arg: &str, engine: Engine, st: Style) -> Result<String, CliError> {
+    let w = load_walkthrough(arg)?;
     let traces = walkthrough_traces(&w, engine)?;
     Ok(render::walkthrough(&w, &w.questions()?, &traces, st))
+}
+
+/// `skblab lint FILE...`: the core's checks ([`skblab_core::lint`]) on each walkthrough or
+/// challenge file; a scenario file right after a challenge is checked as its solution. A
+/// finding fails (exit 1); a file that cannot be read, or is no lesson, is an error (exit 2).
+pub fn lint(files: &[PathBuf]) -> Result<Outcome, CliError> {
+    let mut read = Vec::with_capacity(files.len());
+    for path in files {
+        let text = read_scenario(path)?;
+        let kind = lint::kind(&text).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        read.push((path, kind, text));
+    }
+    let mut out = String::new();
+    let mut ok = true;
+    let mut items = read.iter().peekable();
+    while let Some((path, kind, text)) = items.next() {
+        let name = escape_controls(&path.to_string_lossy()).into_owned();
+        let solution = match (kind, items.peek()) {
+            (Kind::Challenge, Some((sol, Kind::Scenario, text))) => {
+                items.next();
+                Some((escape_controls(&sol.to_string_lossy()).into_owned(), text))
+            }
+            (Kind::Scenario, _) => {
+                return Err(CliError(format!(
+                    "{name}: a scenario: lint reads walkthroughs and challenges; give a \
+                     scenario right after a challenge to check it as its solution"
+                )))
+            }
+            _ => None,
+        };
+        let found = lint::file(text, solution.as_ref().map(|(_, t)| t.as_str()))?;
+        ok &= found.is_empty();
+        for f in &found {
+            out.push_str(&format!("{name}: {f}\n"));
+        }
+        if found.is_empty() {
+            let with = solution.map_or(String::new(), |(s, _)| format!(", with solution {s}"));
+            out.push_str(&format!("{name}: ok ({kind}{with})\n"));
+        }
+    }
+    Ok(Outcome { out, ok })
 }
 
 /// The trace as pretty JSON, newline-terminated.

@@ -2,7 +2,8 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use skblab_core::error::escape_controls;
-use skblab_runner::cli::{self, CliError};
+use skblab_core::{challenge, walkthrough};
+use skblab_runner::cli::{self, CliError, Outcome};
 use skblab_runner::engine::Engine;
 use skblab_runner::render::Style;
 use skblab_runner::{kernel, quiz, tap};
@@ -37,12 +38,12 @@ enum Color {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Print a narrated walkthrough step by step (or list them).
+    /// Print a narrated walkthrough step by step (or list them), built in or from a file.
     Walkthrough {
-        /// The walkthrough to print (see --list).
-        #[arg(required_unless_present = "list")]
+        #[arg(required_unless_present = "list", value_name = "NAME|FILE",
+              help = cli::names_help("walkthrough", walkthrough::NAMES))]
         name: Option<String>,
-        /// List the walkthroughs.
+        /// List the walkthroughs, with the seed (patch) each is about.
         #[arg(long)]
         list: bool,
         /// Ask the walkthrough's questions before their steps, and reveal each answer.
@@ -52,16 +53,28 @@ enum Cmd {
         #[arg(long, requires = "quiz")]
         answers: Option<PathBuf>,
     },
-    /// Goals to reach by editing a scenario: show one, or check a scenario FILE against it.
+    /// Goals to reach by editing a scenario: show one, or check a scenario FILE against it
+    /// (exit 1 when the goal is not met).
     Challenge {
-        /// The challenge (see --list).
-        #[arg(required_unless_present = "list")]
+        #[arg(required_unless_present = "list", value_name = "NAME|FILE",
+              help = cli::names_help("challenge", challenge::NAMES))]
         name: Option<String>,
         /// A scenario to check against the challenge's goal.
+        #[arg(value_name = "SOLUTION")]
         file: Option<PathBuf>,
         /// List the challenges.
         #[arg(long)]
         list: bool,
+        /// With SOLUTION: print the verdict as JSON.
+        #[arg(long, requires = "file")]
+        json: bool,
+    },
+    /// Check walkthrough and challenge files as the project's tests check its own (a scenario
+    /// right after a challenge is checked as its solution): exit 0 clean, 1 on findings,
+    /// 2 on unreadable input.
+    Lint {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
     },
     /// Run a scenario file (TOML or JSON) and print its trace.
     Run {
@@ -103,9 +116,9 @@ fn style(c: Color) -> Style {
     Style { color }
 }
 
-fn dispatch(cli: Cli) -> Result<String, CliError> {
+fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
     let st = style(cli.color);
-    match cli.cmd {
+    let out = match cli.cmd {
         Cmd::Walkthrough { list: true, .. } => cli::list_walkthroughs(),
         Cmd::Walkthrough {
             name,
@@ -123,8 +136,10 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
         Cmd::Challenge {
             name,
             file: Some(f),
+            json,
             ..
-        } => quiz::check_challenge(name.as_deref().unwrap_or_default(), &f),
+        } => return quiz::check_challenge(name.as_deref().unwrap_or_default(), &f, json),
+        Cmd::Lint { files } => return cli::lint(&files),
         Cmd::Run {
             file,
             json,
@@ -147,7 +162,8 @@ fn dispatch(cli: Cli) -> Result<String, CliError> {
             .map(|()| String::new())
             .map_err(CliError),
         Cmd::Tap(_) | Cmd::Kernel(_) => unreachable!("tap and kernel run before dispatch"),
-    }
+    };
+    out.map(Outcome::from)
 }
 
 /// Prints an error on one line; what a stranger wrote in it (a path, a field name) cannot
@@ -156,13 +172,14 @@ fn fail(e: &dyn std::fmt::Display) {
     eprintln!("skblab: error: {}", escape_controls(&e.to_string()));
 }
 
-/// `walkthrough NAME --quiz`: answers from the file, stdin (`-`), or the terminal.
+/// `walkthrough NAME|FILE --quiz`: answers from the file, stdin (`-`), or the terminal.
 fn quiz(
     name: &str,
     answers: Option<PathBuf>,
     engine: Engine,
     st: Style,
 ) -> Result<String, CliError> {
+    let w = cli::load_walkthrough(name)?;
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     let mut input: Box<dyn std::io::BufRead> = match &answers {
@@ -178,7 +195,7 @@ fn quiz(
         Some(_) => quiz::Answers::Lines(&mut input),
         None => quiz::Answers::Terminal(&mut input),
     };
-    quiz::run(name, answers, &mut out, engine, st)?;
+    quiz::run(&w, answers, &mut out, engine, st)?;
     Ok(String::new())
 }
 
@@ -199,8 +216,9 @@ fn main() -> ExitCode {
         return kernel::main(args);
     }
     match dispatch(cli) {
-        Ok(out) => match skblab_runner::output::stdout(&out) {
-            Ok(()) => ExitCode::SUCCESS,
+        Ok(Outcome { out, ok }) => match skblab_runner::output::stdout(&out) {
+            Ok(()) if ok => ExitCode::SUCCESS,
+            Ok(()) => ExitCode::FAILURE,
             Err(e) => {
                 fail(&e);
                 ExitCode::FAILURE

@@ -2,13 +2,15 @@
 //! and answered from the learner's input; `skblab challenge`: goals to reach by editing a
 //! scenario. The core judges every answer and checks every goal; this only moves lines.
 
-use crate::cli::{read_scenario, walkthrough_traces, CliError};
+use crate::cli::{lesson_file, read_scenario, walkthrough_traces, CliError, Outcome};
 use crate::engine::Engine;
 use crate::render::{self, Style};
-use skblab_core::challenge;
-use skblab_core::walkthrough::{self, Walkthrough};
+use skblab_core::challenge::{self, Challenge};
+use skblab_core::error::escape_controls;
+use skblab_core::limits::{MAX_ANSWERS_TEXT, MAX_ANSWER_LINE};
+use skblab_core::walkthrough::Walkthrough;
 use skblab_core::Trace;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::Path;
 
 /// Right answers out of questions asked.
@@ -20,27 +22,29 @@ pub struct Score {
 
 /// Where the answers come from.
 pub enum Answers<'a> {
-    /// A person at a terminal: a closed input ends the quiz.
+    /// A person at a terminal: a closed input ends the quiz, a line that is not an answer is
+    /// asked again.
     Terminal(&'a mut dyn BufRead),
-    /// A file or a pipe, one answer a line: running out is an error naming the question.
+    /// A file or a pipe, one answer a line: a line that is not an answer counts wrong (so
+    /// each later line still answers its own question); running out is an error naming the
+    /// question.
     Lines(&'a mut dyn BufRead),
 }
 
-/// Runs walkthrough `name` as a quiz, writing to `out` as it goes.
+/// Runs walkthrough `w` as a quiz, writing to `out` as it goes.
 pub fn run(
-    name: &str,
+    w: &Walkthrough,
     answers: Answers,
     out: &mut dyn Write,
     engine: Engine,
     st: Style,
 ) -> Result<Score, CliError> {
-    let w = walkthrough::find(name)?;
-    let traces = walkthrough_traces(&w, engine)?;
-    quiz(&w, &traces, answers, out, st)
+    let traces = walkthrough_traces(w, engine)?;
+    quiz(w, &traces, answers, out, st)
 }
 
-/// The quiz itself: intro, then per step its questions (each asked until the input is an
-/// answer, then judged and revealed) and the step; the score at the end.
+/// The quiz itself: intro, then per step its questions (each judged, then revealed) and the
+/// step; the score at the end.
 pub fn quiz(
     w: &Walkthrough,
     traces: &[Trace],
@@ -51,6 +55,7 @@ pub fn quiz(
     let io = |e: std::io::Error| CliError(format!("cannot write the quiz: {e}"));
     let questions = w.questions()?;
     let mut score = Score::default();
+    let mut input = Input::default();
     out.write_all(render::walkthrough_intro(w, st).as_bytes())
         .map_err(io)?;
     for i in 0..w.say.len() {
@@ -63,11 +68,20 @@ pub fn quiz(
             let right = loop {
                 write!(out, "> ").map_err(io)?;
                 out.flush().map_err(io)?;
-                let line = next_line(&mut answers, score.asked)?;
-                match q.judge(&line, answer) {
+                let line = input.next(&mut answers, score.asked)?;
+                // The learner's own text comes back in the message: it cannot drive the
+                // terminal.
+                let why = match q.judge(&line, answer) {
                     Ok(right) => break right,
-                    Err(why) => writeln!(out, "  {why}; try again").map_err(io)?,
+                    Err(why) => escape_controls(&why).into_owned(),
+                };
+                if let Answers::Terminal(_) = answers {
+                    writeln!(out, "  {why}; try again").map_err(io)?;
+                    continue;
                 }
+                let n = input.lines;
+                writeln!(out, "  line {n} is not an answer: {why}; counted wrong").map_err(io)?;
+                break false;
             };
             score.right += usize::from(right);
             let verdict = if right {
@@ -86,17 +100,48 @@ pub fn quiz(
     Ok(score)
 }
 
-/// The next line of input, for question number `n`.
-fn next_line(answers: &mut Answers, n: usize) -> Result<String, CliError> {
-    let (input, what) = match answers {
-        Answers::Terminal(i) => (i, "the input closed: quiz ended"),
-        Answers::Lines(i) => (i, "the answers ran out"),
-    };
-    let mut line = String::new();
-    match input.read_line(&mut line) {
-        Ok(0) => Err(CliError(format!("{what} before question {n} was answered"))),
-        Ok(_) => Ok(line.trim_end_matches(['\n', '\r']).to_string()),
-        Err(e) => Err(CliError(format!("cannot read an answer: {e}"))),
+/// The answers read so far, in lines and bytes. A line is read at most
+/// [`MAX_ANSWER_LINE`] bytes at a time and all of them at most [`MAX_ANSWERS_TEXT`], so a
+/// file of one endless line (`/dev/zero`) is refused, not held in memory.
+#[derive(Default)]
+struct Input {
+    lines: usize,
+    bytes: usize,
+}
+
+impl Input {
+    /// The next line, for question number `n`.
+    fn next(&mut self, answers: &mut Answers, n: usize) -> Result<String, CliError> {
+        let (input, what) = match answers {
+            Answers::Terminal(i) => (i, "the input closed: quiz ended"),
+            Answers::Lines(i) => (i, "the answers ran out"),
+        };
+        let room = MAX_ANSWER_LINE.min(MAX_ANSWERS_TEXT.saturating_sub(self.bytes));
+        let mut line = Vec::new();
+        let read = input
+            .by_ref()
+            .take(room as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| CliError(format!("cannot read an answer: {e}")))?;
+        self.lines += 1;
+        self.bytes += read;
+        if read == 0 {
+            return Err(CliError(format!("{what} before question {n} was answered")));
+        }
+        if read > room && !line.ends_with(b"\n") {
+            let (what, cap) = if room < MAX_ANSWER_LINE {
+                ("the answers in all", MAX_ANSWERS_TEXT)
+            } else {
+                ("a line", MAX_ANSWER_LINE)
+            };
+            return Err(CliError(format!(
+                "answer line {}: too long: {what} may hold at most {cap} bytes; give one \
+                 answer a line (a number, a letter, or an object such as `skb 0`)",
+                self.lines
+            )));
+        }
+        let text = String::from_utf8_lossy(&line);
+        Ok(text.trim_end_matches(['\n', '\r']).to_string())
     }
 }
 
@@ -114,27 +159,68 @@ pub fn list_challenges() -> Result<String, CliError> {
         .collect())
 }
 
+/// The challenge `arg` names: a built-in one, or a challenge file (see
+/// [`crate::cli::lesson_file`]).
+pub fn load(arg: &str) -> Result<Challenge, CliError> {
+    match lesson_file(arg) {
+        Some(path) => {
+            let text = read_scenario(path)?;
+            challenge::parse(&text).map_err(|e| CliError(format!("{}: {e}", path.display())))
+        }
+        None => challenge::find(arg).map_err(crate::cli::or_a_file),
+    }
+}
+
 /// `skblab challenge NAME`: the goal, a hint and the starting scenario to edit.
-pub fn show_challenge(name: &str, st: Style) -> Result<String, CliError> {
-    let c = challenge::find(name)?;
+pub fn show_challenge(arg: &str, st: Style) -> Result<String, CliError> {
+    let c = load(arg)?;
+    let run = format!("skblab challenge {arg} FILE");
     Ok(format!(
         "{}\n{}\n{}\n{}\n\n{}\n{}\n",
         render::title(&c.title, st),
         render::wrap(&c.goal, ""),
         render::wrap(&format!("Hint: {}", c.hint), ""),
-        render::wrap(&format!("Runs as variant {}.", c.variant), ""),
-        "The starting scenario (save it, edit it, then run `skblab challenge NAME FILE`):",
+        render::wrap(&runs_as(&c), ""),
+        format_args!("The starting scenario (save it as FILE, edit it, then run `{run}`):"),
         c.start()
     ))
 }
 
-/// `skblab challenge NAME FILE`: checks the scenario in FILE against the goal.
-pub fn check_challenge(name: &str, file: &Path) -> Result<String, CliError> {
-    let c = challenge::find(name)?;
-    let v = c.check(&read_scenario(file)?)?;
-    let head = match v.solved_at {
-        Some(step) => format!("solved: the goal holds after step {step}"),
-        None => "not solved yet".to_string(),
+/// The variant and what must stay as in the start: `keep`, then the kernel's constants.
+fn runs_as(c: &Challenge) -> String {
+    let kept: Vec<String> = c
+        .keep
+        .iter()
+        .chain(["consts".to_string()].iter())
+        .map(|k| format!("`{k}`"))
+        .collect();
+    format!(
+        "Runs as variant {}; {} and the variant stay as in the start.",
+        c.variant,
+        kept.join(", ")
+    )
+}
+
+/// `skblab challenge NAME FILE [--json]`: checks the scenario in FILE against the goal; a goal
+/// not met is a failure (exit 1).
+pub fn check_challenge(arg: &str, file: &Path, json: bool) -> Result<Outcome, CliError> {
+    let c = load(arg)?;
+    let v = c
+        .check(&read_scenario(file)?)
+        .map_err(|e| CliError(format!("{}: {e}", file.display())))?;
+    let ok = v.solved_at.is_some();
+    let out = if json {
+        let mut j = serde_json::json!({ "challenge": c.name, "solved": ok });
+        if let (Some(j), serde_json::Value::Object(v)) = (j.as_object_mut(), serde_json::json!(v)) {
+            j.extend(v);
+        }
+        serde_json::to_string_pretty(&j).expect("verdicts serialize") + "\n"
+    } else {
+        let head = match v.solved_at {
+            Some(step) => format!("solved: the goal holds after step {step}"),
+            None => "not solved yet".to_string(),
+        };
+        format!("{head}\n{}\n", v.report.join("\n"))
     };
-    Ok(format!("{head}\n{}\n", v.report.join("\n")))
+    Ok(Outcome { out, ok })
 }

@@ -1,5 +1,6 @@
 //! `skblab walkthrough NAME --quiz` and `skblab challenge`: answers from a pipe or a file, a
-//! bad answer asked again, no terminal, and challenges checked against their goal.
+//! line that is not an answer counted wrong (asked again at a terminal), hostile and endless
+//! answers, no terminal, and challenges checked against their goal.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -59,9 +60,69 @@ fn a_wrong_answer_reveals_the_right_one() {
 }
 
 #[test]
-fn a_bad_answer_is_explained_and_asked_again() {
-    let (code, out, err) = quiz(&["--answers", "-"], &format!("banana\nskb 2\n{ANATOMY}"));
+fn a_line_that_is_not_an_answer_is_named_and_counted_wrong() {
+    // Each later line still answers its own question.
+    let (code, out, err) = quiz(&["--answers", "-"], "banana\nskb 0 frag 0\npage 0\n");
     assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("  line 1 is not an answer: `banana`: give a whole number; counted wrong\n"),
+        "{out}"
+    );
+    assert!(out.contains("  wrong: the answer is 2\n"), "{out}");
+    assert!(out.ends_with("score: 2 of 3 right\n"), "{out}");
+}
+
+#[test]
+fn a_hostile_answer_cannot_drive_the_terminal() {
+    // An answer that would set the terminal's title comes back escaped.
+    let (code, out, err) = quiz(
+        &["--answers", "-"],
+        "\x1b]0;PWNED\x07\nskb 0 frag 0\npage 0\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains(['\x1b', '\x07']), "{out:?}");
+    assert!(
+        out.contains("line 1 is not an answer: `\\u{1b}]0;PWNED\\u{7}`: give a whole number"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_endless_answer_line_is_refused_unread() {
+    // /dev/zero is one line that never ends: refused after MAX_ANSWER_LINE bytes.
+    let (code, out, err) = quiz(&["--answers", "/dev/zero"], "");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("answer line 1: too long: a line may hold at most 4096 bytes"),
+        "{err}"
+    );
+    let long = format!("2\n{}\n", "9".repeat(5000));
+    let (code, _, err) = quiz(&["--answers", "-"], &long);
+    assert_eq!(code, 2);
+    assert!(err.contains("answer line 2: too long"), "{err}");
+}
+
+/// At a terminal a line that is not an answer is asked again; the answers in all are capped.
+#[test]
+fn at_a_terminal_a_bad_answer_is_asked_again_up_to_the_cap() {
+    use skblab_runner::engine::Engine;
+    use skblab_runner::quiz::{self, Answers};
+    use skblab_runner::render::Style;
+    let w = skblab_core::walkthrough::find("anatomy").expect("anatomy");
+    let run = |typed: &str| {
+        let mut input = std::io::Cursor::new(typed.as_bytes().to_vec());
+        let mut out = Vec::new();
+        let score = quiz::run(
+            &w,
+            Answers::Terminal(&mut input),
+            &mut out,
+            Engine::Native,
+            Style::PLAIN,
+        );
+        (score, String::from_utf8(out).expect("UTF-8"))
+    };
+    let (score, out) = run(&format!("banana\nskb 2\n{ANATOMY}"));
+    assert_eq!(score.expect("answered").right, 3, "{out}");
     assert!(
         out.contains("`banana`: give a whole number; try again"),
         "{out}"
@@ -70,7 +131,13 @@ fn a_bad_answer_is_explained_and_asked_again() {
         out.contains("`skb 2`: give a whole number; try again"),
         "{out}"
     );
-    assert!(out.ends_with("score: 3 of 3 right\n"), "{out}");
+    let junk = format!("{}\n", "x".repeat(4000)).repeat(17);
+    let (score, _) = run(&junk);
+    let err = score.expect_err("past the cap").to_string();
+    assert!(
+        err.contains("answer line 17: too long: the answers in all may hold at most 65536 bytes"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -133,7 +200,7 @@ fn challenges_list_show_and_check() {
         ],
         "",
     );
-    assert_eq!(code, 0);
+    assert_eq!(code, 1, "a goal not met fails");
     assert!(
         out.starts_with("not solved yet\n✗ counter rx_cache_freed >= 3: 0 >= 3"),
         "{out}"

@@ -343,15 +343,34 @@ impl RxScenario {
         let mut frames_total = 0;
         for (i, op) in self.ops.iter().enumerate() {
             if let RxOp::Arrive { frames, len, lens } = op {
-                let (n, bytes) = match (frames, lens) {
-                    (Some(n), _) => (*n, n.saturating_mul(len.unwrap_or(p.frame_len().into()))),
+                let len = len.unwrap_or(p.frame_len().into());
+                let (n, bytes, field) = match (frames, lens) {
+                    (Some(n), _) => (*n, n.saturating_mul(len), "frames"),
                     (_, Some(l)) => (
                         l.len() as u64,
                         l.iter().fold(0u64, |a, &b| a.saturating_add(b)),
+                        "lens",
                     ),
-                    _ => (0, 0),
+                    _ => (0, 0, ""),
                 };
-                budget.take(|| format!("ops[{i}]"), bytes)?;
+                let field = || format!("ops[{i}].{field}");
+                if bytes > MAX_OP_BYTES {
+                    let (value, fit) = match frames {
+                        Some(_) => (
+                            format!("{n} (x {len} bytes = {bytes} bytes)"),
+                            format!(": {} frames of {len} bytes", MAX_OP_BYTES / len.max(1)),
+                        ),
+                        None => (format!("{n} frames of {bytes} bytes in all"), String::new()),
+                    };
+                    let allowed =
+                        format!("at most {MAX_OP_BYTES} bytes in one arrive (MAX_OP_BYTES){fit}");
+                    return Err(Error::Range {
+                        field: field(),
+                        value,
+                        allowed,
+                    });
+                }
+                budget.take(field, bytes)?;
                 let cap = (MAX_TOTAL_FRAMES, "frames");
                 add_capped(&mut frames_total, n, cap, || format!("ops[{i}].frames"))?;
             }
