@@ -8,7 +8,7 @@ use crate::consts::{Era, KernelConsts};
 use crate::events::{Event, Events};
 use crate::page::PageId;
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
-use crate::skb::{Skb, SkbHead};
+use crate::skb::{skb_truesize, Skb, SkbHead};
 use crate::trace::queue;
 
 /// IPv4 header (`icsk_af_ops->net_header_len`) and bare TCP header, 20 bytes each.
@@ -293,7 +293,7 @@ fn stream_skb_head(k: &crate::consts::KernelConsts) -> SkbHead {
         headroom: k.max_tcp_header,
         tailroom: end - k.max_tcp_header,
         head_bytes,
-        truesize: crate::send::variant::skb_truesize(k, end),
+        truesize: skb_truesize(k, end),
     }
 }
 
