@@ -18,14 +18,28 @@
 use crate::consts::KernelConsts;
 use crate::events::Events;
 use crate::page::{PageId, PagePool, Refill};
-use crate::trace::Cursor;
 use crate::Cpu;
+use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageFrag {
     pub page: Option<PageId>,
     pub offset: u32,
     pub size: u32,
+}
+
+/// A page-frag allocator's cursor: the socket's TCP_PAGE/TCP_OFF, the task's page frag
+/// (`current->task_frag`, what `sk_page_frag` returns), or a CPU's netdev_alloc_cache.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cursor {
+    pub name: String,
+    pub page: Option<PageId>,
+    pub offset: u32,
+    /// Bytes in the page (`pfrag->size`), 0 when there is no page.
+    pub size: u32,
+    /// page_frag_cache's pagecnt_bias (references taken in advance), where the era has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bias: Option<u32>,
 }
 
 impl PageFrag {

@@ -8,6 +8,7 @@ pub use crate::counters::Counters;
 use crate::events::PageId;
 pub use crate::events::{Event, Events};
 use crate::page::Page;
+pub use crate::page_frag::Cursor;
 use crate::skb::Skb;
 use crate::Error;
 use serde::{Deserialize, Serialize};
@@ -17,20 +18,6 @@ use serde::{Deserialize, Serialize};
 pub struct Queue {
     pub name: String,
     pub skbs: Vec<Skb>,
-}
-
-/// A page-frag allocator's cursor: the socket's TCP_PAGE/TCP_OFF, the task's page frag
-/// (`current->task_frag`, what `sk_page_frag` returns), or a CPU's netdev_alloc_cache.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cursor {
-    pub name: String,
-    pub page: Option<PageId>,
-    pub offset: u32,
-    /// Bytes in the page (`pfrag->size`), 0 when there is no page.
-    pub size: u32,
-    /// page_frag_cache's pagecnt_bias (references taken in advance), where the era has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bias: Option<u32>,
 }
 
 /// The whole model state after a step.
