@@ -8,7 +8,7 @@
 use super::counters::SendCounters;
 use super::sock::{SendConfig, SendSock};
 use super::variant::Variant;
-use super::{DeviceParams, SocketParams};
+use super::params::{DeviceParams, SocketParams};
 use crate::events::Events;
 
 /// Socket counts of the seed's table (`#Process`).

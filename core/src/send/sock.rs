@@ -7,7 +7,7 @@
 
 use super::counters::SendCounters;
 use super::variant::Variant;
-use super::{DeviceParams, SocketParams};
+use super::params::{DeviceParams, SocketParams};
 use crate::consts::KernelConsts;
 use crate::events::{Event, Events};
 use crate::page::{PageId, PagePool};
