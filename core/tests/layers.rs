@@ -82,7 +82,10 @@ fn row(rows: &[&[&str]], name: &str) -> Option<usize> {
 }
 
 fn inside(dir: &str) -> Option<&'static [&'static [&'static str]]> {
-    INSIDE.iter().find(|(d, _)| *d == dir).map(|(_, rows)| *rows)
+    INSIDE
+        .iter()
+        .find(|(d, _)| *d == dir)
+        .map(|(_, rows)| *rows)
 }
 
 /// The module a file is, from its path under core/src.
@@ -99,7 +102,8 @@ fn code(text: &str) -> String {
     let mut out = String::new();
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
-        if line.trim() == "#[cfg(test)]" && lines.peek().is_some_and(|l| l.starts_with("mod tests")) {
+        if line.trim() == "#[cfg(test)]" && lines.peek().is_some_and(|l| l.starts_with("mod tests"))
+        {
             lines.by_ref().find(|l| *l == "}");
             continue;
         }
@@ -116,7 +120,10 @@ fn expand(tree: &str) -> Vec<String> {
         let path = tree.split(" as ").next().unwrap_or(tree).trim();
         return vec![path.trim_end_matches("::self").to_string()];
     };
-    let (prefix, inner) = (&tree[..open], &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())]);
+    let (prefix, inner) = (
+        &tree[..open],
+        &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())],
+    );
     let (mut parts, mut depth, mut start) = (vec![], 0, 0);
     for (i, c) in inner.char_indices() {
         match c {
@@ -132,8 +139,14 @@ fn expand(tree: &str) -> Vec<String> {
     parts.push(&inner[start..]);
     let parts = parts.into_iter().filter(|p| !p.trim().is_empty());
     let sub = parts.flat_map(expand);
-    sub.map(|p| if p == "self" { prefix.trim_end_matches("::").to_string() } else { format!("{prefix}{p}") })
-        .collect()
+    sub.map(|p| {
+        if p == "self" {
+            prefix.trim_end_matches("::").to_string()
+        } else {
+            format!("{prefix}{p}")
+        }
+    })
+    .collect()
 }
 
 /// Every `crate::`/`super::` path in `code`, as written (`crate::a::b`, `super::c`).
@@ -142,7 +155,10 @@ fn paths(code: &str) -> Vec<String> {
     let mut rest = String::new();
     for stmt in code.split_inclusive(';') {
         let s = stmt.trim_start();
-        let s = s.strip_prefix("pub(crate) ").or_else(|| s.strip_prefix("pub ")).unwrap_or(s);
+        let s = s
+            .strip_prefix("pub(crate) ")
+            .or_else(|| s.strip_prefix("pub "))
+            .unwrap_or(s);
         match s.strip_prefix("use ") {
             Some(tree) => out.extend(expand(tree.trim_end_matches(';'))),
             None => rest.push_str(stmt),
@@ -166,17 +182,40 @@ fn target(path: &str, from: &Module, reexports: &[(String, String)]) -> Result<M
     let mut segs: Vec<String> = path.split("::").map(String::from).collect();
     if segs[0] == "super" {
         // super:: in rx/driver.rs is crate::rx; in any other file it is the crate root.
-        let parent = if from.len() == 2 { vec![from[0].clone()] } else { vec![] };
-        segs = ["crate".to_string()].into_iter().chain(parent).chain(segs.into_iter().skip(1)).collect();
+        let parent = if from.len() == 2 {
+            vec![from[0].clone()]
+        } else {
+            vec![]
+        };
+        segs = ["crate".to_string()]
+            .into_iter()
+            .chain(parent)
+            .chain(segs.into_iter().skip(1))
+            .collect();
     }
-    let first = segs.get(1).ok_or_else(|| format!("`{path}` names the crate itself"))?;
+    let first = segs
+        .get(1)
+        .ok_or_else(|| format!("`{path}` names the crate itself"))?;
     if row(LAYERS, first).is_some() {
-        let file = segs.get(2).filter(|f| inside(first).is_some_and(|rows| row(rows, f).is_some()));
-        return Ok([Some(first.clone()), file.cloned()].into_iter().flatten().collect());
+        let file = segs
+            .get(2)
+            .filter(|f| inside(first).is_some_and(|rows| row(rows, f).is_some()));
+        return Ok([Some(first.clone()), file.cloned()]
+            .into_iter()
+            .flatten()
+            .collect());
     }
-    let home = (reexports.iter().find(|(item, _)| item == first).map(|(_, m)| m.as_str()))
-        .or_else(|| ROOT_ITEMS.iter().find(|(item, _)| item == first).map(|(_, m)| *m))
-        .ok_or_else(|| format!("`crate::{first}` is in no layer (add it to LAYERS or ROOT_ITEMS)"))?;
+    let home = (reexports
+        .iter()
+        .find(|(item, _)| item == first)
+        .map(|(_, m)| m.as_str()))
+    .or_else(|| {
+        ROOT_ITEMS
+            .iter()
+            .find(|(item, _)| item == first)
+            .map(|(_, m)| *m)
+    })
+    .ok_or_else(|| format!("`crate::{first}` is in no layer (add it to LAYERS or ROOT_ITEMS)"))?;
     Ok(vec![home.to_string()])
 }
 
@@ -206,7 +245,9 @@ fn check(file: &str, text: &str, reexports: &[(String, String)]) -> Vec<String> 
         _ => false,
     };
     if !placed {
-        return vec![format!("core/src/{file} is in no layer: add it to LAYERS or INSIDE")];
+        return vec![format!(
+            "core/src/{file} is in no layer: add it to LAYERS or INSIDE"
+        )];
     }
     let mut wrong = vec![];
     for path in paths(&code(text)) {
@@ -214,9 +255,15 @@ fn check(file: &str, text: &str, reexports: &[(String, String)]) -> Vec<String> 
             Err(e) => wrong.push(format!("core/src/{file}: {e}")),
             Ok(to) => {
                 if let Some(how) = breach(&from, &to) {
-                    let peers = if how == "beside" { " (peers use none of each other)" } else { "" };
+                    let peers = if how == "beside" {
+                        " (peers use none of each other)"
+                    } else {
+                        ""
+                    };
                     let to = to.join("::");
-                    wrong.push(format!("core/src/{file} imports crate::{to}, which sits {how} it{peers}"));
+                    wrong.push(format!(
+                        "core/src/{file} imports crate::{to}, which sits {how} it{peers}"
+                    ));
                 }
             }
         }
@@ -228,7 +275,9 @@ fn check(file: &str, text: &str, reexports: &[(String, String)]) -> Vec<String> 
 
 /// lib.rs's `pub use module::Item;` lines, as (Item, module).
 fn reexports(lib: &str) -> Vec<(String, String)> {
-    let uses = lib.lines().filter_map(|l| l.strip_prefix("pub use ")?.strip_suffix(';'));
+    let uses = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub use ")?.strip_suffix(';'));
     uses.filter_map(|u| {
         let (module, item) = u.split_once("::")?;
         Some((item.to_string(), module.to_string()))
@@ -237,14 +286,20 @@ fn reexports(lib: &str) -> Vec<(String, String)> {
 }
 
 fn sources(dir: &Path, under: &str, out: &mut Vec<(String, String)>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     for p in entries {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         if p.is_dir() {
             sources(&p, &format!("{under}{name}/"), out);
         } else if name.ends_with(".rs") {
-            out.push((format!("{under}{name}"), std::fs::read_to_string(&p).unwrap()));
+            out.push((
+                format!("{under}{name}"),
+                std::fs::read_to_string(&p).unwrap(),
+            ));
         }
     }
 }
@@ -254,34 +309,87 @@ fn every_import_points_down() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = vec![];
     sources(&src, "", &mut files);
-    let lib = files.iter().find(|(f, _)| f == "lib.rs").expect("lib.rs").1.clone();
+    let lib = files
+        .iter()
+        .find(|(f, _)| f == "lib.rs")
+        .expect("lib.rs")
+        .1
+        .clone();
     let reexports = reexports(&lib);
-    assert!(reexports.iter().any(|(item, m)| item == "Error" && m == "error"), "lib.rs re-exports read");
+    assert!(
+        reexports
+            .iter()
+            .any(|(item, m)| item == "Error" && m == "error"),
+        "lib.rs re-exports read"
+    );
     let checked = files.iter().filter(|(f, _)| f != "lib.rs");
-    let wrong: Vec<String> = checked.flat_map(|(f, text)| check(f, text, &reexports)).collect();
-    assert!(wrong.is_empty(), "layer rules broken:\n{}", wrong.join("\n"));
+    let wrong: Vec<String> = checked
+        .flat_map(|(f, text)| check(f, text, &reexports))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "layer rules broken:\n{}",
+        wrong.join("\n")
+    );
     assert!(files.len() > 40, "only {} files read", files.len());
 }
 
 /// The check finds each way of writing an import that points up or sideways.
 #[test]
 fn a_back_edge_is_caught_however_written() {
-    let re = vec![("Error".to_string(), "error".to_string()), ("Trace".into(), "trace".into())];
+    let re = vec![
+        ("Error".to_string(), "error".to_string()),
+        ("Trace".into(), "trace".into()),
+    ];
     let cases = [
-        ("page_frag.rs", "use crate::trace::Cursor;", "crate::trace, which sits above it"),
-        ("skb.rs", "use crate::{consts::Era, page::{Page, PageId}};", "crate::page, which sits beside it"),
-        ("rx/driver.rs", "fn f() { crate::send::variant::skb_truesize(k, 0) }", "crate::send::variant, which sits beside"),
-        ("mptcp/subflow.rs", "use super::{SubflowParams, tx::Tx};", "crate::mptcp, which sits above it"),
-        ("rx/frag_cache.rs", "use super::gro as g;", "crate::rx::gro, which sits above it"),
-        ("events.rs", "pub fn f() -> crate::Trace {}", "crate::trace, which sits above it"),
-        ("permalink.rs", "use crate::walkthrough::all;", "crate::walkthrough, which sits above"),
+        (
+            "page_frag.rs",
+            "use crate::trace::Cursor;",
+            "crate::trace, which sits above it",
+        ),
+        (
+            "skb.rs",
+            "use crate::{consts::Era, page::{Page, PageId}};",
+            "crate::page, which sits beside it",
+        ),
+        (
+            "rx/driver.rs",
+            "fn f() { crate::send::variant::skb_truesize(k, 0) }",
+            "crate::send::variant, which sits beside",
+        ),
+        (
+            "mptcp/subflow.rs",
+            "use super::{SubflowParams, tx::Tx};",
+            "crate::mptcp, which sits above it",
+        ),
+        (
+            "rx/frag_cache.rs",
+            "use super::gro as g;",
+            "crate::rx::gro, which sits above it",
+        ),
+        (
+            "events.rs",
+            "pub fn f() -> crate::Trace {}",
+            "crate::trace, which sits above it",
+        ),
+        (
+            "permalink.rs",
+            "use crate::walkthrough::all;",
+            "crate::walkthrough, which sits above",
+        ),
     ];
     for (file, text, want) in cases {
         let got = check(file, text, &re);
-        assert!(got.iter().any(|g| g.contains(want)), "{file}: `{text}` gave {got:?}");
+        assert!(
+            got.iter().any(|g| g.contains(want)),
+            "{file}: `{text}` gave {got:?}"
+        );
     }
     // Tests and comments may name anything; a new file must be placed.
     let test = "// crate::walkthrough\n#[cfg(test)]\nmod tests {\n    use crate::walkthrough;\n}\n";
     assert_eq!(check("page.rs", test, &re), Vec::<String>::new());
-    assert_eq!(check("rx/new.rs", "", &re), ["core/src/rx/new.rs is in no layer: add it to LAYERS or INSIDE"]);
+    assert_eq!(
+        check("rx/new.rs", "", &re),
+        ["core/src/rx/new.rs is in no layer: add it to LAYERS or INSIDE"]
+    );
 }
