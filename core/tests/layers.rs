@@ -1,6 +1,6 @@
 //! The core's layers, written once: [`LAYERS`] for the modules of `core/src`, [`INSIDE`] for
-//! the files of each mechanism's directory. A module uses only modules in rows above its own
-//! row in these tables (lower layers); modules of one row are peers and use none of each
+//! the files of each mechanism's directory, lowest layer first. A module uses only modules
+//! of earlier rows (lower layers); the modules of one row are peers and use none of each
 //! other. ARCHITECTURE.md ("Layers, one way") explains the rows and points here.
 //!
 //! The check reads every `use crate::...`/`use super::...` (groups included) and every
