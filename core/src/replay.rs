@@ -5,7 +5,6 @@
 //! (the trace's property tests replay every step and compare), and [`State::touched`] says
 //! what an event touched, for a host to highlight.
 
-use crate::mptcp::dfrag::MPTCP_DATA_FRAG_SIZE;
 use crate::page::{Page, PageId};
 use crate::skb::{Frag, Skb, SkbHead, SkbId};
 use crate::trace::{queue, Cursor, Dfrag, Event, Linearized, State, Trace};
@@ -329,10 +328,12 @@ impl State {
             CarveDfrag {
                 data_seq,
                 page,
-                offset,
+                overhead,
                 ..
             } => {
-                let data = offset + MPTCP_DATA_FRAG_SIZE;
+                // The page frag moves past the header; the dfrag's data starts there.
+                let i = self.holder(page).ok_or("no cursor holds the page")?;
+                let data = self.cursors[i].offset + overhead;
                 self.dfrags.push(Dfrag {
                     data_seq,
                     page,

@@ -5,9 +5,31 @@
 //! in `include/linux/skbuff.h`. How big the head is and what `truesize` is charged depend on
 //! the allocator of the era; the mechanism that allocates the skb computes [`SkbHead`].
 
+use crate::consts::KernelConsts;
 pub use crate::events::SkbId;
 use crate::events::{Cpu, PageId};
 use serde::{Deserialize, Serialize};
+
+/// sizeof(struct sk_buff) on x86_64 in 2.6.33: **approximate** (232), from adding up the
+/// 2.6.32 field list for a distro config (list pointers, sk, tstamp, dev, dst, sp, cb[48],
+/// len/data_len, csum, flags, destructor, nfct, nf_bridge, iif, tc, secmark, mark, the
+/// header offsets, tail/end, head/data, truesize, users). Not confirmed with pahole.
+pub const SIZEOF_SK_BUFF_2_6_33: u32 = 232;
+/// sizeof(struct sk_buff) on x86_64 in 6.x: 232 (pahole of recent kernels; **approximate**
+/// for a given config). SKB_TRUESIZE uses SKB_DATA_ALIGN of it, 256.
+pub const SIZEOF_SK_BUFF_6_12: u32 = 232;
+
+/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))`, the part of `SKB_TRUESIZE` that is the sk_buff
+/// itself: 256 on x86_64. sizeof is 232 in 6.x (pahole); the v3.5 struct is of about the same
+/// size (not confirmed with pahole), and anything from 193 to 256 bytes aligns to 256.
+pub fn sk_buff_truesize(k: &KernelConsts) -> u32 {
+    k.skb_data_align(SIZEOF_SK_BUFF_6_12)
+}
+
+/// SKB_TRUESIZE(x) = x + SKB_DATA_ALIGN(sizeof(struct sk_buff)) + SKB_DATA_ALIGN(sizeof(shinfo)).
+pub fn skb_truesize(k: &KernelConsts, x: u32) -> u32 {
+    x + sk_buff_truesize(k) + k.skb_data_align(k.shinfo_size)
+}
 
 /// `skb_frag_t`: a reference to `size` bytes at `offset` in a page. Each frag holds one page
 /// reference.

@@ -6,7 +6,7 @@
 //! The header sits in the page between runs of data, so two dfrags are never adjacent on the
 //! page: a subflow skb gets one frag per dfrag, never a coalesced one.
 
-use super::Tx;
+use super::tx::Tx;
 use crate::events::{Event, Events};
 use crate::page::PageId;
 use crate::page_frag::PageFrag;

@@ -21,14 +21,14 @@ pub mod dfrag;
 pub mod push;
 pub mod sendmsg_frag;
 pub mod subflow;
+pub mod tx;
+pub mod variant;
 
-use crate::consts::{ConstOverrides, Era, KernelConsts};
+use crate::consts::{ConstOverrides, Era};
 use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_LIVE_SKBS, MAX_OPS};
 use crate::mechanism::{is_one, one, pick_variant, variant_and_ops, Mechanism, RunOptions};
-use crate::names::names;
 use crate::page::PagePool;
-use crate::skb::SkbId;
 use crate::trace::{drive, queue, Counters, Machine, Queue, State, Trace};
 use crate::Error;
 use counters::MptcpCounters;
@@ -36,6 +36,9 @@ use dfrag::SendBuf;
 use push::{PushCfg, Sched, Scheduler, MPTCP_SEND_BURST_SIZE};
 use serde::{Deserialize, Serialize};
 use subflow::Subflow;
+pub use subflow::SubflowParams;
+pub use tx::{Stats, Tx};
+pub use variant::Fix;
 
 /// `pre-2020` (the room left passed as the goal; PSH kept), `abeni-2020` (size_bias added
 /// back; PSH cleared when collapsing).
@@ -79,40 +82,6 @@ fn default_burst() -> u32 {
     MPTCP_SEND_BURST_SIZE
 }
 
-/// One subflow's path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SubflowParams {
-    /// The path MTU (loopback: 65536).
-    pub mtu: u32,
-    /// mss_now; by default derived from the MTU, less the DSS option room (loopback with
-    /// timestamps: 65459).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mss: Option<u32>,
-    /// The TCP timestamp option (12 bytes per segment).
-    pub timestamps: bool,
-    /// The device does GSO/TSO.
-    pub gso: bool,
-    /// sk_gso_max_size (default: consts.gso_max_size, 65536).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gso_max_size: Option<u32>,
-    /// tp->max_window, 0 = not bounded.
-    pub max_window: u32,
-}
-
-impl Default for SubflowParams {
-    fn default() -> Self {
-        SubflowParams {
-            mtu: 65536,
-            mss: None,
-            timestamps: true,
-            gso: true,
-            gso_max_size: None,
-            max_window: 0,
-        }
-    }
-}
-
 /// One operation of an MPTCP scenario.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
@@ -132,58 +101,6 @@ pub enum MptcpOp {
     Ack,
     /// close(): free every skb and dfrag. The page frag is the task's and survives.
     Close,
-}
-
-/// The variant as a strategy: what mptcp_sendmsg_frag does when it collapses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Fix {
-    /// Before seed 003.
-    #[default]
-    Pre2020,
-    /// Seed 003.
-    Abeni2020,
-}
-
-names!(Fix, "variant", {
-    Pre2020 => "pre-2020",
-    Abeni2020 => "abeni-2020",
-});
-
-impl Fix {
-    /// size_bias: what is added back to the room left before it goes to tcp_build_frag.
-    pub fn size_bias(self, tail_len: u32) -> i64 {
-        match self {
-            Fix::Pre2020 => 0,
-            Fix::Abeni2020 => tail_len as i64,
-        }
-    }
-
-    /// Whether collapsing clears TCPHDR_PSH on the tail.
-    pub fn clears_psh(self) -> bool {
-        self == Fix::Abeni2020
-    }
-}
-
-/// Running tallies behind the counters.
-#[derive(Debug, Default)]
-pub struct Stats {
-    pub skbs_allocated: u64,
-    pub psh_freed: u64,
-    pub dss_mappings: u64,
-    pub collapses: u64,
-    pub eor_marks: u64,
-    pub dfrags: u64,
-    pub bytes_written: u64,
-    pub bytes_mapped: u64,
-    pub max_skb_bytes: u64,
-}
-
-/// What every part of the send path shares: constants, pages, skb numbering, tallies.
-pub struct Tx {
-    pub k: KernelConsts,
-    pub pool: PagePool,
-    pub next_skb: SkbId,
-    pub stats: Stats,
 }
 
 impl Mechanism for MptcpScenario {

@@ -6,7 +6,8 @@
 use super::dfrag::SendBuf;
 use super::sendmsg_frag::mptcp_sendmsg_frag;
 use super::subflow::Subflow;
-use super::{Fix, Tx};
+use super::tx::Tx;
+use super::variant::Fix;
 use crate::events::{Event, Events};
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,8 @@
 //! when collapsing, and made it clear PSH on the skb it collapses into.
 
 use super::subflow::Subflow;
-use super::{Fix, Tx};
+use super::tx::Tx;
+use super::variant::Fix;
 use crate::events::{Event, Events};
 use crate::skb::{Mapping, Skb};
 

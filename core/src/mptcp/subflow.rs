@@ -3,13 +3,14 @@
 //! tcp_build_frag, factored out of do_tcp_sendpages in November 2020, v5.11; tcp_push and
 //! tcp_mark_push as in v5.10).
 
-use super::{SubflowParams, Tx};
+use super::tx::Tx;
 use crate::consts::{Era, KernelConsts};
 use crate::events::{Event, Events};
 use crate::page::PageId;
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
-use crate::skb::{Skb, SkbHead};
+use crate::skb::{skb_truesize, Skb, SkbHead};
 use crate::trace::queue;
+use serde::{Deserialize, Serialize};
 
 /// IPv4 header (`icsk_af_ops->net_header_len`) and bare TCP header, 20 bytes each.
 const NET_HEADER_LEN: u32 = 20;
@@ -47,6 +48,40 @@ pub fn mss_for_mtu(mtu: u32, timestamps: bool) -> u32 {
         0
     };
     advmss.saturating_sub(ts + MPTCP_DSS_OPTION_ROOM)
+}
+
+/// One subflow's path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SubflowParams {
+    /// The path MTU (loopback: 65536).
+    pub mtu: u32,
+    /// mss_now; by default derived from the MTU, less the DSS option room (loopback with
+    /// timestamps: 65459).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
+    /// The TCP timestamp option (12 bytes per segment).
+    pub timestamps: bool,
+    /// The device does GSO/TSO.
+    pub gso: bool,
+    /// sk_gso_max_size (default: consts.gso_max_size, 65536).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gso_max_size: Option<u32>,
+    /// tp->max_window, 0 = not bounded.
+    pub max_window: u32,
+}
+
+impl Default for SubflowParams {
+    fn default() -> Self {
+        SubflowParams {
+            mtu: 65536,
+            mss: None,
+            timestamps: true,
+            gso: true,
+            gso_max_size: None,
+            max_window: 0,
+        }
+    }
 }
 
 impl SubflowParams {
@@ -293,7 +328,7 @@ fn stream_skb_head(k: &crate::consts::KernelConsts) -> SkbHead {
         headroom: k.max_tcp_header,
         tailroom: end - k.max_tcp_header,
         head_bytes,
-        truesize: crate::send::variant::skb_truesize(k, end),
+        truesize: skb_truesize(k, end),
     }
 }
 

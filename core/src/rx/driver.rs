@@ -22,7 +22,7 @@ use super::scenario::{DriverStyle, RxParams};
 use super::variant::Allocator;
 use crate::consts::KernelConsts;
 use crate::events::{Event, Events};
-use crate::skb::{Frag, Skb, SkbHead};
+use crate::skb::{sk_buff_truesize, Frag, Skb, SkbHead};
 use crate::trace::queue;
 
 /// `fragsz` for a head of `length` bytes, as `__netdev_alloc_skb` (v3.x) and `napi_alloc_skb`
@@ -31,13 +31,6 @@ use crate::trace::queue;
 /// E.g. v3.5, a 1514-byte frame: `SKB_DATA_ALIGN(1578) + SKB_DATA_ALIGN(320)` = 1600 + 320.
 pub fn fragsz(k: &KernelConsts, length: u32) -> u32 {
     k.skb_data_align(length + k.net_skb_pad) + k.skb_data_align(k.shinfo_size)
-}
-
-/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))`, the part of `SKB_TRUESIZE` that is the sk_buff
-/// itself: 256 on x86_64. sizeof is 232 in 6.x (pahole); the v3.5 struct is of about the same
-/// size (not confirmed with pahole), and anything from 193 to 256 bytes aligns to 256.
-pub fn sk_buff_truesize(k: &KernelConsts) -> u32 {
-    k.skb_data_align(crate::send::variant::SIZEOF_SK_BUFF_6_12)
 }
 
 /// Where a driver's skb head comes from.

@@ -24,7 +24,7 @@ use super::scenario::RxParams;
 use super::variant::Allocator;
 use crate::consts::wire::{IPV4_HLEN, TCP_TS_HLEN};
 use crate::events::{Cpu, Event, Events};
-use crate::skb::{Frag, Skb};
+use crate::skb::{sk_buff_truesize, Frag, Skb};
 use crate::trace::{queue, Queue};
 
 /// IPv4 + TCP-with-timestamps header bytes that GRO counts in `p->len` (20 + 32).
@@ -133,7 +133,7 @@ fn merge(
     }
     let max_frags = k.max_skb_frags as usize;
     let (id, into) = (skb.id, p.id);
-    let sk_buff = super::driver::sk_buff_truesize(k);
+    let sk_buff = sk_buff_truesize(k);
     let stolen = match p.frag_list.last_mut() {
         Some(lp) => steal(lp, &mut skb, max_frags, sk_buff),
         None => steal(p, &mut skb, max_frags, sk_buff),

@@ -6,9 +6,9 @@
 //! bandwidth on a 10 Gbit/s NIC; the model explains mechanism, it does not predict Mbit/s.
 
 use super::counters::SendCounters;
+use super::params::{DeviceParams, SocketParams};
 use super::sock::{SendConfig, SendSock};
 use super::variant::Variant;
-use super::{DeviceParams, SocketParams};
 use crate::events::Events;
 
 /// Socket counts of the seed's table (`#Process`).

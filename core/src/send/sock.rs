@@ -6,8 +6,8 @@
 //! from [`Variant`]; the transmit path is in [`super::xmit`].
 
 use super::counters::SendCounters;
+use super::params::{DeviceParams, SocketParams};
 use super::variant::Variant;
-use super::{DeviceParams, SocketParams};
 use crate::consts::KernelConsts;
 use crate::events::{Event, Events};
 use crate::page::{PageId, PagePool};

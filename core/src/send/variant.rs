@@ -4,16 +4,7 @@
 
 use crate::consts::{Era, KernelConsts};
 use crate::names::names;
-use crate::skb::SkbHead;
-
-/// sizeof(struct sk_buff) on x86_64 in 2.6.33: **approximate** (232), from adding up the
-/// 2.6.32 field list for a distro config (list pointers, sk, tstamp, dev, dst, sp, cb[48],
-/// len/data_len, csum, flags, destructor, nfct, nf_bridge, iif, tc, secmark, mark, the
-/// header offsets, tail/end, head/data, truesize, users). Not confirmed with pahole.
-pub const SIZEOF_SK_BUFF_2_6_33: u32 = 232;
-/// sizeof(struct sk_buff) on x86_64 in 6.x: 232 (pahole of recent kernels; **approximate**
-/// for a given config). SKB_TRUESIZE uses SKB_DATA_ALIGN of it, 256.
-pub const SIZEOF_SK_BUFF_6_12: u32 = 232;
+use crate::skb::{skb_truesize, SkbHead, SIZEOF_SK_BUFF_2_6_33};
 
 /// The three tcp_sendmsg variants of seed 000.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -154,11 +145,6 @@ impl Variant {
 /// kmalloc'ed head (headroom, data, shared info) still fits one page: 3280 in 2.6.33.
 pub fn pgbreak(k: &KernelConsts) -> u32 {
     k.skb_max_head(k.max_tcp_header)
-}
-
-/// SKB_TRUESIZE(x) = x + SKB_DATA_ALIGN(sizeof(struct sk_buff)) + SKB_DATA_ALIGN(sizeof(shinfo)).
-pub fn skb_truesize(k: &KernelConsts, x: u32) -> u32 {
-    x + k.skb_data_align(SIZEOF_SK_BUFF_6_12) + k.skb_data_align(k.shinfo_size)
 }
 
 #[cfg(test)]

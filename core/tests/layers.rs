@@ -1,0 +1,397 @@
+//! The core's layers, written once: [`LAYERS`] for the modules of `core/src`, [`INSIDE`] for
+//! the files of each mechanism's directory, lowest layer first. A module uses only modules
+//! of earlier rows (lower layers); the modules of one row are peers and use none of each
+//! other. ARCHITECTURE.md ("Layers, one way") explains the rows and points here.
+//!
+//! The check reads every `use crate::...`/`use super::...` (groups included) and every
+//! `crate::x::`/`super::x::` path in core/src/**/*.rs outside `#[cfg(test)] mod tests` (tests
+//! may use anything), and names each import that points up or sideways.
+
+use std::path::Path;
+
+/// The core's modules, lowest layer first. `lib` is the crate root's own items (`NR_CPUS`);
+/// lib.rs itself only declares and re-exports, and its re-exports resolve to their homes.
+const LAYERS: &[&[&str]] = &[
+    &["lib", "error"],
+    // Leaves: they know nothing of the model.
+    &["names", "limits", "counters", "field_path", "kernel_report", "patches"],
+    &["consts"],
+    // What the kernel did; no model type.
+    &["events"],
+    // Kernel objects: they emit events, never read a trace.
+    &["page", "skb", "size_goal"],
+    &["page_frag"],
+    &["trace"],
+    &["mechanism"],
+    // One seed each, and the readers of events: none imports another.
+    &["send", "rx", "mptcp", "replay", "kernel_fn"],
+    &["scenario", "query", "permalink"],
+    &["question"],
+    &["walkthrough"],
+    &["challenge"],
+    // The checks every lesson file passes.
+    &["lint"],
+];
+
+/// Inside each mechanism's directory, lowest first; `mod` (mod.rs) only assembles.
+const INSIDE: &[(&str, &[&[&str]])] = &[
+    (
+        "rx",
+        &[
+            &["counters", "variant"],
+            &["scenario"],
+            &["kernel"],
+            // The stages, in the order a frame meets them.
+            &["frag_cache"],
+            &["driver"],
+            &["gro"],
+            &["defer"],
+            &["socket"],
+            &["machine"],
+            &["mod"],
+        ],
+    ),
+    (
+        "send",
+        &[
+            &["counters", "variant"],
+            &["params"],
+            &["sock"],
+            &["matrix", "xmit"],
+            &["mod"],
+        ],
+    ),
+    (
+        "mptcp",
+        &[
+            &["counters", "variant", "tx"],
+            &["dfrag", "subflow"],
+            &["sendmsg_frag"],
+            &["push"],
+            &["mod"],
+        ],
+    ),
+];
+
+/// The crate root's items that are not re-exports: where each one sits.
+const ROOT_ITEMS: &[(&str, &str)] = &[("NR_CPUS", "lib"), ("run_text", "scenario")];
+
+/// A module: `["trace"]`, `["rx"]` (rx/mod.rs) or `["rx", "driver"]`.
+type Module = Vec<String>;
+
+fn row(rows: &[&[&str]], name: &str) -> Option<usize> {
+    rows.iter().position(|r| r.contains(&name))
+}
+
+fn inside(dir: &str) -> Option<&'static [&'static [&'static str]]> {
+    INSIDE
+        .iter()
+        .find(|(d, _)| *d == dir)
+        .map(|(_, rows)| *rows)
+}
+
+/// The module a file is, from its path under core/src.
+fn module_of(file: &str) -> Module {
+    let parts: Vec<&str> = file.trim_end_matches(".rs").split('/').collect();
+    match parts.as_slice() {
+        [dir, "mod"] => vec![dir.to_string()],
+        p => p.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// The text of a file less its comments and its `#[cfg(test)] mod tests { ... }`.
+fn code(text: &str) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.trim() == "#[cfg(test)]" && lines.peek().is_some_and(|l| l.starts_with("mod tests"))
+        {
+            lines.by_ref().find(|l| *l == "}");
+            continue;
+        }
+        out.push_str(line.split("//").next().unwrap_or(""));
+        out.push('\n');
+    }
+    out
+}
+
+/// `a::{b, c::{d, e as f}, self}` as `a::b`, `a::c::d`, `a::c::e`, `a`.
+fn expand(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap_or(tree).trim();
+        return vec![path.trim_end_matches("::self").to_string()];
+    };
+    let (prefix, inner) = (
+        &tree[..open],
+        &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())],
+    );
+    let (mut parts, mut depth, mut start) = (vec![], 0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    let parts = parts.into_iter().filter(|p| !p.trim().is_empty());
+    let sub = parts.flat_map(expand);
+    sub.map(|p| {
+        if p == "self" {
+            prefix.trim_end_matches("::").to_string()
+        } else {
+            format!("{prefix}{p}")
+        }
+    })
+    .collect()
+}
+
+/// Every `crate::`/`super::` path in `code`, as written (`crate::a::b`, `super::c`).
+fn paths(code: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut rest = String::new();
+    for stmt in code.split_inclusive(';') {
+        let s = stmt.trim_start();
+        let s = s
+            .strip_prefix("pub(crate) ")
+            .or_else(|| s.strip_prefix("pub "))
+            .unwrap_or(s);
+        match s.strip_prefix("use ") {
+            Some(tree) => out.extend(expand(tree.trim_end_matches(';'))),
+            None => rest.push_str(stmt),
+        }
+    }
+    for root in ["crate::", "super::"] {
+        for (at, _) in rest.match_indices(root) {
+            let tail = &rest[at..];
+            let end = tail
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(tail.len());
+            out.push(tail[..end].trim_end_matches(':').to_string());
+        }
+    }
+    out.retain(|p| p.starts_with("crate::") || p.starts_with("super::"));
+    out
+}
+
+/// The module a path in `from` names; `Err` for a crate-root item no table places.
+fn target(path: &str, from: &Module, reexports: &[(String, String)]) -> Result<Module, String> {
+    let mut segs: Vec<String> = path.split("::").map(String::from).collect();
+    if segs[0] == "super" {
+        // super:: in rx/driver.rs is crate::rx; in any other file it is the crate root.
+        let parent = if from.len() == 2 {
+            vec![from[0].clone()]
+        } else {
+            vec![]
+        };
+        segs = ["crate".to_string()]
+            .into_iter()
+            .chain(parent)
+            .chain(segs.into_iter().skip(1))
+            .collect();
+    }
+    let first = segs
+        .get(1)
+        .ok_or_else(|| format!("`{path}` names the crate itself"))?;
+    if row(LAYERS, first).is_some() {
+        let file = segs
+            .get(2)
+            .filter(|f| inside(first).is_some_and(|rows| row(rows, f).is_some()));
+        return Ok([Some(first.clone()), file.cloned()]
+            .into_iter()
+            .flatten()
+            .collect());
+    }
+    let home = (reexports
+        .iter()
+        .find(|(item, _)| item == first)
+        .map(|(_, m)| m.as_str()))
+    .or_else(|| {
+        ROOT_ITEMS
+            .iter()
+            .find(|(item, _)| item == first)
+            .map(|(_, m)| *m)
+    })
+    .ok_or_else(|| format!("`crate::{first}` is in no layer (add it to LAYERS or ROOT_ITEMS)"))?;
+    Ok(vec![home.to_string()])
+}
+
+/// Where `from` may not use `to`: "above" or "beside"; `None` when it may.
+fn breach(from: &Module, to: &Module) -> Option<&'static str> {
+    let (rows, a, b) = if from[0] == to[0] {
+        let rows = inside(&from[0])?;
+        let name = |m: &Module| m.get(1).cloned().unwrap_or_else(|| "mod".into());
+        (rows, name(from), name(to))
+    } else {
+        (LAYERS, from[0].clone(), to[0].clone())
+    };
+    let (i, j) = (row(rows, &a)?, row(rows, &b)?);
+    match (a == b, j.cmp(&i)) {
+        (true, _) | (_, std::cmp::Ordering::Less) => None,
+        (_, std::cmp::Ordering::Equal) => Some("beside"),
+        (_, std::cmp::Ordering::Greater) => Some("above"),
+    }
+}
+
+/// What is wrong with `file` (path under core/src) holding `text`.
+fn check(file: &str, text: &str, reexports: &[(String, String)]) -> Vec<String> {
+    let from = module_of(file);
+    let placed = match from.as_slice() {
+        [m] => row(LAYERS, m).is_some(),
+        [d, f] => inside(d).is_some_and(|rows| row(rows, f).is_some()),
+        _ => false,
+    };
+    if !placed {
+        return vec![format!(
+            "core/src/{file} is in no layer: add it to LAYERS or INSIDE"
+        )];
+    }
+    let mut wrong = vec![];
+    for path in paths(&code(text)) {
+        match target(&path, &from, reexports) {
+            Err(e) => wrong.push(format!("core/src/{file}: {e}")),
+            Ok(to) => {
+                if let Some(how) = breach(&from, &to) {
+                    let peers = if how == "beside" {
+                        " (peers use none of each other)"
+                    } else {
+                        ""
+                    };
+                    let to = to.join("::");
+                    wrong.push(format!(
+                        "core/src/{file} imports crate::{to}, which sits {how} it{peers}"
+                    ));
+                }
+            }
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    wrong
+}
+
+/// lib.rs's `pub use module::Item;` lines, as (Item, module).
+fn reexports(lib: &str) -> Vec<(String, String)> {
+    let uses = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub use ")?.strip_suffix(';'));
+    uses.filter_map(|u| {
+        let (module, item) = u.split_once("::")?;
+        Some((item.to_string(), module.to_string()))
+    })
+    .collect()
+}
+
+fn sources(dir: &Path, under: &str, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            sources(&p, &format!("{under}{name}/"), out);
+        } else if name.ends_with(".rs") {
+            out.push((
+                format!("{under}{name}"),
+                std::fs::read_to_string(&p).unwrap(),
+            ));
+        }
+    }
+}
+
+#[test]
+fn every_import_points_down() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![];
+    sources(&src, "", &mut files);
+    let lib = files
+        .iter()
+        .find(|(f, _)| f == "lib.rs")
+        .expect("lib.rs")
+        .1
+        .clone();
+    let reexports = reexports(&lib);
+    assert!(
+        reexports
+            .iter()
+            .any(|(item, m)| item == "Error" && m == "error"),
+        "lib.rs re-exports read"
+    );
+    let checked = files.iter().filter(|(f, _)| f != "lib.rs");
+    let wrong: Vec<String> = checked
+        .flat_map(|(f, text)| check(f, text, &reexports))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "layer rules broken:\n{}",
+        wrong.join("\n")
+    );
+    assert!(files.len() > 40, "only {} files read", files.len());
+}
+
+/// The check finds each way of writing an import that points up or sideways.
+#[test]
+fn a_back_edge_is_caught_however_written() {
+    let re = vec![
+        ("Error".to_string(), "error".to_string()),
+        ("Trace".into(), "trace".into()),
+    ];
+    let cases = [
+        (
+            "page_frag.rs",
+            "use crate::trace::Cursor;",
+            "crate::trace, which sits above it",
+        ),
+        (
+            "skb.rs",
+            "use crate::{consts::Era, page::{Page, PageId}};",
+            "crate::page, which sits beside it",
+        ),
+        (
+            "rx/driver.rs",
+            "fn f() { crate::send::variant::skb_truesize(k, 0) }",
+            "crate::send::variant, which sits beside",
+        ),
+        (
+            "mptcp/subflow.rs",
+            "use super::{SubflowParams, tx::Tx};",
+            "crate::mptcp, which sits above it",
+        ),
+        (
+            "rx/frag_cache.rs",
+            "use super::gro as g;",
+            "crate::rx::gro, which sits above it",
+        ),
+        (
+            "events.rs",
+            "pub fn f() -> crate::Trace {}",
+            "crate::trace, which sits above it",
+        ),
+        (
+            "permalink.rs",
+            "use crate::walkthrough::all;",
+            "crate::walkthrough, which sits above",
+        ),
+    ];
+    for (file, text, want) in cases {
+        let got = check(file, text, &re);
+        assert!(
+            got.iter().any(|g| g.contains(want)),
+            "{file}: `{text}` gave {got:?}"
+        );
+    }
+    // Tests and comments may name anything; a new file must be placed.
+    let test = "// crate::walkthrough\n#[cfg(test)]\nmod tests {\n    use crate::walkthrough;\n}\n";
+    assert_eq!(check("page.rs", test, &re), Vec::<String>::new());
+    assert_eq!(
+        check("rx/new.rs", "", &re),
+        ["core/src/rx/new.rs is in no layer: add it to LAYERS or INSIDE"]
+    );
+}
