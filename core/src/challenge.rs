@@ -77,9 +77,13 @@ pub enum Rhs {
 pub struct Verdict {
     /// The step (1-based) after which every condition held, if one did.
     pub solved_at: Option<usize>,
-    /// Each condition with the values it saw, at that step or else after the last.
+    /// Each condition with the values it saw, at that step or else after the last; a line
+    /// starts with [`HELD`] when its condition held there, else with `✗`.
     pub report: Vec<String>,
 }
+
+/// The mark of a report line whose condition held.
+pub const HELD: char = '✓';
 
 impl FromStr for Condition {
     type Err = String;
@@ -166,7 +170,7 @@ impl Challenge {
             .conditions
             .iter()
             .map(|c| match shown.map(|s| c.test(s)) {
-                Some(Ok((ok, saw))) => format!("{} {}: {saw}", if ok { "✓" } else { "✗" }, c.text),
+                Some(Ok((ok, saw))) => format!("{} {}: {saw}", if ok { HELD } else { '✗' }, c.text),
                 Some(Err(why)) => format!("✗ {}: {why}", c.text),
                 None => format!("✗ {}: the scenario has no steps", c.text),
             })

@@ -1,6 +1,7 @@
 //! The little the app needs from the browser: the URL fragment, the tab's and the site's
-//! storage, a form field's value and focus, downloads, a clock for the benchmark, the panic
-//! message, the text files served beside the page, and the text of a file the learner opens.
+//! storage, a form field's value and focus, scrolling into view, downloads, a clock for the
+//! benchmark, the panic message, the text files served beside the page, and the text of a file
+//! the learner opens.
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -68,6 +69,23 @@ pub fn focus(selector: &str) {
         .and_then(|d| d.query_selector(selector).ok().flatten());
     if let Some(el) = el.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
         let _ = el.focus();
+    }
+}
+
+/// Scrolls the first element matching `selector` into view, as little as it takes (`block:
+/// "nearest"`: an element already in view stays where it is).
+pub fn reveal(selector: &str) {
+    let el = window()
+        .document()
+        .and_then(|d| d.query_selector(selector).ok().flatten());
+    let Some(el) = el else {
+        return;
+    };
+    let opts = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&opts, &"block".into(), &"nearest".into());
+    let f = js_sys::Reflect::get(&el, &"scrollIntoView".into());
+    if let Ok(f) = f.and_then(|f| f.dyn_into::<js_sys::Function>()) {
+        let _ = f.call1(&el, &opts);
     }
 }
 

@@ -1,5 +1,7 @@
 //! The stepper: first, previous, play, next, last, the speed, the scrubber, the position, the
 //! predict toggle and the current operation. It holds no state: it shows the app's position and asks for moves.
+//! Every part keeps its place whatever the step (style.css gives each a fixed width and the
+//! operation one line, cut short with its whole text in its title).
 
 use super::emit_some;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -13,13 +15,22 @@ pub enum Nav {
     Last,
     TogglePlay,
     Speed(u32),
-    /// One kernel event forward or back, across steps.
+    /// One kernel event forward or back in the leading lane, across steps.
     Event(isize),
-    /// Event `k` (1-based) of step `pos`: the state after it.
+    /// Event `k` (1-based) of step `pos` in lane `lane`, which leads: the state after it.
     At {
+        lane: usize,
         pos: usize,
         k: usize,
     },
+    /// Lane `l` leads (`None`: the other one).
+    Lead(Option<usize>),
+    /// Lane `l` leads, to its next (`d > 0`) or previous event of its selected event's kind.
+    Kind(usize, isize),
+    /// Lane `l` lists, and steps through, only events of this kind (`None`: every kind).
+    Filter(usize, Option<&'static str>),
+    /// Lockstep on or off.
+    Lockstep,
 }
 
 /// Play speeds offered, in steps per second.
@@ -62,13 +73,13 @@ pub fn controls(p: &Props) -> Html {
             <input type="range" class="scrubber" aria-label="Step" min="0" max={len.to_string()} value={pos.to_string()}
                 oninput={emit_some(on, |e: InputEvent| e.target_unchecked_into::<HtmlInputElement>().value().parse().ok().map(Nav::Go))} />
             <output data-testid="step" data-step={pos.to_string()}>{ format!("step {pos} / {len}") }</output>
-            if let Some((k, n)) = p.event {
-                <output data-testid="event" data-event={k.to_string()}>{ format!("event {k} / {n}") }</output>
-            }
+            // Always there, empty outside event mode, so what follows stays put.
+            <output class="ev" data-testid={p.event.map(|_| "event")} data-event={p.event.map(|(k, _)| k.to_string())}>
+                { p.event.map(|(k, n)| format!("event {k} / {n}")) }</output>
             <label class="predict" title="Answer each walkthrough question before its step is shown">
                 <input type="checkbox" data-testid="predict" checked={p.predict} onchange={p.on_predict.reform(|_| ())} />{ " Predict" }
             </label>
-            <span class="op" data-testid="op">{ p.op.clone() }</span>
+            <span class="op" data-testid="op" title={p.op.clone()}>{ p.op.clone() }</span>
         </section>
     }
 }
