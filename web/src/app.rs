@@ -280,9 +280,7 @@ impl Component for App {
             dom::focus(".quiz [data-focus], .quiz button");
         }
         if std::mem::take(&mut self.reveal) {
-            for lane in 0..self.lanes() {
-                dom::reveal(&format!("[data-lane=\"{lane}\"] [aria-current]"));
-            }
+            dom::reveal("[data-lane] [aria-current]");
         }
         if let Some(s) = &self.session {
             let f = s.link(self.position()).encode();

@@ -67,26 +67,29 @@ impl Session {
     pub fn seek(
         &self,
         lane: usize,
-        (pos, k): (usize, Option<usize>),
+        (mut p, k): (usize, Option<usize>),
         d: isize,
-        keep: impl Fn(&Event) -> bool,
+        keep: &dyn Fn(&Event) -> bool,
     ) -> Option<(usize, usize)> {
-        let found = |p: usize, i: Option<usize>| i.map(|i| (p, i + 1));
-        let ev = |p| self.events(lane, p);
-        if d > 0 {
-            let from = k.unwrap_or(0);
-            let here = ev(pos).iter().skip(from).position(&keep).map(|i| i + from);
-            found(pos, here).or_else(|| {
-                (pos + 1..=self.len()).find_map(|p| found(p, ev(p).iter().position(&keep)))
-            })
-        } else {
-            let upto = k.map_or(ev(pos).len(), |k| k - 1);
-            let here = ev(pos)[..upto].iter().rposition(&keep);
-            found(pos, here).or_else(|| {
-                (1..pos)
-                    .rev()
-                    .find_map(|p| found(p, ev(p).iter().rposition(&keep)))
-            })
+        let n = |p| self.events(lane, p).len();
+        // A whole step is after its last event, and before its first going forward.
+        let mut j = k.unwrap_or(if d > 0 { 0 } else { n(p) + 1 });
+        loop {
+            (p, j) = match (d > 0, j) {
+                (true, j) if j < n(p) => (p, j + 1),
+                (true, _) if p < self.len() => (p + 1, 1),
+                (false, j) if j > 1 => (p, j - 1),
+                (false, _) if p > 1 => (p - 1, n(p - 1)),
+                _ => return None,
+            };
+            // (A step without events has no event 1, and is passed over.)
+            if self
+                .events(lane, p)
+                .get(j.wrapping_sub(1))
+                .is_some_and(keep)
+            {
+                return Some((p, j));
+            }
         }
     }
 
@@ -105,12 +108,14 @@ impl Session {
             return Err(("", 0, 0));
         };
         let nth = mine[..k].iter().filter(|e| e.kind() == kind).count();
-        let theirs = self.events(other, pos).iter().enumerate();
-        let same: Vec<usize> = theirs
-            .filter(|(_, e)| e.kind() == kind)
-            .map(|(i, _)| i + 1)
-            .collect();
-        same.get(nth - 1).copied().ok_or((kind, nth, same.len()))
+        let mut have = 0;
+        for (i, e) in self.events(other, pos).iter().enumerate() {
+            have += usize::from(e.kind() == kind);
+            if have == nth && e.kind() == kind {
+                return Ok(i + 1);
+            }
+        }
+        Err((kind, nth, have))
     }
 
     /// The link to this session at `at`.
@@ -304,7 +309,7 @@ mod tests {
     #[test]
     fn seeking_walks_a_lanes_events() {
         let s = walk("rx-page-reuse");
-        let any = |_: &Event| true;
+        let any = &|_: &Event| true;
         let n1 = s.events(1, 1).len();
         assert!(n1 > 2 && s.events(1, 0).is_empty());
         // From before the first op, and from a whole step: its first event.
@@ -320,8 +325,8 @@ mod tests {
         );
         assert_eq!(s.seek(1, (1, Some(1)), -1, any), None);
         // Only reuse_page: the first is in step 2 (step 1's six heads fill one page).
-        let reuse = |e: &Event| e.kind() == "reuse_page";
-        assert!(!s.events(1, 1).iter().any(reuse));
+        let reuse = &|e: &Event| e.kind() == "reuse_page";
+        assert!(!s.events(1, 1).iter().any(|e| reuse(e)));
         let (p, k) = s.seek(1, (1, Some(1)), 1, reuse).unwrap();
         assert_eq!((p, s.events(1, p)[k - 1].kind()), (2, "reuse_page"));
         assert_eq!(

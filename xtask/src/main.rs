@@ -248,6 +248,7 @@ fn browser(what: &str) -> Result<(), String> {
             "--test-concurrency=1",
             "playground.test.mjs",
             "quiz.test.mjs",
+            "lanes.test.mjs",
         ]);
     } else {
         step(&format!("node bench.mjs (against {})", server.url));

@@ -36,15 +36,20 @@ pub struct Props {
 
 pub fn narration(p: &Props) -> Html {
     let s = &p.session;
+    let mut o = format!(
+        r#"<div aria-live="polite"><h2 data-testid="title">{}</h2>"#,
+        esc(&s.title)
+    );
+    if let Some((main, outro)) = s.narration(p.pos) {
+        let _ = write!(o, r#"<p data-testid="narration">{}</p>"#, esc(main));
+        if let Some(outro) = outro {
+            let _ = write!(o, r#"<p class="outro">{}</p>"#, esc(outro));
+        }
+    }
+    o.push_str("</div>");
     html! {
         <aside class="narration">
-            <div aria-live="polite">
-                <h2 data-testid="title">{ &s.title }</h2>
-                if let Some((main, outro)) = s.narration(p.pos) {
-                    <p data-testid="narration">{ main }</p>
-                    if let Some(o) = outro { <p class="outro">{ o }</p> }
-                }
-            </div>
+            { Html::from_html_unchecked(o.into()) }
             { events(p) }
         </aside>
     }
@@ -60,7 +65,7 @@ fn events(p: &Props) -> Html {
     let lanes = s.traces.len().min(LANES);
     let mut o = String::new();
     if lanes > 1 {
-        let on = if p.lanes.lockstep { " checked" } else { "" };
+        let on = if p.lanes.apart { "" } else { " checked" };
         let _ = write!(
             o,
             r#"<label class="lockstep"><input type="checkbox" data-lockstep=""{on}> Lockstep: the other lane follows to the same kind of event</label>"#
@@ -70,15 +75,11 @@ fn events(p: &Props) -> Html {
         lane_events(&mut o, p, lane);
     }
     let onclick = emit_some(&p.on_nav, move |e: MouseEvent| clicked(e, pos));
-    let s = s.clone();
-    let onchange = emit_some(&p.on_nav, move |e: Event| {
-        let el: HtmlSelectElement = e.target()?.dyn_into().ok()?;
+    // A kind is chosen by one of its events (the first), which the app reads it from.
+    let onchange = emit_some(&p.on_nav, |e: Event| {
+        let el: HtmlSelectElement = e.target()?.unchecked_into();
         let lane = el.get_attribute("data-filter")?.parse().ok()?;
-        let v = el.value();
-        let kind = (s.events(lane, pos).iter())
-            .map(TraceEvent::kind)
-            .find(|k| *k == v);
-        Some(Nav::Filter(lane, kind))
+        Some(Nav::Filter(lane, el.value().parse().ok()))
     });
     html! {
         <div class="lanes" {onclick} {onchange}>{ Html::from_html_unchecked(o.into()) }</div>
@@ -89,19 +90,21 @@ fn events(p: &Props) -> Html {
 /// previous of a kind, or the lane to lead.
 fn clicked(e: MouseEvent, pos: usize) -> Option<Nav> {
     let el: Element = e.target()?.dyn_into().ok()?;
-    let near = |sel: &str| el.closest(sel).ok().flatten();
-    let num = |el: Element, attr: &str| el.get_attribute(attr)?.parse().ok();
-    if near("[data-lockstep]").is_some() {
-        return Some(Nav::Lockstep);
-    }
-    let lane = num(near("[data-lane]")?, "data-lane")?;
-    if let Some(k) = near("[data-k]").and_then(|el| num(el, "data-k")) {
-        return Some(Nav::At { lane, pos, k });
-    }
-    if let Some(d) = near("[data-kind]").and_then(|el| num(el, "data-kind")) {
-        return Some(Nav::Kind(lane, d as isize));
-    }
-    near("[data-lead]").map(|_| Nav::Lead(Some(lane)))
+    let hit = el
+        .closest("[data-lockstep],[data-k],[data-kind],[data-lead]")
+        .ok()??;
+    let num = |el: &Element, attr: &str| el.get_attribute(attr)?.parse().ok();
+    let lane = el
+        .closest("[data-lane]")
+        .ok()?
+        .and_then(|l| num(&l, "data-lane"));
+    Some(match (num(&hit, "data-k"), num(&hit, "data-kind"), lane) {
+        _ if hit.has_attribute("data-lockstep") => Nav::Lockstep,
+        (Some(k), _, Some(lane)) => Nav::At { lane, pos, k },
+        // data-kind 0 is back, 2 forward.
+        (_, Some(d), Some(lane)) => Nav::Kind(lane, d as isize - 1),
+        (.., lane) => Nav::Lead(lane),
+    })
 }
 
 /// Lane `lane`'s events of the step: the selected one's kernel function and kind, what
@@ -127,8 +130,7 @@ fn lane_events(o: &mut String, p: &Props, lane: usize) {
         _ => {}
     }
     o.push_str("</h3>");
-    let selected = at.and_then(|k| Some((k, events.get(k.checked_sub(1)?)?)));
-    if let Some((k, e)) = selected {
+    if let Some(e) = at.and_then(|k| events.get(k.checked_sub(1)?)) {
         if let Some(f) = t.kernel_fn(e) {
             let _ = write!(
                 o,
@@ -145,66 +147,67 @@ fn lane_events(o: &mut String, p: &Props, lane: usize) {
             );
         }
         let kind = e.kind();
-        let count = |evs: &[TraceEvent]| evs.iter().filter(|x| x.kind() == kind).count();
         let _ = write!(
             o,
-            r#"<p class="kind"><button class="small" data-kind="-1" aria-label="Previous {kind}">◀</button> {kind} {} of {} <button class="small" data-kind="1" aria-label="Next {kind}">▶</button></p>"#,
-            count(&events[..k]),
-            count(events)
+            r#"<p class="kind"><button class="small" data-kind="0" aria-label="Previous {kind}">◀</button> {kind} <button class="small" data-kind="2" aria-label="Next {kind}">▶</button></p>"#
         );
     }
-    if let (true, false, true, Some(k)) = (two, leads, p.lanes.lockstep, p.lanes.at[p.lead]) {
+    if let (true, false, false, Some(k)) = (two, leads, p.lanes.apart, p.lanes.at[p.lead]) {
         if let Err((kind, nth, have)) = s.counterpart(p.lead, lane, p.pos, k) {
-            let shown = at.map_or("the whole step".into(), |k| format!("event {k}"));
             let _ = write!(
                 o,
-                r#"<p class="note miss" data-testid="no-counterpart">This kernel has {} {kind} in this step; it shows {shown}.</p>"#,
-                match have {
-                    0 => "no".to_string(),
-                    n => format!("only {n} (the other lane is at no. {nth})"),
-                }
+                r#"<p class="note miss" data-testid="no-counterpart">No {kind} no. {nth} here: this kernel has {have} in this step.</p>"#
             );
         }
     }
     let filter = p.lanes.filter[lane];
     filter_select(o, lane, events, filter);
-    let shown: Vec<usize> = (0..events.len())
-        .filter(|&i| filter.is_none_or(|f| events[i].kind() == f))
-        .collect();
-    let here = at.and_then(|k| shown.iter().position(|&i| i + 1 == k));
-    let start = here.unwrap_or(0) / WINDOW * WINDOW;
-    let end = (start + WINDOW).min(shown.len());
+    // The events listed (those of the filter's kind, numbered as in the step), a window of
+    // them: the one with the selected event.
+    let listed = |e: &TraceEvent| filter.is_none_or(|f| e.kind() == f);
+    let here = at.filter(|&k| listed(&events[k - 1]));
+    let here = here.map_or(0, |k| events[..k - 1].iter().filter(|e| listed(e)).count());
+    let start = here / WINDOW * WINDOW;
+    let (held, mut n, mut items) = (leads && p.lanes.end, 0, String::new());
+    let (mut before, mut after) = (None, None);
+    for (i, e) in events.iter().enumerate().filter(|(_, e)| listed(e)) {
+        let k = i + 1;
+        match n {
+            n if n + 1 == start => before = Some(k),
+            n if n == start + WINDOW => after = Some(k),
+            n if n >= start && n < start + WINDOW => {
+                let mark = match (at == Some(k), held) {
+                    (true, false) => r#" class="sel" aria-current="step""#,
+                    (true, true) => r#" class="sel""#,
+                    _ => "",
+                };
+                let _ = write!(
+                    items,
+                    r#"<li value="{k}" data-k="{k}"{mark}>{}</li>"#,
+                    esc(&e.to_string())
+                );
+            }
+            _ => {}
+        }
+        n += 1;
+    }
     let _ = write!(o, r#"<ol class="events" data-variant="{variant}">"#);
-    if start > 0 {
-        let k = shown[start - 1] + 1;
+    if let Some(k) = before {
         let _ = write!(
             o,
             r#"<li class="more" data-k="{k}">▲ {start} earlier events, up to event {k}</li>"#
         );
     }
-    let held = leads && p.lanes.end;
-    for &i in &shown[start..end] {
-        let k = i + 1;
-        let mark = match (at == Some(k), held) {
-            (true, false) => r#" class="sel" aria-current="step""#,
-            (true, true) => r#" class="sel""#,
-            _ => "",
-        };
-        let _ = write!(
-            o,
-            r#"<li value="{k}" data-k="{k}"{mark}>{}</li>"#,
-            esc(&events[i].to_string())
-        );
-    }
-    if end < shown.len() {
-        let k = shown[end] + 1;
-        let _ = write!(
-            o,
-            r#"<li class="more" data-testid="more-events" data-k="{k}">▼ {} later events, from event {k}</li>"#,
-            shown.len() - end
-        );
-    } else {
-        end_marker(o, p, held);
+    o.push_str(&items);
+    match after {
+        Some(k) => {
+            let _ = write!(
+                o,
+                r#"<li class="more" data-testid="more-events" data-k="{k}">▼ {} later events, from event {k}</li>"#,
+                n - start - WINDOW
+            );
+        }
+        None => end_marker(o, p, held),
     }
     o.push_str("</ol></section>");
 }
@@ -231,24 +234,29 @@ fn end_marker(o: &mut String, p: &Props, held: bool) {
 /// The list's filter by kind, for a long step with more than one kind (or while one is
 /// chosen): each kind with its number of events, in the order they first occur.
 fn filter_select(o: &mut String, lane: usize, events: &[TraceEvent], filter: Option<&'static str>) {
-    let mut kinds: Vec<(&str, usize)> = filter.map(|f| (f, 0)).into_iter().collect();
-    for e in events {
-        match kinds.iter_mut().find(|(k, _)| *k == e.kind()) {
-            Some((_, n)) => *n += 1,
-            None => kinds.push((e.kind(), 1)),
+    // Each kind with its first event and its number of events.
+    let mut kinds: Vec<(&str, usize, usize)> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        match kinds.iter_mut().find(|(k, ..)| *k == e.kind()) {
+            Some((.., n)) => *n += 1,
+            None => kinds.push((e.kind(), i + 1, 1)),
         }
     }
     if filter.is_none() && (events.len() < LONG || kinds.len() < 2) {
         return;
+    }
+    // A kind chosen in another step may have no event here: it lists none, and says so.
+    if let Some(f) = filter.filter(|f| !kinds.iter().any(|(k, ..)| k == f)) {
+        let _ = write!(o, r#"<p class="note">No {f} in this step.</p>"#);
     }
     let _ = write!(
         o,
         r#"<label class="filter">List <select data-filter="{lane}"><option value="">every kind ({})</option>"#,
         events.len()
     );
-    for (k, n) in kinds {
+    for (k, first, n) in kinds {
         let sel = if filter == Some(k) { " selected" } else { "" };
-        let _ = write!(o, r#"<option value="{k}"{sel}>{k} ({n})</option>"#);
+        let _ = write!(o, r#"<option value="{first}"{sel}>{k} ({n})</option>"#);
     }
     o.push_str("</select></label>");
 }

@@ -12,7 +12,7 @@ use web_sys::KeyboardEvent;
 use yew::prelude::*;
 
 /// Stepping by event, lane by lane (the split view's left and right traces).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lanes {
     /// The lane the keys step (`None`: the session's patched lane).
     pub lead: Option<usize>,
@@ -21,22 +21,10 @@ pub struct Lanes {
     /// The leading lane rests past its step's last event: the next ↓ moves on to the next
     /// step, so a step's end is never crossed unseen.
     pub end: bool,
-    /// The other lane follows the leading one to the event of the same kind.
-    pub lockstep: bool,
+    /// The other lane does not follow the leading one (lockstep off; on by default).
+    pub apart: bool,
     /// Per lane, the one kind of event it lists and steps through.
     pub filter: [Option<&'static str>; LANES],
-}
-
-impl Default for Lanes {
-    fn default() -> Lanes {
-        Lanes {
-            lead: None,
-            at: [None; LANES],
-            end: false,
-            lockstep: true,
-            filter: [None; LANES],
-        }
-    }
 }
 
 /// ←/→ step, ↑/↓ (or Shift+←/→) move by event, L switches the lane they move, Home/End jump,
@@ -130,17 +118,15 @@ impl App {
                 self.follow();
             }
             Nav::Kind(lane, d) => {
-                let kind = self.lanes.at[lane]
-                    .and_then(|k| self.session.as_ref()?.events(lane, self.pos).get(k - 1))
-                    .map(|e| e.kind());
+                let kind = self.kind_at(lane, self.lanes.at[lane]);
                 if kind.is_some() {
                     self.lanes.lead = Some(lane);
                     self.step_event(d, kind);
                 }
             }
-            Nav::Filter(lane, kind) => self.lanes.filter[lane] = kind,
+            Nav::Filter(lane, k) => self.lanes.filter[lane] = self.kind_at(lane, k),
             Nav::Lockstep => {
-                self.lanes.lockstep = !self.lanes.lockstep;
+                self.lanes.apart = !self.lanes.apart;
                 self.follow();
             }
             Nav::TogglePlay => {
@@ -177,6 +163,12 @@ impl App {
         self.reveal = true;
     }
 
+    /// The kind of event `k` (1-based) of the step in lane `lane`.
+    fn kind_at(&self, lane: usize, k: Option<usize>) -> Option<&'static str> {
+        let events = self.session.as_ref()?.events(lane, self.pos);
+        events.get(k?.checked_sub(1)?).map(|e| e.kind())
+    }
+
     /// The lanes shown (one or two).
     pub(super) fn lanes(&self) -> usize {
         self.session
@@ -193,7 +185,7 @@ impl App {
     /// The lanes as a new session starts them: no choice of lane or kind (lockstep stays).
     pub(super) fn reset_lanes(&mut self) {
         self.lanes = Lanes {
-            lockstep: self.lanes.lockstep,
+            apart: self.lanes.apart,
             ..Lanes::default()
         };
     }
@@ -203,7 +195,10 @@ impl App {
         Position {
             step: self.pos,
             lead: (self.lanes() > 1).then(|| self.lead()),
-            events: self.lanes.at.map(|k| k.and_then(|k| k.checked_sub(1))),
+            events: [
+                self.lanes.at[0].map(|k| k - 1),
+                self.lanes.at[1].map(|k| k - 1),
+            ],
         }
     }
 
@@ -213,7 +208,9 @@ impl App {
         if let Some(s) = &self.session {
             let at = at.clamp(&s.traces);
             if at.step == self.pos {
-                self.lanes.at = at.events.map(|e| e.map(|e| e + 1));
+                for (k, e) in self.lanes.at.iter_mut().zip(at.events) {
+                    *k = e.map(|e| e + 1);
+                }
             }
             self.lanes.lead = at.lead;
         }
@@ -244,7 +241,7 @@ impl App {
             return;
         };
         let (other, k) = (1 - lead, self.lanes.at[lead]);
-        if let (true, 2, Some(k)) = (self.lanes.lockstep, s.traces.len(), k) {
+        if let (false, 2, Some(k)) = (self.lanes.apart, s.traces.len(), k) {
             if let Ok(j) = s.counterpart(lead, other, self.pos, k) {
                 self.lanes.at[other] = Some(j);
             }
@@ -265,7 +262,7 @@ impl App {
             return true;
         }
         let kind = kind.or(self.lanes.filter[l]);
-        let to = s.seek(l, (self.pos, cur), d, |e| {
+        let to = s.seek(l, (self.pos, cur), d, &|e| {
             kind.is_none_or(|k| e.kind() == k)
         });
         if d > 0 && cur.is_some() && !end && to.is_none_or(|(p, _)| p != self.pos) {
