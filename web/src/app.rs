@@ -224,7 +224,7 @@ impl Component for App {
                 let len = self.len();
                 // Play runs event by event while an event is selected.
                 if self.lanes.at[self.lead()].is_some() {
-                    if !self.step_event(1, None) {
+                    if !self.step_event(1) {
                         self.stop();
                     }
                 } else {

@@ -94,28 +94,21 @@ impl Session {
     }
 
     /// Lockstep: lane `other`'s event matching event `k` of step `pos` in lane `lead`: the
-    /// same kind, as many of that kind in (the n-th `frag_alloc` beside the n-th). When it
-    /// has none, what is missing: the kind, which one of it, and how many `other` has.
+    /// same kind, as many of that kind in (the n-th `frag_alloc` beside the n-th); else the
+    /// kind it has no such event of.
     pub fn counterpart(
         &self,
         lead: usize,
         other: usize,
         pos: usize,
         k: usize,
-    ) -> Result<usize, (&'static str, usize, usize)> {
+    ) -> Result<usize, &'static str> {
         let mine = self.events(lead, pos);
-        let Some(kind) = k.checked_sub(1).and_then(|i| mine.get(i)).map(Event::kind) else {
-            return Err(("", 0, 0));
-        };
+        let kind = k.checked_sub(1).and_then(|i| mine.get(i)).ok_or("")?.kind();
         let nth = mine[..k].iter().filter(|e| e.kind() == kind).count();
-        let mut have = 0;
-        for (i, e) in self.events(other, pos).iter().enumerate() {
-            have += usize::from(e.kind() == kind);
-            if have == nth && e.kind() == kind {
-                return Ok(i + 1);
-            }
-        }
-        Err((kind, nth, have))
+        let theirs = self.events(other, pos).iter().enumerate();
+        let mut same = theirs.filter(|(_, e)| e.kind() == kind);
+        same.nth(nth - 1).map(|(i, _)| i + 1).ok_or(kind)
     }
 
     /// The link to this session at `at`.
@@ -326,7 +319,7 @@ mod tests {
         assert_eq!(s.seek(1, (1, Some(1)), -1, any), None);
         // Only reuse_page: the first is in step 2 (step 1's six heads fill one page).
         let reuse = &|e: &Event| e.kind() == "reuse_page";
-        assert!(!s.events(1, 1).iter().any(|e| reuse(e)));
+        assert!(!s.events(1, 1).iter().any(reuse));
         let (p, k) = s.seek(1, (1, Some(1)), 1, reuse).unwrap();
         assert_eq!((p, s.events(1, p)[k - 1].kind()), (2, "reuse_page"));
         assert_eq!(
@@ -354,8 +347,8 @@ mod tests {
             assert_eq!(s.counterpart(0, 1, 2, theirs), Ok(mine));
         }
         let reuse = nth(1, 2, "reuse_page", 1);
-        assert_eq!(s.counterpart(1, 0, 2, reuse), Err(("reuse_page", 2, 0)));
-        assert_eq!(s.counterpart(1, 0, 2, 0), Err(("", 0, 0)));
+        assert_eq!(s.counterpart(1, 0, 2, reuse), Err("reuse_page"));
+        assert_eq!(s.counterpart(1, 0, 2, 0), Err(""));
     }
 
     #[test]

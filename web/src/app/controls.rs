@@ -20,16 +20,13 @@ pub enum Nav {
     Speed(u32),
     /// One kernel event forward or back in the leading lane, across steps.
     Event(isize),
-    /// Event `k` (1-based) of step `pos` in lane `lane`, which leads: the state after it.
+    /// Event `k` (1-based) of the step in lane `lane`, which leads: the state after it.
     At {
         lane: usize,
-        pos: usize,
         k: usize,
     },
-    /// Lane `l` leads (`None`: the other one).
-    Lead(Option<usize>),
-    /// Lane `l` leads, to its next (`d > 0`) or previous event of its selected event's kind.
-    Kind(usize, isize),
+    /// Lane `l` leads: the keys step it.
+    Lead(usize),
     /// Lane `l` lists, and steps through, only events of the kind of its event `k` (1-based;
     /// `None`: every kind).
     Filter(usize, Option<usize>),

@@ -243,12 +243,9 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
 }
 
 /// The drawings of every trace at `pos`, marking what the step changed and, side by side,
-/// what differs from the other trace as shown; stepping by event, each lane after its event,
+/// what differs from the other trace's step; stepping by event, each lane after its event,
 /// marking what it touched.
 fn draw_all(s: &Shared, pos: usize, events: [Option<usize>; LANES], canvas: &[u32]) -> Vec<Shown> {
-    let stepped: Vec<_> = (s.traces.iter().zip(events))
-        .map(|(t, k)| k.and_then(|k| at_event(t, pos, k)))
-        .collect();
     let empty = State::default();
     let n = s.traces.len();
     let state = |i: usize, pos: usize| {
@@ -256,14 +253,12 @@ fn draw_all(s: &Shared, pos: usize, events: [Option<usize>; LANES], canvas: &[u3
             .and_then(|p| s.traces.get(i)?.steps.get(p))
             .map(|st| &st.state)
     };
-    let stepped = |i: usize| stepped.get(i).and_then(Option::as_ref);
-    let shown = |i: usize| match stepped(i) {
-        Some((st, _)) => st,
-        None => state(i, pos).unwrap_or(&empty),
-    };
     (0..n)
         .map(|i| {
-            let (cur, changed) = match stepped(i) {
+            let t = &s.traces[i];
+            let k = events.get(i).copied().flatten();
+            let stepped = k.and_then(|k| at_event(t, pos, k));
+            let (cur, changed) = match &stepped {
                 Some((st, touched)) => (st, touched.clone()),
                 None => {
                     let cur = state(i, pos).unwrap_or(&empty);
@@ -277,11 +272,10 @@ fn draw_all(s: &Shared, pos: usize, events: [Option<usize>; LANES], canvas: &[u3
                 }
             };
             let differs = match n {
-                2 => Changed::between(Some(shown(1 - i)), cur),
+                2 => Changed::between(Some(state(1 - i, pos).unwrap_or(&empty)), cur),
                 _ => Changed::default(),
             };
-            let t = &s.traces[i];
-            let label = match (stepped(i), events.get(i).copied().flatten()) {
+            let label = match (&stepped, k) {
                 (Some(_), Some(k)) => {
                     format!("{} ({}), step {pos}, event {k}", t.mechanism, t.variant)
                 }

@@ -12,7 +12,7 @@ pub fn lane(r: &KernelReport) -> Html {
     let mut o = String::new();
     let _ = write!(
         o,
-        r#"<figcaption><strong>Linux {}</strong> · its own skbs, traced by <code>skblab kernel</code> · verdict <span class="verdict {v}" data-testid="kernel-verdict">{v}</span><div class="about" data-testid="kernel-about">each value over the model's (<small>model</small>) from the <code>{}</code> lane, after step {} (the ops the kernel ran){}</div></figcaption>"#,
+        r#"<figcaption><strong>Linux {}</strong> · its own skbs, traced by <code>skblab kernel</code> · verdict <span class="verdict {v}" data-testid="kernel-verdict">{v}</span><div class="about">the model's values from its <code>{}</code> lane, after step {} (the ops the kernel ran){}</div></figcaption>"#,
         esc(&r.kernel),
         esc(&r.variant),
         r.driven,

@@ -68,13 +68,13 @@ fn events(p: &Props) -> Html {
         let on = if p.lanes.apart { "" } else { " checked" };
         let _ = write!(
             o,
-            r#"<label class="lockstep"><input type="checkbox" data-lockstep=""{on}> Lockstep: the other lane follows to the same kind of event</label>"#
+            r#"<label class="lockstep"><input type="checkbox" data-lockstep=""{on}> Lockstep: the other lane follows by kind of event</label>"#
         );
     }
     for lane in 0..lanes {
         lane_events(&mut o, p, lane);
     }
-    let onclick = emit_some(&p.on_nav, move |e: MouseEvent| clicked(e, pos));
+    let onclick = emit_some(&p.on_nav, clicked);
     // A kind is chosen by one of its events (the first), which the app reads it from.
     let onchange = emit_some(&p.on_nav, |e: Event| {
         let el: HtmlSelectElement = e.target()?.unchecked_into();
@@ -86,9 +86,8 @@ fn events(p: &Props) -> Html {
     }
 }
 
-/// What a click in the lists asks for: lockstep, or in a lane an event, the next or
-/// previous of a kind, or the lane to lead.
-fn clicked(e: MouseEvent, pos: usize) -> Option<Nav> {
+/// What a click in the lists asks for: lockstep, or in a lane an event or the lane to lead.
+fn clicked(e: MouseEvent) -> Option<Nav> {
     let el: Element = e.target()?.dyn_into().ok()?;
     let hit = el
         .closest("[data-lockstep],[data-k],[data-kind],[data-lead]")
@@ -98,17 +97,16 @@ fn clicked(e: MouseEvent, pos: usize) -> Option<Nav> {
         .closest("[data-lane]")
         .ok()?
         .and_then(|l| num(&l, "data-lane"));
-    Some(match (num(&hit, "data-k"), num(&hit, "data-kind"), lane) {
+    Some(match (num(&hit, "data-k"), lane) {
         _ if hit.has_attribute("data-lockstep") => Nav::Lockstep,
-        (Some(k), _, Some(lane)) => Nav::At { lane, pos, k },
-        // data-kind 0 is back, 2 forward.
-        (_, Some(d), Some(lane)) => Nav::Kind(lane, d as isize - 1),
-        (.., lane) => Nav::Lead(lane),
+        (Some(k), Some(lane)) => Nav::At { lane, k },
+        (_, lane) => Nav::Lead(lane?),
     })
 }
 
-/// Lane `lane`'s events of the step: the selected one's kernel function and kind, what
-/// lockstep could not match, the filter by kind, and the window of the list.
+/// Lane `lane`'s events of the step: the selected one's kernel function, what lockstep could
+/// not match, the filter by kind (↑/↓ then move to the previous or next event of that kind),
+/// and the window of the list.
 fn lane_events(o: &mut String, p: &Props, lane: usize) {
     let s = &p.session;
     let (t, events) = (&s.traces[lane], s.events(lane, p.pos));
@@ -122,12 +120,9 @@ fn lane_events(o: &mut String, p: &Props, lane: usize) {
         r#"<section class="lane{}" data-lane="{lane}"><h3>What the kernel did ({variant})"#,
         if leads && two { " leads" } else { "" }
     );
-    match (two, leads) {
-        (true, true) => o.push_str(r#" <span class="tag">↑↓ step this lane</span>"#),
-        (true, false) => {
-            o.push_str(r#" <button class="small" data-lead="">Step this lane (L)</button>"#)
-        }
-        _ => {}
+    // (The leading lane's heading says so through style.css.)
+    if two && !leads {
+        o.push_str(r#" <button class="small" data-lead="">Step this lane</button>"#);
     }
     o.push_str("</h3>");
     if let Some(e) = at.and_then(|k| events.get(k.checked_sub(1)?)) {
@@ -146,17 +141,12 @@ fn lane_events(o: &mut String, p: &Props, lane: usize) {
                 f.tag
             );
         }
-        let kind = e.kind();
-        let _ = write!(
-            o,
-            r#"<p class="kind"><button class="small" data-kind="0" aria-label="Previous {kind}">◀</button> {kind} <button class="small" data-kind="2" aria-label="Next {kind}">▶</button></p>"#
-        );
     }
     if let (true, false, false, Some(k)) = (two, leads, p.lanes.apart, p.lanes.at[p.lead]) {
-        if let Err((kind, nth, have)) = s.counterpart(p.lead, lane, p.pos, k) {
+        if let Err(kind) = s.counterpart(p.lead, lane, p.pos, k) {
             let _ = write!(
                 o,
-                r#"<p class="note miss" data-testid="no-counterpart">No {kind} no. {nth} here: this kernel has {have} in this step.</p>"#
+                r#"<p class="miss" data-testid="no-counterpart">No {kind} here to match: this lane stays.</p>"#
             );
         }
     }
@@ -195,7 +185,7 @@ fn lane_events(o: &mut String, p: &Props, lane: usize) {
     if let Some(k) = before {
         let _ = write!(
             o,
-            r#"<li class="more" data-k="{k}">▲ {start} earlier events, up to event {k}</li>"#
+            r#"<li class="more" data-k="{k}">▲ {start} earlier events</li>"#
         );
     }
     o.push_str(&items);
@@ -203,7 +193,7 @@ fn lane_events(o: &mut String, p: &Props, lane: usize) {
         Some(k) => {
             let _ = write!(
                 o,
-                r#"<li class="more" data-testid="more-events" data-k="{k}">▼ {} later events, from event {k}</li>"#,
+                r#"<li class="more" data-testid="more-events" data-k="{k}">▼ {} later events</li>"#,
                 n - start - WINDOW
             );
         }
@@ -215,20 +205,23 @@ fn lane_events(o: &mut String, p: &Props, lane: usize) {
 /// The end of the step's list; where the leading lane rests at it, what the next ↓ does.
 fn end_marker(o: &mut String, p: &Props, held: bool) {
     let pos = p.pos;
-    let next = match (held, pos < p.session.len()) {
-        (false, _) => String::new(),
-        (true, true) => format!(": ↓ goes on to step {}", pos + 1),
-        (true, false) => ", the last".into(),
+    let _ = match (held, pos < p.session.len()) {
+        (false, _) => write!(o, r#"<li class="more end">End of step {pos}</li>"#),
+        (true, more) => write!(
+            o,
+            r#"<li class="more end sel" aria-current="step" data-testid="step-end">End of step {pos}{}{}</li>"#,
+            if more {
+                ": ↓ goes on to step "
+            } else {
+                ", the last"
+            },
+            if more {
+                (pos + 1).to_string()
+            } else {
+                String::new()
+            }
+        ),
     };
-    let mark = if held {
-        r#" sel" aria-current="step" data-testid="step-end"#
-    } else {
-        ""
-    };
-    let _ = write!(
-        o,
-        r#"<li class="more end{mark}">End of step {pos}{next}</li>"#
-    );
 }
 
 /// The list's filter by kind, for a long step with more than one kind (or while one is
@@ -244,10 +237,6 @@ fn filter_select(o: &mut String, lane: usize, events: &[TraceEvent], filter: Opt
     }
     if filter.is_none() && (events.len() < LONG || kinds.len() < 2) {
         return;
-    }
-    // A kind chosen in another step may have no event here: it lists none, and says so.
-    if let Some(f) = filter.filter(|f| !kinds.iter().any(|(k, ..)| k == f)) {
-        let _ = write!(o, r#"<p class="note">No {f} in this step.</p>"#);
     }
     let _ = write!(
         o,

@@ -27,9 +27,9 @@ pub struct Lanes {
     pub filter: [Option<&'static str>; LANES],
 }
 
-/// ←/→ step, ↑/↓ (or Shift+←/→) move by event, L switches the lane they move, Home/End jump,
-/// space plays; ignored while typing or with a modifier other than Shift held. (Esc, which
-/// skips a question, is the listener's.)
+/// ←/→ step, ↑/↓ (or Shift+←/→) move by event (in the leading lane), Home/End jump, space
+/// plays; ignored while typing or with a modifier other than Shift held. (Esc, which skips a
+/// question, is the listener's.)
 pub(super) fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
     let tag = shortcut_target(e)?;
     match e.key().as_str() {
@@ -41,7 +41,6 @@ pub(super) fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
         "ArrowLeft" => Some(Nav::Step(-1)),
         "Home" => Some(Nav::Go(0)),
         "End" => Some(Nav::Last),
-        "l" | "L" => Some(Nav::Lead(None)),
         // A focused button already answers space with a click.
         " " if tag != "button" => Some(Nav::TogglePlay),
         _ => None,
@@ -90,10 +89,12 @@ impl App {
         // next time), a move forward waits for the answer. A revealed step closes on any move.
         if let Phase::Ask { .. } = self.quiz.phase {
             let back = match nav {
-                Nav::Step(d) | Nav::Event(d) | Nav::Kind(_, d) => d < 0,
-                Nav::Go(p) | Nav::At { pos: p, .. } => p <= self.pos,
+                Nav::Step(d) | Nav::Event(d) => d < 0,
+                Nav::Go(p) => p <= self.pos,
                 // These change nothing shown of a later step.
-                Nav::Speed(_) | Nav::Lead(_) | Nav::Filter(..) | Nav::Lockstep => true,
+                Nav::Speed(_) | Nav::At { .. } | Nav::Lead(_) | Nav::Filter(..) | Nav::Lockstep => {
+                    true
+                }
                 Nav::Last | Nav::TogglePlay => false,
             };
             if !back {
@@ -108,21 +109,13 @@ impl App {
             Nav::Step(d) => self.advance(self.pos.saturating_add_signed(d).min(len)),
             Nav::Last => self.advance(len),
             Nav::Event(d) => {
-                self.step_event(d, None);
+                self.step_event(d);
             }
-            Nav::At { lane, pos, k } => self.select(lane, pos.min(len), k),
+            Nav::At { lane, k } => self.select(lane, self.pos, k),
             Nav::Lead(l) => {
-                let other = 1 - self.lead();
-                self.lanes.lead = Some(l.unwrap_or(other).min(self.lanes() - 1));
+                self.lanes.lead = Some(l.min(self.lanes() - 1));
                 self.lanes.end = false;
                 self.follow();
-            }
-            Nav::Kind(lane, d) => {
-                let kind = self.kind_at(lane, self.lanes.at[lane]);
-                if kind.is_some() {
-                    self.lanes.lead = Some(lane);
-                    self.step_event(d, kind);
-                }
             }
             Nav::Filter(lane, k) => self.lanes.filter[lane] = self.kind_at(lane, k),
             Nav::Lockstep => {
@@ -182,12 +175,9 @@ impl App {
         self.lanes.lead.unwrap_or(patched).min(self.lanes() - 1)
     }
 
-    /// The lanes as a new session starts them: no choice of lane or kind (lockstep stays).
+    /// The lanes as a new session starts them: the patched lane leads, in lockstep.
     pub(super) fn reset_lanes(&mut self) {
-        self.lanes = Lanes {
-            apart: self.lanes.apart,
-            ..Lanes::default()
-        };
+        self.lanes = Lanes::default();
     }
 
     /// The position a permalink records: the lead where two lanes are shown, each lane's event.
@@ -249,9 +239,10 @@ impl App {
     }
 
     /// Moves the leading lane one event forward (`d > 0`) or back, across steps (a step
-    /// without events is passed over), keeping to `kind` or the lane's filter. Forward from a
+    /// without events is passed over), keeping to the lane's filter: the next or previous
+    /// event of that kind. Forward from a
     /// step's last event it first rests at the step's end. Says whether it moved.
-    pub(super) fn step_event(&mut self, d: isize, kind: Option<&'static str>) -> bool {
+    pub(super) fn step_event(&mut self, d: isize) -> bool {
         let Some(s) = self.session.clone() else {
             return false;
         };
@@ -261,7 +252,7 @@ impl App {
             self.lanes.end = false;
             return true;
         }
-        let kind = kind.or(self.lanes.filter[l]);
+        let kind = self.lanes.filter[l];
         let to = s.seek(l, (self.pos, cur), d, &|e| {
             kind.is_none_or(|k| e.kind() == k)
         });
