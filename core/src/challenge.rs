@@ -104,10 +104,13 @@ pub struct Seen {
 
 impl std::fmt::Display for Seen {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        let mark = if self.holds { "✓" } else { "✗" };
+        let mark = if self.holds { HELD } else { '✗' };
         write!(f, "{mark} {}: {}", self.condition, self.saw)
     }
 }
+
+/// The mark of a report line whose condition held.
+pub const HELD: char = '✓';
 
 impl FromStr for Condition {
     type Err = String;

@@ -1,8 +1,9 @@
 //! Permalinks: the URL fragment that names what the playground shows and where in it.
 //!
 //! A link names a built-in walkthrough (`w=NAME`) or carries a whole scenario (`s=TEXT`, with
-//! `cmp=VARIANT` for the split view), each base64url, plus a [`Position`]: `step=N` and,
-//! inside that step, `event=E`. Links come from strangers, so [`Link::decode`] is a plain
+//! `cmp=VARIANT` for the split view), each base64url, plus a [`Position`]: `lead=L` (the lane
+//! the keys step), `step=N` and, inside that step, each lane's event (`event=E` for the left
+//! lane, `event1=E` for the right). Links come from strangers, so [`Link::decode`] is a plain
 //! function (fuzzed in `fuzz/`) that turns every malformed or oversized fragment into an
 //! error saying what is wrong.
 
@@ -13,32 +14,47 @@ use crate::trace::Trace;
 /// per 3 bytes) and room for the other parts. Longer ones are refused before any decoding.
 pub const MAX_FRAGMENT: usize = MAX_SCENARIO_TEXT / 3 * 4 + 256;
 
+/// The lanes a position names: the split view's traces, left (0) and right (1).
+pub const LANES: usize = 2;
+
 /// Where in a trace: `step` 0 is before the first operation, `step` N after `ops[N-1]`;
-/// `event` E, when present, is the E-th (from 0) of the events step N made.
+/// `events[L]`, when present, is the E-th (from 0) of the events step N made in lane L, whose
+/// state that lane shows (else the whole step). `lead` is the lane stepped by event (`None`:
+/// the host's default, the lane where the walkthrough's patch acts); [`Position::clamp`]
+/// drops one naming no lane shown.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Position {
     pub step: usize,
-    pub event: Option<usize>,
+    pub lead: Option<usize>,
+    pub events: [Option<usize>; LANES],
 }
 
 impl Position {
     /// A whole step (no event within it).
     pub fn step(step: usize) -> Position {
-        Position { step, event: None }
+        Position {
+            step,
+            ..Position::default()
+        }
     }
 
-    /// The nearest position that exists in `trace`: the last step past the end, no event
-    /// where the step has none (step 0 has none), the step's last event past its end.
-    pub fn clamp(self, trace: &Trace) -> Position {
-        let step = self.step.min(trace.steps.len());
-        let events = step
-            .checked_sub(1)
-            .map_or(0, |i| trace.steps[i].events.len());
-        let event = self
-            .event
-            .filter(|_| step == self.step && events > 0)
-            .map(|e| e.min(events - 1));
-        Position { step, event }
+    /// The nearest position that exists in `traces` (one per lane): the last step past the
+    /// end, no event where the lane's step has none (step 0 has none) or the lane is not
+    /// shown, the step's last event past its end; a lead only among the lanes shown.
+    pub fn clamp(self, traces: &[Trace]) -> Position {
+        let step = self.step.min(traces.first().map_or(0, |t| t.steps.len()));
+        let mut events = [None; LANES];
+        for ((slot, e), t) in events.iter_mut().zip(self.events).zip(traces) {
+            let n = step.checked_sub(1).map_or(0, |i| t.steps[i].events.len());
+            *slot = e
+                .filter(|_| step == self.step && n > 0)
+                .map(|e| e.min(n - 1));
+        }
+        Position {
+            step,
+            lead: self.lead.filter(|&l| l < traces.len().min(LANES)),
+            events,
+        }
     }
 }
 
@@ -62,8 +78,9 @@ impl Link {
         }
     }
 
-    /// The fragment (without `#`): `w=NAME&step=N` or `s=TEXT&cmp=VARIANT&step=N`, each name
-    /// and text base64url without padding, then `&event=E` for a position within a step.
+    /// The fragment (without `#`): `w=NAME` or `s=TEXT&cmp=VARIANT`, each name and text
+    /// base64url without padding, then `&lead=L` when the position names its lead,
+    /// `&step=N`, and `&event=E` and `&event1=E` for the lanes at an event within the step.
     pub fn encode(&self) -> String {
         let (head, at) = match self {
             Link::Walk { name, at } => (format!("w={}", b64::encode(name)), at),
@@ -75,12 +92,21 @@ impl Link {
                 (format!("s={}{cmp}", b64::encode(text)), at)
             }
         };
-        let event = at.event.map(|e| format!("&event={e}")).unwrap_or_default();
-        format!("{head}&step={}{event}", at.step)
+        let part = |k: &str, v: Option<usize>| v.map(|v| format!("&{k}={v}")).unwrap_or_default();
+        let [left, right] = at.events;
+        format!(
+            "{head}{}&step={}{}{}",
+            part("lead", at.lead),
+            at.step,
+            part("event", left),
+            part("event1", right)
+        )
     }
 
     /// Reads a fragment (with or without `#`). `Ok(None)` when there is none. Parts may come
     /// in any order, each at most once; `step` defaults to 0. Base64 padding is accepted.
+    /// Links written before either lane could be stepped name the left lane's `event` and no
+    /// `lead`: the left lane led then, and leads here.
     pub fn decode(fragment: &str) -> Result<Option<Link>, String> {
         let f = fragment.strip_prefix('#').unwrap_or(fragment);
         if f.is_empty() {
@@ -100,13 +126,18 @@ impl Link {
                 "s" => once(k, &mut parts.s, text64(k, v)?)?,
                 "cmp" => once(k, &mut parts.cmp, text64(k, v)?)?,
                 "step" => once(k, &mut parts.step, number(k, v)?)?,
-                "event" => once(k, &mut parts.event, number(k, v)?)?,
+                "event" => once(k, &mut parts.events[0], number(k, v)?)?,
+                "event1" => once(k, &mut parts.events[1], number(k, v)?)?,
+                "lead" => once(k, &mut parts.lead, number(k, v)?)?,
                 _ => return Err(format!("the link has an unknown part `{}`", shown(k))),
             }
         }
+        // An old link: the left lane's event alone, and no lead.
+        let old = matches!(parts.events, [Some(_), None]);
         let at = Position {
             step: parts.step.unwrap_or(0),
-            event: parts.event,
+            lead: parts.lead.or(old.then_some(0)),
+            events: parts.events,
         };
         match (parts.w, parts.s, parts.cmp) {
             (Some(name), None, None) => Ok(Some(Link::Walk { name, at })),
@@ -126,7 +157,8 @@ struct Parts {
     s: Option<String>,
     cmp: Option<String>,
     step: Option<usize>,
-    event: Option<usize>,
+    lead: Option<usize>,
+    events: [Option<usize>; LANES],
 }
 
 /// Stores part `k`'s value, refusing a second one (which of two would be meant?).
@@ -237,8 +269,17 @@ mod tests {
             .contains("invalid symbol '+' at offset 2"));
     }
 
+    /// A position led by the left lane when it names an event, as old links are read.
     fn at(step: usize, event: Option<usize>) -> Position {
-        Position { step, event }
+        Position {
+            step,
+            lead: event.map(|_| 0),
+            events: [event, None],
+        }
+    }
+
+    fn lanes(step: usize, lead: Option<usize>, events: [Option<usize>; LANES]) -> Position {
+        Position { step, lead, events }
     }
 
     #[test]
@@ -261,6 +302,23 @@ mod tests {
                 text: "{}".into(),
                 compare: None,
                 at: at(12, Some(0)),
+            },
+            // Either lane may lead, each at its own event (or the whole step).
+            Link::Walk {
+                name: "rx-page-reuse".into(),
+                at: lanes(3, Some(1), [Some(2), Some(7)]),
+            },
+            Link::Walk {
+                name: "rx-page-reuse".into(),
+                at: lanes(3, Some(1), [None, Some(0)]),
+            },
+            Link::Walk {
+                name: "rx-page-reuse".into(),
+                at: lanes(1, Some(0), [None, None]),
+            },
+            Link::Walk {
+                name: "rx-page-reuse".into(),
+                at: lanes(1, None, [None, Some(4)]),
             },
         ];
         for l in links {
@@ -319,6 +377,12 @@ mod tests {
             at: Position::step(3),
         };
         assert_eq!(l.encode(), "w=YW5hdG9teQ&step=3");
+        // And an old link's left event, read as led by the left lane, writes the same step
+        // and event (and the lead it implied).
+        let old = Link::decode("w=YW5hdG9teQ&step=3&event=4")
+            .unwrap()
+            .unwrap();
+        assert_eq!(old.encode(), "w=YW5hdG9teQ&lead=0&step=3&event=4");
     }
 
     #[test]
@@ -331,6 +395,9 @@ mod tests {
             ("#w=YQ&step=-1", "step `-1` is not a number"),
             ("#w=YQ&step=99999999999999999999999", "not a number"),
             ("#w=YQ&step=1&event=x", "event `x` is not a number"),
+            ("#w=YQ&step=1&event1=-2", "event1 `-2` is not a number"),
+            ("#w=YQ&lead=x", "lead `x` is not a number"),
+            ("#w=YQ&lead=0&lead=1", "`lead` twice"),
             ("#x=1", "unknown part `x`"),
             (&long_key, "unknown part `kkkk"),
             // Found by fuzzing (fuzz/regressions/permalink): the message took two lines.
@@ -362,16 +429,37 @@ mod tests {
         let t = crate::run_text(text, &Default::default()).unwrap();
         let events = t.steps[0].events.len();
         assert!(events > 1, "{:?}", t.steps[0].events);
+        let t = std::slice::from_ref(&t);
         let cases = [
             (at(0, None), at(0, None)),
-            (at(0, Some(3)), at(0, None)), // before the first op there are no events
+            // Before the first op there are no events (the lead stays).
+            (at(0, Some(3)), lanes(0, Some(0), [None, None])),
             (at(1, None), at(1, None)),
             (at(1, Some(1)), at(1, Some(1))),
             (at(1, Some(usize::MAX)), at(1, Some(events - 1))),
-            (at(9, Some(0)), at(1, None)), // past the end: the last step, whole
+            // Past the end: the last step, whole.
+            (at(9, Some(0)), lanes(1, Some(0), [None, None])),
         ];
         for (pos, want) in cases {
-            assert_eq!(pos.clamp(&t), want, "{pos:?}");
+            assert_eq!(pos.clamp(t), want, "{pos:?}");
         }
+        // A lead on no lane shown is dropped, like an event past the end (a link may say
+        // anything): with one lane, the right lane's event and a lead on it.
+        assert_eq!(
+            lanes(1, Some(7), [None, None]).clamp(t),
+            lanes(1, None, [None, None])
+        );
+        let right = lanes(1, Some(1), [Some(0), Some(1)]);
+        assert_eq!(right.clamp(t), lanes(1, None, [Some(0), None]));
+        // Two: each lane's event is clamped to its own step's events.
+        let long = crate::run_text(&text.replace("100", "9000"), &Default::default()).unwrap();
+        let two = [t[0].clone(), long];
+        let n = two.each_ref().map(|t| t.steps[0].events.len());
+        assert_ne!(n[0], n[1], "lanes with steps of different lengths");
+        let far = lanes(1, Some(1), [Some(usize::MAX), Some(usize::MAX)]);
+        assert_eq!(
+            far.clamp(&two),
+            lanes(1, Some(1), [Some(n[0] - 1), Some(n[1] - 1)])
+        );
     }
 }

@@ -18,7 +18,8 @@ pub struct Walkthrough {
     pub title: String,
     /// A paragraph before the first step.
     pub intro: String,
-    /// The variants shown side by side (one or two).
+    /// The variants shown side by side (one or two): the kernel before the patch, then after
+    /// it (see [`Walkthrough::patched`]).
     pub variants: Vec<String>,
     /// One paragraph per scenario operation.
     pub say: Vec<String>,
@@ -87,6 +88,12 @@ impl Check {
 }
 
 impl Walkthrough {
+    /// The lane (an index into [`Walkthrough::variants`]) where the walkthrough's patch acts:
+    /// the variant after it, listed last. A host steps this lane's events first.
+    pub fn patched(&self) -> usize {
+        self.variants.len().saturating_sub(1)
+    }
+
     /// The questions, each checked: its step is one of the walkthrough's, its variant one of
     /// its variants (the first when left out).
     pub fn questions(&self) -> Result<Vec<Question>, Error> {

@@ -76,4 +76,24 @@ fn lint_passes_the_example_and_finds_each_mistake() {
             "{want}\n found: {found:#?}"
         );
     }
+/// The lane a walkthrough names as patched runs the later of its two variants: the kernel
+/// after the patch, in the order the mechanism lists its variants (oldest first).
+#[test]
+fn the_patched_lane_is_the_variant_after_the_patch() {
+    for w in walkthrough::all().expect("walkthroughs parse") {
+        let order = w.scenario.variants();
+        let at = |v: &String| order.iter().position(|o| o == v);
+        let patched = &w.variants[w.patched()];
+        for v in w.variants.iter().filter(|v| *v != patched) {
+            assert!(
+                at(v) < at(patched),
+                "{}: {patched} is not after {v}",
+                w.name
+            );
+        }
+    }
+    let anatomy = walkthrough::find("anatomy").expect("anatomy");
+    assert_eq!(anatomy.patched(), 0, "one lane: it is the patched one");
+    let reuse = walkthrough::find("rx-page-reuse").expect("rx-page-reuse");
+    assert_eq!(reuse.variants[reuse.patched()], "duyck-2012");
 }

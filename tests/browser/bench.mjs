@@ -92,8 +92,8 @@ async function bench(browser, throttle) {
   // step before (Trace::state_at) and draws it; scrolled to the newest skbs, which the events
   // touch, and at the top, where they are out of view.
   const events = async () => {
+    // From the whole last step, ↓ replays it from its first event.
     await page.keyboard.press('End');
-    await page.keyboard.press('ArrowLeft');
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
     const rows = [];
     for (let k = 1; k < 1000; k++) {

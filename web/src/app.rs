@@ -29,8 +29,8 @@ mod quiz;
 mod stepping;
 
 use crate::dom;
-use crate::predict::{self, Phase, Quiz, Record};
-use crate::session::{Position, Session};
+use crate::predict::{self, Outcome, Phase, Quiz, Record};
+use crate::session::Session;
 use controls::Nav;
 use diagrams::Diagrams;
 use editor::Editor;
@@ -42,7 +42,7 @@ use skblab_core::trace::State;
 use skblab_core::walkthrough::{self, Walkthrough};
 use std::ops::Deref;
 use std::rc::Rc;
-use stepping::key_nav;
+use stepping::{key_nav, Lanes};
 use wasm_bindgen::JsCast;
 use web_sys::KeyboardEvent;
 use yew::prelude::*;
@@ -104,8 +104,10 @@ pub struct App {
     titles: Vec<AttrValue>,
     session: Option<Shared>,
     pos: usize,
-    /// Stepping by event: the state after event `k` (1-based) of step `pos`, of the left trace.
-    event: Option<usize>,
+    /// Stepping by event, lane by lane.
+    lanes: Lanes,
+    /// Scroll the selected events into view once drawn (the selection moved).
+    reveal: bool,
     play: Option<Interval>,
     speed: u32,
     notice: Option<String>,
@@ -159,7 +161,8 @@ impl Component for App {
             loaded: false,
             session: None,
             pos: 0,
-            event: None,
+            lanes: Lanes::default(),
+            reveal: false,
             play: None,
             speed: 2,
             notice: None,
@@ -220,7 +223,7 @@ impl Component for App {
             Msg::Tick => {
                 let len = self.len();
                 // Play runs event by event while an event is selected.
-                if self.event.is_some() {
+                if self.lanes.at[self.lead()].is_some() {
                     if !self.step_event(1) {
                         self.stop();
                     }
@@ -276,13 +279,11 @@ impl Component for App {
         if std::mem::take(&mut self.focus_card) {
             dom::focus(".quiz [data-focus], .quiz button");
         }
+        if std::mem::take(&mut self.reveal) {
+            dom::reveal("[data-lane] [aria-current]");
+        }
         if let Some(s) = &self.session {
-            // The link's event is 0-based; `self.event` counts events done (1-based).
-            let at = Position {
-                step: self.pos,
-                event: self.event.and_then(|k| k.checked_sub(1)),
-            };
-            let f = s.link(at).encode();
+            let f = s.link(self.position()).encode();
             if f != self.fragment {
                 self.fragment = f.clone();
                 let write = move || dom::set_fragment(&f);
@@ -311,6 +312,7 @@ impl Component for App {
             .map(|w| self.record.score(&w.name))
             .collect();
         let link = ctx.link();
+        let lead = self.lead();
         html! {
             <>
                 { picker::picker(&picker::Props { titles: self.titles.clone(), current, on_pick: self.on_pick.clone(),
@@ -321,13 +323,13 @@ impl Component for App {
                 if let Some(s) = &self.session {
                     { controls::controls(&controls::Props { pos: self.pos, len: s.len(), playing: self.play.is_some(),
                         speed: self.speed, op: self.op(s), on: self.on_nav.clone(),
-                        event: self.event.map(|k| (k, events_in(s, self.pos))), predict: self.predict,
+                        event: self.lanes.at[lead].map(|k| (k, s.events(lead, self.pos).len())), predict: self.predict,
                         on_predict: link.callback(|_| Msg::Predict) }) }
                     { quiz::card(&self.quiz, self.shown_state(s), &self.on_ask, &self.on_nav) }
                     <main class={classes!("stage", picking.then_some("picking"))} onclick={picking.then(|| self.on_pick_click())}>
-                        { narration::narration(&narration::Props { session: s.clone(), pos: self.pos, event: self.event,
-                            on_nav: self.on_nav.clone() }) }
-                        <Diagrams session={s.clone()} pos={self.pos} event={self.event} />
+                        { narration::narration(&narration::Props { session: s.clone(), pos: self.pos, lanes: self.lanes,
+                            lead, on_nav: self.on_nav.clone() }) }
+                        <Diagrams session={s.clone()} pos={self.pos} events={self.lanes.at} />
                     </main>
                     { panels::panels(&panels::Props { session: s.clone(), pos: self.pos, chart: self.chart.clone(),
                         on_chart: self.on_chart.clone(), predict: self.predict }) }
@@ -351,16 +353,6 @@ async fn fetch_files<T>(
     (texts.iter())
         .map(|text| parse(text).map_err(|e| e.to_string()))
         .collect()
-}
-
-/// The number of events step `pos` (0: before the first) of the left trace has.
-fn events_in(s: &Session, pos: usize) -> usize {
-    pos.checked_sub(1)
-        .map_or(0, |i| s.traces[0].steps[i].events.len())
-}
-
-fn events_in_opt(s: &Option<Shared>, pos: usize) -> usize {
-    s.as_ref().map_or(0, |s| events_in(s, pos))
 }
 
 /// A callback that emits on `to` what `f` makes of an event, when it makes something (a
@@ -431,21 +423,25 @@ impl App {
         stop.is_some()
     }
 
-    /// The learner answered or skipped: the core judges, the record keeps the outcome, and a
-    /// step whose questions are all answered is shown.
+    /// The learner answered or skipped: the core judges, and a step whose questions are all
+    /// answered is shown; only then does the record (the picker's score) take their outcomes,
+    /// so the score gives away nothing of a step still hidden.
     fn ask(&mut self, a: quiz::Ask) {
         match a {
             quiz::Ask::Answer(input) => {
-                if let Some((n, right)) = self.quiz.answer(&input) {
-                    if let Some(w) = self.session.as_ref().and_then(|s| s.walk.as_ref()) {
-                        self.record.mark(&w.name, n, right);
-                        save(&self.record);
-                    }
-                }
+                self.quiz.answer(&input);
             }
             quiz::Ask::Skip => self.quiz.skip(),
         }
         if let Phase::Reveal { step } = self.quiz.phase {
+            if let Some(w) = self.session.as_ref().and_then(|s| s.walk.as_ref()) {
+                for i in self.quiz.revealed() {
+                    if let Some(o @ (Outcome::Right | Outcome::Wrong)) = i.outcome {
+                        self.record.mark(&w.name, i.n, o == Outcome::Right);
+                    }
+                }
+                save(&self.record);
+            }
             self.go(step);
         }
         self.focus_card = true;

@@ -4,8 +4,9 @@
 //! Everything the page displays comes from the core's [`Trace`]s held here; this module only
 //! chooses what to run and remembers where the learner is.
 
+use skblab_core::events::Event;
 use skblab_core::kernel_report::KernelReport;
-pub use skblab_core::permalink::{Link, Position};
+pub use skblab_core::permalink::{Link, Position, LANES};
 use skblab_core::walkthrough::Walkthrough;
 use skblab_core::{RunOptions, Scenario, Trace};
 
@@ -43,6 +44,71 @@ impl Session {
         };
         let outro = (pos == self.len()).then_some(w.outro.as_str());
         Some((main, outro))
+    }
+
+    /// The lane stepped by event until the learner picks one: where the walkthrough's patch
+    /// acts (the core says which), else the left.
+    pub fn patched_lane(&self) -> usize {
+        let lane = self.walk.as_ref().map_or(0, |w| w.patched());
+        lane.min(self.traces.len() - 1)
+    }
+
+    /// The events step `pos` (0: none) made in lane `lane`.
+    pub fn events(&self, lane: usize, pos: usize) -> &[Event] {
+        let step = pos
+            .checked_sub(1)
+            .and_then(|i| self.traces.get(lane)?.steps.get(i));
+        step.map_or(&[], |s| &s.events)
+    }
+
+    /// From event `k` (1-based; `None`: the whole step) of step `pos` in lane `lane`, the
+    /// next (`d > 0`) or previous event that `keep` admits, as (step, event): in this step
+    /// (forward from a whole step, its first), else in the nearest step that has one.
+    pub fn seek(
+        &self,
+        lane: usize,
+        (mut p, k): (usize, Option<usize>),
+        d: isize,
+        keep: &dyn Fn(&Event) -> bool,
+    ) -> Option<(usize, usize)> {
+        let n = |p| self.events(lane, p).len();
+        // A whole step is after its last event, and before its first going forward.
+        let mut j = k.unwrap_or(if d > 0 { 0 } else { n(p) + 1 });
+        loop {
+            (p, j) = match (d > 0, j) {
+                (true, j) if j < n(p) => (p, j + 1),
+                (true, _) if p < self.len() => (p + 1, 1),
+                (false, j) if j > 1 => (p, j - 1),
+                (false, _) if p > 1 => (p - 1, n(p - 1)),
+                _ => return None,
+            };
+            // (A step without events has no event 1, and is passed over.)
+            if self
+                .events(lane, p)
+                .get(j.wrapping_sub(1))
+                .is_some_and(keep)
+            {
+                return Some((p, j));
+            }
+        }
+    }
+
+    /// Lockstep: lane `other`'s event matching event `k` of step `pos` in lane `lead`: the
+    /// same kind, as many of that kind in (the n-th `frag_alloc` beside the n-th); else the
+    /// kind it has no such event of.
+    pub fn counterpart(
+        &self,
+        lead: usize,
+        other: usize,
+        pos: usize,
+        k: usize,
+    ) -> Result<usize, &'static str> {
+        let mine = self.events(lead, pos);
+        let kind = k.checked_sub(1).and_then(|i| mine.get(i)).ok_or("")?.kind();
+        let nth = mine[..k].iter().filter(|e| e.kind() == kind).count();
+        let theirs = self.events(other, pos).iter().enumerate();
+        let mut same = theirs.filter(|(_, e)| e.kind() == kind);
+        same.nth(nth - 1).map(|(i, _)| i + 1).ok_or(kind)
     }
 
     /// The link to this session at `at`.
@@ -217,6 +283,72 @@ mod tests {
         assert_eq!((s.traces.len(), s.kernel.is_some()), (1, true));
         let err = load_report("{}").unwrap_err();
         assert!(err.contains("report.rows"), "{err}");
+    }
+
+    fn walk(name: &str) -> Session {
+        load_walkthrough(&skblab_core::walkthrough::find(name).unwrap()).unwrap()
+    }
+
+    /// The patch's lane leads: Duyck's in rx-page-reuse (right), the only one in anatomy.
+    #[test]
+    fn the_patched_lane_leads() {
+        assert_eq!(walk("rx-page-reuse").patched_lane(), 1);
+        assert_eq!(walk("anatomy").patched_lane(), 0);
+        let custom = load_custom("mechanism = \"sendmsg\"\nops = []\n", Some("modern")).unwrap();
+        assert_eq!(custom.patched_lane(), 0);
+    }
+
+    /// Seeking walks a lane's events in order, across steps, and keeps to a kind when asked.
+    #[test]
+    fn seeking_walks_a_lanes_events() {
+        let s = walk("rx-page-reuse");
+        let any = &|_: &Event| true;
+        let n1 = s.events(1, 1).len();
+        assert!(n1 > 2 && s.events(1, 0).is_empty());
+        // From before the first op, and from a whole step: its first event.
+        assert_eq!(s.seek(1, (0, None), 1, any), Some((1, 1)));
+        assert_eq!(s.seek(1, (2, None), 1, any), Some((2, 1)));
+        assert_eq!(s.seek(1, (1, Some(2)), 1, any), Some((1, 3)));
+        // Past the step's last event: the next step's first; back from it, this one's last.
+        assert_eq!(s.seek(1, (1, Some(n1)), 1, any), Some((2, 1)));
+        assert_eq!(s.seek(1, (2, Some(1)), -1, any), Some((1, n1)));
+        assert_eq!(
+            s.seek(1, (2, None), -1, any),
+            Some((2, s.events(1, 2).len()))
+        );
+        assert_eq!(s.seek(1, (1, Some(1)), -1, any), None);
+        // Only reuse_page: the first is in step 2 (step 1's six heads fill one page).
+        let reuse = &|e: &Event| e.kind() == "reuse_page";
+        assert!(!s.events(1, 1).iter().any(reuse));
+        let (p, k) = s.seek(1, (1, Some(1)), 1, reuse).unwrap();
+        assert_eq!((p, s.events(1, p)[k - 1].kind()), (2, "reuse_page"));
+        assert_eq!(
+            s.seek(0, (0, None), 1, reuse),
+            None,
+            "the kernel before never reuses"
+        );
+    }
+
+    /// Lockstep pairs the n-th event of a kind with the other lane's n-th of that kind; the
+    /// patch's own events have none.
+    #[test]
+    fn lockstep_pairs_events_of_a_kind() {
+        let s = walk("rx-page-reuse");
+        let nth = |lane: usize, pos: usize, kind: &str, n: usize| {
+            let ev = s.events(lane, pos).iter().enumerate();
+            ev.filter(|(_, e)| e.kind() == kind)
+                .nth(n)
+                .map(|(i, _)| i + 1)
+                .unwrap()
+        };
+        for n in [0, 3] {
+            let (mine, theirs) = (nth(1, 2, "frag_alloc", n), nth(0, 2, "frag_alloc", n));
+            assert_eq!(s.counterpart(1, 0, 2, mine), Ok(theirs));
+            assert_eq!(s.counterpart(0, 1, 2, theirs), Ok(mine));
+        }
+        let reuse = nth(1, 2, "reuse_page", 1);
+        assert_eq!(s.counterpart(1, 0, 2, reuse), Err("reuse_page"));
+        assert_eq!(s.counterpart(1, 0, 2, 0), Err(""));
     }
 
     #[test]

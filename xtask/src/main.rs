@@ -249,6 +249,7 @@ fn browser(what: &str) -> Result<(), String> {
             "playground.test.mjs",
             "quiz.test.mjs",
             "legibility.test.mjs",
+            "lanes.test.mjs",
         ]);
     } else {
         step(&format!("node bench.mjs (against {})", server.url));

@@ -1,7 +1,12 @@
 //! The stepper: first, previous, play, next, last, the speed, the scrubber, the position, the
 //! predict toggle and the current operation. It holds no state: it shows the app's position and asks for moves.
+//! Every part keeps its place whatever the step (style.css gives each a fixed width and the
+//! operation one line, cut short with its whole text in its title).
 
 use super::emit_some;
+use crate::diagram::esc;
+use std::fmt::Write;
+use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -13,13 +18,20 @@ pub enum Nav {
     Last,
     TogglePlay,
     Speed(u32),
-    /// One kernel event forward or back, across steps.
+    /// One kernel event forward or back in the leading lane, across steps.
     Event(isize),
-    /// Event `k` (1-based) of step `pos`: the state after it.
+    /// Event `k` (1-based) of the step in lane `lane`, which leads: the state after it.
     At {
-        pos: usize,
+        lane: usize,
         k: usize,
     },
+    /// Lane `l` leads: the keys step it.
+    Lead(usize),
+    /// Lane `l` lists, and steps through, only events of the kind of its event `k` (1-based;
+    /// `None`: every kind).
+    Filter(usize, Option<usize>),
+    /// Lockstep on or off.
+    Lockstep,
 }
 
 /// Play speeds offered, in steps per second.
@@ -42,18 +54,67 @@ pub struct Props {
     pub on_predict: Callback<()>,
 }
 
+/// The buttons that only ask for a move, before and after play: static markup, one click
+/// listener on the bar acting for all of them (as Yew nodes they cost the bundle 0.5 KiB).
+const BEFORE_PLAY: &str = concat!(
+    r#"<button data-nav="0" aria-label="First step" title="First (Home)">⇤ first</button>"#,
+    r#"<button data-nav="1" aria-label="Previous step" title="Previous (←)">◀ prev</button>"#,
+);
+const AFTER_PLAY: &str = concat!(
+    r#"<button data-nav="2" aria-label="Next step" title="Next (→)">next ▶</button>"#,
+    r#"<button data-nav="3" aria-label="Last step" title="Last (End)">last ⇥</button>"#,
+    r#"<button data-nav="4" aria-label="Previous event" title="Previous event (↑ or Shift+←)">▲ event</button>"#,
+    r#"<button data-nav="5" aria-label="Next event" title="Next event (↓ or Shift+→)">event ▼</button>"#,
+);
+
+/// The moves of those buttons, by their `data-nav`.
+const MOVES: [Nav; 6] = [
+    Nav::Go(0),
+    Nav::Step(-1),
+    Nav::Step(1),
+    Nav::Last,
+    Nav::Event(-1),
+    Nav::Event(1),
+];
+
+/// The move a click on one of those buttons asks for.
+fn clicked(e: MouseEvent) -> Option<Nav> {
+    let el: web_sys::Element = e.target()?.dyn_into().ok()?;
+    let i: usize = el
+        .closest("[data-nav]")
+        .ok()??
+        .get_attribute("data-nav")?
+        .parse()
+        .ok()?;
+    MOVES.get(i).copied()
+}
+
+/// The step and, stepping by event, the event shown: markup, as it changes at every move.
+/// The event's place is always there (empty outside event mode), so what follows stays put.
+fn position(p: &Props) -> String {
+    let (pos, len) = (p.pos, p.len);
+    let mut o =
+        format!(r#"<output data-testid="step" data-step="{pos}">step {pos} / {len}</output>"#);
+    match p.event {
+        Some((k, n)) => {
+            let _ = write!(
+                o,
+                r#"<output class="ev" data-testid="event" data-event="{k}">event {k} / {n}</output>"#
+            );
+        }
+        None => o.push_str(r#"<output class="ev"></output>"#),
+    }
+    o
+}
+
 pub fn controls(p: &Props) -> Html {
     let on = &p.on;
     let (pos, len, playing) = (p.pos, p.len, p.playing);
     html! {
-        <section class="controls" aria-label="Step controls">
-            <button data-action="first" aria-label="First step" title="First (Home)" onclick={on.reform(|_| Nav::Go(0))}>{ "⇤ first" }</button>
-            <button data-action="prev" aria-label="Previous step" title="Previous (←)" onclick={on.reform(|_| Nav::Step(-1))}>{ "◀ prev" }</button>
+        <section class="controls" aria-label="Step controls" onclick={emit_some(on, clicked)}>
+            { Html::from_html_unchecked(AttrValue::Static(BEFORE_PLAY)) }
             <button data-action="play" aria-label={if playing { "Pause" } else { "Play" }} aria-pressed={playing.to_string()} title="Play/pause (space)" onclick={on.reform(|_| Nav::TogglePlay)}>{ if playing { "❚❚ pause" } else { "▶ play" } }</button>
-            <button data-action="next" aria-label="Next step" title="Next (→)" onclick={on.reform(|_| Nav::Step(1))}>{ "next ▶" }</button>
-            <button data-action="last" aria-label="Last step" title="Last (End)" onclick={on.reform(|_| Nav::Last)}>{ "last ⇥" }</button>
-            <button data-action="prev-event" aria-label="Previous event" title="Previous event (↑ or Shift+←)" onclick={on.reform(|_| Nav::Event(-1))}>{ "▲ event" }</button>
-            <button data-action="next-event" aria-label="Next event" title="Next event (↓ or Shift+→)" onclick={on.reform(|_| Nav::Event(1))}>{ "event ▼" }</button>
+            { Html::from_html_unchecked(AttrValue::Static(AFTER_PLAY)) }
             <label>{ "Speed " }
                 <select aria-label="Play speed" onchange={emit_some(on, |e: Event| e.target_unchecked_into::<HtmlSelectElement>().value().parse().ok().map(Nav::Speed))}>
                     { for SPEEDS.iter().map(|sp| html! { <option value={sp.to_string()} selected={*sp == p.speed}>{ format!("{sp} {}/s", if p.event.is_some() { "event" } else { "step" }) }</option> }) }
@@ -61,14 +122,11 @@ pub fn controls(p: &Props) -> Html {
             </label>
             <input type="range" class="scrubber" aria-label="Step" min="0" max={len.to_string()} value={pos.to_string()}
                 oninput={emit_some(on, |e: InputEvent| e.target_unchecked_into::<HtmlInputElement>().value().parse().ok().map(Nav::Go))} />
-            <output data-testid="step" data-step={pos.to_string()}>{ format!("step {pos} / {len}") }</output>
-            if let Some((k, n)) = p.event {
-                <output data-testid="event" data-event={k.to_string()}>{ format!("event {k} / {n}") }</output>
-            }
+            { Html::from_html_unchecked(position(p).into()) }
             <label class="predict" title="Answer each walkthrough question before its step is shown">
                 <input type="checkbox" data-testid="predict" checked={p.predict} onchange={p.on_predict.reform(|_| ())} />{ " Predict" }
             </label>
-            <span class="op" data-testid="op">{ p.op.clone() }</span>
+            { Html::from_html_unchecked(format!(r#"<span class="op" data-testid="op" title="{op}">{op}</span>"#, op = esc(&p.op)).into()) }
         </section>
     }
 }

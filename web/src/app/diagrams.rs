@@ -11,6 +11,7 @@ use super::Shared;
 use crate::diagram::{self, Drawing, Marks};
 use crate::diff::Changed;
 use crate::dom;
+use crate::session::LANES;
 use gloo_events::EventListener;
 use skblab_core::scenario::about_variant;
 use skblab_core::trace::State;
@@ -23,8 +24,8 @@ use yew::virtual_dom::Key;
 pub struct Props {
     pub session: Shared,
     pub pos: usize,
-    /// Stepping by event: the left trace is drawn after event `k` (1-based) of step `pos`.
-    pub event: Option<usize>,
+    /// Stepping by event: lane L is drawn after event `events[L]` (1-based) of step `pos`.
+    pub events: [Option<usize>; LANES],
 }
 
 pub enum Msg {
@@ -218,7 +219,7 @@ impl Component for Diagrams {
 impl Diagrams {
     fn redraw(&mut self, p: &Props) {
         let t0 = dom::now();
-        self.drawn = draw_all(&p.session, p.pos, p.event, &self.canvas);
+        self.drawn = draw_all(&p.session, p.pos, p.events, &self.canvas);
         self.wraps.resize_with(self.drawn.len(), NodeRef::default);
         dom::publish("drawMs", dom::now() - t0);
     }
@@ -259,7 +260,7 @@ fn measure(el: &web_sys::Element, width: u32, zoom: Option<u32>) -> ((u32, u32),
     (band, (seen / f64::from(shown.max(1))) as u32)
 }
 
-/// The left trace after event `k` of step `pos` (1-based), marking what that event touched:
+/// Trace `t` after event `k` of step `pos` (1-based), marking what that event touched:
 /// its skbs, its frag slot, its pages (a page it freed stays in the state, to fade out) and
 /// its cursor (`None` when the events do not replay, which the core's tests rule out).
 fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
@@ -294,10 +295,9 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
 }
 
 /// The drawings of every trace at `pos`, marking what the step changed and, side by side,
-/// what differs from the other trace; stepping by event, the left one after that event,
+/// what differs from the other trace's step; stepping by event, each lane after its event,
 /// marking what it touched.
-fn draw_all(s: &Shared, pos: usize, event: Option<usize>, canvas: &[u32]) -> Vec<Shown> {
-    let stepped = event.and_then(|k| at_event(&s.traces[0], pos, k));
+fn draw_all(s: &Shared, pos: usize, events: [Option<usize>; LANES], canvas: &[u32]) -> Vec<Shown> {
     let empty = State::default();
     let n = s.traces.len();
     let state = |i: usize, pos: usize| {
@@ -307,9 +307,12 @@ fn draw_all(s: &Shared, pos: usize, event: Option<usize>, canvas: &[u32]) -> Vec
     };
     (0..n)
         .map(|i| {
-            let (cur, changed) = match (&stepped, i) {
-                (Some((st, touched)), 0) => (st, touched.clone()),
-                _ => {
+            let t = &s.traces[i];
+            let k = events.get(i).copied().flatten();
+            let stepped = k.and_then(|k| at_event(t, pos, k));
+            let (cur, changed) = match &stepped {
+                Some((st, touched)) => (st, touched.clone()),
+                None => {
                     let cur = state(i, pos).unwrap_or(&empty);
                     // Step 1 is measured against the empty start; position 0 marks nothing.
                     let prev = match pos {
@@ -324,14 +327,10 @@ fn draw_all(s: &Shared, pos: usize, event: Option<usize>, canvas: &[u32]) -> Vec
                 2 => Changed::between(Some(state(1 - i, pos).unwrap_or(&empty)), cur),
                 _ => Changed::default(),
             };
-            let t = &s.traces[i];
-            let label = match (&stepped, i) {
-                (Some(_), 0) => format!(
-                    "{} ({}), step {pos}, event {}",
-                    t.mechanism,
-                    t.variant,
-                    event.unwrap_or(0)
-                ),
+            let label = match (&stepped, k) {
+                (Some(_), Some(k)) => {
+                    format!("{} ({}), step {pos}, event {k}", t.mechanism, t.variant)
+                }
                 _ => format!("{} ({}), step {pos}", t.mechanism, t.variant),
             };
             let marks = Marks {

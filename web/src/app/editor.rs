@@ -1,6 +1,7 @@
 //! The scenario editor: the text, the variant and the one to compare with, the inline verdict
-//! of the core, the run button and, with a challenge open, the check of its goal. It owns
-//! what the learner types; each keystroke is parsed and its caps checked at once, and the
+//! of the core, the run button and, with a challenge open, the check of its goal. Choosing a
+//! variant or the one to compare with runs the text at once (the text itself runs with the
+//! button), and the two are never the same variant. It owns what the learner types; each keystroke is parsed and its caps checked at once, and the
 //! traced run (up to half a second for the largest scenarios the trace cap admits) waits
 //! until typing pauses, so typing never stalls. The app seeds it (a walkthrough or a
 //! permalink opened) by giving it a new key, and gets the loaded [`Session`] back when the
@@ -83,19 +84,29 @@ impl Component for Editor {
                     .then(|| Timeout::new(PAUSE_MS, move || link.send_message(Msg::Paused)));
             }
             Msg::Paused => self.checked = check(&self.text),
-            Msg::Knob(path, value) => match form::set(&self.text, &path, value) {
-                Ok(t) => self.set_text(t),
-                Err(e) => self.checked = Checked::Err(e),
-            },
-            Msg::Compare(v) => self.compare = v,
-            Msg::Run => {
-                self.pause = None;
-                let cmp = (!self.compare.is_empty()).then_some(self.compare.as_str());
-                match session::load_custom(&self.text, cmp) {
-                    Ok(s) => ctx.props().on_run.emit(Box::new(s)),
+            Msg::Knob(path, value) => {
+                let was = match &self.checked {
+                    Checked::Ok { variant, .. } => variant.clone(),
+                    Checked::Err(_) => String::new(),
+                };
+                match form::set(&self.text, &path, value) {
+                    Ok(t) => {
+                        self.set_text(t);
+                        // The variant compared with becomes the one shown: they swap.
+                        if matches!(&self.checked, Checked::Ok { variant, .. } if *variant == self.compare)
+                        {
+                            self.compare = was;
+                        }
+                        self.run(ctx);
+                    }
                     Err(e) => self.checked = Checked::Err(e),
                 }
             }
+            Msg::Compare(v) => {
+                self.compare = v;
+                self.run(ctx);
+            }
+            Msg::Run => self.run(ctx),
         }
         true
     }
@@ -127,7 +138,7 @@ impl Component for Editor {
                         <label>{ "compare with" }
                             <select aria-label="compare with" onchange={link.callback(|e: Event| Msg::Compare(e.target_unchecked_into::<HtmlSelectElement>().value()))}>
                                 <option value="" selected={self.compare.is_empty()}>{ "— none —" }</option>
-                                { for variants.iter().map(|v| html! { <option value={v.to_string()} selected={*v == self.compare}>{ *v }</option> }) }
+                                { for variants.iter().filter(|v| *v != variant).map(|v| html! { <option value={v.to_string()} selected={*v == self.compare}>{ *v }</option> }) }
                             </select>
                         </label>
                     </div>
@@ -148,6 +159,16 @@ impl Component for Editor {
 }
 
 impl Editor {
+    /// Runs the text, beside the variant compared with, and hands the session to the app.
+    fn run(&mut self, ctx: &Context<Self>) {
+        self.pause = None;
+        let cmp = (!self.compare.is_empty()).then_some(self.compare.as_str());
+        match session::load_custom(&self.text, cmp) {
+            Ok(s) => ctx.props().on_run.emit(Box::new(s)),
+            Err(e) => self.checked = Checked::Err(e),
+        }
+    }
+
     fn set_text(&mut self, text: String) {
         self.checked = check(&text);
         self.text = text;

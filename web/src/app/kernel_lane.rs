@@ -1,5 +1,6 @@
 //! The third lane: a `skblab kernel` report's skbs, the running kernel's own, each field with
-//! the model's value beside it and the runner's verdict. Drawn as markup (a table), not Yew
+//! the model's value under it (from the model's lane of the report's variant, named in the
+//! caption; the lane spans the row under both) and the runner's verdict. Drawn as markup (a table), not Yew
 //! nodes: it never changes once opened.
 
 use crate::diagram::esc;
@@ -11,7 +12,7 @@ pub fn lane(r: &KernelReport) -> Html {
     let mut o = String::new();
     let _ = write!(
         o,
-        r#"<figcaption><strong>Linux {}</strong> · its own skbs, traced by <code>skblab kernel</code> · verdict <span class="verdict {v}" data-testid="kernel-verdict">{v}</span><div class="about">beside the model's <code>{}</code> after step {} (the ops the kernel ran){}</div></figcaption>"#,
+        r#"<figcaption><strong>Linux {}</strong> · its own skbs, traced by <code>skblab kernel</code> · verdict <span class="verdict {v}" data-testid="kernel-verdict">{v}</span><div class="about">the model's values from its <code>{}</code> lane, after step {} (the ops the kernel ran){}</div></figcaption>"#,
         esc(&r.kernel),
         esc(&r.variant),
         r.driven,

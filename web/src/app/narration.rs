@@ -1,95 +1,251 @@
-//! The narration beside the diagram: the walkthrough's text for the position and the events
-//! of the step, in the kernel's words.
+//! The narration beside the diagram: the walkthrough's text for the position and, lane by
+//! lane, the events of the step in the kernel's words. Either lane can be stepped: the one
+//! that leads moves with the keys, a click on an event leads from it, and in lockstep the
+//! other lane follows to the event of the same kind (or says it has none).
+//!
+//! The lists are markup (as Yew nodes, a step of 700 events cost a frame at every move), each
+//! a window of the step's events around the one selected, with one click and one change
+//! listener acting for all of them.
 
 use super::controls::Nav;
-use super::Shared;
+use super::stepping::Lanes;
+use super::{emit_some, Shared};
+use crate::diagram::esc;
+use crate::session::LANES;
 use skblab_core::events::Event as TraceEvent;
-use skblab_core::Trace;
+use std::fmt::Write;
+use wasm_bindgen::JsCast;
+use web_sys::{Element, HtmlSelectElement};
 use yew::prelude::*;
 
-/// A step lists at most this many events: one op with a `count` or a burst of frames can make
-/// thousands, and each list item costs the page style and layout on every step.
-const EVENTS_LISTED: usize = 200;
+/// A list holds at most this many events, the window with the selected one; the events
+/// before and after it are one click away.
+const WINDOW: usize = 100;
+/// From this many events on, a lane offers to list one kind only.
+const LONG: usize = 20;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub session: Shared,
     pub pos: usize,
-    /// The event selected (1-based) in the left trace's list.
-    pub event: Option<usize>,
-    /// Clicking an event of the left trace selects it.
+    pub lanes: Lanes,
+    /// The lane the keys step.
+    pub lead: usize,
     pub on_nav: Callback<Nav>,
 }
 
 pub fn narration(p: &Props) -> Html {
     let s = &p.session;
+    let mut o = format!(
+        r#"<div aria-live="polite"><h2 data-testid="title">{}</h2>"#,
+        esc(&s.title)
+    );
+    if let Some((main, outro)) = s.narration(p.pos) {
+        let _ = write!(o, r#"<p data-testid="narration">{}</p>"#, esc(main));
+        if let Some(outro) = outro {
+            let _ = write!(o, r#"<p class="outro">{}</p>"#, esc(outro));
+        }
+    }
+    o.push_str("</div>");
     html! {
-        <aside class="narration" aria-live="polite">
-            <h2 data-testid="title">{ &s.title }</h2>
-            if let Some((main, outro)) = s.narration(p.pos) {
-                <p data-testid="narration">{ main }</p>
-                if let Some(o) = outro { <p class="outro">{ o }</p> }
-            }
+        <aside class="narration">
+            { Html::from_html_unchecked(o.into()) }
             { events(p) }
         </aside>
     }
 }
 
-/// The events of step `pos`, for every trace shown (side by side, the variants differ most
-/// in what the kernel did).
+/// The events of step `pos`, lane by lane (side by side, the variants differ most in what
+/// the kernel did), with the lockstep toggle when there are two.
 fn events(p: &Props) -> Html {
-    if p.pos == 0 {
+    let (s, pos) = (&p.session, p.pos);
+    if pos == 0 {
         return html! {};
     }
-    let traces = &p.session.traces;
+    let lanes = s.traces.len().min(LANES);
+    let mut o = String::new();
+    if lanes > 1 {
+        let on = if p.lanes.apart { "" } else { " checked" };
+        let _ = write!(
+            o,
+            r#"<label class="lockstep"><input type="checkbox" data-lockstep=""{on}> Lockstep: the other lane follows by kind of event</label>"#
+        );
+    }
+    for lane in 0..lanes {
+        lane_events(&mut o, p, lane);
+    }
+    let onclick = emit_some(&p.on_nav, clicked);
+    // A kind is chosen by one of its events (the first), which the app reads it from.
+    let onchange = emit_some(&p.on_nav, |e: Event| {
+        let el: HtmlSelectElement = e.target()?.unchecked_into();
+        let lane = el.get_attribute("data-filter")?.parse().ok()?;
+        Some(Nav::Filter(lane, el.value().parse().ok()))
+    });
     html! {
-        <>
-            if let (Some(_), Some(right)) = (p.event, traces.get(1)) {
-                <p class="note">{ format!("Stepping by event follows {}; {} shows the whole step.", traces[0].variant, right.variant) }</p>
-            }
-            { for traces.iter().enumerate().map(|(n, t)| {
-                // Only the left trace's events are stepped through.
-                let (event, on) = match n { 0 => (p.event, Some(&p.on_nav)), _ => (None, None) };
-                step_events(t, p.pos, event, on)
-            }) }
-        </>
+        <div class="lanes" {onclick} {onchange}>{ Html::from_html_unchecked(o.into()) }</div>
     }
 }
 
-/// The events of step `pos` of trace `t`, the first [`EVENTS_LISTED`] of them; `event`
-/// highlighted with the kernel function it stands for, and each clickable when `on` is given.
-fn step_events(t: &Trace, pos: usize, event: Option<usize>, on: Option<&Callback<Nav>>) -> Html {
-    let events = &t.steps[pos - 1].events;
+/// What a click in the lists asks for: lockstep, or in a lane an event or the lane to lead.
+fn clicked(e: MouseEvent) -> Option<Nav> {
+    let el: Element = e.target()?.dyn_into().ok()?;
+    let hit = el
+        .closest("[data-lockstep],[data-k],[data-kind],[data-lead]")
+        .ok()??;
+    let num = |el: &Element, attr: &str| el.get_attribute(attr)?.parse().ok();
+    let lane = el
+        .closest("[data-lane]")
+        .ok()?
+        .and_then(|l| num(&l, "data-lane"));
+    Some(match (num(&hit, "data-k"), lane) {
+        _ if hit.has_attribute("data-lockstep") => Nav::Lockstep,
+        (Some(k), Some(lane)) => Nav::At { lane, k },
+        (_, lane) => Nav::Lead(lane?),
+    })
+}
+
+/// Lane `lane`'s events of the step: the selected one's kernel function, what lockstep could
+/// not match, the filter by kind (↑/↓ then move to the previous or next event of that kind),
+/// and the window of the list.
+fn lane_events(o: &mut String, p: &Props, lane: usize) {
+    let s = &p.session;
+    let (t, events) = (&s.traces[lane], s.events(lane, p.pos));
     if events.is_empty() {
-        return html! {};
+        return;
     }
-    let item = |(i, e): (usize, &TraceEvent)| {
-        let k = i + 1;
-        let onclick = on.map(|on| on.reform(move |_| Nav::At { pos, k }));
-        let sel = event == Some(k);
-        html! {
-            <li class={classes!(sel.then_some("sel"))} aria-current={sel.then_some("step")} {onclick}>{ e.to_string() }</li>
+    let (leads, at, two) = (lane == p.lead, p.lanes.at[lane], s.traces.len() > 1);
+    let variant = esc(&t.variant);
+    let _ = write!(
+        o,
+        r#"<section class="lane{}" data-lane="{lane}"><h3>What the kernel did ({variant})"#,
+        if leads && two { " leads" } else { "" }
+    );
+    // (The leading lane's heading says so through style.css.)
+    if two && !leads {
+        o.push_str(r#" <button class="small" data-lead="">Step this lane</button>"#);
+    }
+    o.push_str("</h3>");
+    if let Some(e) = at.and_then(|k| events.get(k.checked_sub(1)?)) {
+        if let Some(f) = t.kernel_fn(e) {
+            let _ = write!(
+                o,
+                r#"<p class="kfn"{}>In the kernel: <a href="{}" target="_blank" rel="noopener"><code>{}</code></a> in {} ({})</p>"#,
+                if leads {
+                    r#" data-testid="kernel-fn""#
+                } else {
+                    ""
+                },
+                f.url(),
+                f.name,
+                f.file,
+                f.tag
+            );
         }
-    };
-    let selected = event.and_then(|k| events.get(k - 1));
-    html! {
-        <>
-            <h3>{ format!("What the kernel did ({})", t.variant) }</h3>
-            if let Some(f) = selected.and_then(|e| t.kernel_fn(e)) {
-                <p class="kfn" data-testid="kernel-fn">
-                    { "In the kernel: " }
-                    <a href={f.url()} target="_blank" rel="noopener"><code>{ f.name }</code></a>
-                    { format!(" in {} ({})", f.file, f.tag) }
-                </p>
-            }
-            <ol class="events" data-variant={t.variant.clone()}>
-                { for events.iter().enumerate().take(EVENTS_LISTED).map(item) }
-                if events.len() > EVENTS_LISTED {
-                    <li class="more" data-testid="more-events">
-                        { format!("… and {} more (the trace JSON has every one)", events.len() - EVENTS_LISTED) }
-                    </li>
-                }
-            </ol>
-        </>
     }
+    if let (true, false, false, Some(k)) = (two, leads, p.lanes.apart, p.lanes.at[p.lead]) {
+        if let Err(kind) = s.counterpart(p.lead, lane, p.pos, k) {
+            let _ = write!(
+                o,
+                r#"<p class="miss" data-testid="no-counterpart">No {kind} here to match: this lane stays.</p>"#
+            );
+        }
+    }
+    let filter = p.lanes.filter[lane];
+    filter_select(o, lane, events, filter);
+    // The events listed (those of the filter's kind, numbered as in the step), a window of
+    // them: the one with the selected event.
+    let listed = |e: &TraceEvent| filter.is_none_or(|f| e.kind() == f);
+    let here = at.filter(|&k| listed(&events[k - 1]));
+    let here = here.map_or(0, |k| events[..k - 1].iter().filter(|e| listed(e)).count());
+    let start = here / WINDOW * WINDOW;
+    let (held, mut n, mut items) = (leads && p.lanes.end, 0, String::new());
+    let (mut before, mut after) = (None, None);
+    for (i, e) in events.iter().enumerate().filter(|(_, e)| listed(e)) {
+        let k = i + 1;
+        match n {
+            n if n + 1 == start => before = Some(k),
+            n if n == start + WINDOW => after = Some(k),
+            n if n >= start && n < start + WINDOW => {
+                let mark = match (at == Some(k), held) {
+                    (true, false) => r#" class="sel" aria-current="step""#,
+                    (true, true) => r#" class="sel""#,
+                    _ => "",
+                };
+                let _ = write!(
+                    items,
+                    r#"<li value="{k}" data-k="{k}"{mark}>{}</li>"#,
+                    esc(&e.to_string())
+                );
+            }
+            _ => {}
+        }
+        n += 1;
+    }
+    let _ = write!(o, r#"<ol class="events" data-variant="{variant}">"#);
+    if let Some(k) = before {
+        let _ = write!(
+            o,
+            r#"<li class="more" data-k="{k}">▲ {start} earlier events</li>"#
+        );
+    }
+    o.push_str(&items);
+    match after {
+        Some(k) => {
+            let _ = write!(
+                o,
+                r#"<li class="more" data-testid="more-events" data-k="{k}">▼ {} later events</li>"#,
+                n - start - WINDOW
+            );
+        }
+        None => end_marker(o, p, held),
+    }
+    o.push_str("</ol></section>");
+}
+
+/// The end of the step's list; where the leading lane rests at it, what the next ↓ does.
+fn end_marker(o: &mut String, p: &Props, held: bool) {
+    let pos = p.pos;
+    let _ = match (held, pos < p.session.len()) {
+        (false, _) => write!(o, r#"<li class="more end">End of step {pos}</li>"#),
+        (true, more) => write!(
+            o,
+            r#"<li class="more end sel" aria-current="step" data-testid="step-end">End of step {pos}{}{}</li>"#,
+            if more {
+                ": ↓ goes on to step "
+            } else {
+                ", the last"
+            },
+            if more {
+                (pos + 1).to_string()
+            } else {
+                String::new()
+            }
+        ),
+    };
+}
+
+/// The list's filter by kind, for a long step with more than one kind (or while one is
+/// chosen): each kind with its number of events, in the order they first occur.
+fn filter_select(o: &mut String, lane: usize, events: &[TraceEvent], filter: Option<&'static str>) {
+    // Each kind with its first event and its number of events.
+    let mut kinds: Vec<(&str, usize, usize)> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        match kinds.iter_mut().find(|(k, ..)| *k == e.kind()) {
+            Some((.., n)) => *n += 1,
+            None => kinds.push((e.kind(), i + 1, 1)),
+        }
+    }
+    if filter.is_none() && (events.len() < LONG || kinds.len() < 2) {
+        return;
+    }
+    let _ = write!(
+        o,
+        r#"<label class="filter">List <select data-filter="{lane}"><option value="">every kind ({})</option>"#,
+        events.len()
+    );
+    for (k, first, n) in kinds {
+        let sel = if filter == Some(k) { " selected" } else { "" };
+        let _ = write!(o, r#"<option value="{first}"{sel}>{k} ({n})</option>"#);
+    }
+    o.push_str("</select></label>");
 }

@@ -5,7 +5,7 @@ use super::{quiz, App, Seed, Shared};
 use crate::dom;
 use crate::form;
 use crate::predict::Quiz;
-use crate::session::{self, Link, Position, Session};
+use crate::session::{self, Link, Session};
 use serde_json::Value;
 use std::rc::Rc;
 
@@ -83,6 +83,7 @@ impl App {
                 s.len()
             ));
         }
+        self.reset_lanes();
         self.go(step.min(s.len()));
         self.quiz = match s.walk.as_ref().map(|w| Quiz::new(w, &s.traces)) {
             Some(Ok(q)) => q,
@@ -93,18 +94,6 @@ impl App {
             None => Quiz::default(),
         };
         self.session = Some(Shared(Rc::new(s)));
-    }
-
-    /// Selects the link's event within its step, where the step has it (a link's event past
-    /// the step's end selects the step's last). Says that the link was opened.
-    pub(super) fn restore_event(&mut self, at: Position) -> bool {
-        if let (Some(s), Some(_)) = (&self.session, at.event) {
-            let at = at.clamp(&s.traces[0]);
-            if at.step == self.pos {
-                self.event = at.event.map(|e| e + 1);
-            }
-        }
-        true
     }
 
     /// Starts the editor over from `text`, comparing with `compare` (empty: none).

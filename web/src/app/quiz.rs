@@ -6,7 +6,7 @@ use super::controls::Nav;
 use super::emit_some;
 use crate::diagram::esc;
 use crate::predict::{Outcome, Phase, Quiz, Record};
-use skblab_core::challenge::{Challenge, Verdict};
+use skblab_core::challenge::{Challenge, Verdict, HELD};
 use skblab_core::query::Value;
 use skblab_core::question::{Kind, Question};
 use skblab_core::trace::State;
@@ -245,8 +245,15 @@ fn verdict(out: &mut String, v: Option<&Result<Verdict, String>>) {
         r#"<div class="verdict {class}" role="status" data-testid="goal" data-met="{met}"><strong>{}</strong><ul>"#,
         esc(&head)
     );
+    // Each condition in the colour of its own outcome: one that held is green even when the
+    // goal as a whole is not met.
     for l in lines {
-        let _ = write!(out, "<li>{}</li>", esc(l));
+        let held = if l.starts_with(HELD) {
+            "held"
+        } else {
+            "failed"
+        };
+        let _ = write!(out, r#"<li class="{held}">{}</li>"#, esc(l));
     }
     out.push_str("</ul></div>");
 }

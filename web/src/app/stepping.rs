@@ -1,18 +1,35 @@
-//! Moving through the trace: by step and by event, playing, and the keys that ask for the
-//! same moves. In predict mode a move forward stops before a step with questions left.
+//! Moving through the trace: by step and by event in either lane, playing, and the keys that
+//! ask for the same moves. In predict mode a move forward stops before a step with questions
+//! left.
 
 use super::controls::Nav;
-use super::{events_in, events_in_opt, App, Msg};
+use super::{App, Msg};
 use crate::predict::Phase;
-use crate::session::Session;
+use crate::session::{Position, Session, LANES};
 use gloo_timers::callback::Interval;
 use wasm_bindgen::JsCast;
 use web_sys::KeyboardEvent;
 use yew::prelude::*;
 
-/// ←/→ step, ↑/↓ (or Shift+←/→) move by event, Home/End jump, space plays; ignored while
-/// typing or with a modifier other than Shift held. (Esc, which skips a question, is the
-/// listener's.)
+/// Stepping by event, lane by lane (the split view's left and right traces).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lanes {
+    /// The lane the keys step (`None`: the session's patched lane).
+    pub lead: Option<usize>,
+    /// Per lane, the state after event `k` (1-based) of the step; `None`: the whole step.
+    pub at: [Option<usize>; LANES],
+    /// The leading lane rests past its step's last event: the next ↓ moves on to the next
+    /// step, so a step's end is never crossed unseen.
+    pub end: bool,
+    /// The other lane does not follow the leading one (lockstep off; on by default).
+    pub apart: bool,
+    /// Per lane, the one kind of event it lists and steps through.
+    pub filter: [Option<&'static str>; LANES],
+}
+
+/// ←/→ step, ↑/↓ (or Shift+←/→) move by event (in the leading lane), Home/End jump, space
+/// plays; ignored while typing or with a modifier other than Shift held. (Esc, which skips a
+/// question, is the listener's.)
 pub(super) fn key_nav(e: &KeyboardEvent) -> Option<Nav> {
     let tag = shortcut_target(e)?;
     match e.key().as_str() {
@@ -73,9 +90,11 @@ impl App {
         if let Phase::Ask { .. } = self.quiz.phase {
             let back = match nav {
                 Nav::Step(d) | Nav::Event(d) => d < 0,
-                Nav::Go(p) | Nav::At { pos: p, .. } => p <= self.pos,
-                // The speed changes nothing shown.
-                Nav::Speed(_) => true,
+                Nav::Go(p) => p <= self.pos,
+                // These change nothing shown of a later step.
+                Nav::Speed(_) | Nav::At { .. } | Nav::Lead(_) | Nav::Filter(..) | Nav::Lockstep => {
+                    true
+                }
                 Nav::Last | Nav::TogglePlay => false,
             };
             if !back {
@@ -92,15 +111,22 @@ impl App {
             Nav::Event(d) => {
                 self.step_event(d);
             }
-            Nav::At { pos, k } => {
-                self.pos = pos.min(len);
-                self.event = Some(k.min(events_in_opt(&self.session, self.pos)));
+            Nav::At { lane, k } => self.select(lane, self.pos, k),
+            Nav::Lead(l) => {
+                self.lanes.lead = Some(l.min(self.lanes() - 1));
+                self.lanes.end = false;
+                self.follow();
+            }
+            Nav::Filter(lane, k) => self.lanes.filter[lane] = self.kind_at(lane, k),
+            Nav::Lockstep => {
+                self.lanes.apart = !self.lanes.apart;
+                self.follow();
             }
             Nav::TogglePlay => {
                 if self.play.is_some() {
                     self.stop();
                 } else {
-                    if self.pos >= len && self.event.is_none() {
+                    if self.pos >= len && self.lanes.at[self.lead()].is_none() {
                         self.go(0);
                     }
                     self.start(ctx);
@@ -122,35 +148,123 @@ impl App {
         }
     }
 
-    /// To the whole of step `pos`.
+    /// To the whole of step `pos`, in every lane.
     pub(super) fn go(&mut self, pos: usize) {
         self.pos = pos;
-        self.event = None;
+        self.lanes.at = [None; LANES];
+        self.lanes.end = false;
+        self.reveal = true;
     }
 
-    /// Moves one event forward (`d > 0`) or back, across steps (a step without events is
-    /// passed over); says whether it moved.
+    /// The kind of event `k` (1-based) of the step in lane `lane`.
+    fn kind_at(&self, lane: usize, k: Option<usize>) -> Option<&'static str> {
+        let events = self.session.as_ref()?.events(lane, self.pos);
+        events.get(k?.checked_sub(1)?).map(|e| e.kind())
+    }
+
+    /// The lanes shown (one or two).
+    pub(super) fn lanes(&self) -> usize {
+        self.session
+            .as_ref()
+            .map_or(1, |s| s.traces.len().min(LANES))
+    }
+
+    /// The lane the keys step: the learner's choice, else where the patch acts.
+    pub(super) fn lead(&self) -> usize {
+        let patched = self.session.as_ref().map_or(0, |s| s.patched_lane());
+        self.lanes.lead.unwrap_or(patched).min(self.lanes() - 1)
+    }
+
+    /// The lanes as a new session starts them: the patched lane leads, in lockstep.
+    pub(super) fn reset_lanes(&mut self) {
+        self.lanes = Lanes::default();
+    }
+
+    /// The position a permalink records: the lead where two lanes are shown, each lane's event.
+    pub(super) fn position(&self) -> Position {
+        Position {
+            step: self.pos,
+            lead: (self.lanes() > 1).then(|| self.lead()),
+            events: [
+                self.lanes.at[0].map(|k| k - 1),
+                self.lanes.at[1].map(|k| k - 1),
+            ],
+        }
+    }
+
+    /// Selects the link's position within its step, where the step has it (an event past the
+    /// step's end selects its last). Says that the link was opened.
+    pub(super) fn restore_event(&mut self, at: Position) -> bool {
+        if let Some(s) = &self.session {
+            let at = at.clamp(&s.traces);
+            if at.step == self.pos {
+                for (k, e) in self.lanes.at.iter_mut().zip(at.events) {
+                    *k = e.map(|e| e + 1);
+                }
+            }
+            self.lanes.lead = at.lead;
+        }
+        true
+    }
+
+    /// Lane `lane` leads, at event `k` of step `pos`; lockstep moves the other lane with it.
+    fn select(&mut self, lane: usize, pos: usize, k: usize) {
+        if pos != self.pos {
+            self.lanes.at = [None; LANES];
+        }
+        self.pos = pos;
+        let n = self
+            .session
+            .as_ref()
+            .map_or(0, |s| s.events(lane, pos).len());
+        self.lanes.lead = Some(lane);
+        self.lanes.at[lane] = Some(k.min(n)).filter(|&k| k > 0);
+        self.lanes.end = false;
+        self.reveal = true;
+        self.follow();
+    }
+
+    /// Lockstep: the other lane to the counterpart of the leading lane's event, where it has
+    /// one (else it stays, and its list says what it lacks).
+    fn follow(&mut self) {
+        let (lead, Some(s)) = (self.lead(), &self.session) else {
+            return;
+        };
+        let (other, k) = (1 - lead, self.lanes.at[lead]);
+        if let (false, 2, Some(k)) = (self.lanes.apart, s.traces.len(), k) {
+            if let Ok(j) = s.counterpart(lead, other, self.pos, k) {
+                self.lanes.at[other] = Some(j);
+            }
+        }
+    }
+
+    /// Moves the leading lane one event forward (`d > 0`) or back, across steps (a step
+    /// without events is passed over), keeping to the lane's filter: the next or previous
+    /// event of that kind. Forward from a
+    /// step's last event it first rests at the step's end. Says whether it moved.
     pub(super) fn step_event(&mut self, d: isize) -> bool {
-        let Some(s) = &self.session else {
+        let Some(s) = self.session.clone() else {
             return false;
         };
-        let n = |p: usize| events_in(s, p);
-        let (pos, k) = (self.pos, self.event.unwrap_or(n(self.pos)));
-        let to = if d > 0 {
-            match k < n(pos) {
-                true => Some((pos, k + 1)),
-                false => (pos + 1..=s.len()).find(|&p| n(p) > 0).map(|p| (p, 1)),
-            }
-        } else if k > 1 {
-            Some((pos, k - 1))
-        } else {
-            (1..pos).rev().find(|&p| n(p) > 0).map(|p| (p, n(p)))
-        };
+        let l = self.lead();
+        let (cur, end) = (self.lanes.at[l], self.lanes.end);
+        if end && d < 0 {
+            self.lanes.end = false;
+            return true;
+        }
+        let kind = self.lanes.filter[l];
+        let to = s.seek(l, (self.pos, cur), d, &|e| {
+            kind.is_none_or(|k| e.kind() == k)
+        });
+        if d > 0 && cur.is_some() && !end && to.is_none_or(|(p, _)| p != self.pos) {
+            self.lanes.end = true;
+            self.reveal = true;
+            return true;
+        }
         match to {
             Some((p, _)) if self.asks_before(p) => false,
             Some((p, k)) => {
-                self.pos = p;
-                self.event = Some(k);
+                self.select(l, p, k);
                 true
             }
             None => false,

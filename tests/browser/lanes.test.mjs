@@ -1,0 +1,350 @@
+// Both lanes, event by event (issue 22): either lane steps and is selected by key or click,
+// the patch's lane leads, lockstep pairs events of a kind, a step's end is a stop, long steps
+// are windowed and filtered, the permalink keeps every lane's event; and the controls that
+// act as they say: the stepper that never moves, the kernel lane's caption, "compare with",
+// the score kept until the step is shown, a challenge's held conditions in green.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { launch, open, position, SHOTS } from './lib.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+/** Lets the app finish rendering: Yew yields to the browser (setTimeout) during a long render,
+ * so a key's effect may land after its handler returned. */
+const settle = (page) => page.evaluate(() => new Promise((r) => setTimeout(() => requestAnimationFrame(() => setTimeout(r, 0)), 0)));
+/** Presses `key` and waits for its render. */
+async function press(page, key) {
+  await page.keyboard.press(key);
+  await settle(page);
+}
+/** Lists only events of `kind` in lane `lane` (each option is a kind, valued by its first event). */
+async function only(page, lane, kind) {
+  const select = `select[data-filter="${lane}"]`;
+  const value = await page.$eval(select, (s, kind) => [...s.options].find((o) => o.textContent.startsWith(`${kind} `)).value, kind);
+  await page.selectOption(select, value);
+  await settle(page);
+}
+const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const b64 = (s) => Buffer.from(s).toString('base64url');
+const REUSE = `#w=${b64('rx-page-reuse')}`;
+const [BEFORE, AFTER] = ['pre-2012+none', 'duyck-2012+none'];
+
+/** Lane `v`'s list, its selected event (1-based, or null) and that event's text. */
+const list = (page, v) => page.locator(`ol.events[data-variant="${v}"]`);
+async function selected(page, v) {
+  const li = list(page, v).locator('li.sel');
+  if (await li.count() === 0) return null;
+  return { k: Number(await li.getAttribute('data-k')), text: await li.textContent() };
+}
+/** The event each figure is drawn at (null: the whole step), from its label. */
+const drawnAt = (page) => page.$$eval('.diagrams figure[data-variant] svg', (svgs) =>
+  svgs.map((s) => Number(s.getAttribute('aria-label').match(/event (\d+)$/)?.[1]) || null));
+
+test('either lane steps by event: the patch\'s lane leads; a click or its button (by key too) hands the keys over', async () => {
+  const page = await open(browser, `${REUSE}&step=1`);
+  await page.locator('body').focus();
+  await press(page, 'ArrowDown');
+  // Duyck's lane (the core's patched one) leads: its first event, drawn on the right.
+  assert.deepEqual(await selected(page, AFTER), { k: 1, text: await list(page, AFTER).locator('li[data-k]').first().textContent() });
+  assert.match(await page.locator(`section.lane.leads ol`).getAttribute('data-variant'), /duyck/);
+  assert.equal((await drawnAt(page))[1], 1);
+  // A click on the left lane's third event: it leads now, and ↓ moves it.
+  await list(page, BEFORE).locator('li[data-k="3"]').click();
+  await settle(page);
+  await page.locator('body').focus();
+  await press(page, 'ArrowDown');
+  assert.equal((await selected(page, BEFORE)).k, 4);
+  assert.equal(await page.getAttribute('[data-testid=event]', 'data-event'), '4');
+  assert.equal((await drawnAt(page))[0], 4);
+  // The right lane's "Step this lane" button (a keyboard reaches it too) gives the keys back.
+  await page.locator('section[data-lane="1"]').getByRole('button', { name: 'Step this lane' }).press('Enter');
+  await settle(page);
+  const right = (await selected(page, AFTER)).k;
+  await press(page, 'ArrowDown');
+  assert.equal((await selected(page, AFTER)).k, right + 1);
+  await page.getByRole('button', { name: 'Step this lane' }).click();
+  await settle(page);
+  assert.match(await page.locator('section.lane.leads ol').getAttribute('data-variant'), /pre-2012/);
+  // The link keeps the lead and both lanes' events (0-based), and a new tab shows them again.
+  const [l, r] = [(await selected(page, BEFORE)).k, (await selected(page, AFTER)).k];
+  await page.waitForURL(new RegExp(`&lead=0&step=1&event=${l - 1}&event1=${r - 1}$`));
+  const again = await open(browser, page.url().slice(page.url().indexOf('#')));
+  assert.deepEqual([(await selected(again, BEFORE)).k, (await selected(again, AFTER)).k], [l, r]);
+  assert.deepEqual(await drawnAt(again), [l, r]);
+  assert.match(await again.locator('section.lane.leads ol').getAttribute('data-variant'), /pre-2012/);
+  await again.close();
+  // A link written before the lanes (the left lane's event alone) still opens as it did.
+  const old = await open(browser, `${REUSE}&step=1&event=2`);
+  assert.equal((await selected(old, BEFORE)).k, 3);
+  assert.equal(await selected(old, AFTER), null);
+  assert.match(await old.locator('section.lane.leads ol').getAttribute('data-variant'), /pre-2012/);
+  await old.close();
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('lockstep: the other lane goes to the same kind of event, or says it has none', async () => {
+  const page = await open(browser, `${REUSE}&step=2`);
+  // Duyck's own event: the kernel before has no reuse_page to show beside it.
+  await only(page, 1, 'reuse_page');
+  await settle(page);
+  assert.ok(await list(page, AFTER).locator('li[data-k]').count() > 1);
+  for (const t of await list(page, AFTER).locator('li[data-k]').allTextContents()) assert.match(t, /^reuse_page /);
+  await page.locator('body').focus();
+  await press(page, 'ArrowDown');
+  assert.match((await selected(page, AFTER)).text, /^reuse_page /);
+  assert.match(await page.locator(`section[data-lane="0"] [data-testid=no-counterpart]`).textContent(),
+    /^No reuse_page here to match: this lane stays\.$/);
+  await shot(page, 'lanes-no-counterpart');
+  // frag_alloc, before and after side by side: the n-th of each lane.
+  await only(page, 1, 'frag_alloc');
+  await settle(page);
+  for (let n = 1; n <= 3; n++) {
+    await press(page, 'ArrowDown');
+    // (n counts the presses; the lanes agree on which frag_alloc, counted in each.)
+    const [a, b] = [await selected(page, AFTER), await selected(page, BEFORE)];
+    assert.match(a.text, /^frag_alloc /);
+    assert.match(b.text, /^frag_alloc /);
+    const nth = (v, k) => list(page, v).evaluate((ol, k) =>
+      [...ol.querySelectorAll('li[data-k]')].filter((li) => Number(li.dataset.k) <= k && li.textContent.startsWith('frag_alloc ')).length, k);
+    assert.equal(await nth(BEFORE, b.k), await nth(AFTER, a.k), `the same frag_alloc, press ${n}`);
+    assert.deepEqual(await drawnAt(page), [b.k, a.k]);
+  }
+  assert.equal(await page.locator('[data-testid=no-counterpart]').count(), 0);
+  await shot(page, 'lanes-lockstep');
+  // Lockstep off: the other lane stays where it is.
+  const left = (await selected(page, BEFORE)).k;
+  await page.getByLabel(/Lockstep/).uncheck();
+  await settle(page);
+  await page.locator('body').focus();
+  await press(page, 'ArrowDown');
+  assert.equal((await selected(page, BEFORE)).k, left);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a step\'s end is a stop: ↓ rests on it, says what comes next, and only the next ↓ moves on', async () => {
+  const page = await open(browser, `${REUSE}&step=1`);
+  const n = await list(page, AFTER).locator('li[data-k]').count();
+  await page.locator('body').focus();
+  for (let k = 1; k <= n; k++) await press(page, 'ArrowDown');
+  assert.equal((await selected(page, AFTER)).k, n);
+  assert.equal(await page.getByTestId('step-end').count(), 0);
+  await press(page, 'ArrowDown');
+  assert.equal((await position(page)).at, 1);
+  assert.equal(await page.getByTestId('step-end').textContent(), 'End of step 1: ↓ goes on to step 2');
+  assert.equal(await page.getAttribute('[data-testid=event]', 'data-event'), String(n));
+  await shot(page, 'lanes-step-end');
+  await press(page, 'ArrowDown');
+  assert.equal((await position(page)).at, 2);
+  assert.equal((await selected(page, AFTER)).k, 1);
+  // ↑ goes back over the same stop.
+  await press(page, 'ArrowUp');
+  assert.equal((await position(page)).at, 1);
+  assert.equal((await selected(page, AFTER)).k, n);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a step of over a thousand events: a window of the list, kept in view, a filter by kind that ↑/↓ follow', async () => {
+  const text = 'mechanism = "sendmsg"\n[[ops]]\nop = "sendmsg"\nbytes = 256\ncount = 300\n';
+  const page = await open(browser, `#s=${b64(text)}&step=1`);
+  const ol = page.locator('ol.events');
+  const items = () => ol.locator('li[data-k]:not(.more)');
+  assert.equal(await items().count(), 100);
+  const later = await page.getByTestId('more-events').textContent();
+  const total = Number(later.match(/▼ (\d+) later/)[1]) + 100;
+  assert.ok(total > 1000, later);
+  // ↓ past the window's last event shows the next window, the selection in view.
+  await page.locator('body').focus();
+  for (let k = 1; k <= 101; k++) await press(page, 'ArrowDown');
+  assert.equal(await page.getAttribute('[data-testid=event]', 'data-event'), '101');
+  assert.equal(await items().first().getAttribute('data-k'), '101');
+  assert.match(await ol.locator('li.more').first().textContent(), /^▲ 100 earlier events$/);
+  // The last window, reached by its item, then kept in view as the pane scrolls.
+  await page.getByTestId('more-events').click();
+  await settle(page);
+  assert.equal(await page.getAttribute('[data-testid=event]', 'data-event'), '201');
+  const inView = () => page.evaluate(() => {
+    const li = document.querySelector('ol.events li[aria-current]');
+    const pane = document.querySelector('.narration').getBoundingClientRect();
+    const r = li.getBoundingClientRect();
+    return r.top >= Math.max(pane.top, 0) && r.bottom <= Math.min(pane.bottom, innerHeight);
+  });
+  await page.locator('body').focus();
+  for (let k = 0; k < 60; k++) await press(page, 'ArrowDown');
+  assert.equal(await inView(), true, 'the selected event is in view');
+  // Next and previous of this kind: list only the selected event's kind, then ↓ and ↑.
+  const kind = (await ol.locator('li[aria-current]').textContent()).split(' ')[0];
+  const at = async () => Number(await page.getAttribute('[data-testid=event]', 'data-event'));
+  const k0 = await at();
+  await only(page, 0, kind);
+  await page.locator('body').focus();
+  await press(page, 'ArrowDown');
+  const k1 = await at();
+  assert.ok(k1 > k0 + 1, `${kind} after event ${k0}: ${k1}`);
+  assert.equal((await ol.locator('li[aria-current]').textContent()).split(' ')[0], kind);
+  assert.equal(await inView(), true);
+  await press(page, 'ArrowUp');
+  assert.equal(await at(), k0);
+  // The filter lists one kind, numbered as in the step.
+  await only(page, 0, 'alloc_skb');
+  await settle(page);
+  const shown = await items().evaluateAll((lis) => lis.map((li) => [li.value, li.textContent.split(' ')[0]]));
+  assert.ok(shown.length > 1 && shown.every(([, k]) => k === 'alloc_skb'), JSON.stringify(shown.slice(0, 3)));
+  assert.ok(shown[1][0] - shown[0][0] > 1, 'each keeps its number in the step');
+  const ms = await page.evaluate(() => window.__skblab.renderMs);
+  console.log(`# a move in a ${total}-event step rendered in ${ms.toFixed(1)} ms`);
+  await shot(page, 'lanes-long-step');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the stepper never moves: predict and the scrubber stay put, the operation keeps one line', async () => {
+  const page = await open(browser);
+  await page.setViewportSize({ width: 1024, height: 768 });
+  const places = new Set();
+  const ops = new Set();
+  const measure = async () => {
+    ops.add(await page.getByTestId('op').textContent());
+    places.add(JSON.stringify(await page.evaluate(() => {
+      // Relative to the bar (sticky at the top, while the page under it may scroll).
+      const bar = document.querySelector('.controls').getBoundingClientRect();
+      const r = (sel) => { const b = document.querySelector(sel).getBoundingClientRect(); return [b.left, b.top - bar.top, b.width]; };
+      const op = document.querySelector('[data-testid=op]');
+      return { predict: r('[data-testid=predict]'), scrubber: r('.scrubber'), bar: document.querySelector('.controls').offsetHeight,
+        oneLine: op.getBoundingClientRect().height < 1.5 * parseFloat(getComputedStyle(op).lineHeight) };
+    })));
+  };
+  for (const w of ['send-nosg', 'mptcp-max-size', 'rx-page-reuse']) {
+    await page.goto(`${process.env.SKBLAB_URL}#w=${b64(w)}&step=0`);
+    await page.waitForSelector('[data-testid=step]');
+    const { len } = await position(page);
+    await page.locator('body').focus();
+    for (let k = 0; k < len; k++) {
+      await press(page, 'ArrowRight');
+      await measure();
+      await press(page, 'ArrowDown');
+      await measure();
+    }
+    await press(page, ' ');
+    await measure();
+    await press(page, ' ');
+  }
+  assert.ok(new Set([...ops].map((o) => o.length)).size > 3, `operations of many lengths: ${[...ops]}`);
+  assert.deepEqual([...places].map(JSON.parse), [JSON.parse([...places][0])]);
+  assert.equal(JSON.parse([...places][0]).oneLine, true);
+  await page.screenshot({ path: join(SHOTS, 'lanes-stepper.png') });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the kernel lane says which lane its model values come from, and spans both', async () => {
+  const page = await open(browser);
+  const report = readFileSync(new URL('../fixtures/kernel-report.json', import.meta.url));
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'report.json', mimeType: 'application/json', buffer: report });
+  await page.getByTestId('kernel-lane').waitFor();
+  assert.match(await page.locator('[data-testid=kernel-lane] .about').textContent(),
+    /^the model's values from its modern lane, after step 1 \(the ops the kernel ran\)/);
+  const box = (sel) => page.locator(sel).evaluate((e) => { const r = e.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.right)]; });
+  const [left, right, kernel] = [await box('figure[data-variant="kumar-2010"]'), await box('figure[data-variant="modern"]'), await box('[data-testid=kernel-lane]')];
+  assert.ok(left[1] <= right[0], 'the model lanes side by side');
+  assert.deepEqual(kernel, [left[0], right[1]], 'under both model lanes, not one');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('"compare with" applies as soon as it is chosen; choosing the compared variant swaps the two', async () => {
+  const page = await open(browser);
+  const lanes = () => page.$$eval('.diagrams figure[data-variant]', (fs) => fs.map((f) => f.dataset.variant));
+  const options = () => page.$$eval('select[aria-label="compare with"] option', (os) => os.map((o) => o.value));
+  assert.deepEqual(await lanes(), ['kumar-2010']);
+  assert.ok(!(await options()).includes('kumar-2010'), 'a variant is not offered to compare with itself');
+  await page.selectOption('select[aria-label="compare with"]', 'modern');
+  await settle(page);
+  await page.waitForFunction(() => document.querySelectorAll('.diagrams figure[data-variant]').length === 2);
+  assert.deepEqual(await lanes(), ['kumar-2010', 'modern']);
+  await page.selectOption('select[aria-label=variant]', 'modern');
+  await settle(page);
+  await page.waitForFunction(() => document.querySelector('.diagrams figure[data-variant]').dataset.variant === 'modern');
+  assert.deepEqual(await lanes(), ['modern', 'kumar-2010']);
+  assert.equal(await page.inputValue('select[aria-label="compare with"]'), 'kumar-2010');
+  assert.ok(!(await options()).includes('modern'));
+  await shot(page, 'lanes-compare-with');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('predict: the picker\'s score changes only once the step is shown', async () => {
+  // rx-skb-cache asks two questions before step 2 (see quiz.test.mjs).
+  const page = await open(browser, `#w=${b64('rx-skb-cache')}`);
+  const option = () => page.locator('#walkthrough option:checked').textContent();
+  const was = await option();
+  assert.doesNotMatch(was, /right/);
+  await page.getByLabel('Predict').check();
+  await page.getByRole('button', { name: 'Next step' }).click();
+  await settle(page);
+  await page.getByRole('button', { name: 'Next step' }).click();
+  await settle(page);
+  await page.getByRole('button', { name: "b) CPU 1, the reader's" }).click();
+  await settle(page);
+  // The first answer is right, but the step is still hidden: the score tells nothing yet.
+  assert.equal(await page.getByTestId('quiz').getAttribute('data-kind'), 'Number');
+  assert.equal(await option(), was);
+  await page.getByLabel('Your answer (a whole number)').fill('0');
+  await press(page, 'Enter');
+  assert.equal((await position(page)).at, 2);
+  assert.match(await option(), / · 1\/2 right$/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+/** WCAG's contrast ratio of two `rgb(...)` colours. */
+function contrast(a, b) {
+  const lum = (c) => {
+    const [r, g, bl] = c.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number).map((v) => {
+      const s = v / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+test('a challenge check shows the conditions that held in green, with a mark, the others in red', async () => {
+  const page = await open(browser);
+  const item = page.locator('li[data-challenge=no-linear-before-2010]');
+  await item.getByRole('button', { name: /^Open challenge/ }).click();
+  await settle(page);
+  await page.getByRole('button', { name: "Check the challenge's goal" }).click();
+  await settle(page);
+  const goal = item.locator('[data-testid=goal]');
+  assert.equal(await goal.getAttribute('data-met'), 'false');
+  const lines = await goal.locator('li').evaluateAll((lis) => lis.map((li) => {
+    let bg = 'rgba(0, 0, 0, 0)';
+    for (let e = li; e && /rgba\(0, 0, 0, 0\)|transparent/.test(bg); e = e.parentElement) bg = getComputedStyle(e).backgroundColor;
+    return { cls: li.className, text: li.textContent, color: getComputedStyle(li).color, bg };
+  }));
+  const held = lines.filter((l) => l.cls === 'held');
+  const failed = lines.filter((l) => l.cls === 'failed');
+  assert.ok(held.length > 0 && failed.length > 0, JSON.stringify(lines));
+  for (const l of held) {
+    assert.match(l.text, /^✓ /);
+    const [r, g, b] = l.color.match(/\d+/g).map(Number);
+    assert.ok(g > r && g > b, `green: ${l.color}`);
+    assert.ok(contrast(l.color, l.bg) >= 4.5, `${l.color} on ${l.bg}: ${contrast(l.color, l.bg).toFixed(2)}`);
+  }
+  for (const l of failed) {
+    assert.match(l.text, /^✗ /);
+    const [r, g, b] = l.color.match(/\d+/g).map(Number);
+    assert.ok(r > g && r > b, `red: ${l.color}`);
+  }
+  await shot(page, 'lanes-challenge-held');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
