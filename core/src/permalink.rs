@@ -1,7 +1,8 @@
 //! Permalinks: the URL fragment that names what the playground shows and where in it.
 //!
-//! A link names a built-in walkthrough (`w=NAME`) or carries a whole scenario (`s=TEXT`, with
-//! `cmp=VARIANT` for the split view), each base64url, plus a [`Position`]: `step=N` and,
+//! A link names a built-in walkthrough (`w=NAME`) or challenge (`c=NAME`), or carries a whole
+//! scenario (`s=TEXT`, with `cmp=VARIANT` for the split view) or a teacher's walkthrough or
+//! challenge file (`l=TEXT`), each base64url, plus a [`Position`]: `step=N` and,
 //! inside that step, `event=E`. Links come from strangers, so [`Link::decode`] is a plain
 //! function (fuzzed in `fuzz/`) that turns every malformed or oversized fragment into an
 //! error saying what is wrong.
@@ -53,13 +54,31 @@ pub enum Link {
         compare: Option<String>,
         at: Position,
     },
+    /// A built-in challenge, by name: the stage on its start, its goal and check beside.
+    Challenge { name: String, at: Position },
+    /// A walkthrough or challenge file's whole text (a lesson of one's own).
+    Lesson { text: String, at: Position },
 }
 
 impl Link {
     pub fn at(&self) -> Position {
         match self {
-            Link::Walk { at, .. } | Link::Custom { at, .. } => *at,
+            Link::Walk { at, .. }
+            | Link::Custom { at, .. }
+            | Link::Challenge { at, .. }
+            | Link::Lesson { at, .. } => *at,
         }
+    }
+
+    /// The same link at another position.
+    pub fn moved(mut self, to: Position) -> Link {
+        match &mut self {
+            Link::Walk { at, .. }
+            | Link::Custom { at, .. }
+            | Link::Challenge { at, .. }
+            | Link::Lesson { at, .. } => *at = to,
+        }
+        self
     }
 
     /// The fragment (without `#`): `w=NAME&step=N` or `s=TEXT&cmp=VARIANT&step=N`, each name
@@ -67,6 +86,8 @@ impl Link {
     pub fn encode(&self) -> String {
         let (head, at) = match self {
             Link::Walk { name, at } => (format!("w={}", b64::encode(name)), at),
+            Link::Challenge { name, at } => (format!("c={}", b64::encode(name)), at),
+            Link::Lesson { text, at } => (format!("l={}", b64::encode(text)), at),
             Link::Custom { text, compare, at } => {
                 let cmp = compare
                     .as_ref()
@@ -98,6 +119,8 @@ impl Link {
             match k {
                 "w" => once(k, &mut parts.w, text64(k, v)?)?,
                 "s" => once(k, &mut parts.s, text64(k, v)?)?,
+                "c" => once(k, &mut parts.c, text64(k, v)?)?,
+                "l" => once(k, &mut parts.l, text64(k, v)?)?,
                 "cmp" => once(k, &mut parts.cmp, text64(k, v)?)?,
                 "step" => once(k, &mut parts.step, number(k, v)?)?,
                 "event" => once(k, &mut parts.event, number(k, v)?)?,
@@ -108,13 +131,18 @@ impl Link {
             step: parts.step.unwrap_or(0),
             event: parts.event,
         };
-        match (parts.w, parts.s, parts.cmp) {
-            (Some(name), None, None) => Ok(Some(Link::Walk { name, at })),
-            (Some(_), None, Some(_)) => {
-                Err("the link's `cmp` goes with a scenario (s=), not a walkthrough".into())
-            }
-            (None, Some(text), compare) => Ok(Some(Link::Custom { text, compare, at })),
-            _ => Err("the link must name either a walkthrough (w=) or a scenario (s=)".into()),
+        let named = [&parts.w, &parts.s, &parts.c, &parts.l];
+        if named.iter().filter(|p| p.is_some()).count() != 1 {
+            return Err("the link must name one walkthrough (w=), scenario (s=), \
+                 challenge (c=) or lesson file (l=)"
+                .into());
+        }
+        match (parts.w, parts.s, parts.c, parts.l, parts.cmp) {
+            (_, Some(text), _, _, compare) => Ok(Some(Link::Custom { text, compare, at })),
+            (.., Some(_)) => Err("the link's `cmp` goes with a scenario (s=) only".into()),
+            (Some(name), ..) => Ok(Some(Link::Walk { name, at })),
+            (_, _, Some(name), ..) => Ok(Some(Link::Challenge { name, at })),
+            (_, _, _, text, _) => Ok(text.map(|text| Link::Lesson { text, at })),
         }
     }
 }
@@ -124,6 +152,8 @@ impl Link {
 struct Parts {
     w: Option<String>,
     s: Option<String>,
+    c: Option<String>,
+    l: Option<String>,
     cmp: Option<String>,
     step: Option<usize>,
     event: Option<usize>,
@@ -262,6 +292,14 @@ mod tests {
                 compare: None,
                 at: at(12, Some(0)),
             },
+            Link::Challenge {
+                name: "duyck-reuse".into(),
+                at: at(0, None),
+            },
+            Link::Lesson {
+                text: "name = \"mine\"\nintro = \"ünïcode & = #\"\n".into(),
+                at: at(4, Some(2)),
+            },
         ];
         for l in links {
             assert_eq!(Link::decode(&format!("#{}", l.encode())), Ok(Some(l)));
@@ -335,9 +373,11 @@ mod tests {
             (&long_key, "unknown part `kkkk"),
             // Found by fuzzing (fuzz/regressions/permalink): the message took two lines.
             ("hGG93\n", "unknown part `hGG93?`"),
-            ("#step=2", "either a walkthrough"),
-            ("#w=YQ&s=YQ", "either a walkthrough"),
+            ("#step=2", "must name one walkthrough"),
+            ("#w=YQ&s=YQ", "must name one walkthrough"),
+            ("#c=YQ&l=YQ", "must name one walkthrough"),
             ("#w=YQ&cmp=YQ", "`cmp` goes with a scenario"),
+            ("#l=YQ&cmp=YQ", "`cmp` goes with a scenario"),
             ("#w=YQ&step=1&step=2", "`step` twice"),
             ("#s=YQ&s=YQ", "`s` twice"),
             (&huge, "too long"),

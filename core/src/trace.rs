@@ -168,6 +168,24 @@ pub fn drive<M: Machine>(
 /// the events, skbs, frags and pages summed over all steps (a browser tab must never freeze).
 pub const MAX_TRACE_OBJECTS: usize = 250_000;
 
+impl Trace {
+    /// The queues that hold no skb after any step: drawn empty through the whole run (the
+    /// playground's presentation mode leaves them out). Names in the state's order.
+    pub fn idle_queues(&self) -> Vec<&str> {
+        let Some(first) = self.steps.first() else {
+            return Vec::new();
+        };
+        let busy = |name: &str| {
+            (self.steps.iter().flat_map(|s| &s.state.queues))
+                .any(|q| q.name == name && !q.skbs.is_empty())
+        };
+        (first.state.queues.iter())
+            .map(|q| q.name.as_str())
+            .filter(|n| !busy(n))
+            .collect()
+    }
+}
+
 impl Step {
     /// The number of objects this step holds (what [`MAX_TRACE_OBJECTS`] counts).
     pub fn size(&self) -> usize {
@@ -179,5 +197,26 @@ impl Step {
             .map(Skb::objects)
             .sum();
         self.events.len() + skbs + self.state.pages.len() + self.state.dfrags.len()
+    }
+}
+
+#[cfg(test)]
+mod idle_tests {
+    /// The page-reuse scenario (seed 001) draws every rx queue; only those an skb passes
+    /// through are busy, and a queue with an skb at any step is never idle.
+    #[test]
+    fn idle_queues_never_hold_an_skb() {
+        let text = include_str!("../../scenarios/rx-page-reuse.toml");
+        let t = crate::run_text(text, &Default::default()).unwrap();
+        let idle = t.idle_queues();
+        let all = t.steps[0].state.queues.len();
+        assert!(!idle.is_empty() && idle.len() < all, "{idle:?} of {all}");
+        for s in &t.steps {
+            for q in &s.state.queues {
+                if !q.skbs.is_empty() {
+                    assert!(!idle.contains(&q.name.as_str()), "{} holds an skb", q.name);
+                }
+            }
+        }
     }
 }

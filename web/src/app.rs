@@ -172,7 +172,7 @@ impl Component for App {
             fragment: String::new(),
             pending_link: None,
             started: None,
-            predict: false,
+            predict: dom::mode("predict"),
             quiz: Quiz::default(),
             focus_card: false,
             record: Record::parse(
@@ -206,7 +206,13 @@ impl Component for App {
                 // The link may name a walkthrough: open it now that they are here.
                 self.open_fragment();
             }
-            Msg::Challenges(Ok(c)) => self.challenges = c,
+            Msg::Challenges(Ok(c)) => {
+                self.challenges = c;
+                // A challenge's link waited for them.
+                if self.loaded && self.session.is_none() {
+                    self.open_fragment();
+                }
+            }
             Msg::Challenges(Err(e)) => {
                 self.notice = Some(format!("The challenges failed to load: {e}"));
             }
@@ -252,6 +258,7 @@ impl Component for App {
             }
             Msg::Predict => {
                 self.predict = !self.predict;
+                dom::set_mode("predict", self.predict);
                 self.quiz.phase = Phase::Idle;
             }
             Msg::Ask(a) => self.ask(a),
@@ -259,7 +266,9 @@ impl Component for App {
                 self.record.reset_scores();
                 save(&self.record);
             }
-            Msg::OpenChallenge(i) => self.open_challenge(i),
+            Msg::OpenChallenge(i) => {
+                self.open_challenge(i, None, Position::default());
+            }
             Msg::Check(text) => self.check(&text),
         }
         true

@@ -33,6 +33,8 @@ pub enum Msg {
     ExportJson(usize),
     ExportSvg(usize),
     Zoom(Zoom),
+    /// Presentation mode on or off.
+    Present,
 }
 
 /// A zoom move, by button or key (+ in, - out, 0 fit, 1 back to 100 %).
@@ -57,6 +59,9 @@ pub struct Diagrams {
     windows: Vec<(u32, u32)>,
     /// Percent, or `None`: fit the pane's width.
     zoom: Option<u32>,
+    /// Presentation mode (in the URL's query, `?present`): larger text (style.css), and the
+    /// queues that stay empty through the whole trace left out of the drawings.
+    present: bool,
     _keys: EventListener,
 }
 
@@ -88,11 +93,14 @@ impl Component for Diagrams {
             Some(z) => z.parse().ok().filter(|z| ZOOMS.contains(z)).or(Some(100)),
             None => Some(100),
         };
+        let present = dom::mode("present");
+        dom::set_mode("present", present);
         let mut d = Diagrams {
             drawn: Vec::new(),
             canvas: canvas_heights(&ctx.props().session),
             windows: Vec::new(),
             zoom,
+            present,
             _keys: zoom_keys(ctx),
         };
         d.redraw(ctx.props());
@@ -126,9 +134,20 @@ impl Component for Diagrams {
             }
             Msg::ExportSvg(i) => {
                 if let (Some(t), Some(shown)) = (p.session.traces.get(i), self.drawn.get(i)) {
-                    let name = format!("skblab-{}-{}-step{}.svg", t.mechanism, t.variant, p.pos);
-                    dom::download(&name, "image/svg+xml", &shown.drawing.to_svg());
+                    // The event shown is the left lane's only.
+                    let event = p.event.filter(|_| i == 0);
+                    let at = event.map_or(String::new(), |k| format!("-event{k}"));
+                    let name =
+                        format!("skblab-{}-{}-step{}{at}.svg", t.mechanism, t.variant, p.pos);
+                    let svg = standalone(&shown.drawing, &caption(&p.session, t, p.pos, event));
+                    dom::download(&name, "image/svg+xml", &svg);
                 }
+            }
+            Msg::Present => {
+                self.present = !self.present;
+                dom::set_mode("present", self.present);
+                self.redraw(p);
+                return true;
             }
             Msg::Zoom(z) => {
                 let old = self.zoom;
@@ -173,6 +192,8 @@ impl Component for Diagrams {
                     { button(Zoom::In, "Zoom in", "+") }
                     { button(Zoom::Actual, "Zoom 100 %", "100 %") }
                     { button(Zoom::Fit, "Fit the width", "fit") }
+                    <button class="small" aria-pressed={self.present.to_string()} data-testid="present"
+                        title="Presentation mode: larger text, the queues empty all along left out" onclick={link.callback(|_| Msg::Present)}>{ "Present" }</button>
                 </div>
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
@@ -202,7 +223,7 @@ impl Component for Diagrams {
 impl Diagrams {
     fn redraw(&mut self, p: &Props) {
         let t0 = dom::now();
-        self.drawn = draw_all(&p.session, p.pos, p.event, &self.canvas);
+        self.drawn = draw_all(&p.session, p.pos, p.event, &self.canvas, self.present);
         dom::publish("drawMs", dom::now() - t0);
     }
 }
@@ -243,8 +264,14 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
 
 /// The drawings of every trace at `pos`, marking what the step changed and, side by side,
 /// what differs from the other trace; stepping by event, the left one after that event,
-/// marking what it touched.
-fn draw_all(s: &Shared, pos: usize, event: Option<usize>, canvas: &[u32]) -> Vec<Shown> {
+/// marking what it touched. `present`: without the queues empty now and all along.
+fn draw_all(
+    s: &Shared,
+    pos: usize,
+    event: Option<usize>,
+    canvas: &[u32],
+    present: bool,
+) -> Vec<Shown> {
     let stepped = event.and_then(|k| at_event(&s.traces[0], pos, k));
     let empty = State::default();
     let n = s.traces.len();
@@ -287,6 +314,18 @@ fn draw_all(s: &Shared, pos: usize, event: Option<usize>, canvas: &[u32]) -> Vec
                 differs: &differs,
             };
             let width = drawing_width(n);
+            let kept;
+            let cur = match present {
+                true => {
+                    let idle = t.idle_queues();
+                    let mut st = cur.clone();
+                    st.queues
+                        .retain(|q| !q.skbs.is_empty() || !idle.contains(&q.name.as_str()));
+                    kept = st;
+                    &kept
+                }
+                false => cur,
+            };
             let drawing = diagram::draw(cur, &marks, t.consts.max_skb_frags, width, &label);
             Shown::new(drawing, canvas.get(i).copied().unwrap_or(0))
         })
@@ -336,6 +375,37 @@ impl Shown {
             </div>
         }
     }
+}
+
+/// An exported figure's caption: the walkthrough, the variant and its kernel, the step and
+/// its operation, and the event shown.
+fn caption(s: &Shared, t: &Trace, pos: usize, event: Option<usize>) -> String {
+    let step = pos.checked_sub(1).and_then(|p| t.steps.get(p));
+    let op = step.map_or("before the first operation", |st| st.op.as_str());
+    let mut out = format!(
+        "{} · {} · kernel {} · step {pos}/{}: {op}",
+        s.title,
+        t.variant,
+        t.era,
+        s.len()
+    );
+    if let Some(e) = event.and_then(|k| Some((k, step?.events.get(k.checked_sub(1)?)?))) {
+        out += &format!(" · event {}: {}", e.0, e.1);
+    }
+    out
+}
+
+/// A drawing as a figure of its own for a slide or a handout: an opaque white background
+/// (a dark slide hides the drawing's dark text otherwise) and the caption above it.
+fn standalone(d: &Drawing, caption: &str) -> String {
+    const TOP: u32 = 28;
+    format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}"><rect width="{w}" height="{h}" fill="#fff"/><text x="8" y="18" font-family="system-ui, sans-serif" font-size="13" font-weight="600" fill="#1d2430">{c}</text><g transform="translate(0 {TOP})">{svg}</g></svg>"##,
+        w = d.width,
+        h = d.height + TOP,
+        c = diagram::esc(caption),
+        svg = d.to_svg(),
+    )
 }
 
 /// Per trace, its tallest drawing over all its steps.
