@@ -48,7 +48,7 @@ pub fn controls(p: &Props) -> Html {
     html! {
         <section class="controls" aria-label="Step controls">
             <button data-action="first" aria-label="First step" title="First (Home)" onclick={on.reform(|_| Nav::Go(0))}>{ "⇤ first" }</button>
-            <button data-action="prev" aria-label="Previous step" title="Previous (←)" onclick={on.reform(|_| Nav::Step(-1))}>{ "◀ prev" }</button>
+            <button data-action="prev" aria-label="Previous step" title="Previous (←)" onclick={on.reform(|_| Nav::Step(-1))}>{ "◀ previous" }</button>
             <button data-action="play" aria-label={if playing { "Pause" } else { "Play" }} aria-pressed={playing.to_string()} title="Play/pause (space)" onclick={on.reform(|_| Nav::TogglePlay)}>{ if playing { "❚❚ pause" } else { "▶ play" } }</button>
             <button data-action="next" aria-label="Next step" title="Next (→)" onclick={on.reform(|_| Nav::Step(1))}>{ "next ▶" }</button>
             <button data-action="last" aria-label="Last step" title="Last (End)" onclick={on.reform(|_| Nav::Last)}>{ "last ⇥" }</button>

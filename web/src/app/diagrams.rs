@@ -62,6 +62,9 @@ pub struct Diagrams {
     /// Presentation mode (in the URL's query, `?present`): larger text (style.css), and the
     /// queues that stay empty through the whole trace left out of the drawings.
     present: bool,
+    /// Per trace, its idle queues ([`Trace::idle_queues`]), replayed once per session when
+    /// presentation mode asks.
+    idle: Option<Vec<Vec<String>>>,
     _keys: EventListener,
 }
 
@@ -101,6 +104,7 @@ impl Component for Diagrams {
             windows: Vec::new(),
             zoom,
             present,
+            idle: None,
             _keys: zoom_keys(ctx),
         };
         d.redraw(ctx.props());
@@ -111,6 +115,7 @@ impl Component for Diagrams {
         let p = ctx.props();
         if p.session != old.session {
             self.canvas = canvas_heights(&p.session);
+            self.idle = None;
         }
         self.redraw(p);
         true
@@ -200,7 +205,7 @@ impl Component for Diagrams {
                         <figcaption>
                             <strong>{ &t.variant }</strong>{ format!(" · kernel {}", t.era) }
                             <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={link.callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
-                            <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={link.callback(move |_| Msg::ExportJson(i))}>{ "trace JSON" }</button>
+                            <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={link.callback(move |_| Msg::ExportJson(i))}>{ "JSON" }</button>
                             if let Some(about) = about_variant(&t.mechanism, &t.variant) {
                                 <div class="about" data-testid="about-variant">{ about }</div>
                             }
@@ -223,7 +228,12 @@ impl Component for Diagrams {
 impl Diagrams {
     fn redraw(&mut self, p: &Props) {
         let t0 = dom::now();
-        self.drawn = draw_all(&p.session, p.pos, p.event, &self.canvas, self.present);
+        if self.present && self.idle.is_none() {
+            let idle = |t: &Trace| t.idle_queues().into_iter().map(String::from).collect();
+            self.idle = Some(p.session.traces.iter().map(idle).collect());
+        }
+        let idle = self.idle.as_deref().filter(|_| self.present);
+        self.drawn = draw_all(&p.session, p.pos, p.event, &self.canvas, idle);
         dom::publish("drawMs", dom::now() - t0);
     }
 }
@@ -264,13 +274,13 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
 
 /// The drawings of every trace at `pos`, marking what the step changed and, side by side,
 /// what differs from the other trace; stepping by event, the left one after that event,
-/// marking what it touched. `present`: without the queues empty now and all along.
+/// marking what it touched. `idle`, per trace: queues to leave out (presentation mode).
 fn draw_all(
     s: &Shared,
     pos: usize,
     event: Option<usize>,
     canvas: &[u32],
-    present: bool,
+    idle: Option<&[Vec<String>]>,
 ) -> Vec<Shown> {
     let stepped = event.and_then(|k| at_event(&s.traces[0], pos, k));
     let empty = State::default();
@@ -315,16 +325,14 @@ fn draw_all(
             };
             let width = drawing_width(n);
             let kept;
-            let cur = match present {
-                true => {
-                    let idle = t.idle_queues();
+            let cur = match idle.and_then(|idle| idle.get(i)) {
+                Some(idle) => {
                     let mut st = cur.clone();
-                    st.queues
-                        .retain(|q| !q.skbs.is_empty() || !idle.contains(&q.name.as_str()));
+                    st.queues.retain(|q| !idle.contains(&q.name));
                     kept = st;
                     &kept
                 }
-                false => cur,
+                None => cur,
             };
             let drawing = diagram::draw(cur, &marks, t.consts.max_skb_frags, width, &label);
             Shown::new(drawing, canvas.get(i).copied().unwrap_or(0))
