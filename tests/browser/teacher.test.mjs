@@ -67,31 +67,31 @@ test('after a walkthrough is chosen, the arrow keys step it (not the picker)', a
 
 test('presentation mode: a toggle and in the link; larger text, idle queues left out', async () => {
   const page = await at('#w=' + b64('rx-page-reuse') + '&step=3');
-  const queues = (p) => p.$$eval('.diagrams figure', (fs) => fs.map((f) => f.querySelectorAll('svg text.q').length));
-  const all = await queues(page);
+  const queues = () => page.$$eval('.diagrams figure', (fs) => fs.map((f) => f.querySelectorAll('svg text.q').length));
+  const all = await queues();
   const size = () => page.$eval('[data-testid=narration]', (p) => parseFloat(getComputedStyle(p).fontSize));
   const normal = await size();
+  assert.equal(await page.getByTestId('present').getAttribute('aria-pressed'), 'false');
+  // The toggle puts the mode in the link and reloads at the same position.
   await page.getByTestId('present').click();
+  await page.waitForURL(/\?present#w=/);
+  await page.waitForSelector('[data-testid=step]');
+  assert.equal((await position(page)).at, 3);
   assert.equal(await page.getByTestId('present').getAttribute('aria-pressed'), 'true');
-  assert.match(page.url(), /\?present#w=/);
-  const fewer = await queues(page);
+  const fewer = await queues();
   assert.ok(fewer.every((n, i) => n > 0 && n < all[i]), `queues drawn ${all} -> ${fewer}`);
   assert.ok(await size() > normal, 'larger text');
-  // The link opens in presentation mode.
-  const again = await at(new URL(page.url()).hash, { query: '?present' });
-  assert.equal(await again.getByTestId('present').getAttribute('aria-pressed'), 'true');
-  assert.deepEqual(await queues(again), fewer);
-  const [a, b] = await lanes(again);
+  const [a, b] = await lanes(page);
   assert.ok(b.left > a.right - 1 && b.right <= PROJECTOR.width, 'both lanes in view');
-  const narration = await again.$eval('.narration', (n) => n.getBoundingClientRect().right);
+  const narration = await page.$eval('.narration', (n) => n.getBoundingClientRect().right);
   assert.ok(narration <= a.left, 'the narration beside the diagram');
-  await shot(again, 'present-mode');
-  await again.getByTestId('present').click();
-  assert.doesNotMatch(again.url(), /present/);
-  assert.deepEqual(await queues(again), all);
-  assert.deepEqual([...page.errors, ...again.errors], []);
+  await shot(page, 'present-mode');
+  await page.getByTestId('present').click();
+  await page.waitForURL((u) => !u.search.includes('present'));
+  await page.waitForSelector('[data-testid=step]');
+  assert.deepEqual(await queues(), all);
+  assert.deepEqual(page.errors, []);
   await page.close();
-  await again.close();
 });
 
 test('predict mode in the link', async () => {
@@ -99,15 +99,18 @@ test('predict mode in the link', async () => {
   assert.equal(await page.getByLabel('Predict').isChecked(), true);
   await page.getByRole('button', { name: 'Next step' }).click();
   await page.getByTestId('quiz').waitFor();
+  await page.keyboard.press('Escape');
   await page.getByLabel('Predict').uncheck();
   assert.doesNotMatch(page.url(), /predict/);
+  await page.getByLabel('Predict').check();
+  assert.match(page.url(), /\?predict#w=/);
   await page.close();
 });
 
 test('a walkthrough file opens as a lesson; its link carries it; a bad one names its field', async () => {
   const page = await at();
   const text = coreFile('walkthroughs/anatomy.toml').replace(/^title = ".*"$/m, 'title = "My own lesson"');
-  await page.setInputFiles('[data-testid=lesson-file]', { name: 'mine.toml', mimeType: 'application/toml', buffer: Buffer.from(text) });
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'mine.toml', mimeType: 'application/toml', buffer: Buffer.from(text) });
   await page.getByTestId('title').filter({ hasText: 'My own lesson' }).waitFor();
   await page.keyboard.press('ArrowRight');
   await page.waitForFunction(() => location.hash.includes('step=1'));
@@ -118,7 +121,7 @@ test('a walkthrough file opens as a lesson; its link carries it; a bad one names
   assert.equal((await position(again)).at, 1);
   await shot(again, 'lesson-file');
   const bad = text.replace('[scenario]', '[scenaryo]');
-  await page.setInputFiles('[data-testid=lesson-file]', { name: 'bad.toml', mimeType: 'application/toml', buffer: Buffer.from(bad) });
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'bad.toml', mimeType: 'application/toml', buffer: Buffer.from(bad) });
   const notice = page.getByTestId('notice');
   await notice.waitFor();
   assert.match(await notice.textContent(), /The file did not open: this walkthrough file is not valid: .*scenaryo/);
@@ -140,14 +143,14 @@ test('a challenge file opens with its goal, hint and check; a challenge link ope
   await shot(page, 'challenge-link');
   // The same challenge from a file: in the list, open, and its link carries the file.
   const text = coreFile('challenges/reuse-a-page.toml').replace(/^title = ".*"$/m, 'title = "Homework 1"');
-  await page.setInputFiles('[data-testid=lesson-file]', { name: 'hw.toml', mimeType: 'application/toml', buffer: Buffer.from(text) });
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'hw.toml', mimeType: 'application/toml', buffer: Buffer.from(text) });
   await page.locator('.challenges li[aria-current] strong', { hasText: 'Homework 1' }).waitFor();
   await page.waitForFunction(() => location.hash.startsWith('#l='));
   const again = await at(new URL(page.url()).hash);
   await again.locator('.challenges li[aria-current] strong', { hasText: 'Homework 1' }).waitFor();
   assert.deepEqual(await again.$$eval('.diagrams figure', (fs) => fs.map((f) => f.dataset.variant)), ['duyck-2012+none']);
   const bad = text.replace('hint =', 'hnt =');
-  await page.setInputFiles('[data-testid=lesson-file]', { name: 'bad.toml', mimeType: 'application/toml', buffer: Buffer.from(bad) });
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'bad.toml', mimeType: 'application/toml', buffer: Buffer.from(bad) });
   await page.getByTestId('notice').waitFor();
   assert.match(await page.getByTestId('notice').textContent(), /this challenge file is not valid: .*hnt/);
   assert.deepEqual([...page.errors, ...again.errors], []);

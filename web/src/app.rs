@@ -258,7 +258,6 @@ impl Component for App {
             }
             Msg::Predict => {
                 self.predict = !self.predict;
-                dom::set_mode("predict", self.predict);
                 self.quiz.phase = Phase::Idle;
             }
             Msg::Ask(a) => self.ask(a),

@@ -14,40 +14,12 @@ pub fn fragment() -> String {
     window().location().hash().unwrap_or_default()
 }
 
-/// The page's modes, bare words in the URL's query (`?present&predict`): how the page shows,
-/// where the fragment says what and where. Whether mode `name` is on.
+/// Whether mode `name` is on: the page's modes are bare words in the URL's query
+/// (`?present&predict`), saying how the page shows where the fragment says what and where;
+/// index.html turns them on and off.
 pub fn mode(name: &str) -> bool {
-    modes().any(|m| m == name)
-}
-
-fn modes() -> impl Iterator<Item = String> {
     let q = window().location().search().unwrap_or_default();
-    let words: Vec<String> = q
-        .trim_start_matches('?')
-        .split('&')
-        .map(String::from)
-        .collect();
-    words.into_iter().filter(|w| !w.is_empty())
-}
-
-/// Turns mode `name` on or off in the URL (the fragment kept), and on the root element's
-/// classes for the style sheet.
-pub fn set_mode(name: &str, on: bool) {
-    let mut words: Vec<String> = modes().filter(|m| m != name).collect();
-    if on {
-        words.push(name.into());
-    }
-    let l = window().location();
-    let mut url = l.pathname().unwrap_or_default();
-    if !words.is_empty() {
-        url = format!("{url}?{}", words.join("&"));
-    }
-    if let Ok(h) = window().history() {
-        let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&(url + &fragment())));
-    }
-    if let Some(root) = window().document().and_then(|d| d.document_element()) {
-        root.set_class_name(&words.join(" "));
-    }
+    q.trim_start_matches('?').split('&').any(|w| w == name)
 }
 
 /// Replaces the fragment without adding a history entry or firing `hashchange`.

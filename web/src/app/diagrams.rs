@@ -33,8 +33,6 @@ pub enum Msg {
     ExportJson(usize),
     ExportSvg(usize),
     Zoom(Zoom),
-    /// Presentation mode on or off.
-    Present,
 }
 
 /// A zoom move, by button or key (+ in, - out, 0 fit, 1 back to 100 %).
@@ -59,8 +57,8 @@ pub struct Diagrams {
     windows: Vec<(u32, u32)>,
     /// Percent, or `None`: fit the pane's width.
     zoom: Option<u32>,
-    /// Presentation mode (in the URL's query, `?present`): larger text (style.css), and the
-    /// queues that stay empty through the whole trace left out of the drawings.
+    /// Presentation mode (`?present`, toggled by index.html, which reloads the page): larger
+    /// text (style.css), and the queues that stay empty through the whole trace left out.
     present: bool,
     /// Per trace, its idle queues ([`Trace::idle_queues`]), replayed once per session when
     /// presentation mode asks.
@@ -97,7 +95,6 @@ impl Component for Diagrams {
             None => Some(100),
         };
         let present = dom::mode("present");
-        dom::set_mode("present", present);
         let mut d = Diagrams {
             drawn: Vec::new(),
             canvas: canvas_heights(&ctx.props().session),
@@ -148,12 +145,6 @@ impl Component for Diagrams {
                     dom::download(&name, "image/svg+xml", &svg);
                 }
             }
-            Msg::Present => {
-                self.present = !self.present;
-                dom::set_mode("present", self.present);
-                self.redraw(p);
-                return true;
-            }
             Msg::Zoom(z) => {
                 let old = self.zoom;
                 self.zoom = match z {
@@ -197,8 +188,6 @@ impl Component for Diagrams {
                     { button(Zoom::In, "Zoom in", "+") }
                     { button(Zoom::Actual, "Zoom 100 %", "100 %") }
                     { button(Zoom::Fit, "Fit the width", "fit") }
-                    <button class="small" aria-pressed={self.present.to_string()} data-testid="present"
-                        title="Presentation mode: larger text, the queues empty all along left out" onclick={link.callback(|_| Msg::Present)}>{ "Present" }</button>
                 </div>
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
