@@ -7,7 +7,8 @@
 //! visible when the same query evaluated on that previous step already gives it. A pick
 //! question's object must be drawn in that previous state, so the learner can point at it.
 
-use crate::query::{Query, Value};
+use crate::query::{PageField, Query, SkbField, Value};
+use crate::skb::Skb;
 use crate::trace::{State, Trace};
 use serde::Deserialize;
 
@@ -137,6 +138,106 @@ impl Question {
     }
 }
 
+impl Question {
+    /// How the answer is made up, read from the question's step of `t` (its variant's
+    /// trace), in the query's own terms: a sum's parts, a count's members, a counter before
+    /// and after. `None` for a query that is one fact with no parts.
+    pub fn why(&self, t: &Trace) -> Option<String> {
+        let step = t.steps.get(self.step.checked_sub(1)?)?;
+        let s = &step.state;
+        let skbs = || {
+            (s.queues.iter().flat_map(|q| &q.skbs))
+                .flat_map(|b| std::iter::once(b).chain(&b.frag_list))
+        };
+        let skb = |id| skbs().find(|b: &&Skb| b.id == id);
+        let list = |v: Vec<String>| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        Some(match &self.query {
+            Query::Skb {
+                id,
+                field: SkbField::Len | SkbField::LinearLen | SkbField::DataLen,
+            } => {
+                let b = skb(*id)?;
+                format!(
+                    "skb {id}: len {} = linear_len {} (bytes in its head) + data_len {} (bytes in frags and frag_list)",
+                    b.len, b.linear_len, b.data_len
+                )
+            }
+            Query::Skb {
+                id,
+                field: SkbField::NrFrags,
+            } => {
+                let frags = &skb(*id)?.frags;
+                let each = (frags.iter().enumerate())
+                    .map(|(k, f)| format!("frag {k}: {} bytes of page {}", f.size, f.page));
+                format!("skb {id}'s {} frags: {}", frags.len(), list(each.collect()))
+            }
+            Query::Page {
+                id,
+                field: PageField::Count,
+            } => {
+                let p = s.pages.iter().find(|p| p.id == *id)?;
+                let mut refs = Vec::new();
+                for b in skbs() {
+                    let head = b.head_frag.iter().filter(|f| f.page == *id);
+                    refs.extend(head.map(|_| format!("skb {}'s head", b.id)));
+                    let frags = b.frags.iter().enumerate().filter(|(_, f)| f.page == *id);
+                    refs.extend(frags.map(|(k, _)| format!("skb {} frag {k}", b.id)));
+                }
+                let n = refs.len() as u32;
+                let cursors: Vec<String> = (s.cursors.iter())
+                    .filter(|c| c.page == Some(*id))
+                    .map(|c| format!("cursor {} is on it", c.name))
+                    .collect();
+                format!(
+                    "page {id}'s count {}: {n} from the skbs pointing into it ({}), {} other (not an skb's; {})",
+                    p.count,
+                    list(refs),
+                    p.count.saturating_sub(n),
+                    list(cursors).replace("none", "no page-frag cursor is on it")
+                )
+            }
+            Query::QueueLen(q) => {
+                let q = s.queues.iter().find(|x| &x.name == q)?;
+                let ids = q.skbs.iter().map(|b| format!("skb {}", b.id));
+                let n = q.skbs.len();
+                format!("queue {} holds {n} skbs: {}", q.name, list(ids.collect()))
+            }
+            Query::PagesLive => {
+                let ids = s.pages.iter().map(|p| format!("page {}", p.id));
+                format!("{} live pages: {}", s.pages.len(), list(ids.collect()))
+            }
+            Query::Events(kind) => {
+                let n = step.events.iter().filter(|e| e.kind() == kind).count();
+                format!(
+                    "step {}: {n} {kind} of its {} events",
+                    self.step,
+                    step.events.len()
+                )
+            }
+            Query::Event { kind, .. } => {
+                let e = step.events.iter().find(|e| e.kind() == kind)?;
+                format!("step {}'s first {kind}: {e}", self.step)
+            }
+            Query::Counter(name) => {
+                let before = self.step.checked_sub(2).and_then(|i| t.steps.get(i));
+                let was = before.map_or(Some(0), |b| b.counters.get(name))?;
+                format!(
+                    "{name}: {was} before step {}, {} after it",
+                    self.step,
+                    step.counters.get(name)?
+                )
+            }
+            _ => return None,
+        })
+    }
+}
+
 fn letters() -> impl Iterator<Item = String> {
     ('a'..='z').map(String::from)
 }
@@ -162,5 +263,67 @@ impl State {
     /// Whether the diagram of this state draws `v` (see [`State::drawn`]).
     pub fn draws(&self, v: Value) -> bool {
         v.is_object() && self.drawn().contains(&v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walkthrough;
+
+    fn question(step: usize, query: &str) -> Question {
+        Question {
+            step,
+            variant: String::new(),
+            ask: String::new(),
+            query: query.parse().unwrap(),
+            choices: Vec::new(),
+            key: false,
+        }
+    }
+
+    /// The anatomy walkthrough: after sendmsg(1000) page 0 holds skb 0's frag and the
+    /// socket's page-frag cursor; after sendmsg(3000) skb 0 holds 4000 bytes, all in frags.
+    #[test]
+    fn why_shows_how_the_answer_is_made_up() {
+        let w = walkthrough::find("anatomy").unwrap();
+        let t = w.scenario.run(&Default::default()).unwrap();
+        let why = question(1, "page 0 count").why(&t).unwrap();
+        assert!(why.starts_with("page 0's count 2: 1 from the skbs pointing into it (skb 0 frag 0), 1 other (not an skb's; cursor "), "{why}");
+        let why = question(2, "skb 0 len").why(&t).unwrap();
+        assert_eq!(why, "skb 0: len 4000 = linear_len 0 (bytes in its head) + data_len 4000 (bytes in frags and frag_list)");
+        let why = question(1, "counter pages_allocated").why(&t).unwrap();
+        assert_eq!(why, "pages_allocated: 0 before step 1, 1 after it");
+        assert_eq!(question(1, "skb 0 truesize").why(&t), None);
+    }
+
+    /// Every walkthrough question's explanation of a number names it: the parts add up to it.
+    #[test]
+    fn every_why_names_its_answer() {
+        for w in walkthrough::all().unwrap() {
+            let traces: Vec<Trace> = (w.variants.iter())
+                .map(|v| {
+                    w.scenario
+                        .run(&crate::RunOptions {
+                            variant: Some(v.clone()),
+                            counters_only: false,
+                        })
+                        .unwrap()
+                })
+                .collect();
+            for q in w.questions().unwrap() {
+                let t = w.trace_for(&q, &traces).unwrap();
+                let (answer, why) = (q.answer(t).unwrap(), q.why(t));
+                // An object an event names is shown in the event's own words (`skb=0 idx=0`).
+                if let (Some(why), Value::Number(_)) = (why, answer) {
+                    assert!(
+                        why.contains(&answer.to_string()),
+                        "{} {:?}: {why} lacks {answer}",
+                        w.name,
+                        q.query
+                    );
+                }
+            }
+        }
     }
 }
