@@ -131,18 +131,23 @@ impl Link {
             step: parts.step.unwrap_or(0),
             event: parts.event,
         };
-        let named = [&parts.w, &parts.s, &parts.c, &parts.l];
-        if named.iter().filter(|p| p.is_some()).count() != 1 {
-            return Err("the link must name one walkthrough (w=), scenario (s=), \
-                 challenge (c=) or lesson file (l=)"
-                .into());
-        }
-        match (parts.w, parts.s, parts.c, parts.l, parts.cmp) {
-            (_, Some(text), _, _, compare) => Ok(Some(Link::Custom { text, compare, at })),
-            (.., Some(_)) => Err("the link's `cmp` goes with a scenario (s=) only".into()),
-            (Some(name), ..) => Ok(Some(Link::Walk { name, at })),
-            (_, _, Some(name), ..) => Ok(Some(Link::Challenge { name, at })),
-            (_, _, _, text, _) => Ok(text.map(|text| Link::Lesson { text, at })),
+        let link = match (parts.w, parts.s, parts.c, parts.l) {
+            (Some(name), None, None, None) => Link::Walk { name, at },
+            (None, Some(text), None, None) => {
+                let compare = parts.cmp.take();
+                Link::Custom { text, compare, at }
+            }
+            (None, None, Some(name), None) => Link::Challenge { name, at },
+            (None, None, None, Some(text)) => Link::Lesson { text, at },
+            _ => {
+                return Err("the link must name one walkthrough (w=), scenario (s=), \
+                     challenge (c=) or lesson file (l=)"
+                    .into())
+            }
+        };
+        match parts.cmp {
+            Some(_) => Err("the link's `cmp` goes with a scenario (s=) only".into()),
+            None => Ok(Some(link)),
         }
     }
 }

@@ -8,9 +8,9 @@
 //! question's object must be drawn in that previous state, so the learner can point at it.
 
 use crate::query::{PageField, Query, SkbField, Value};
-use crate::skb::Skb;
 use crate::trace::{State, Trace};
 use serde::Deserialize;
+use std::fmt::Write;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -143,98 +143,105 @@ impl Question {
     /// trace), in the query's own terms: a sum's parts, a count's members, a counter before
     /// and after. `None` for a query that is one fact with no parts.
     pub fn why(&self, t: &Trace) -> Option<String> {
-        let step = t.steps.get(self.step.checked_sub(1)?)?;
+        let n = self.step;
+        let step = t.steps.get(n.checked_sub(1)?)?;
         let s = &step.state;
-        let skbs = || {
-            (s.queues.iter().flat_map(|q| &q.skbs))
-                .flat_map(|b| std::iter::once(b).chain(&b.frag_list))
-        };
-        let skb = |id| skbs().find(|b: &&Skb| b.id == id);
-        let list = |v: Vec<String>| {
-            if v.is_empty() {
-                "none".to_string()
-            } else {
-                v.join(", ")
-            }
-        };
-        Some(match &self.query {
-            Query::Skb {
-                id,
-                field: SkbField::Len | SkbField::LinearLen | SkbField::DataLen,
-            } => {
-                let b = skb(*id)?;
-                format!(
-                    "skb {id}: len {} = linear_len {} (bytes in its head) + data_len {} (bytes in frags and frag_list)",
-                    b.len, b.linear_len, b.data_len
-                )
-            }
-            Query::Skb {
-                id,
-                field: SkbField::NrFrags,
-            } => {
-                let frags = &skb(*id)?.frags;
-                let each = (frags.iter().enumerate())
-                    .map(|(k, f)| format!("frag {k}: {} bytes of page {}", f.size, f.page));
-                format!("skb {id}'s {} frags: {}", frags.len(), list(each.collect()))
+        let skbs = (s.queues.iter().flat_map(|q| &q.skbs))
+            .flat_map(|b| std::iter::once(b).chain(&b.frag_list));
+        let mut out = String::new();
+        match &self.query {
+            Query::Skb { id, field } => {
+                let b = skbs.clone().find(|b| b.id == *id)?;
+                let frags = (0..b.frags.len() as u32).map(|idx| Value::Frag { skb: *id, idx });
+                match field {
+                    SkbField::Len | SkbField::LinearLen | SkbField::DataLen => write!(
+                        out,
+                        "skb {id}: len {} = linear_len {} (bytes in its head) + data_len {} (bytes in frags and frag_list)",
+                        b.len, b.linear_len, b.data_len
+                    ),
+                    SkbField::NrFrags => write!(out, "skb {id} has {} frags:", b.frags.len()),
+                    _ => return None,
+                }
+                .ok()?;
+                if *field == SkbField::NrFrags {
+                    list(&mut out, &mut frags.map(|v| v.to_string()));
+                }
             }
             Query::Page {
                 id,
                 field: PageField::Count,
             } => {
-                let p = s.pages.iter().find(|p| p.id == *id)?;
                 let mut refs = Vec::new();
-                for b in skbs() {
+                for b in skbs {
                     let head = b.head_frag.iter().filter(|f| f.page == *id);
                     refs.extend(head.map(|_| format!("skb {}'s head", b.id)));
                     let frags = b.frags.iter().enumerate().filter(|(_, f)| f.page == *id);
-                    refs.extend(frags.map(|(k, _)| format!("skb {} frag {k}", b.id)));
+                    refs.extend(frags.map(|(k, _)| {
+                        Value::Frag {
+                            skb: b.id,
+                            idx: k as u32,
+                        }
+                        .to_string()
+                    }));
                 }
-                let n = refs.len() as u32;
-                let cursors: Vec<String> = (s.cursors.iter())
-                    .filter(|c| c.page == Some(*id))
-                    .map(|c| format!("cursor {} is on it", c.name))
-                    .collect();
-                format!(
-                    "page {id}'s count {}: {n} from the skbs pointing into it ({}), {} other (not an skb's; {})",
-                    p.count,
-                    list(refs),
-                    p.count.saturating_sub(n),
-                    list(cursors).replace("none", "no page-frag cursor is on it")
-                )
+                let count = s.pages.iter().find(|p| p.id == *id)?.count;
+                let other = count.saturating_sub(refs.len() as u32);
+                let _ = write!(
+                    out,
+                    "page {id}'s count {count}: {} held by skbs:",
+                    refs.len()
+                );
+                list(&mut out, &mut refs.into_iter());
+                let _ = write!(out, "; {other} held elsewhere (not by an skb)");
+                for c in s.cursors.iter().filter(|c| c.page == Some(*id)) {
+                    let _ = write!(out, "; the {} cursor is on it", c.name);
+                }
             }
             Query::QueueLen(q) => {
                 let q = s.queues.iter().find(|x| &x.name == q)?;
-                let ids = q.skbs.iter().map(|b| format!("skb {}", b.id));
-                let n = q.skbs.len();
-                format!("queue {} holds {n} skbs: {}", q.name, list(ids.collect()))
+                let _ = write!(out, "queue {} holds {} skbs:", q.name, q.skbs.len());
+                list(
+                    &mut out,
+                    &mut q.skbs.iter().map(|b| Value::Skb(b.id).to_string()),
+                );
             }
             Query::PagesLive => {
-                let ids = s.pages.iter().map(|p| format!("page {}", p.id));
-                format!("{} live pages: {}", s.pages.len(), list(ids.collect()))
+                let _ = write!(out, "{} live pages:", s.pages.len());
+                list(
+                    &mut out,
+                    &mut s.pages.iter().map(|p| Value::Page(p.id).to_string()),
+                );
             }
             Query::Events(kind) => {
-                let n = step.events.iter().filter(|e| e.kind() == kind).count();
-                format!(
-                    "step {}: {n} {kind} of its {} events",
-                    self.step,
+                let k = step.events.iter().filter(|e| e.kind() == kind).count();
+                let _ = write!(
+                    out,
+                    "step {n} made {k} {kind} of its {} events",
                     step.events.len()
-                )
-            }
-            Query::Event { kind, .. } => {
-                let e = step.events.iter().find(|e| e.kind() == kind)?;
-                format!("step {}'s first {kind}: {e}", self.step)
+                );
             }
             Query::Counter(name) => {
-                let before = self.step.checked_sub(2).and_then(|i| t.steps.get(i));
+                let before = n.checked_sub(2).and_then(|i| t.steps.get(i));
                 let was = before.map_or(Some(0), |b| b.counters.get(name))?;
-                format!(
-                    "{name}: {was} before step {}, {} after it",
-                    self.step,
-                    step.counters.get(name)?
-                )
+                let now = step.counters.get(name)?;
+                let _ = write!(out, "{name}: {was} before step {n}, {now} after it");
             }
             _ => return None,
-        })
+        }
+        Some(out)
+    }
+}
+
+/// Appends ` a, b, c` (or ` none`) to `out`; one copy of the code for every list.
+fn list(out: &mut String, items: &mut dyn Iterator<Item = String>) {
+    let mut sep = " ";
+    for i in items {
+        out.push_str(sep);
+        out.push_str(&i);
+        sep = ", ";
+    }
+    if sep == " " {
+        out.push_str(" none");
     }
 }
 
@@ -289,7 +296,10 @@ mod tests {
         let w = walkthrough::find("anatomy").unwrap();
         let t = w.scenario.run(&Default::default()).unwrap();
         let why = question(1, "page 0 count").why(&t).unwrap();
-        assert!(why.starts_with("page 0's count 2: 1 from the skbs pointing into it (skb 0 frag 0), 1 other (not an skb's; cursor "), "{why}");
+        assert!(
+            why.starts_with("page 0's count 2: 1 held by skbs: skb 0 frag 0; 1 held elsewhere (not by an skb); the "),
+            "{why}"
+        );
         let why = question(2, "skb 0 len").why(&t).unwrap();
         assert_eq!(why, "skb 0: len 4000 = linear_len 0 (bytes in its head) + data_len 4000 (bytes in frags and frag_list)");
         let why = question(1, "counter pages_allocated").why(&t).unwrap();

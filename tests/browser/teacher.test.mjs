@@ -58,9 +58,10 @@ test('after a walkthrough is chosen, the arrow keys step it (not the picker)', a
   const page = await at();
   const value = await page.$$eval('#walkthrough option', (os) => os.find((o) => o.textContent.includes('netdev_alloc_frag')).value);
   await page.selectOption('#walkthrough', value);
+  assert.notEqual(await page.evaluate(() => document.activeElement.id), 'walkthrough', 'the picker let go of the focus');
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowRight');
-  assert.equal((await position(page)).at, 2);
+  await page.waitForFunction(() => document.querySelector('[data-testid=step]').dataset.step === '2');
   assert.equal(await page.$eval('#walkthrough', (s) => s.value), value, 'the walkthrough stayed');
   await page.close();
 });
@@ -156,6 +157,53 @@ test('a challenge file opens with its goal, hint and check; a challenge link ope
   assert.deepEqual([...page.errors, ...again.errors], []);
   await page.close();
   await again.close();
+});
+
+test('an exported SVG stands on its own: background, caption with step and event, file name', async () => {
+  const page = await at('#w=' + b64('anatomy') + '&step=2&event=1');
+  // The link's event counts from 0; the page (and the export) from 1.
+  assert.equal(await page.getByTestId('event').getAttribute('data-event'), '2');
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Download the kumar-2010 diagram as SVG' }).click(),
+  ]);
+  assert.equal(download.suggestedFilename(), 'skblab-sendmsg-kumar-2010-step2-event2.svg');
+  const file = join(SHOTS, download.suggestedFilename());
+  await download.saveAs(file);
+  const svg = readFileSync(file, 'utf8');
+  assert.match(svg, /^<svg [^>]*><rect width="\d+" height="\d+" fill="#fff"\/>/);
+  const caption = svg.match(/<text [^>]*>([^<]+)<\/text>/)[1];
+  const title = await page.getByTestId('title').textContent();
+  assert.ok(caption.startsWith(`${title} · kumar-2010 · kernel `), caption);
+  assert.match(caption, / · step 2\/6: sendmsg.* · event 2: \w+/);
+  // The drawing is the moment shown: after event 2, as the page draws it.
+  const label = await page.$eval('figure svg', (s) => s.getAttribute('aria-label'));
+  assert.ok(svg.includes(`aria-label="${label}"`), label);
+  await page.close();
+});
+
+test('the handout: every step with its narration and diagrams, one after another; printed whole', async () => {
+  const page = await at('#w=' + b64('anatomy') + '&step=2');
+  await page.getByTestId('handout-mode').click();
+  await page.waitForURL(/\?handout#w=/);
+  const handout = page.getByTestId('handout');
+  await handout.waitFor();
+  const { len } = await position(page);
+  const steps = handout.locator('.hstep');
+  assert.equal(await steps.count(), len + 1, 'steps 0 to the last');
+  assert.deepEqual(await steps.evaluateAll((ss) => ss.map((s) => s.querySelectorAll('svg').length)), Array(len + 1).fill(1));
+  // Each step's narration is the walkthrough's (the same the stepper shows at that step).
+  const intro = await steps.nth(0).locator('p').first().textContent();
+  assert.ok(intro.length > 40, intro);
+  assert.match(await steps.nth(1).locator('h3').textContent(), /^Step 1: sendmsg/);
+  assert.equal(await page.locator('.controls').isVisible(), false);
+  await page.emulateMedia({ media: 'print' });
+  assert.equal(await page.locator('header').isVisible(), false);
+  assert.equal(await page.locator('.editor').isVisible(), false);
+  assert.equal(await steps.last().isVisible(), true);
+  await page.screenshot({ path: join(SHOTS, 'handout-print.png'), fullPage: true });
+  assert.deepEqual(page.errors, []);
+  await page.close();
 });
 
 test('the About line: version, licence, where the source and the kernel references are', async () => {

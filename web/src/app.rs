@@ -20,6 +20,7 @@
 mod controls;
 mod diagrams;
 mod editor;
+mod handout;
 mod kernel_lane;
 mod narration;
 mod opening;

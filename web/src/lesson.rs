@@ -20,11 +20,11 @@ pub fn parse(text: &str) -> Result<Lesson, String> {
         Ok(c) => return Ok(Lesson::Challenge(c)),
         Err(e) => e,
     };
-    let goal = |l: &str| (l.strip_prefix("goal")).is_some_and(|r| r.trim_start().starts_with('='));
-    Err(match text.lines().any(goal) {
-        true => format!("this challenge file is not valid: {chal}"),
-        false => format!("this walkthrough file is not valid: {walk}"),
-    })
+    let (kind, e) = match text.starts_with("goal") || text.contains("\ngoal") {
+        true => ("challenge", chal),
+        false => ("walkthrough", walk),
+    };
+    Err(format!("this {kind} file is not valid: {e}"))
 }
 
 #[cfg(test)]

@@ -60,6 +60,8 @@ pub struct Diagrams {
     /// Presentation mode (`?present`, toggled by index.html, which reloads the page): larger
     /// text (style.css), and the queues that stay empty through the whole trace left out.
     present: bool,
+    /// The handout (`?handout`): every step at once ([`super::handout`]).
+    handout: bool,
     /// Per trace, its idle queues ([`Trace::idle_queues`]), replayed once per session when
     /// presentation mode asks.
     idle: Option<Vec<Vec<String>>>,
@@ -101,6 +103,7 @@ impl Component for Diagrams {
             windows: Vec::new(),
             zoom,
             present,
+            handout: dom::mode("handout"),
             idle: None,
             _keys: zoom_keys(ctx),
         };
@@ -174,6 +177,9 @@ impl Component for Diagrams {
 
     fn view(&self, ctx: &Context<Self>) -> Html {
         let s = &ctx.props().session;
+        if self.handout {
+            return super::handout::handout(s, &self.canvas, self.idle.as_deref());
+        }
         let split = s.traces.len() > 1 || s.kernel.is_some();
         let link = ctx.link();
         let zoom = self.zoom;
@@ -264,7 +270,7 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
 /// The drawings of every trace at `pos`, marking what the step changed and, side by side,
 /// what differs from the other trace; stepping by event, the left one after that event,
 /// marking what it touched. `idle`, per trace: queues to leave out (presentation mode).
-fn draw_all(
+pub(super) fn draw_all(
     s: &Shared,
     pos: usize,
     event: Option<usize>,
@@ -330,8 +336,8 @@ fn draw_all(
 }
 
 /// A drawing and its pieces as shared strings (cheap to hand to the virtual DOM each render).
-struct Shown {
-    drawing: Drawing,
+pub(super) struct Shown {
+    pub(super) drawing: Drawing,
     pieces: Vec<(Key, AttrValue)>,
     /// The SVG's height for every step of the trace (see [`canvas_height`]).
     canvas: u32,

@@ -24,7 +24,8 @@ pub struct Props {
 pub fn narration(p: &Props) -> Html {
     let s = &p.session;
     html! {
-        <aside class="narration" aria-live="polite">
+        // Focusable: a keyboard can scroll it when it overflows (axe: scrollable-region-focusable).
+        <aside class="narration" aria-live="polite" tabindex="0">
             <h2 data-testid="title">{ &s.title }</h2>
             if let Some((main, outro)) = s.narration(p.pos) {
                 <p data-testid="narration">{ main }</p>

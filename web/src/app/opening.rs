@@ -29,8 +29,13 @@ impl App {
                     None => Err(format!("there is no walkthrough named `{name}`")),
                 }
             }
-            // The challenge files come after the walkthroughs: opened once they are here.
-            Ok(Some(Link::Challenge { .. })) if self.challenges.is_empty() => Ok(true),
+            // The challenge files may come after the walkthroughs: a challenge (or a lesson
+            // file, which may be one and joins their list) opens once they are here.
+            Ok(Some(Link::Challenge { .. } | Link::Lesson { .. }))
+                if self.challenges.is_empty() =>
+            {
+                Ok(true)
+            }
             Ok(Some(Link::Challenge { name, at })) => {
                 match self.challenges.iter().position(|c| c.name == name) {
                     Some(i) => Ok(self.open_challenge(i, None, at)),
