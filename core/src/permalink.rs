@@ -1,9 +1,10 @@
 //! Permalinks: the URL fragment that names what the playground shows and where in it.
 //!
-//! A link names a built-in walkthrough (`w=NAME`) or carries a whole scenario (`s=TEXT`, with
-//! `cmp=VARIANT` for the split view), each base64url, plus a [`Position`]: `lead=L` (the lane
-//! the keys step), `step=N` and, inside that step, each lane's event (`event=E` for the left
-//! lane, `event1=E` for the right). Links come from strangers, so [`Link::decode`] is a plain
+//! A link names a built-in walkthrough (`w=NAME`) or challenge (`c=NAME`), or carries a whole
+//! scenario (`s=TEXT`, with `cmp=VARIANT` for the split view) or a teacher's walkthrough or
+//! challenge file (`l=TEXT`), each base64url, plus a [`Position`]: `lead=L` (the lane the keys
+//! step), `step=N` and, inside that step, each lane's event (`event=E` for the left lane,
+//! `event1=E` for the right). Links come from strangers, so [`Link::decode`] is a plain
 //! function (fuzzed in `fuzz/`) that turns every malformed or oversized fragment into an
 //! error saying what is wrong.
 
@@ -69,13 +70,31 @@ pub enum Link {
         compare: Option<String>,
         at: Position,
     },
+    /// A built-in challenge, by name: the stage on its start, its goal and check beside.
+    Challenge { name: String, at: Position },
+    /// A walkthrough or challenge file's whole text (a lesson of one's own).
+    Lesson { text: String, at: Position },
 }
 
 impl Link {
     pub fn at(&self) -> Position {
         match self {
-            Link::Walk { at, .. } | Link::Custom { at, .. } => *at,
+            Link::Walk { at, .. }
+            | Link::Custom { at, .. }
+            | Link::Challenge { at, .. }
+            | Link::Lesson { at, .. } => *at,
         }
+    }
+
+    /// The same link at another position.
+    pub fn moved(mut self, to: Position) -> Link {
+        match &mut self {
+            Link::Walk { at, .. }
+            | Link::Custom { at, .. }
+            | Link::Challenge { at, .. }
+            | Link::Lesson { at, .. } => *at = to,
+        }
+        self
     }
 
     /// The fragment (without `#`): `w=NAME` or `s=TEXT&cmp=VARIANT`, each name and text
@@ -84,6 +103,8 @@ impl Link {
     pub fn encode(&self) -> String {
         let (head, at) = match self {
             Link::Walk { name, at } => (format!("w={}", b64::encode(name)), at),
+            Link::Challenge { name, at } => (format!("c={}", b64::encode(name)), at),
+            Link::Lesson { text, at } => (format!("l={}", b64::encode(text)), at),
             Link::Custom { text, compare, at } => {
                 let cmp = compare
                     .as_ref()
@@ -124,6 +145,8 @@ impl Link {
             match k {
                 "w" => once(k, &mut parts.w, text64(k, v)?)?,
                 "s" => once(k, &mut parts.s, text64(k, v)?)?,
+                "c" => once(k, &mut parts.c, text64(k, v)?)?,
+                "l" => once(k, &mut parts.l, text64(k, v)?)?,
                 "cmp" => once(k, &mut parts.cmp, text64(k, v)?)?,
                 "step" => once(k, &mut parts.step, number(k, v)?)?,
                 "event" => once(k, &mut parts.events[0], number(k, v)?)?,
@@ -139,13 +162,23 @@ impl Link {
             lead: parts.lead.or(old.then_some(0)),
             events: parts.events,
         };
-        match (parts.w, parts.s, parts.cmp) {
-            (Some(name), None, None) => Ok(Some(Link::Walk { name, at })),
-            (Some(_), None, Some(_)) => {
-                Err("the link's `cmp` goes with a scenario (s=), not a walkthrough".into())
+        let link = match (parts.w, parts.s, parts.c, parts.l) {
+            (Some(name), None, None, None) => Link::Walk { name, at },
+            (None, Some(text), None, None) => {
+                let compare = parts.cmp.take();
+                Link::Custom { text, compare, at }
             }
-            (None, Some(text), compare) => Ok(Some(Link::Custom { text, compare, at })),
-            _ => Err("the link must name either a walkthrough (w=) or a scenario (s=)".into()),
+            (None, None, Some(name), None) => Link::Challenge { name, at },
+            (None, None, None, Some(text)) => Link::Lesson { text, at },
+            _ => {
+                return Err("the link must name one walkthrough (w=), scenario (s=), \
+                     challenge (c=) or lesson file (l=)"
+                    .into())
+            }
+        };
+        match parts.cmp {
+            Some(_) => Err("the link's `cmp` goes with a scenario (s=) only".into()),
+            None => Ok(Some(link)),
         }
     }
 }
@@ -155,6 +188,8 @@ impl Link {
 struct Parts {
     w: Option<String>,
     s: Option<String>,
+    c: Option<String>,
+    l: Option<String>,
     cmp: Option<String>,
     step: Option<usize>,
     lead: Option<usize>,
@@ -320,6 +355,14 @@ mod tests {
                 name: "rx-page-reuse".into(),
                 at: lanes(1, None, [None, Some(4)]),
             },
+            Link::Challenge {
+                name: "duyck-reuse".into(),
+                at: at(0, None),
+            },
+            Link::Lesson {
+                text: "name = \"mine\"\nintro = \"ünïcode & = #\"\n".into(),
+                at: at(4, Some(2)),
+            },
         ];
         for l in links {
             assert_eq!(Link::decode(&format!("#{}", l.encode())), Ok(Some(l)));
@@ -402,9 +445,11 @@ mod tests {
             (&long_key, "unknown part `kkkk"),
             // Found by fuzzing (fuzz/regressions/permalink): the message took two lines.
             ("hGG93\n", "unknown part `hGG93?`"),
-            ("#step=2", "either a walkthrough"),
-            ("#w=YQ&s=YQ", "either a walkthrough"),
+            ("#step=2", "must name one walkthrough"),
+            ("#w=YQ&s=YQ", "must name one walkthrough"),
+            ("#c=YQ&l=YQ", "must name one walkthrough"),
             ("#w=YQ&cmp=YQ", "`cmp` goes with a scenario"),
+            ("#l=YQ&cmp=YQ", "`cmp` goes with a scenario"),
             ("#w=YQ&step=1&step=2", "`step` twice"),
             ("#s=YQ&s=YQ", "`s` twice"),
             (&huge, "too long"),

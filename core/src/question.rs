@@ -7,9 +7,10 @@
 //! visible when the same query evaluated on that previous step already gives it. A pick
 //! question's object must be drawn in that previous state, so the learner can point at it.
 
-use crate::query::{Query, Value};
+use crate::query::{PageField, Query, SkbField, Value};
 use crate::trace::{State, Trace};
 use serde::Deserialize;
+use std::fmt::Write;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -137,6 +138,113 @@ impl Question {
     }
 }
 
+impl Question {
+    /// How the answer is made up, read from the question's step of `t` (its variant's
+    /// trace), in the query's own terms: a sum's parts, a count's members, a counter before
+    /// and after. `None` for a query that is one fact with no parts.
+    pub fn why(&self, t: &Trace) -> Option<String> {
+        let n = self.step;
+        let step = t.steps.get(n.checked_sub(1)?)?;
+        let s = &step.state;
+        let skbs = (s.queues.iter().flat_map(|q| &q.skbs))
+            .flat_map(|b| std::iter::once(b).chain(&b.frag_list));
+        let mut out = String::new();
+        match &self.query {
+            Query::Skb { id, field } => {
+                let b = skbs.clone().find(|b| b.id == *id)?;
+                let frags = (0..b.frags.len() as u32).map(|idx| Value::Frag { skb: *id, idx });
+                match field {
+                    SkbField::Len | SkbField::LinearLen | SkbField::DataLen => write!(
+                        out,
+                        "skb {id}: len {} = linear_len {} (bytes in its head) + data_len {} (bytes in frags and frag_list)",
+                        b.len, b.linear_len, b.data_len
+                    ),
+                    SkbField::NrFrags => write!(out, "skb {id} has {} frags:", b.frags.len()),
+                    _ => return None,
+                }
+                .ok()?;
+                if *field == SkbField::NrFrags {
+                    list(&mut out, &mut frags.map(|v| v.to_string()));
+                }
+            }
+            Query::Page {
+                id,
+                field: PageField::Count,
+            } => {
+                let mut refs = Vec::new();
+                for b in skbs {
+                    let head = b.head_frag.iter().filter(|f| f.page == *id);
+                    refs.extend(head.map(|_| format!("skb {}'s head", b.id)));
+                    let frags = b.frags.iter().enumerate().filter(|(_, f)| f.page == *id);
+                    refs.extend(frags.map(|(k, _)| {
+                        Value::Frag {
+                            skb: b.id,
+                            idx: k as u32,
+                        }
+                        .to_string()
+                    }));
+                }
+                let count = s.pages.iter().find(|p| p.id == *id)?.count;
+                let other = count.saturating_sub(refs.len() as u32);
+                let _ = write!(
+                    out,
+                    "page {id}'s count {count}: {} held by skbs:",
+                    refs.len()
+                );
+                list(&mut out, &mut refs.into_iter());
+                let _ = write!(out, "; {other} held elsewhere (not by an skb)");
+                for c in s.cursors.iter().filter(|c| c.page == Some(*id)) {
+                    let _ = write!(out, "; the {} cursor is on it", c.name);
+                }
+            }
+            Query::QueueLen(q) => {
+                let q = s.queues.iter().find(|x| &x.name == q)?;
+                let _ = write!(out, "queue {} holds {} skbs:", q.name, q.skbs.len());
+                list(
+                    &mut out,
+                    &mut q.skbs.iter().map(|b| Value::Skb(b.id).to_string()),
+                );
+            }
+            Query::PagesLive => {
+                let _ = write!(out, "{} live pages:", s.pages.len());
+                list(
+                    &mut out,
+                    &mut s.pages.iter().map(|p| Value::Page(p.id).to_string()),
+                );
+            }
+            Query::Events(kind) => {
+                let k = step.events.iter().filter(|e| e.kind() == kind).count();
+                let _ = write!(
+                    out,
+                    "step {n} made {k} {kind} of its {} events",
+                    step.events.len()
+                );
+            }
+            Query::Counter(name) => {
+                let before = n.checked_sub(2).and_then(|i| t.steps.get(i));
+                let was = before.map_or(Some(0), |b| b.counters.get(name))?;
+                let now = step.counters.get(name)?;
+                let _ = write!(out, "{name}: {was} before step {n}, {now} after it");
+            }
+            _ => return None,
+        }
+        Some(out)
+    }
+}
+
+/// Appends ` a, b, c` (or ` none`) to `out`; one copy of the code for every list.
+fn list(out: &mut String, items: &mut dyn Iterator<Item = String>) {
+    let mut sep = " ";
+    for i in items {
+        out.push_str(sep);
+        out.push_str(&i);
+        sep = ", ";
+    }
+    if sep == " " {
+        out.push_str(" none");
+    }
+}
+
 fn letters() -> impl Iterator<Item = String> {
     ('a'..='z').map(String::from)
 }
@@ -162,5 +270,70 @@ impl State {
     /// Whether the diagram of this state draws `v` (see [`State::drawn`]).
     pub fn draws(&self, v: Value) -> bool {
         v.is_object() && self.drawn().contains(&v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walkthrough;
+
+    fn question(step: usize, query: &str) -> Question {
+        Question {
+            step,
+            variant: String::new(),
+            ask: String::new(),
+            query: query.parse().unwrap(),
+            choices: Vec::new(),
+            key: false,
+        }
+    }
+
+    /// The anatomy walkthrough: after sendmsg(1000) page 0 holds skb 0's frag and the
+    /// socket's page-frag cursor; after sendmsg(3000) skb 0 holds 4000 bytes, all in frags.
+    #[test]
+    fn why_shows_how_the_answer_is_made_up() {
+        let w = walkthrough::find("anatomy").unwrap();
+        let t = w.scenario.run(&Default::default()).unwrap();
+        let why = question(1, "page 0 count").why(&t).unwrap();
+        assert!(
+            why.starts_with("page 0's count 2: 1 held by skbs: skb 0 frag 0; 1 held elsewhere (not by an skb); the "),
+            "{why}"
+        );
+        let why = question(2, "skb 0 len").why(&t).unwrap();
+        assert_eq!(why, "skb 0: len 4000 = linear_len 0 (bytes in its head) + data_len 4000 (bytes in frags and frag_list)");
+        let why = question(1, "counter pages_allocated").why(&t).unwrap();
+        assert_eq!(why, "pages_allocated: 0 before step 1, 1 after it");
+        assert_eq!(question(1, "skb 0 truesize").why(&t), None);
+    }
+
+    /// Every walkthrough question's explanation of a number names it: the parts add up to it.
+    #[test]
+    fn every_why_names_its_answer() {
+        for w in walkthrough::all().unwrap() {
+            let traces: Vec<Trace> = (w.variants.iter())
+                .map(|v| {
+                    w.scenario
+                        .run(&crate::RunOptions {
+                            variant: Some(v.clone()),
+                            counters_only: false,
+                        })
+                        .unwrap()
+                })
+                .collect();
+            for q in w.questions().unwrap() {
+                let t = w.trace_for(&q, &traces).unwrap();
+                let (answer, why) = (q.answer(t).unwrap(), q.why(t));
+                // An object an event names is shown in the event's own words (`skb=0 idx=0`).
+                if let (Some(why), Value::Number(_)) = (why, answer) {
+                    assert!(
+                        why.contains(&answer.to_string()),
+                        "{} {:?}: {why} lacks {answer}",
+                        w.name,
+                        q.query
+                    );
+                }
+            }
+        }
     }
 }

@@ -636,6 +636,31 @@ impl Trace {
         Ok(state)
     }
 
+    /// The queues no skb is on at any moment of the run, between events included: drawn
+    /// empty all along (the playground's presentation mode leaves them out). In the state's
+    /// order; none when the events do not replay (the core's tests rule that out).
+    pub fn idle_queues(&self) -> Vec<&str> {
+        let Some(first) = self.steps.first() else {
+            return Vec::new();
+        };
+        let names: Vec<&str> = first.state.queues.iter().map(|q| q.name.as_str()).collect();
+        let mut busy = vec![false; names.len()];
+        let mut state = empty_like(&first.state);
+        for e in self.steps.iter().flat_map(|s| &s.events) {
+            if state.apply(e).is_err() {
+                return Vec::new();
+            }
+            for q in state.queues.iter().filter(|q| !q.skbs.is_empty()) {
+                if let Some(i) = names.iter().position(|n| *n == q.name) {
+                    busy[i] = true;
+                }
+            }
+        }
+        (names.into_iter().zip(busy))
+            .filter_map(|(n, b)| (!b).then_some(n))
+            .collect()
+    }
+
     /// Replays every step's events from the state before it (the empty state before the
     /// first) and checks that they give the step's state: the events are a complete log.
     pub fn check_replay(&self) -> Result<(), Error> {

@@ -200,3 +200,27 @@ mod cursor_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod idle_tests {
+    /// The page-reuse scenario (seed 001) draws every rx queue, most empty all along; an skb
+    /// passing through a queue between two steps (read after every poll) makes it busy.
+    #[test]
+    fn idle_queues_never_hold_an_skb() {
+        let text = include_str!("../../scenarios/rx-page-reuse.toml");
+        let t = crate::run_text(text, &Default::default()).unwrap();
+        let idle = t.idle_queues();
+        let all = t.steps[0].state.queues.len();
+        assert!(!idle.is_empty() && idle.len() < all, "{idle:?} of {all}");
+        for (i, s) in t.steps.iter().enumerate() {
+            for k in 0..=s.events.len() {
+                for q in t.state_at(i, k).unwrap().queues {
+                    if !q.skbs.is_empty() {
+                        assert!(!idle.contains(&q.name.as_str()), "{} holds an skb", q.name);
+                    }
+                }
+            }
+        }
+        assert!(idle.contains(&"sk_backlog"), "{idle:?}");
+    }
+}

@@ -20,6 +20,7 @@
 mod controls;
 mod diagrams;
 mod editor;
+mod handout;
 mod kernel_lane;
 mod narration;
 mod opening;
@@ -175,7 +176,7 @@ impl Component for App {
             fragment: String::new(),
             pending_link: None,
             started: None,
-            predict: false,
+            predict: dom::mode("predict"),
             quiz: Quiz::default(),
             focus_card: false,
             record: Record::parse(
@@ -209,7 +210,13 @@ impl Component for App {
                 // The link may name a walkthrough: open it now that they are here.
                 self.open_fragment();
             }
-            Msg::Challenges(Ok(c)) => self.challenges = c,
+            Msg::Challenges(Ok(c)) => {
+                self.challenges = c;
+                // A challenge's link waited for them.
+                if self.loaded && self.session.is_none() {
+                    self.open_fragment();
+                }
+            }
             Msg::Challenges(Err(e)) => {
                 self.notice = Some(format!("The challenges failed to load: {e}"));
             }
@@ -262,7 +269,9 @@ impl Component for App {
                 self.record.reset_scores();
                 save(&self.record);
             }
-            Msg::OpenChallenge(i) => self.open_challenge(i),
+            Msg::OpenChallenge(i) => {
+                self.open_challenge(i, None, Position::default());
+            }
             Msg::Check(text) => self.check(&text),
         }
         true

@@ -15,6 +15,14 @@ pub fn fragment() -> String {
     window().location().hash().unwrap_or_default()
 }
 
+/// Whether mode `name` is on: the page's modes are bare words in the URL's query
+/// (`?present&predict`), saying how the page shows where the fragment says what and where;
+/// index.html turns them on and off.
+pub fn mode(name: &str) -> bool {
+    let q = window().location().search().unwrap_or_default();
+    q.trim_start_matches('?').split('&').any(|w| w == name)
+}
+
 /// Replaces the fragment without adding a history entry or firing `hashchange`.
 pub fn set_fragment(f: &str) {
     if let Ok(h) = window().history() {

@@ -8,6 +8,7 @@ pub mod chart;
 pub mod diagram;
 pub mod diff;
 pub mod form;
+pub mod lesson;
 pub mod predict;
 pub mod session;
 
@@ -27,9 +28,13 @@ pub fn start() {
              Reload the page; please report the scenario that caused it."
         ));
     }));
-    let root = web_sys::window()
+    let doc = web_sys::window()
         .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id("app"))
-        .expect("index.html has <div id=\"app\">");
+        .expect("a document");
+    // The page's "About" line names the build it runs.
+    if let Some(v) = doc.get_element_by_id("version") {
+        v.set_text_content(Some(env!("CARGO_PKG_VERSION")));
+    }
+    let root = (doc.get_element_by_id("app")).expect("index.html has <div id=\"app\">");
     yew::Renderer::<app::App>::with_root(root).render();
 }

@@ -27,6 +27,8 @@ pub struct Item {
     pub n: usize,
     pub q: Question,
     pub answer: Value,
+    /// How the answer is made up ([`Question::why`]), shown with it.
+    pub why: Option<String>,
     pub outcome: Option<Outcome>,
 }
 
@@ -58,10 +60,12 @@ impl Quiz {
             .enumerate()
         {
             let answer = w.answer(&q, traces)?;
+            let why = q.why(w.trace_for(&q, traces)?);
             items.push(Item {
                 n,
                 q,
                 answer,
+                why,
                 outcome: None,
             });
         }

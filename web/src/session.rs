@@ -23,6 +23,8 @@ pub struct Session {
     /// A `skblab kernel` report opened beside them: the running kernel's skbs, a lane of
     /// their own.
     pub kernel: Option<KernelReport>,
+    /// What the link names instead, when the session is a challenge's start or a lesson file.
+    pub lesson: Option<Link>,
 }
 
 impl Session {
@@ -113,6 +115,9 @@ impl Session {
 
     /// The link to this session at `at`.
     pub fn link(&self, at: Position) -> Link {
+        if let Some(l) = &self.lesson {
+            return l.clone().moved(at);
+        }
         match &self.walk {
             Some(w) => Link::Walk {
                 name: w.name.clone(),
@@ -143,6 +148,7 @@ pub fn load_walkthrough(w: &Walkthrough) -> Result<Session, String> {
         text: scenario_text(&w.scenario),
         traces,
         kernel: None,
+        lesson: None,
     })
 }
 
@@ -173,6 +179,7 @@ pub fn load_custom(text: &str, compare: Option<&str>) -> Result<Session, String>
         text: text.to_string(),
         traces,
         kernel: None,
+        lesson: None,
     })
 }
 

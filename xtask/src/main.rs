@@ -202,10 +202,14 @@ impl Drop for Server {
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 fn ensure_playwright(dir: &Path) -> Result<(), String> {
-    if dir
-        .join("node_modules/playwright-core/package.json")
-        .is_file()
-    {
+    // Every dependency the tests import: a node_modules/ from before one was added installs again.
+    let installed = ["playwright-core", "axe-core"].iter().all(|p| {
+        dir.join("node_modules")
+            .join(p)
+            .join("package.json")
+            .is_file()
+    });
+    if installed {
         return Ok(());
     }
     let ci = dir.join("package-lock.json").is_file();
@@ -250,6 +254,7 @@ fn browser(what: &str) -> Result<(), String> {
             "quiz.test.mjs",
             "legibility.test.mjs",
             "lanes.test.mjs",
+            "teacher.test.mjs",
         ]);
     } else {
         step(&format!("node bench.mjs (against {})", server.url));

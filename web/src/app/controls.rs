@@ -58,7 +58,7 @@ pub struct Props {
 /// listener on the bar acting for all of them (as Yew nodes they cost the bundle 0.5 KiB).
 const BEFORE_PLAY: &str = concat!(
     r#"<button data-nav="0" aria-label="First step" title="First (Home)">⇤ first</button>"#,
-    r#"<button data-nav="1" aria-label="Previous step" title="Previous (←)">◀ prev</button>"#,
+    r#"<button data-nav="1" aria-label="Previous step" title="Previous (←)">◀ previous</button>"#,
 );
 const AFTER_PLAY: &str = concat!(
     r#"<button data-nav="2" aria-label="Next step" title="Next (→)">next ▶</button>"#,

@@ -66,6 +66,14 @@ pub struct Diagrams {
     legend: NodeRef,
     /// Percent, or `None`: fit the pane's width.
     zoom: Option<u32>,
+    /// Presentation mode (`?present`, toggled by index.html, which reloads the page): larger
+    /// text (style.css), and the queues that stay empty through the whole trace left out.
+    present: bool,
+    /// The handout (`?handout`): every step at once ([`super::handout`]).
+    handout: bool,
+    /// Per trace, its idle queues ([`Trace::idle_queues`]), replayed once per session when
+    /// presentation mode asks.
+    idle: Option<Vec<Vec<String>>>,
     _keys: EventListener,
 }
 
@@ -82,6 +90,7 @@ impl Component for Diagrams {
             Some(z) => z.parse().ok().filter(|z| ZOOMS.contains(z)).or(Some(100)),
             None => Some(100),
         };
+        let present = dom::mode("present");
         let mut d = Diagrams {
             drawn: Vec::new(),
             canvas: canvas_heights(&ctx.props().session),
@@ -90,6 +99,9 @@ impl Component for Diagrams {
             bottoms: Vec::new(),
             legend: NodeRef::default(),
             zoom,
+            present,
+            handout: dom::mode("handout"),
+            idle: None,
             _keys: zoom_keys(ctx),
         };
         d.redraw(ctx.props());
@@ -100,6 +112,7 @@ impl Component for Diagrams {
         let p = ctx.props();
         if p.session != old.session {
             self.canvas = canvas_heights(&p.session);
+            self.idle = None;
         }
         self.redraw(p);
         true
@@ -128,8 +141,13 @@ impl Component for Diagrams {
             }
             Msg::ExportSvg(i) => {
                 if let (Some(t), Some(shown)) = (p.session.traces.get(i), self.drawn.get(i)) {
-                    let name = format!("skblab-{}-{}-step{}.svg", t.mechanism, t.variant, p.pos);
-                    dom::download(&name, "image/svg+xml", &shown.drawing.to_svg());
+                    // The event shown is the left lane's only.
+                    let event = p.event.filter(|_| i == 0);
+                    let at = event.map_or(String::new(), |k| format!("-event{k}"));
+                    let name =
+                        format!("skblab-{}-{}-step{}{at}.svg", t.mechanism, t.variant, p.pos);
+                    let svg = standalone(&shown.drawing, &caption(&p.session, t, p.pos, event));
+                    dom::download(&name, "image/svg+xml", &svg);
                 }
             }
             Msg::Zoom(z) => {
@@ -178,6 +196,9 @@ impl Component for Diagrams {
 
     fn view(&self, ctx: &Context<Self>) -> Html {
         let s = &ctx.props().session;
+        if self.handout {
+            return super::handout::handout(s, &self.canvas, self.idle.as_deref());
+        }
         let split = s.traces.len() > 1 || s.kernel.is_some();
         let link = ctx.link();
         let zoom = self.zoom;
@@ -198,7 +219,7 @@ impl Component for Diagrams {
                         <figcaption>
                             <strong>{ &t.variant }</strong>{ format!(" · kernel {}", t.era) }
                             <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={link.callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
-                            <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={link.callback(move |_| Msg::ExportJson(i))}>{ "trace JSON" }</button>
+                            <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={link.callback(move |_| Msg::ExportJson(i))}>{ "JSON" }</button>
                             if let Some(about) = about_variant(&t.mechanism, &t.variant) {
                                 <div class="about" data-testid="about-variant">{ about }</div>
                             }
@@ -219,7 +240,12 @@ impl Component for Diagrams {
 impl Diagrams {
     fn redraw(&mut self, p: &Props) {
         let t0 = dom::now();
-        self.drawn = draw_all(&p.session, p.pos, p.events, &self.canvas);
+        if self.present && self.idle.is_none() {
+            let idle = |t: &Trace| t.idle_queues().into_iter().map(String::from).collect();
+            self.idle = Some(p.session.traces.iter().map(idle).collect());
+        }
+        let idle = self.idle.as_deref().filter(|_| self.present);
+        self.drawn = draw_all(&p.session, p.pos, p.events, &self.canvas, idle);
         self.wraps.resize_with(self.drawn.len(), NodeRef::default);
         dom::publish("drawMs", dom::now() - t0);
     }
@@ -296,8 +322,14 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
 
 /// The drawings of every trace at `pos`, marking what the step changed and, side by side,
 /// what differs from the other trace's step; stepping by event, each lane after its event,
-/// marking what it touched.
-fn draw_all(s: &Shared, pos: usize, events: [Option<usize>; LANES], canvas: &[u32]) -> Vec<Shown> {
+/// marking what it touched. `idle`, per trace: queues to leave out (presentation mode).
+pub(super) fn draw_all(
+    s: &Shared,
+    pos: usize,
+    events: [Option<usize>; LANES],
+    canvas: &[u32],
+    idle: Option<&[Vec<String>]>,
+) -> Vec<Shown> {
     let empty = State::default();
     let n = s.traces.len();
     let state = |i: usize, pos: usize| {
@@ -338,6 +370,16 @@ fn draw_all(s: &Shared, pos: usize, events: [Option<usize>; LANES], canvas: &[u3
                 differs: &differs,
             };
             let width = drawing_width(n);
+            let kept;
+            let cur = match idle.and_then(|idle| idle.get(i)) {
+                Some(idle) => {
+                    let mut st = cur.clone();
+                    st.queues.retain(|q| !idle.contains(&q.name));
+                    kept = st;
+                    &kept
+                }
+                None => cur,
+            };
             let drawing = diagram::draw(cur, &marks, t.consts.max_skb_frags, width, &label);
             Shown::new(drawing, canvas.get(i).copied().unwrap_or(0))
         })
@@ -345,8 +387,8 @@ fn draw_all(s: &Shared, pos: usize, events: [Option<usize>; LANES], canvas: &[u3
 }
 
 /// A drawing and its pieces as shared strings (cheap to hand to the virtual DOM each render).
-struct Shown {
-    drawing: Drawing,
+pub(super) struct Shown {
+    pub(super) drawing: Drawing,
     pieces: Vec<(Key, AttrValue)>,
     /// The SVG's height for every step of the trace (see [`canvas_height`]).
     canvas: u32,
@@ -387,6 +429,37 @@ impl Shown {
             </div>
         }
     }
+}
+
+/// An exported figure's caption: the walkthrough, the variant and its kernel, the step and
+/// its operation, and the event shown.
+fn caption(s: &Shared, t: &Trace, pos: usize, event: Option<usize>) -> String {
+    let step = pos.checked_sub(1).and_then(|p| t.steps.get(p));
+    let op = step.map_or("before the first operation", |st| st.op.as_str());
+    let mut out = format!(
+        "{} · {} · kernel {} · step {pos}/{}: {op}",
+        s.title,
+        t.variant,
+        t.era,
+        s.len()
+    );
+    if let Some(e) = event.and_then(|k| Some((k, step?.events.get(k.checked_sub(1)?)?))) {
+        out += &format!(" · event {}: {}", e.0, e.1);
+    }
+    out
+}
+
+/// A drawing as a figure of its own for a slide or a handout: an opaque white background
+/// (a dark slide hides the drawing's dark text otherwise) and the caption above it.
+fn standalone(d: &Drawing, caption: &str) -> String {
+    const TOP: u32 = 28;
+    format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}"><rect width="{w}" height="{h}" fill="#fff"/><text x="8" y="18" font-family="system-ui, sans-serif" font-size="13" font-weight="600" fill="#1d2430">{c}</text><g transform="translate(0 {TOP})">{svg}</g></svg>"##,
+        w = d.width,
+        h = d.height + TOP,
+        c = diagram::esc(caption),
+        svg = d.to_svg(),
+    )
 }
 
 /// Per trace, its tallest drawing over all its steps.

@@ -48,7 +48,8 @@ pub fn narration(p: &Props) -> Html {
     }
     o.push_str("</div>");
     html! {
-        <aside class="narration">
+        // Focusable: a keyboard can scroll it when it overflows (axe: scrollable-region-focusable).
+        <aside class="narration" tabindex="0">
             { Html::from_html_unchecked(o.into()) }
             { events(p) }
         </aside>

@@ -1,12 +1,14 @@
-//! What the stage shows: a walkthrough, a permalink, a challenge's start or a kernel report,
-//! each handed to the editor too.
+//! What the stage shows: a walkthrough, a permalink, a challenge's start, a lesson file or a
+//! kernel report, each handed to the editor too.
 
 use super::{quiz, App, Seed, Shared};
 use crate::dom;
 use crate::form;
+use crate::lesson::{self, Lesson};
 use crate::predict::Quiz;
 use crate::session::{self, Link, Session};
 use serde_json::Value;
+use skblab_core::walkthrough::Walkthrough;
 use std::rc::Rc;
 
 impl App {
@@ -27,6 +29,20 @@ impl App {
                     None => Err(format!("there is no walkthrough named `{name}`")),
                 }
             }
+            // The challenge files may come after the walkthroughs: a challenge (or a lesson
+            // file, which may be one and joins their list) opens once they are here.
+            Ok(Some(Link::Challenge { .. } | Link::Lesson { .. }))
+                if self.challenges.is_empty() =>
+            {
+                Ok(true)
+            }
+            Ok(Some(Link::Challenge { name, at })) => {
+                match self.challenges.iter().position(|c| c.name == name) {
+                    Some(i) => Ok(self.open_challenge(i, None, at)),
+                    None => Err(format!("there is no challenge named `{name}`")),
+                }
+            }
+            Ok(Some(Link::Lesson { text, at })) => self.open_lesson(text, at).map(|_| true),
             Ok(Some(Link::Custom { text, compare, at })) => {
                 self.seed_editor(&text, compare.as_deref().unwrap_or_default());
                 session::load_custom(&text, compare.as_deref()).map(|s| {
@@ -55,11 +71,22 @@ impl App {
     }
 
     pub(super) fn open_walk(&mut self, i: usize, step: usize) -> Result<(), String> {
-        let Some(w) = self.walks.get(i) else {
+        let Some(w) = self.walks.get(i).cloned() else {
             return Err("no walkthroughs are built in".into());
         };
+        self.show_walk(&w, step, None)
+    }
+
+    /// Shows walkthrough `w` at `step`; `lesson` is the link of a lesson file's.
+    fn show_walk(
+        &mut self,
+        w: &Walkthrough,
+        step: usize,
+        lesson: Option<Link>,
+    ) -> Result<(), String> {
         match session::load_walkthrough(w) {
-            Ok(s) => {
+            Ok(mut s) => {
+                s.lesson = lesson;
                 // The editor names the variants the panels show (the walkthrough's own, not
                 // the scenario's default).
                 let shown = Value::String(s.traces[0].variant.clone());
@@ -105,26 +132,80 @@ impl App {
         };
     }
 
-    /// Opens challenge `i`: its start in the editor and on the stage.
-    pub(super) fn open_challenge(&mut self, i: usize) {
-        let Some((text, name)) = self.challenges.get(i).map(|c| (c.start(), c.name.clone())) else {
-            return;
+    /// Opens challenge `i` at `at`: its start in the editor and on the stage, in the variant
+    /// its goal is checked in. Its link names it, or carries its file (`lesson`). Says that it
+    /// opened.
+    pub(super) fn open_challenge(&mut self, i: usize, lesson: Option<Link>, at: Position) -> bool {
+        let Some(c) = self.challenges.get(i) else {
+            return false;
         };
+        let name = c.name.clone();
+        let variant = Value::String(c.variant.clone());
+        let text = form::set(&c.start(), "variant", variant).unwrap_or_else(|_| c.start());
+        let lesson = lesson.unwrap_or(Link::Challenge {
+            name: name.clone(),
+            at,
+        });
         self.stop();
         self.notice = None;
         self.seed_editor(&text, "");
         match session::load_custom(&text, None) {
-            Ok(s) => self.show(s, 0),
+            Ok(s) => {
+                self.show(
+                    Session {
+                        lesson: Some(lesson),
+                        ..s
+                    },
+                    at.step,
+                );
+                self.restore_event(at);
+            }
             Err(e) => self.notice = Some(format!("Challenge {name} failed to run: {e}")),
         }
         self.challenge = Some(quiz::Open { i, verdict: None });
+        true
     }
 
-    /// Opens a kernel report's text: its scenario at the step the kernel reached, the
-    /// kernel's skbs as a lane beside the model's.
+    /// Opens a walkthrough or challenge file's `text` at `at`; its link carries the text.
+    fn open_lesson(&mut self, text: String, at: Position) -> Result<(), String> {
+        let link = Some(Link::Lesson {
+            text: text.clone(),
+            at,
+        });
+        self.challenge = None;
+        match lesson::parse(&text)? {
+            Lesson::Walk(w) => self.show_walk(&w, at.step, link).map(|_| {
+                self.restore_event(at);
+            }),
+            Lesson::Challenge(c) => {
+                // The file's challenge joins the list (in place of one of its name).
+                let i = (self.challenges.iter().position(|x| x.name == c.name))
+                    .unwrap_or(self.challenges.len());
+                match self.challenges.get_mut(i) {
+                    Some(slot) => *slot = c,
+                    None => self.challenges.push(c),
+                }
+                self.open_challenge(i, link, at);
+                Ok(())
+            }
+        }
+    }
+
+    /// Opens a file's text: a kernel report (JSON) at the step the kernel reached, the
+    /// kernel's skbs as a lane beside the model's; else a lesson file.
     pub(super) fn open_report(&mut self, text: Result<String, String>) {
         self.stop();
         self.notice = None;
+        if let Some(t) = text
+            .as_ref()
+            .ok()
+            .filter(|t| !t.trim_start().starts_with('{'))
+        {
+            if let Err(e) = self.open_lesson(t.clone(), Position::default()) {
+                self.notice = Some(format!("The file did not open: {e}"));
+            }
+            return;
+        }
         match text.and_then(|t| session::load_report(&t)) {
             Ok(s) => {
                 let driven = s.kernel.as_ref().map_or(0, |r| r.driven);

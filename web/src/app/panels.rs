@@ -21,7 +21,7 @@ pub struct Props {
 
 pub fn panels(p: &Props) -> Html {
     html! {
-        <section class="panels">
+        <section class="panels" aria-label="Counters and chart">
             { counters(p) }
             { chart(p) }
         </section>

@@ -1,5 +1,6 @@
 //! The page header: the walkthrough picker, with predict mode's score beside each walkthrough
-//! and the button that resets them, and the kernel report opener.
+//! and the button that resets them, and the file opener: a lesson (walkthrough or challenge
+//! file) or a kernel report, which the app tells apart.
 
 use super::emit_some;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -46,8 +47,9 @@ pub fn picker(p: &Props) -> Html {
                     }) }
                 </select>
             </label>
-            <label class="report" title="The JSON that `skblab kernel FILE --out REPORT` writes">{ "Open a kernel report " }
-                <input type="file" accept=".json,application/json" data-testid="kernel-report" onchange={on_file} />
+            <label class="report" title="A walkthrough or challenge file (TOML, as in core/walkthroughs/ and core/challenges/: the link then carries it), or the JSON that `skblab kernel FILE --out REPORT` writes">
+                { "Open a lesson or a kernel report " }
+                <input type="file" accept=".toml,.json,application/json" data-testid="kernel-report" onchange={on_file} />
             </label>
             <button class="small" data-action="reset-scores" onclick={p.on_reset.reform(|_| ())}>{ "Reset quiz scores" }</button>
         </header>

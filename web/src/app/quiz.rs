@@ -145,9 +145,15 @@ fn reveal(quiz: &Quiz, step: usize) -> String {
             Some(Outcome::Wrong) => ("✗ Not quite.", "wrong"),
             _ => ("Skipped.", "skipped"),
         };
+        let why = (i.why.as_deref()).map_or(String::new(), |w| {
+            format!(
+                r#" <span class="why" data-testid="why">({})</span>"#,
+                esc(w)
+            )
+        });
         let _ = write!(
             out,
-            r#"<p class="verdict {class}" data-testid="verdict" data-outcome="{class}"><strong>{mark}</strong> {} <span data-testid="answer">Answer: {}.</span></p>"#,
+            r#"<p class="verdict {class}" data-testid="verdict" data-outcome="{class}"><strong>{mark}</strong> {} <span data-testid="answer">Answer: {}.</span>{why}</p>"#,
             esc(&i.q.ask),
             esc(&i.q.say(i.answer)),
         );

@@ -1,0 +1,252 @@
+// A lecturer's playground (issue 26) in headless Chromium: both lanes side by side on a
+// 1280x720 projector, the keys step after a walkthrough is chosen, presentation and predict
+// modes in the link, a lesson file (walkthrough or challenge) opened and carried by a link,
+// a challenge's link on its own variant, the "About" line, a page opened from disk saying
+// why it cannot run, and axe-core finding no accessibility violation (issue 22).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { launch, URL as BASE, SHOTS, position } from './lib.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+const PROJECTOR = { width: 1280, height: 720 };
+const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+const b64 = (text) => Buffer.from(text).toString('base64url');
+const coreFile = (path) => readFileSync(new URL(`../../core/${path}`, import.meta.url), 'utf8');
+
+/** A page at `query` + `fragment` on a 1280x720 viewport (at `scale` device pixels per px). */
+async function at(fragment = '', { query = '', scale = 1 } = {}) {
+  const page = await browser.newPage({ viewport: PROJECTOR, deviceScaleFactor: scale });
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  await page.goto(BASE + query + fragment);
+  await page.waitForSelector('[data-testid=step]');
+  return page;
+}
+
+/** Each lane's box, and whether its drawing scrolls sideways. */
+const lanes = (page) => page.$$eval('.diagrams figure', (fs) => fs.map((f) => {
+  const r = f.getBoundingClientRect();
+  const w = f.querySelector('.svgwrap');
+  return { left: r.left, right: r.right, top: r.top, scrolls: w.scrollWidth > w.clientWidth + 1 };
+}));
+
+for (const scale of [1, 1.5]) {
+  test(`projector at 1280x720 (device pixel ratio ${scale}): both lanes side by side, in view, unscrolled`, async () => {
+    const page = await at('#w=' + b64('rx-page-reuse') + '&step=3', { scale });
+    const [a, b] = await lanes(page);
+    assert.ok(b.left > a.right - 1, `side by side: ${JSON.stringify([a, b])}`);
+    assert.ok(b.right <= PROJECTOR.width, `the after lane ends at ${b.right}`);
+    assert.ok(a.top < PROJECTOR.height / 3 && b.top === a.top, `above the fold: ${a.top}, ${b.top}`);
+    assert.deepEqual([a.scrolls, b.scrolls], [false, false], 'each drawing fits its lane at 100 %');
+    // Zoomed out, they stay side by side.
+    await page.getByRole('button', { name: 'Zoom out' }).click();
+    const [c, d] = await lanes(page);
+    assert.ok(d.left > c.right - 1);
+    await shot(page, `projector-1280x720-dpr${scale}`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+}
+
+test('after a walkthrough is chosen, the arrow keys step it (not the picker)', async () => {
+  const page = await at();
+  const value = await page.$$eval('#walkthrough option', (os) => os.find((o) => o.textContent.includes('netdev_alloc_frag')).value);
+  await page.selectOption('#walkthrough', value);
+  assert.notEqual(await page.evaluate(() => document.activeElement.id), 'walkthrough', 'the picker let go of the focus');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.querySelector('[data-testid=step]').dataset.step === '2');
+  assert.equal(await page.$eval('#walkthrough', (s) => s.value), value, 'the walkthrough stayed');
+  await page.close();
+});
+
+test('presentation mode: a toggle and in the link; larger text, idle queues left out', async () => {
+  const page = await at('#w=' + b64('rx-page-reuse') + '&step=3');
+  const queues = () => page.$$eval('.diagrams figure', (fs) => fs.map((f) => f.querySelectorAll('svg text.q').length));
+  const all = await queues();
+  const size = () => page.$eval('[data-testid=narration]', (p) => parseFloat(getComputedStyle(p).fontSize));
+  const normal = await size();
+  assert.equal(await page.getByTestId('present').getAttribute('aria-pressed'), 'false');
+  // The toggle puts the mode in the link and reloads at the same position.
+  await page.getByTestId('present').click();
+  await page.waitForURL(/\?present#w=/);
+  await page.waitForSelector('[data-testid=step]');
+  assert.equal((await position(page)).at, 3);
+  assert.equal(await page.getByTestId('present').getAttribute('aria-pressed'), 'true');
+  const fewer = await queues();
+  assert.ok(fewer.every((n, i) => n > 0 && n < all[i]), `queues drawn ${all} -> ${fewer}`);
+  assert.ok(await size() > normal, 'larger text');
+  const [a, b] = await lanes(page);
+  assert.ok(b.left > a.right - 1 && b.right <= PROJECTOR.width, 'both lanes in view');
+  const narration = await page.$eval('.narration', (n) => n.getBoundingClientRect().right);
+  assert.ok(narration <= a.left, 'the narration beside the diagram');
+  await shot(page, 'present-mode');
+  await page.getByTestId('present').click();
+  await page.waitForURL((u) => !u.search.includes('present'));
+  await page.waitForSelector('[data-testid=step]');
+  assert.deepEqual(await queues(), all);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('predict mode in the link', async () => {
+  const page = await at('#w=' + b64('anatomy'), { query: '?predict' });
+  assert.equal(await page.getByLabel('Predict').isChecked(), true);
+  await page.getByRole('button', { name: 'Next step' }).click();
+  await page.getByTestId('quiz').waitFor();
+  await page.keyboard.press('Escape');
+  await page.getByLabel('Predict').uncheck();
+  assert.doesNotMatch(page.url(), /predict/);
+  await page.getByLabel('Predict').check();
+  assert.match(page.url(), /\?predict#w=/);
+  await page.close();
+});
+
+test('a walkthrough file opens as a lesson; its link carries it; a bad one names its field', async () => {
+  const page = await at();
+  const text = coreFile('walkthroughs/anatomy.toml').replace(/^title = ".*"$/m, 'title = "My own lesson"');
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'mine.toml', mimeType: 'application/toml', buffer: Buffer.from(text) });
+  await page.getByTestId('title').filter({ hasText: 'My own lesson' }).waitFor();
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => location.hash.includes('step=1'));
+  const link = page.url();
+  assert.match(link, /#l=[\w-]+&step=1$/);
+  const again = await at(new URL(link).hash);
+  assert.equal(await again.getByTestId('title').textContent(), 'My own lesson');
+  assert.equal((await position(again)).at, 1);
+  await shot(again, 'lesson-file');
+  const bad = text.replace('[scenario]', '[scenaryo]');
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'bad.toml', mimeType: 'application/toml', buffer: Buffer.from(bad) });
+  const notice = page.getByTestId('notice');
+  await notice.waitFor();
+  assert.match(await notice.textContent(), /The file did not open: this walkthrough file is not valid: .*scenaryo/);
+  assert.equal(await page.getByTestId('title').textContent(), 'My own lesson', 'what was shown stays');
+  assert.deepEqual([...page.errors, ...again.errors], []);
+  await page.close();
+  await again.close();
+});
+
+test('a challenge file opens with its goal, hint and check; a challenge link opens on its own variant', async () => {
+  // reuse-a-page is checked in duyck-2012; its scenario names no variant (pre-2012 by default).
+  const page = await at('#c=' + b64('reuse-a-page'));
+  const open = page.locator('.challenges li[aria-current]');
+  await open.waitFor();
+  assert.equal(await open.getAttribute('data-challenge'), 'reuse-a-page');
+  assert.match(await open.locator('.hint').textContent(), /^Hint: /);
+  assert.deepEqual(await page.$$eval('.diagrams figure', (fs) => fs.map((f) => f.dataset.variant)), ['duyck-2012+none']);
+  assert.match(await page.locator('textarea').inputValue(), /"variant": ?"duyck-2012"/);
+  await shot(page, 'challenge-link');
+  // The same challenge from a file: in the list, open, and its link carries the file.
+  const text = coreFile('challenges/reuse-a-page.toml').replace(/^title = ".*"$/m, 'title = "Homework 1"');
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'hw.toml', mimeType: 'application/toml', buffer: Buffer.from(text) });
+  await page.locator('.challenges li[aria-current] strong', { hasText: 'Homework 1' }).waitFor();
+  await page.waitForFunction(() => location.hash.startsWith('#l='));
+  const again = await at(new URL(page.url()).hash);
+  await again.locator('.challenges li[aria-current] strong', { hasText: 'Homework 1' }).waitFor();
+  assert.deepEqual(await again.$$eval('.diagrams figure', (fs) => fs.map((f) => f.dataset.variant)), ['duyck-2012+none']);
+  const bad = text.replace('hint =', 'hnt =');
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'bad.toml', mimeType: 'application/toml', buffer: Buffer.from(bad) });
+  await page.getByTestId('notice').waitFor();
+  assert.match(await page.getByTestId('notice').textContent(), /this challenge file is not valid: .*hnt/);
+  assert.deepEqual([...page.errors, ...again.errors], []);
+  await page.close();
+  await again.close();
+});
+
+test('an exported SVG stands on its own: background, caption with step and event, file name', async () => {
+  const page = await at('#w=' + b64('anatomy') + '&step=2&event=1');
+  // The link's event counts from 0; the page (and the export) from 1.
+  assert.equal(await page.getByTestId('event').getAttribute('data-event'), '2');
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Download the kumar-2010 diagram as SVG' }).click(),
+  ]);
+  assert.equal(download.suggestedFilename(), 'skblab-sendmsg-kumar-2010-step2-event2.svg');
+  const file = join(SHOTS, download.suggestedFilename());
+  await download.saveAs(file);
+  const svg = readFileSync(file, 'utf8');
+  assert.match(svg, /^<svg [^>]*><rect width="\d+" height="\d+" fill="#fff"\/>/);
+  const caption = svg.match(/<text [^>]*>([^<]+)<\/text>/)[1];
+  const title = await page.getByTestId('title').textContent();
+  assert.ok(caption.startsWith(`${title} · kumar-2010 · kernel `), caption);
+  assert.match(caption, / · step 2\/6: sendmsg.* · event 2: \w+/);
+  // The drawing is the moment shown: after event 2, as the page draws it.
+  const label = await page.$eval('figure svg', (s) => s.getAttribute('aria-label'));
+  assert.ok(svg.includes(`aria-label="${label}"`), label);
+  await page.close();
+});
+
+test('the handout: every step with its narration and diagrams, one after another; printed whole', async () => {
+  const page = await at('#w=' + b64('anatomy') + '&step=2');
+  await page.getByTestId('handout-mode').click();
+  await page.waitForURL(/\?handout#w=/);
+  const handout = page.getByTestId('handout');
+  await handout.waitFor();
+  const { len } = await position(page);
+  const steps = handout.locator('.hstep');
+  assert.equal(await steps.count(), len + 1, 'steps 0 to the last');
+  assert.deepEqual(await steps.evaluateAll((ss) => ss.map((s) => s.querySelectorAll('svg').length)), Array(len + 1).fill(1));
+  // Each step's narration is the walkthrough's (the same the stepper shows at that step).
+  const intro = await steps.nth(0).locator('p').first().textContent();
+  assert.ok(intro.length > 40, intro);
+  assert.match(await steps.nth(1).locator('h3').textContent(), /^Step 1: sendmsg/);
+  assert.equal(await page.locator('.controls').isVisible(), false);
+  await page.emulateMedia({ media: 'print' });
+  assert.equal(await page.locator('header').isVisible(), false);
+  assert.equal(await page.locator('.editor').isVisible(), false);
+  assert.equal(await steps.last().isVisible(), true);
+  await page.screenshot({ path: join(SHOTS, 'handout-print.png'), fullPage: true });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the About line: version, licence, where the source and the kernel references are', async () => {
+  const page = await at();
+  const about = page.getByTestId('about');
+  const version = readFileSync(new URL('../../web/Cargo.toml', import.meta.url), 'utf8').match(/^version = "(.*)"$/m)[1];
+  await page.locator('#version', { hasText: version }).waitFor();
+  const text = await about.textContent();
+  assert.match(text, /MIT OR Apache-2\.0/);
+  assert.match(text, /core\/.*web\//s);
+  assert.equal(await about.locator('a').getAttribute('href'), 'https://elixir.bootlin.com/linux/latest/source');
+  await page.close();
+});
+
+test('opened from disk (file://), the page says why it cannot run and what to run', async () => {
+  const page = await browser.newPage({ viewport: PROJECTOR });
+  await page.goto(pathToFileURL(join(process.env.SKBLAB_DIST, 'index.html')).href);
+  const msg = page.getByTestId('file-url');
+  await msg.waitFor({ timeout: 5000 });
+  assert.match(await msg.textContent(), /cannot run from a file.*cargo xtask serve/s);
+  assert.equal(await page.locator('.loading').count(), 0);
+  await shot(page, 'file-url');
+  await page.close();
+});
+
+test('axe-core: no WCAG 2.1 A/AA or best-practice violation, with an event selected and a question open', async () => {
+  const axe = readFileSync(new URL('./node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
+  const page = await at('#w=' + b64('anatomy') + '&step=2&event=1');
+  await page.getByTestId('event').waitFor();
+  const check = async (what) => {
+    await page.addScriptTag({ content: axe });
+    const r = await page.evaluate(() => window.axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    }));
+    const found = r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 5).join(', ')}`);
+    assert.deepEqual(found, [], what);
+  };
+  await check('an event selected');
+  await page.getByLabel('Predict').check();
+  await page.keyboard.press('Home');
+  await page.getByRole('button', { name: 'Next step' }).click();
+  await page.getByTestId('quiz').waitFor();
+  await check('a Predict question open');
+  await shot(page, 'axe-question-open');
+  await page.close();
+});

@@ -1,0 +1,39 @@
+//! The handout (`?handout`, and what the page prints): every step of the session one after
+//! another, each with its narration and its drawings, marks as the stepper shows them.
+
+use super::diagrams::draw_all;
+use crate::session::LANES;
+use super::Shared;
+use crate::diagram::esc;
+use std::fmt::Write;
+use yew::prelude::*;
+
+/// Every step, 0 (before the first operation) to the last, as markup.
+pub fn handout(s: &Shared, canvas: &[u32], idle: Option<&[Vec<String>]>) -> Html {
+    let mut out = String::new();
+    for pos in 0..=s.len() {
+        let op = pos
+            .checked_sub(1)
+            .map_or("before the first operation", |p| &s.traces[0].steps[p].op);
+        let _ = write!(
+            out,
+            r#"<section class="hstep" data-step="{pos}"><h3>Step {pos}: {}</h3>"#,
+            esc(op)
+        );
+        if let Some((main, outro)) = s.narration(pos) {
+            let _ = write!(out, "<p>{}</p>", esc(main));
+            if let Some(o) = outro {
+                let _ = write!(out, "<p>{}</p>", esc(o));
+            }
+        }
+        for shown in draw_all(s, pos, [None; LANES], canvas, idle) {
+            out.push_str(&shown.drawing.to_svg());
+        }
+        out.push_str("</section>");
+    }
+    html! {
+        <section class="hsteps" aria-label="Handout: every step" data-testid="handout">
+            { Html::from_html_unchecked(out.into()) }
+        </section>
+    }
+}
