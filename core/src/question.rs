@@ -213,7 +213,11 @@ impl Question {
                 );
             }
             Query::Events(kind) => {
-                let k = step.events.iter().filter(|e| e.kind() == kind).count();
+                let k = step
+                    .events
+                    .iter()
+                    .filter(|e| e.kind().name() == kind)
+                    .count();
                 let _ = write!(
                     out,
                     "step {n} made {k} {kind} of its {} events",

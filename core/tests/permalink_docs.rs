@@ -11,10 +11,14 @@ fn the_documented_links_decode_as_documented() {
         .split('`')
         .skip(1)
         .step_by(2)
-        .filter(|s| s.starts_with("#w=") || s.starts_with("#s="))
+        .filter(|s| ["#w=", "#s=", "#c="].iter().any(|k| s.starts_with(k)))
         .collect();
-    assert_eq!(links.len(), 3, "{links:?}");
-    let at = |step, event| Position { step, event };
+    assert_eq!(links.len(), 5, "{links:?}");
+    let at = |step, event: Option<usize>| Position {
+        step,
+        lead: event.map(|_| 0),
+        events: [event, None],
+    };
     let decoded: Vec<Link> = links
         .iter()
         .map(|l| Link::decode(l).expect("decodes").expect("a link"))
@@ -26,13 +30,33 @@ fn the_documented_links_decode_as_documented() {
     assert_eq!(decoded[0], anatomy(None));
     assert_eq!(decoded[1], anatomy(Some(2)));
     walkthrough::find("anatomy").expect("a built-in walkthrough");
+    let both = Position {
+        step: 2,
+        lead: Some(1),
+        events: [Some(4), Some(4)],
+    };
+    assert_eq!(
+        decoded[2],
+        Link::Walk {
+            name: "rx-page-reuse".into(),
+            at: both
+        }
+    );
+    assert_eq!(
+        decoded[3],
+        Link::Challenge {
+            name: "reuse-a-page".into(),
+            at: Position::default()
+        }
+    );
+    skblab_core::challenge::find("reuse-a-page").expect("a built-in challenge");
     let Link::Custom {
         text,
         compare,
         at: pos,
-    } = &decoded[2]
+    } = &decoded[4]
     else {
-        panic!("{:?}", decoded[2]);
+        panic!("{:?}", decoded[4]);
     };
     assert_eq!(
         text,

@@ -76,6 +76,8 @@ fn lint_passes_the_example_and_finds_each_mistake() {
             "{want}\n found: {found:#?}"
         );
     }
+}
+
 /// The lane a walkthrough names as patched runs the later of its two variants: the kernel
 /// after the patch, in the order the mechanism lists its variants (oldest first).
 #[test]

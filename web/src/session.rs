@@ -106,10 +106,15 @@ impl Session {
         k: usize,
     ) -> Result<usize, &'static str> {
         let mine = self.events(lead, pos);
-        let kind = k.checked_sub(1).and_then(|i| mine.get(i)).ok_or("")?.kind();
-        let nth = mine[..k].iter().filter(|e| e.kind() == kind).count();
+        let kind = k
+            .checked_sub(1)
+            .and_then(|i| mine.get(i))
+            .ok_or("")?
+            .kind()
+            .name();
+        let nth = mine[..k].iter().filter(|e| e.kind().name() == kind).count();
         let theirs = self.events(other, pos).iter().enumerate();
-        let mut same = theirs.filter(|(_, e)| e.kind() == kind);
+        let mut same = theirs.filter(|(_, e)| e.kind().name() == kind);
         same.nth(nth - 1).map(|(i, _)| i + 1).ok_or(kind)
     }
 
@@ -325,10 +330,10 @@ mod tests {
         );
         assert_eq!(s.seek(1, (1, Some(1)), -1, any), None);
         // Only reuse_page: the first is in step 2 (step 1's six heads fill one page).
-        let reuse = &|e: &Event| e.kind() == "reuse_page";
+        let reuse = &|e: &Event| e.kind().name() == "reuse_page";
         assert!(!s.events(1, 1).iter().any(reuse));
         let (p, k) = s.seek(1, (1, Some(1)), 1, reuse).unwrap();
-        assert_eq!((p, s.events(1, p)[k - 1].kind()), (2, "reuse_page"));
+        assert_eq!((p, s.events(1, p)[k - 1].kind().name()), (2, "reuse_page"));
         assert_eq!(
             s.seek(0, (0, None), 1, reuse),
             None,
@@ -343,7 +348,7 @@ mod tests {
         let s = walk("rx-page-reuse");
         let nth = |lane: usize, pos: usize, kind: &str, n: usize| {
             let ev = s.events(lane, pos).iter().enumerate();
-            ev.filter(|(_, e)| e.kind() == kind)
+            ev.filter(|(_, e)| e.kind().name() == kind)
                 .nth(n)
                 .map(|(i, _)| i + 1)
                 .unwrap()

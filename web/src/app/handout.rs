@@ -2,9 +2,9 @@
 //! another, each with its narration and its drawings, marks as the stepper shows them.
 
 use super::diagrams::draw_all;
-use crate::session::LANES;
 use super::Shared;
 use crate::diagram::esc;
+use crate::session::LANES;
 use std::fmt::Write;
 use yew::prelude::*;
 

@@ -155,7 +155,7 @@ fn lane_events(o: &mut String, p: &Props, lane: usize) {
     filter_select(o, lane, events, filter);
     // The events listed (those of the filter's kind, numbered as in the step), a window of
     // them: the one with the selected event.
-    let listed = |e: &TraceEvent| filter.is_none_or(|f| e.kind() == f);
+    let listed = |e: &TraceEvent| filter.is_none_or(|f| e.kind().name() == f);
     let here = at.filter(|&k| listed(&events[k - 1]));
     let here = here.map_or(0, |k| events[..k - 1].iter().filter(|e| listed(e)).count());
     let start = here / WINDOW * WINDOW;
@@ -231,9 +231,9 @@ fn filter_select(o: &mut String, lane: usize, events: &[TraceEvent], filter: Opt
     // Each kind with its first event and its number of events.
     let mut kinds: Vec<(&str, usize, usize)> = Vec::new();
     for (i, e) in events.iter().enumerate() {
-        match kinds.iter_mut().find(|(k, ..)| *k == e.kind()) {
+        match kinds.iter_mut().find(|(k, ..)| *k == e.kind().name()) {
             Some((.., n)) => *n += 1,
-            None => kinds.push((e.kind(), i + 1, 1)),
+            None => kinds.push((e.kind().name(), i + 1, 1)),
         }
     }
     if filter.is_none() && (events.len() < LONG || kinds.len() < 2) {

@@ -159,7 +159,7 @@ impl App {
     /// The kind of event `k` (1-based) of the step in lane `lane`.
     fn kind_at(&self, lane: usize, k: Option<usize>) -> Option<&'static str> {
         let events = self.session.as_ref()?.events(lane, self.pos);
-        events.get(k?.checked_sub(1)?).map(|e| e.kind())
+        events.get(k?.checked_sub(1)?).map(|e| e.kind().name())
     }
 
     /// The lanes shown (one or two).
@@ -254,7 +254,7 @@ impl App {
         }
         let kind = self.lanes.filter[l];
         let to = s.seek(l, (self.pos, cur), d, &|e| {
-            kind.is_none_or(|k| e.kind() == k)
+            kind.is_none_or(|k| e.kind().name() == k)
         });
         if d > 0 && cur.is_some() && !end && to.is_none_or(|(p, _)| p != self.pos) {
             self.lanes.end = true;
