@@ -113,8 +113,7 @@ fn code(text: &str) -> String {
     let mut out = String::new();
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
-        if line.trim() == "#[cfg(test)]" && lines.peek().is_some_and(|l| l.starts_with("mod "))
-        {
+        if line.trim() == "#[cfg(test)]" && lines.peek().is_some_and(|l| l.starts_with("mod ")) {
             lines.by_ref().find(|l| *l == "}");
             continue;
         }

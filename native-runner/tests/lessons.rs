@@ -205,7 +205,7 @@ fn lint_passes_the_examples_and_every_built_in_lesson() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, out, err) = skblab(&args);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out.matches(": ok (").count(), 14 + 8, "{out}");
+    assert_eq!(out.matches(": ok (").count(), 15 + 8, "{out}");
 }
 
 #[test]
