@@ -31,7 +31,7 @@ mod stepping;
 
 use crate::dom;
 use crate::predict::{self, Outcome, Phase, Quiz, Record};
-use crate::session::Session;
+use crate::session::{Position, Session};
 use controls::Nav;
 use diagrams::Diagrams;
 use editor::Editor;

@@ -269,8 +269,11 @@ fn browser(what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The wasm's size goal: 300 KiB gzip (issue 12), what a learner waits for before anything runs.
-const WASM_GZIP_BUDGET: u64 = 300 * 1024;
+/// The wasm's size goal, what a learner waits for before anything runs: 300 KiB gzip from
+/// issue 12 until both-lane event stepping, the legibility work, lesson files, the handout and
+/// self-explaining reveals took it to 310 KiB; 315 KiB leaves room for fixes, not for a new
+/// feature (docs/playground-performance.md).
+const WASM_GZIP_BUDGET: u64 = 315 * 1024;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {

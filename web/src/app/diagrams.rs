@@ -141,8 +141,8 @@ impl Component for Diagrams {
             }
             Msg::ExportSvg(i) => {
                 if let (Some(t), Some(shown)) = (p.session.traces.get(i), self.drawn.get(i)) {
-                    // The event shown is the left lane's only.
-                    let event = p.event.filter(|_| i == 0);
+                    // The moment this lane shows: its own event, if one is selected.
+                    let event = p.events.get(i).copied().flatten();
                     let at = event.map_or(String::new(), |k| format!("-event{k}"));
                     let name =
                         format!("skblab-{}-{}-step{}{at}.svg", t.mechanism, t.variant, p.pos);

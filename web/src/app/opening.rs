@@ -6,7 +6,7 @@ use crate::dom;
 use crate::form;
 use crate::lesson::{self, Lesson};
 use crate::predict::Quiz;
-use crate::session::{self, Link, Session};
+use crate::session::{self, Link, Position, Session};
 use serde_json::Value;
 use skblab_core::walkthrough::Walkthrough;
 use std::rc::Rc;
