@@ -232,8 +232,12 @@ impl Challenge {
         let (mine, start) = (value(s), value(&self.scenario));
         let (mine, start) = (mine.unwrap_or_default(), start.unwrap_or_default());
         let kept = ALWAYS_KEPT.iter().copied();
+        // The run is on the challenge's own variant: a text that names it (as the page's
+        // variant picker writes it) keeps the variant as well as the start's own text does.
+        let own = serde_json::Value::String(self.variant.clone());
+        let named_own = |field: &str| field == "variant" && mine.get(field) == Some(&own);
         for field in kept.chain(self.keep.iter().map(String::as_str)) {
-            if mine.get(field) != start.get(field) {
+            if mine.get(field) != start.get(field) && !named_own(field) {
                 let was = start.get(field).map_or("absent".into(), |v| v.to_string());
                 return Err(Error::invalid(
                     field,

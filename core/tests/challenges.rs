@@ -268,3 +268,21 @@ fn the_example_challenge_passes_lint_with_its_solution() {
         "`require[0]`: the solution does not meet it: 1000 >= 1448"
     );
 }
+
+/// The page's variant picker writes the challenge's own variant into the learner's text:
+/// that keeps the variant, as leaving it out does; another variant is still refused.
+#[test]
+fn naming_the_challenge_s_own_variant_keeps_it() {
+    for c in challenge::all().expect("challenges parse") {
+        let mut start: Value = serde_json::from_str(&c.start()).expect("json");
+        start["variant"] = Value::String(c.variant.clone());
+        let named = c.check(&start.to_string());
+        assert!(named.is_ok(), "{}: {named:?}", c.name);
+        assert_eq!(
+            named.unwrap().solved_at,
+            None,
+            "{}: the start is not solved",
+            c.name
+        );
+    }
+}
