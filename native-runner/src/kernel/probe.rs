@@ -111,6 +111,9 @@ pub fn need_tracepoints(names: &[&str]) -> Result<(), String> {
 pub struct Tracer {
     child: Child,
     lines: Receiver<String>,
+    /// Lines printed while the probes came up, before any write: another sender's events
+    /// (the MPTCP probe sees every connection), kept for the caller to judge.
+    early: Vec<String>,
 }
 
 impl Tracer {
@@ -144,7 +147,11 @@ impl Tracer {
                 }
             }
         });
-        let mut t = Tracer { child, lines };
+        let mut t = Tracer {
+            child,
+            lines,
+            early: Vec::new(),
+        };
         let deadline = Instant::now() + ATTACH_TIMEOUT;
         loop {
             match t.next_line(deadline) {
@@ -158,30 +165,38 @@ impl Tracer {
         Ok(t)
     }
 
-    /// The next line bpftrace prints; `None` once it has exited.
-    /// Pokes the `ready` probe until its line comes back.
+    /// Pokes the `ready` probe until its line comes back. Other lines (another sender's
+    /// events) are kept in `early`.
     fn wait_ready(&mut self, deadline: Instant) -> Result<(), String> {
+        let ready = |l: &str| l.contains("\"ready\\n\"");
         loop {
             // SAFETY: getpgid(0) has no preconditions; it triggers the ready probe.
             unsafe { libc::getpgid(0) };
             match self.lines.recv_timeout(Duration::from_millis(50)) {
-                Ok(l) if l.contains("\"ready\\n\"") => break,
-                Ok(_) | Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
-                Ok(_) | Err(RecvTimeoutError::Timeout) => {
-                    return Err("bpftrace's probes did not become live".into())
-                }
+                Ok(l) if ready(&l) => break,
+                Ok(l) => self.early.push(l),
+                Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return Err(self.stderr()),
             }
+            if Instant::now() > deadline {
+                return Err("bpftrace's probes did not become live".into());
+            }
         }
-        // Drain the other `ready` lines the pokes caused.
-        while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(100)) {
-            if !l.contains("\"ready\\n\"") {
-                return Err(format!("bpftrace printed before any write: {l}"));
+        // Drain the other `ready` lines the pokes caused, for a bounded time: another
+        // sender's lines may never stop.
+        let drained = Instant::now() + Duration::from_millis(100);
+        while let Ok(l) = self
+            .lines
+            .recv_timeout(drained.saturating_duration_since(Instant::now()))
+        {
+            if !ready(&l) {
+                self.early.push(l);
             }
         }
         Ok(())
     }
 
+    /// The next line bpftrace prints; `None` once it has exited.
     fn next_line(&mut self, deadline: Instant) -> Result<Option<String>, String> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
@@ -213,11 +228,15 @@ impl Tracer {
         unsafe { libc::getppid() };
         let deadline = Instant::now() + Duration::from_secs(20);
         let (mut out, mut ended) = (Vec::new(), false);
+        let mut early = std::mem::take(&mut self.early).into_iter();
         loop {
-            let Some(l) = self
-                .next_line(deadline)
-                .map_err(|e| format!("{e} (ended: {ended}, {} lines)", out.len()))?
-            else {
+            let next = match early.next() {
+                Some(l) => Some(l),
+                None => self
+                    .next_line(deadline)
+                    .map_err(|e| format!("{e} (ended: {ended}, {} lines)", out.len()))?,
+            };
+            let Some(l) = next else {
                 return if ended {
                     Ok(out)
                 } else {
@@ -248,7 +267,7 @@ impl Tracer {
                 .to_string();
             if data == "end" {
                 ended = true;
-            } else {
+            } else if data != "ready" {
                 out.push(data);
             }
         }
