@@ -217,8 +217,12 @@ fn run_mptcp(
     let mut why = Vec::new();
     let (kernel_side, foreign) = loop {
         let port = mptcp::PORT + why.len() as u16;
-        let (lines, written) = mptcp::run_kernel(mtu, writes.clone(), port)?;
-        match mptcp::kernel_side(&lines, written) {
+        let trace = match mptcp::run_kernel(mtu, writes.clone(), port) {
+            Err(e) if e.starts_with(probe::LOST_EVENTS) => Err(verdict::Inconclusive(e)),
+            Err(e) => return Err(e),
+            Ok((lines, written)) => mptcp::kernel_side(&lines, written),
+        };
+        match trace {
             Ok(k) => break k,
             Err(verdict::Inconclusive(w)) if why.len() + 1 < TRIES => why.push(w),
             Err(verdict::Inconclusive(w)) => {

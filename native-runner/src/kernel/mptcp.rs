@@ -161,14 +161,28 @@ fn mapping_view(data_seq: u64, subflow_seq: u64, data_len: u64) -> SkbView {
 /// The probe: every mapping mptcp_sendmsg_frag leaves (time, data_seq, subflow_seq, data_len).
 /// Not filtered on this process: the kernel also pushes from MPTCP's delegated actions in
 /// softirq context and from its worker, whatever task is current, and the tracepoint's
-/// fields name no socket. [`kernel_side`] keeps the mappings in this connection's data
-/// sequence range ([`Written`]) and judges nothing unless they are whole.
+/// fields name no socket. So the probe prints only mappings in this connection's data
+/// sequence range, `$2 << 32 | $3` (the first byte's) and `$4` bytes on (bpftrace's
+/// positional numbers are signed 64-bit, hence the halves); others are only counted
+/// (`other N` at the end; not atomic across CPUs, shown only), so another busy sender
+/// cannot overflow the buffers.
+/// [`kernel_side`] checks the range again and judges nothing unless the mappings are whole.
 pub fn script() -> String {
     let map = r#"tracepoint:mptcp:mptcp_sendmsg_frag {
-  printf("map %llu %llu %u %u\n", nsecs, args->data_seq, args->subflow_seq, args->data_len);
+  if (args->data_seq - (((uint64)$2 << 32) | (uint64)$3) < (uint64)$4) {
+    printf("map %llu %llu %u %u\n", nsecs, args->data_seq, args->subflow_seq, args->data_len);
+  } else {
+    @other++;
+  }
 }
+END { printf("other %d\n", @other); clear(@other); }
 "#;
     format!("{map}{}", super::probe::END_PROBE)
+}
+
+/// The probe's arguments for the range `[start, start + total)`.
+fn range_args(start: u64, total: u64) -> [u64; 3] {
+    [start >> 32, start & 0xffff_ffff, total]
 }
 
 pub const TRACEPOINTS: &[&str] = &["mptcp/mptcp_sendmsg_frag", "syscalls/sys_enter_getppid"];
@@ -220,15 +234,19 @@ fn parse_map(l: &str) -> Result<Map, Inconclusive> {
 /// sequence space (one subflow), and cover every byte written. Anything else (a mapping
 /// missing, a retransmission re-mapping data, a foreign mapping that landed in range) is
 /// [`Inconclusive`], never a verdict.
-pub fn kernel_side(lines: &[String], w: Written) -> Result<(Side, usize), Inconclusive> {
-    let mut maps = lines
-        .iter()
-        .map(|l| parse_map(l))
-        .collect::<Result<Vec<_>, _>>()?;
+pub fn kernel_side(lines: &[String], w: Written) -> Result<(Side, u64), Inconclusive> {
+    let mut other = 0;
+    let mut maps = Vec::new();
+    for l in lines {
+        match l.strip_prefix("other ") {
+            Some(n) => other += n.parse::<u64>().unwrap_or(0),
+            None => maps.push(parse_map(l)?),
+        }
+    }
     maps.sort_by_key(|m| m.ns);
     let total = w.end.wrapping_sub(w.start);
     let ours = |m: &Map| m.data_seq.wrapping_sub(w.start) < total;
-    let foreign = maps.iter().filter(|m| !ours(m)).count();
+    let foreign = other + maps.iter().filter(|m| !ours(m)).count() as u64;
     // Each mapping's last sighting is its final form.
     let mut last: Vec<Map> = Vec::new();
     let mut at: HashMap<(u64, u32), usize> = HashMap::new();
@@ -435,13 +453,14 @@ pub fn run_kernel(mtu: u32, writes: Vec<Write>, port: u16) -> Result<(Vec<String
     std::thread::sleep(std::time::Duration::from_millis(100));
     send::setsockopt(&w, libc::IPPROTO_TCP, libc::TCP_CORK, 1)
         .map_err(|e| format!("TCP_CORK on the MPTCP socket: {e}"))?;
-    let tracer = super::probe::Tracer::start(&script())?;
     let plan = send::Plan {
         writes,
         not_driven: Vec::new(),
     };
     let total = plan.bytes();
+    // Nothing is written between here and the writes: this is the first byte's data_seq.
     let start = write_seq(&w)?;
+    let tracer = super::probe::Tracer::start_with(&script(), &range_args(start, total))?;
     let w = send::write_all(w, plan, false, WHEN_FULL)?;
     wait_all_mapped(&w)?;
     let end = write_seq(&w)?;
@@ -521,11 +540,13 @@ mod tests {
                 "map 7 66459 65453 16461",
                 // The warm-up's data, remapped (a retransmission): before the range.
                 "map 8 999 4294967289 1",
+                // What the probe counted and did not print.
+                "other 5",
             ]),
             W,
         )
         .unwrap();
-        assert_eq!(foreign, 2);
+        assert_eq!(foreign, 7);
         let got: Vec<(Option<u64>, Option<u64>, u64)> = side
             .skbs
             .iter()

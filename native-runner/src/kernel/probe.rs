@@ -107,6 +107,10 @@ pub fn need_tracepoints(names: &[&str]) -> Result<(), String> {
     }
 }
 
+/// How [`Tracer::finish`]'s error starts when bpftrace's buffers overflowed: the trace is
+/// incomplete, which a caller may treat as a run to retry.
+pub const LOST_EVENTS: &str = "bpftrace lost events";
+
 /// A running bpftrace. Dropping it kills and reaps it.
 pub struct Tracer {
     child: Child,
@@ -119,6 +123,11 @@ pub struct Tracer {
 impl Tracer {
     /// Starts `bpftrace -f json -e SCRIPT PID` and waits until its probes are attached.
     pub fn start(script: &str) -> Result<Tracer, String> {
+        Tracer::start_with(script, &[])
+    }
+
+    /// As [`Tracer::start`], with `args` as the script's `$2`, `$3`, ...
+    pub fn start_with(script: &str, args: &[u64]) -> Result<Tracer, String> {
         let mut cmd = Command::new("bpftrace");
         // SAFETY: prctl is async-signal-safe; it only asks for SIGKILL when this process
         // dies, so bpftrace cannot outlive a runner that is killed.
@@ -133,6 +142,7 @@ impl Tracer {
         let mut child = cmd
             .args(["-f", "json", "-e", script])
             .arg(std::process::id().to_string())
+            .args(args.iter().map(u64::to_string))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -253,7 +263,7 @@ impl Tracer {
                 .map_err(|e| format!("bpftrace printed a line that is not JSON ({e}): {l}"))?;
             if v["type"] == "lost_events" {
                 return Err(format!(
-                    "bpftrace lost events ({}): the comparison would be incomplete",
+                    "{LOST_EVENTS} ({}): the comparison would be incomplete",
                     v["data"]
                 ));
             }
