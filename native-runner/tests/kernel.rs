@@ -145,6 +145,29 @@ fn seed_000_tso_off_eor() {
     seed_000(false, true);
 }
 
+/// 5,600 writes of 1,024 one-byte iovecs: tcp_sendmsg_locked copies from the iov_iter as one
+/// stream, so its frags end where the 32 KiB pages do; a model that looped once per iovec
+/// (as 2.6.33 did) refilled before every byte and left the last 31 bytes of each page unused
+/// (skb 87: 3 frags in the model, 2 in the kernel).
+#[test]
+fn one_byte_iovecs_agree_with_the_kernel() {
+    if !kernel_available("one_byte_iovecs_agree_with_the_kernel") {
+        return;
+    }
+    let iov = vec!["1"; 1024].join(", ");
+    let p = scenario(
+        "one_byte_iovecs",
+        &format!(
+            "mechanism = \"sendmsg\"\n[socket]\nsndbuf = 67108864\n\
+             [[ops]]\nop = \"sendmsg\"\niov = [{iov}]\ncount = 5600\n"
+        ),
+    );
+    let (code, v) = report(&p);
+    assert_eq!(v["verdict"], "agree", "{v:#}");
+    assert_eq!(code, 0);
+    assert_eq!(lens(&v, "kernel_side").iter().sum::<u64>(), 5600 * 1024);
+}
+
 /// The checker can fail: one frag per skb (`[consts] max_skb_frags = 1`) is not the running
 /// kernel, and the command must say "differ" and exit 1.
 #[test]
@@ -416,9 +439,15 @@ fn mptcp_pair() -> (std::net::TcpStream, std::net::TcpStream) {
         let l = libc::socket(libc::AF_INET, libc::SOCK_STREAM, IPPROTO_MPTCP);
         let c = libc::socket(libc::AF_INET, libc::SOCK_STREAM, IPPROTO_MPTCP);
         assert!(l >= 0 && c >= 0, "MPTCP sockets");
-        assert_eq!(libc::bind(l, (&a as *const libc::sockaddr_in).cast(), len), 0);
+        assert_eq!(
+            libc::bind(l, (&a as *const libc::sockaddr_in).cast(), len),
+            0
+        );
         assert_eq!(libc::listen(l, 1), 0);
-        assert_eq!(libc::connect(c, (&a as *const libc::sockaddr_in).cast(), len), 0);
+        assert_eq!(
+            libc::connect(c, (&a as *const libc::sockaddr_in).cast(), len),
+            0
+        );
         let p = libc::accept(l, std::ptr::null_mut(), std::ptr::null_mut());
         assert!(p >= 0);
         libc::close(l);
@@ -454,7 +483,10 @@ fn another_mptcp_sender_never_yields_a_wrong_verdict() {
         assert_eq!(lens(&v, "kernel_side"), [65459, 65459, 154]);
         // The other connection's mappings were there, and left out.
         let left_out = &v["setup"]["other_connections_sightings_left_out"];
-        assert!(left_out.as_u64() > Some(0), "run {run}: no foreign mapping traced: {v:#}");
+        assert!(
+            left_out.as_u64() > Some(0),
+            "run {run}: no foreign mapping traced: {v:#}"
+        );
     }
 }
 
@@ -615,14 +647,21 @@ fn settings_the_kernel_run_cannot_apply_are_refused_before_setup() {
     ] {
         let p = scenario(name, &text);
         readable_by_all(&p);
-        let out = skblab_unprivileged().arg("kernel").arg(&p).output().unwrap();
+        let out = skblab_unprivileged()
+            .arg("kernel")
+            .arg(&p)
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {err}");
         assert!(err.contains(field), "{name}: {err}");
         assert!(!err.contains("needs root"), "{name}: {err}");
     }
     // MSS 48: 192 and 320 give different size goals, so the run needs to be told which.
-    let p = scenario("send_small_mss_named", &format!("{send}[socket]\nmss = 48\n{write}"));
+    let p = scenario(
+        "send_small_mss_named",
+        &format!("{send}[socket]\nmss = 48\n{write}"),
+    );
     let err = skblab_kernel(&p, &[]).stderr;
     assert!(String::from_utf8_lossy(&err).contains("192 gives 65328"));
     assert!(String::from_utf8_lossy(&err).contains("320 gives 65184"));
@@ -632,7 +671,10 @@ fn settings_the_kernel_run_cannot_apply_are_refused_before_setup() {
 /// symlink's target), and refuses before anything runs.
 #[test]
 fn out_never_replaces_a_file_or_follows_a_symlink() {
-    let p = scenario("out_kept", "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 1\n");
+    let p = scenario(
+        "out_kept",
+        "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 1\n",
+    );
     let kept = p.with_extension("kept");
     let link = p.with_extension("link");
     std::fs::write(&kept, "precious").unwrap();
@@ -654,7 +696,9 @@ fn out_never_replaces_a_file_or_follows_a_symlink() {
         assert!(!err.contains("needs root"), "refused before the run: {err}");
     }
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), "precious");
-    assert!(std::fs::read_to_string(&p).unwrap().starts_with("mechanism"));
+    assert!(std::fs::read_to_string(&p)
+        .unwrap()
+        .starts_with("mechanism"));
 }
 
 /// A file name with an escape sequence is printed escaped, as `run` and `tap` print it.
@@ -663,7 +707,11 @@ fn an_escape_in_a_file_name_is_escaped() {
     let p = std::env::temp_dir().join("no-such-\u{1b}[31mred.toml");
     let out = skblab_kernel(&p, &[]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(!out.stderr.contains(&0x1b), "{:?}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !out.stderr.contains(&0x1b),
+        "{:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("\\u{1b}[31mred"));
 }
 
@@ -683,9 +731,13 @@ fn a_failing_stdout_loses_no_report() {
         let file = p.with_extension(format!("{name}.json"));
         let _ = std::fs::remove_file(&file);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_skblab"));
-        cmd.arg("kernel").arg(&p).args(["--out", file.to_str().unwrap()]);
+        cmd.arg("kernel")
+            .arg(&p)
+            .args(["--out", file.to_str().unwrap()]);
         let out = if full {
-            cmd.stdout(std::fs::File::create("/dev/full").unwrap()).output().unwrap()
+            cmd.stdout(std::fs::File::create("/dev/full").unwrap())
+                .output()
+                .unwrap()
         } else {
             let mut child = cmd
                 .stdout(std::process::Stdio::piped())

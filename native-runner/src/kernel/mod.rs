@@ -21,11 +21,11 @@ mod send;
 pub mod verdict;
 
 use crate::cli::read_scenario;
-use skblab_core::error::escape_controls;
-use std::io::Write as _;
 use crate::tap::netns;
 use serde::Serialize;
+use skblab_core::error::escape_controls;
 use skblab_core::Scenario;
+use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -60,9 +60,11 @@ pub fn plan(sc: &MptcpScenario) -> Result<(Vec<Write>, Vec<String>), String> {
         return Err(send::HIGH_ORDER_ALLOC_DISABLE.replace("{field}", "high_order_alloc_disable"));
     }
     if !f.timestamps {
-        return Err("subflows[0].timestamps = false: the kernel run's subflow over lo uses TCP \
+        return Err(
+            "subflows[0].timestamps = false: the kernel run's subflow over lo uses TCP \
                     timestamps (net.ipv4.tcp_timestamps = 1): set it true"
-            .into());
+                .into(),
+        );
     }
     if let Some(mss) = f.mss {
         return Err(format!(
@@ -71,9 +73,11 @@ pub fn plan(sc: &MptcpScenario) -> Result<(Vec<Write>, Vec<String>), String> {
         ));
     }
     if !f.gso || f.gso_max_size.is_some() {
-        return Err("subflows[0].gso / gso_max_size: lo does GSO with its own limit \
+        return Err(
+            "subflows[0].gso / gso_max_size: lo does GSO with its own limit \
                     (gso = true, no gso_max_size)"
-            .into());
+                .into(),
+        );
     }
     let (mut writes, mut not_driven) = (Vec::new(), Vec::new());
     for (i, op) in sc.ops.iter().enumerate() {
@@ -437,14 +441,20 @@ fn write_seq(w: &TcpStream) -> Result<u64, String> {
              back to TCP?)"
         ));
     }
-    let b: [u8; 8] = info[WRITE_SEQ_AT..WRITE_SEQ_AT + 8].try_into().expect("8 bytes");
+    let b: [u8; 8] = info[WRITE_SEQ_AT..WRITE_SEQ_AT + 8]
+        .try_into()
+        .expect("8 bytes");
     Ok(u64::from_ne_bytes(b))
 }
 
 /// Sets lo up, connects (listening on `port`), warms up, corks, and runs the writes under
 /// the probe. Returns the probe's lines and the data sequence range the writes took (the
 /// sockets close after the trace ends).
-pub fn run_kernel(mtu: u32, writes: Vec<Write>, port: u16) -> Result<(Vec<String>, Written), String> {
+pub fn run_kernel(
+    mtu: u32,
+    writes: Vec<Write>,
+    port: u16,
+) -> Result<(Vec<String>, Written), String> {
     crate::tap::netns::set_mtu("lo", mtu)?;
     crate::tap::netns::link_up("lo")?;
     let (w, peer) = connect(port)?;

@@ -201,7 +201,10 @@ fn size_goal_is_config_free(sc: &SendScenario, v: Variant) -> Result<(), String>
     if goals.iter().all(|g| g.1 == goals[0].1) {
         return Ok(());
     }
-    let each: Vec<String> = goals.iter().map(|(h, g)| format!("{h} gives {g}")).collect();
+    let each: Vec<String> = goals
+        .iter()
+        .map(|(h, g)| format!("{h} gives {g}"))
+        .collect();
     Err(format!(
         "socket.mss = {}: at this MSS the size goal depends on MAX_TCP_HEADER, which the \
          kernel's config sets and the run cannot read ({}): set [consts] max_tcp_header to the \
@@ -370,7 +373,9 @@ pub fn write_all(
                     Ok(Sent::All(n)) => n,
                     Ok(Sent::Short(n)) => return Err(full(sent + n)),
                     Err(e) => {
-                        return Err(format!("write {n} of the scenario on the kernel socket: {e}"))
+                        return Err(format!(
+                            "write {n} of the scenario on the kernel socket: {e}"
+                        ))
                     }
                 };
             }
@@ -535,7 +540,10 @@ mod tests {
         assert!(why(&["what 1 2 3 4 5 6 7 8"], 0).contains("not a tail"));
         // Bytes missing: the last skb was never seen in its final form.
         let short = why(&["tail 1 7 100 1000 1000 1 2000 65160"], 4096);
-        assert!(short.contains("hold 1000 bytes, the writes 4096"), "{short}");
+        assert!(
+            short.contains("hold 1000 bytes, the writes 4096"),
+            "{short}"
+        );
         // Another thread's sendmsg: another flow.
         let two = why(
             &[
