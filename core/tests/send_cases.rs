@@ -340,3 +340,25 @@ fn hand_derived_counters() {
         }
     }
 }
+
+/// One write of 1,000 iovecs of 40 bytes on a held queue. tcp_sendmsg_locked (v6.12) copies
+/// from the iov_iter as one stream: the first pass fills the 32 KiB page frag to its end
+/// (32,768 bytes), the refill (`skb_page_frag_refill(32, ...)`) finds no room and takes a
+/// new page for the other 7,232. A loop per iovec, as 2.6.33 and 2.6.34 had, copies 40
+/// bytes a pass and refills before each: at offset 32,760 fewer than 32 bytes are left, so
+/// the first page would hold 32,760 and the second 7,240. In 2.6.33 (4 KiB TCP_PAGE, a
+/// pass cut at the page's end, no minimum room) the iovec loop fills every page whole:
+/// nine pages and 3,136 bytes.
+#[test]
+fn iovecs_are_one_stream_in_v6_12_and_one_at_a_time_in_2_6_33() {
+    let iov = vec!["40"; 1000].join(", ");
+    let text = |variant: &str| {
+        format!(
+            "mechanism = \"sendmsg\"\nvariant = \"{variant}\"\n\
+             [[ops]]\nop = \"sendmsg\"\niov = [{iov}]\n"
+        )
+    };
+    assert_eq!(layout(&text("modern")), "0+32768+7232");
+    let pages = format!("0{}+3136", "+4096".repeat(9));
+    assert_eq!(layout(&text("kumar-2010")), pages);
+}

@@ -145,6 +145,29 @@ fn seed_000_tso_off_eor() {
     seed_000(false, true);
 }
 
+/// 5,600 writes of 1,024 one-byte iovecs: tcp_sendmsg_locked copies from the iov_iter as one
+/// stream, so its frags end where the 32 KiB pages do; a model that looped once per iovec
+/// (as 2.6.33 did) refilled before every byte and left the last 31 bytes of each page unused
+/// (skb 87: 3 frags in the model, 2 in the kernel).
+#[test]
+fn one_byte_iovecs_agree_with_the_kernel() {
+    if !kernel_available("one_byte_iovecs_agree_with_the_kernel") {
+        return;
+    }
+    let iov = vec!["1"; 1024].join(", ");
+    let p = scenario(
+        "one_byte_iovecs",
+        &format!(
+            "mechanism = \"sendmsg\"\n[socket]\nsndbuf = 67108864\n\
+             [[ops]]\nop = \"sendmsg\"\niov = [{iov}]\ncount = 5600\n"
+        ),
+    );
+    let (code, v) = report(&p);
+    assert_eq!(v["verdict"], "agree", "{v:#}");
+    assert_eq!(code, 0);
+    assert_eq!(lens(&v, "kernel_side").iter().sum::<u64>(), 5600 * 1024);
+}
+
 /// The checker can fail: one frag per skb (`[consts] max_skb_frags = 1`) is not the running
 /// kernel, and the command must say "differ" and exit 1.
 #[test]
@@ -283,18 +306,12 @@ fn example_send_scenarios_agree_with_the_kernel() {
     assert!(ran >= 4, "only {ran} example scenarios ran");
 }
 
-/// The MPTCP probe sees every MPTCP sender on the machine (the kernel pushes MPTCP data from
-/// contexts it cannot filter on), so this binary's MPTCP runs take turns: run side by side,
-/// one run's skbs showed up in the other's report.
-static MPTCP_RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// Seed 003: MPTCP over lo, 8 and 64 writes of 16 KiB onto a subflow whose tail is held:
 /// every mapping's data_seq, subflow_seq and data_len, and so every skb's size, agree with
 /// `abeni-2020`. The subflow's MSS is the model's default, 65,459: the DSS option's room
 /// taken off, as tcp_current_mss does (docs/kernel-oracle.md).
 #[test]
 fn seed_003_mptcp_mappings_agree_with_abeni_2020() {
-    let _turn = MPTCP_RUNS.lock().unwrap_or_else(|e| e.into_inner());
     if !kernel_available("seed_003_mptcp_mappings_agree_with_abeni_2020") {
         return;
     }
@@ -331,7 +348,6 @@ fn seed_003_mptcp_mappings_agree_with_abeni_2020() {
 /// which the kernel run does not drive), agrees with `abeni-2020` at the default MSS.
 #[test]
 fn mptcp_max_size_example_agrees_with_the_kernel() {
-    let _turn = MPTCP_RUNS.lock().unwrap_or_else(|e| e.into_inner());
     if !kernel_available("mptcp_max_size_example_agrees_with_the_kernel") {
         return;
     }
@@ -340,6 +356,138 @@ fn mptcp_max_size_example_agrees_with_the_kernel() {
     assert_eq!(v["verdict"], "agree", "{v:#}");
     assert_eq!(code, 0);
     assert_eq!(lens(&v, "kernel_side"), [65459, 65459, 154]);
+}
+
+/// Another MPTCP sender on the machine while the test runs: a thread moved into a network
+/// namespace of its own (unshare(CLONE_NEWNET) moves only the calling thread) writes to an
+/// MPTCP peer over its own lo, which a second thread reads, until it is dropped. Its
+/// mappings pass the same global tracepoint as the run's own.
+struct OtherMptcpSender {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    writer: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl OtherMptcpSender {
+    fn start() -> OtherMptcpSender {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let flag = stop.clone();
+        let writer = std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            // SAFETY: unshare has no memory preconditions; it moves this thread only.
+            assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0);
+            lo_up();
+            let (mut w, mut r) = mptcp_pair();
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                while matches!(r.read(&mut buf), Ok(n) if n > 0) {}
+            });
+            ready_tx.send(()).unwrap();
+            let (chunk, mut sent) = (vec![0xa5u8; 10_346], 0u64);
+            while !flag.load(Ordering::Relaxed) {
+                w.write_all(&chunk).unwrap();
+                sent += chunk.len() as u64;
+            }
+            sent
+        });
+        ready_rx.recv().expect("the other MPTCP sender started");
+        OtherMptcpSender {
+            stop,
+            writer: Some(writer),
+        }
+    }
+
+    /// Stops it; the bytes it sent.
+    fn finish(mut self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.writer.take().unwrap().join().unwrap()
+    }
+}
+
+/// Brings lo up in the calling thread's network namespace (SIOCSIFFLAGS).
+fn lo_up() {
+    // SAFETY: a datagram socket for the ioctl; ifreq is plain data, named "lo".
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        assert!(fd >= 0);
+        let mut r: libc::ifreq = std::mem::zeroed();
+        r.ifr_name[0] = b'l' as libc::c_char;
+        r.ifr_name[1] = b'o' as libc::c_char;
+        assert_eq!(libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut r), 0);
+        r.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        assert_eq!(libc::ioctl(fd, libc::SIOCSIFFLAGS, &mut r), 0);
+        libc::close(fd);
+    }
+}
+
+/// A connected MPTCP pair over 127.0.0.1 in the calling thread's namespace.
+fn mptcp_pair() -> (std::net::TcpStream, std::net::TcpStream) {
+    use std::os::fd::FromRawFd;
+    const IPPROTO_MPTCP: i32 = 262;
+    let a = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 5099u16.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: plain socket calls with a valid sockaddr_in; each descriptor is owned once.
+    unsafe {
+        let l = libc::socket(libc::AF_INET, libc::SOCK_STREAM, IPPROTO_MPTCP);
+        let c = libc::socket(libc::AF_INET, libc::SOCK_STREAM, IPPROTO_MPTCP);
+        assert!(l >= 0 && c >= 0, "MPTCP sockets");
+        assert_eq!(
+            libc::bind(l, (&a as *const libc::sockaddr_in).cast(), len),
+            0
+        );
+        assert_eq!(libc::listen(l, 1), 0);
+        assert_eq!(
+            libc::connect(c, (&a as *const libc::sockaddr_in).cast(), len),
+            0
+        );
+        let p = libc::accept(l, std::ptr::null_mut(), std::ptr::null_mut());
+        assert!(p >= 0);
+        libc::close(l);
+        (
+            std::net::TcpStream::from_raw_fd(c),
+            std::net::TcpStream::from_raw_fd(p),
+        )
+    }
+}
+
+/// Another MPTCP sender runs through the whole comparison, its mappings in the same global
+/// tracepoint: the run keeps its own connection's (its data sequence range), so the verdict
+/// is still the right one; a run whose trace it spoiled would say "inconclusive" (exit 2),
+/// never "agree" or "differ" on a wrong trace.
+#[test]
+fn another_mptcp_sender_never_yields_a_wrong_verdict() {
+    if !kernel_available("another_mptcp_sender_never_yields_a_wrong_verdict") {
+        return;
+    }
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/mptcp-max-size.toml");
+    for run in 0..2 {
+        let other = OtherMptcpSender::start();
+        let out = skblab_kernel(&p, &["--json"]);
+        let sent = other.finish();
+        assert!(sent > 0, "run {run}: the other sender sent nothing");
+        let err = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() == Some(2) {
+            assert!(err.contains("inconclusive"), "run {run}: {err}");
+            continue;
+        }
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+        assert_eq!(v["verdict"], "agree", "run {run}: {v:#}");
+        assert_eq!(lens(&v, "kernel_side"), [65459, 65459, 154]);
+        // The other connection's mappings were there, and left out.
+        let left_out = &v["setup"]["other_connections_sightings_left_out"];
+        assert!(
+            left_out.as_u64() > Some(0),
+            "run {run}: no foreign mapping traced: {v:#}"
+        );
+    }
 }
 
 /// Each consumed skb as (len, alloc_cpu, free_cpu).
@@ -437,4 +585,196 @@ fn rx_freeing_on_the_reader_cpu_is_reported_as_differ() {
         bad,
         ["skb[0].free_cpu", "skb[1].free_cpu", "skb[2].free_cpu"]
     );
+}
+
+/// A scenario in a directory and file nobody can read, for runs as nobody.
+fn readable_by_all(p: &PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |m| std::fs::Permissions::from_mode(m);
+    std::fs::set_permissions(p.parent().unwrap(), mode(0o755)).unwrap();
+    std::fs::set_permissions(p, mode(0o644)).unwrap();
+}
+
+/// Settings the kernel run cannot give the kernel are refused by name before anything is
+/// set up (run as nobody: a refusal that came later would say "needs root" instead), so the
+/// model is never blamed for a setting the kernel did not get.
+#[test]
+fn settings_the_kernel_run_cannot_apply_are_refused_before_setup() {
+    let mptcp = "mechanism = \"mptcp\"\n";
+    let write = "[[ops]]\nop = \"sendmsg\"\nbytes = 16384\n";
+    let send = "mechanism = \"sendmsg\"\n";
+    for (name, text, field) in [
+        (
+            "mptcp_no_ts",
+            format!("{mptcp}[[subflows]]\ntimestamps = false\n{write}"),
+            "subflows[0].timestamps",
+        ),
+        (
+            "mptcp_mss",
+            format!("{mptcp}[[subflows]]\nmss = 1000\n{write}"),
+            "subflows[0].mss",
+        ),
+        (
+            "mptcp_hoad",
+            format!("{mptcp}high_order_alloc_disable = true\n{write}"),
+            "high_order_alloc_disable",
+        ),
+        (
+            "send_hoad",
+            format!("{send}[device]\nhigh_order_alloc_disable = true\n{write}"),
+            "device.high_order_alloc_disable",
+        ),
+        (
+            "send_window_100",
+            format!("{send}[socket]\nmax_window = 100\n{write}"),
+            "socket.max_window = 100",
+        ),
+        (
+            "send_window_half",
+            format!("{send}[socket]\nmax_window = 2048\n{write}"),
+            "set socket.mss = 1024",
+        ),
+        (
+            "send_mtu",
+            format!("{send}[device]\nmtu = 65535\n{write}"),
+            "device.mtu = 65535",
+        ),
+        (
+            "send_small_mss",
+            format!("{send}[socket]\nmss = 48\n{write}"),
+            "MAX_TCP_HEADER",
+        ),
+    ] {
+        let p = scenario(name, &text);
+        readable_by_all(&p);
+        let out = skblab_unprivileged()
+            .arg("kernel")
+            .arg(&p)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(field), "{name}: {err}");
+        assert!(!err.contains("needs root"), "{name}: {err}");
+    }
+    // MSS 48: 192 and 320 give different size goals, so the run needs to be told which.
+    let p = scenario(
+        "send_small_mss_named",
+        &format!("{send}[socket]\nmss = 48\n{write}"),
+    );
+    let err = skblab_kernel(&p, &[]).stderr;
+    assert!(String::from_utf8_lossy(&err).contains("192 gives 65328"));
+    assert!(String::from_utf8_lossy(&err).contains("320 gives 65184"));
+}
+
+/// `--out` never replaces a file, nor writes through a symlink (a root run once replaced a
+/// symlink's target), and refuses before anything runs.
+#[test]
+fn out_never_replaces_a_file_or_follows_a_symlink() {
+    let p = scenario(
+        "out_kept",
+        "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 1\n",
+    );
+    let kept = p.with_extension("kept");
+    let link = p.with_extension("link");
+    std::fs::write(&kept, "precious").unwrap();
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&p, &link).unwrap();
+    for (target, extra, why) in [
+        (&kept, None, "exists; give --force"),
+        (&link, None, "is a symlink"),
+        (&link, Some("--force"), "is a symlink"),
+        // The scenario itself, through --out.
+        (&p, None, "exists; give --force"),
+    ] {
+        let mut args = vec!["--out", target.to_str().unwrap()];
+        args.extend(extra);
+        let out = skblab_kernel(&p, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert!(!err.contains("needs root"), "refused before the run: {err}");
+    }
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "precious");
+    assert!(std::fs::read_to_string(&p)
+        .unwrap()
+        .starts_with("mechanism"));
+}
+
+/// A file name with an escape sequence is printed escaped, as `run` and `tap` print it.
+#[test]
+fn an_escape_in_a_file_name_is_escaped() {
+    let p = std::env::temp_dir().join("no-such-\u{1b}[31mred.toml");
+    let out = skblab_kernel(&p, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        !out.stderr.contains(&0x1b),
+        "{:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\\u{1b}[31mred"));
+}
+
+/// A stdout that fails (a full device, a reader gone) loses no report: `--out` is written
+/// first; a full stdout is an error (exit 2) with a message, a closed pipe ends quietly with
+/// the verdict's exit code; nothing panics.
+#[test]
+fn a_failing_stdout_loses_no_report() {
+    if !kernel_available("a_failing_stdout_loses_no_report") {
+        return;
+    }
+    let p = scenario(
+        "stdout_fails",
+        "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 4096\n",
+    );
+    for (name, full) in [("full", true), ("closed", false)] {
+        let file = p.with_extension(format!("{name}.json"));
+        let _ = std::fs::remove_file(&file);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skblab"));
+        cmd.arg("kernel")
+            .arg(&p)
+            .args(["--out", file.to_str().unwrap()]);
+        let out = if full {
+            cmd.stdout(std::fs::File::create("/dev/full").unwrap())
+                .output()
+                .unwrap()
+        } else {
+            let mut child = cmd
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            drop(child.stdout.take());
+            child.wait_with_output().unwrap()
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        if full {
+            assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+            assert!(err.contains("writing to stdout"), "{name}: {err}");
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{name}: {err}");
+        }
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(v["verdict"], "agree", "{name}");
+    }
+}
+
+/// An MPTCP run whose writes overfill the kernel's buffers (the peer reads nothing after the
+/// warm-up) says which setting to change, not a bare "os error 11".
+#[test]
+fn an_overfilled_mptcp_send_buffer_is_explained() {
+    if !kernel_available("an_overfilled_mptcp_send_buffer_is_explained") {
+        return;
+    }
+    let p = scenario(
+        "mptcp_overfill",
+        "mechanism = \"mptcp\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 65536\ncount = 1000\n",
+    );
+    let out = skblab_kernel(&p, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("send buffer filled after"), "{err}");
+    assert!(err.contains("write fewer bytes"), "{err}");
+    assert!(!err.contains("os error"), "{err}");
 }

@@ -156,7 +156,13 @@ impl SendSock {
         let mut copied = 0u64;
         // `goto new_segment`: the tail may not take this chunk; allocate without asking.
         let mut new_segment = false;
-        for &seglen in iov {
+        // What one pass of the copy loop may take from: an iovec, or the whole message.
+        let segs: Vec<u64> = if self.cfg.variant.copies_iov_as_one_stream() {
+            vec![left]
+        } else {
+            iov.iter().map(|&l| l as u64).collect()
+        };
+        for &seglen in &segs {
             let mut seglen = seglen;
             while seglen > 0 {
                 let (mut copy, mut max) = if new_segment {
@@ -172,7 +178,7 @@ impl SendSock {
                     self.new_skb(ev);
                     (copy, max) = (self.size_goal, self.size_goal);
                 }
-                let Some(n) = self.copy_chunk(copy.min(seglen), ev) else {
+                let Some(n) = self.copy_chunk((copy as u64).min(seglen) as u32, ev) else {
                     // No frag slot (MAX_SKB_FRAGS, or pre-2010 on a non-SG route).
                     self.mark_push(ev);
                     new_segment = true;
@@ -187,7 +193,7 @@ impl SendSock {
                 self.write_seq += n as u64;
                 copied += n as u64;
                 left -= n as u64;
-                seglen -= n;
+                seglen -= n as u64;
                 if left == 0 {
                     if eor && self.cfg.variant.honours_eor() {
                         skb.eor = true;

@@ -23,7 +23,9 @@ pub mod verdict;
 use crate::cli::read_scenario;
 use crate::tap::netns;
 use serde::Serialize;
+use skblab_core::error::escape_controls;
 use skblab_core::Scenario;
+use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,9 +45,12 @@ pub struct KernelArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Also write the report (JSON) to this file.
+    /// Also write the report (JSON) to this new file (never through a symlink).
     #[arg(long, value_name = "REPORT")]
     pub out: Option<PathBuf>,
+    /// Let --out replace an existing file (never a symlink).
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 /// What one run found.
@@ -75,35 +80,42 @@ pub struct Report {
     pub shown: serde_json::Map<String, serde_json::Value>,
 }
 
-/// `skblab kernel`: exit 0 when every field agrees, 1 when one differs, 2 on an error.
+/// `skblab kernel`: exit 0 when every field agrees, 1 when one differs, 2 on an error (or
+/// a trace that could not be trusted: "inconclusive").
 pub fn main(args: &KernelArgs) -> ExitCode {
-    match run(args) {
-        Ok(r) => {
-            let agree = r.verdict == "agree";
-            let out = if args.json {
-                serde_json::to_string_pretty(&r).expect("reports serialize") + "\n"
-            } else {
-                render(&r)
-            };
-            print!("{out}");
-            if let Some(p) = &args.out {
-                let json = serde_json::to_string_pretty(&r).expect("reports serialize");
-                if let Err(e) = std::fs::write(p, json + "\n") {
-                    eprintln!("skblab: error: --out {}: {e}", p.display());
-                    return ExitCode::from(2);
-                }
-            }
-            if agree {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
-        }
+    match run_and_emit(args) {
+        Ok("agree") => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("skblab: error: {e}");
+            // What a stranger wrote (a file name, a field) cannot drive the terminal.
+            eprintln!("skblab: error: {}", escape_controls(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// Creates `--out` before anything runs (an existing file or a symlink is refused at once),
+/// runs, writes `--out` (so a stdout that fails loses nothing), then prints the report.
+/// Returns the verdict.
+fn run_and_emit(args: &KernelArgs) -> Result<&'static str, String> {
+    let mut out = match &args.out {
+        Some(p) => Some((p, crate::output::create(p, args.force, "--out")?)),
+        None => None,
+    };
+    let r = run(args).inspect_err(|_| {
+        // Nothing to report: leave no empty file behind.
+        if let Some((p, _)) = &out {
+            let _ = std::fs::remove_file(p);
+        }
+    })?;
+    let json = serde_json::to_string_pretty(&r).expect("reports serialize") + "\n";
+    if let Some((p, f)) = &mut out {
+        f.write_all(json.as_bytes())
+            .and_then(|()| f.sync_all())
+            .map_err(|e| format!("--out {}: {e}", p.display()))?;
+    }
+    crate::output::stdout(&if args.json { json } else { render(&r) })?;
+    Ok(r.verdict)
 }
 
 fn run(args: &KernelArgs) -> Result<Report, String> {
@@ -169,7 +181,7 @@ fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Resu
     }
     // Let the zero window land before the first write.
     std::thread::sleep(std::time::Duration::from_millis(50));
-    let sock = send::write_all(sock, plan.clone(), true)?;
+    let sock = send::write_all(sock, plan.clone(), true, send::WHEN_FULL)?;
     let lines = tracer.finish()?;
     send::check_nothing_sent(&tap)?;
     drop(sock);
@@ -186,7 +198,8 @@ fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Resu
         variant.name(),
         setup,
         model,
-        send::kernel_side(&lines)?,
+        send::kernel_side(&lines, plan.bytes())
+            .map_err(|verdict::Inconclusive(why)| inconclusive(&[why]))?,
         plan.not_driven,
     )
 }
@@ -201,20 +214,45 @@ fn run_mptcp(
     let model = mptcp::model(sc, variant, writes.len())?;
     isolate(mptcp::TRACEPOINTS)?;
     let mtu = sc.subflows[0].mtu;
-    let lines = mptcp::run_kernel(mtu, writes)?;
+    let mut why = Vec::new();
+    let (kernel_side, foreign) = loop {
+        let port = mptcp::PORT + why.len() as u16;
+        let trace = match mptcp::run_kernel(mtu, writes.clone(), port) {
+            Err(e) if e.starts_with(probe::LOST_EVENTS) => Err(verdict::Inconclusive(e)),
+            Err(e) => return Err(e),
+            Ok((lines, written)) => mptcp::kernel_side(&lines, written),
+        };
+        match trace {
+            Ok(k) => break k,
+            Err(verdict::Inconclusive(w)) if why.len() + 1 < TRIES => why.push(w),
+            Err(verdict::Inconclusive(w)) => {
+                why.push(w);
+                return Err(inconclusive(&why));
+            }
+        }
+    };
     let setup = serde_json::json!({
         "path": "lo, MPTCP to MPTCP",
         "mtu": mtu,
         "warm_up_bytes": mptcp::WARM_UP,
         "tail": "held by TCP_CORK",
+        "mappings": "this connection's (its data_seq range, MPTCP_INFO write_seq), whole \
+            and contiguous",
+        "other_connections_sightings_left_out": foreign,
+        "untrusted_runs_retried": why.len(),
     });
-    report(
-        "mptcp",
-        variant,
-        setup,
-        model,
-        mptcp::kernel_side(&lines)?,
-        not_driven,
+    report("mptcp", variant, setup, model, kernel_side, not_driven)
+}
+
+/// How many kernel runs a comparison may take when a trace cannot be trusted.
+const TRIES: usize = 3;
+
+/// The error for a comparison no run could make: every run's reason.
+fn inconclusive(why: &[String]) -> String {
+    format!(
+        "inconclusive: no verdict, the trace could not be trusted in {} runs: {}",
+        why.len(),
+        why.join("; ")
     )
 }
 

@@ -14,7 +14,7 @@
 //! wrote into, so each mapping's last sighting is its final form.
 
 use super::send::{self, Write};
-use super::verdict::{Side, SkbView};
+use super::verdict::{Inconclusive, Side, SkbView};
 use skblab_core::mechanism::Mechanism;
 use skblab_core::mptcp::push::Scheduler;
 use skblab_core::mptcp::{MptcpOp, MptcpScenario};
@@ -26,9 +26,17 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// IPPROTO_MPTCP (include/uapi/linux/in.h).
 const IPPROTO_MPTCP: i32 = 262;
-const PORT: u16 = 5002;
+/// The first run's port; a run retried after an untrustworthy trace takes the next.
+pub const PORT: u16 = 5002;
 /// What the peer reads before the writes: enough for its window to open past 2 x 64 KiB.
 pub const WARM_UP: usize = 8 << 20;
+
+/// What to do when the msk's send buffer fills: after the warm-up the peer reads nothing,
+/// so every byte written waits in the msk's send buffer (`sk_sndbuf`, autotuned up to
+/// net.ipv4.tcp_wmem's maximum) and the peer's receive buffer.
+const WHEN_FULL: &str = "the peer reads nothing after the warm-up, so the scenario's sendmsg \
+    ops must fit in the msk's send buffer (net.ipv4.tcp_wmem's maximum, 4 MiB by default) and \
+    the peer's receive window: write fewer bytes (a few MiB at most)";
 
 /// The writes the kernel run drives and the ops after them it leaves out.
 pub fn plan(sc: &MptcpScenario) -> Result<(Vec<Write>, Vec<String>), String> {
@@ -44,8 +52,32 @@ pub fn plan(sc: &MptcpScenario) -> Result<(Vec<Write>, Vec<String>), String> {
                 .into(),
         );
     }
-    if sc.subflows[0].max_window != 0 {
+    let f = sc.subflows[0];
+    if f.max_window != 0 {
         return Err("subflows[0].max_window: the kernel run opens the window wide (0)".into());
+    }
+    if sc.high_order_alloc_disable {
+        return Err(send::HIGH_ORDER_ALLOC_DISABLE.replace("{field}", "high_order_alloc_disable"));
+    }
+    if !f.timestamps {
+        return Err(
+            "subflows[0].timestamps = false: the kernel run's subflow over lo uses TCP \
+                    timestamps (net.ipv4.tcp_timestamps = 1): set it true"
+                .into(),
+        );
+    }
+    if let Some(mss) = f.mss {
+        return Err(format!(
+            "subflows[0].mss = {mss}: the kernel run's mss_now is what lo's MTU gives \
+             (tcp_current_mss): leave mss out and set subflows[0].mtu instead"
+        ));
+    }
+    if !f.gso || f.gso_max_size.is_some() {
+        return Err(
+            "subflows[0].gso / gso_max_size: lo does GSO with its own limit \
+                    (gso = true, no gso_max_size)"
+                .into(),
+        );
     }
     let (mut writes, mut not_driven) = (Vec::new(), Vec::new());
     for (i, op) in sc.ops.iter().enumerate() {
@@ -132,51 +164,143 @@ fn mapping_view(data_seq: u64, subflow_seq: u64, data_len: u64) -> SkbView {
 
 /// The probe: every mapping mptcp_sendmsg_frag leaves (time, data_seq, subflow_seq, data_len).
 /// Not filtered on this process: the kernel also pushes from MPTCP's delegated actions in
-/// softirq context and from its worker, whatever task is current. This namespace's
-/// connection is then the only one traced unless another MPTCP sender runs on the machine
-/// at the same time (its mappings would show as extra skbs: a "differ", never an "agree").
+/// softirq context and from its worker, whatever task is current, and the tracepoint's
+/// fields name no socket. So the probe prints only mappings in this connection's data
+/// sequence range, `$2 << 32 | $3` (the first byte's) and `$4` bytes on (bpftrace's
+/// positional numbers are signed 64-bit, hence the halves); others are only counted
+/// (`other N` at the end; not atomic across CPUs, shown only), so another busy sender
+/// cannot overflow the buffers.
+/// [`kernel_side`] checks the range again and judges nothing unless the mappings are whole.
 pub fn script() -> String {
     let map = r#"tracepoint:mptcp:mptcp_sendmsg_frag {
-  printf("map %llu %llu %u %u\n", nsecs, args->data_seq, args->subflow_seq, args->data_len);
+  if (args->data_seq - (((uint64)$2 << 32) | (uint64)$3) < (uint64)$4) {
+    printf("map %llu %llu %u %u\n", nsecs, args->data_seq, args->subflow_seq, args->data_len);
+  } else {
+    @other++;
+  }
 }
+END { printf("other %d\n", @other); clear(@other); }
 "#;
     format!("{map}{}", super::probe::END_PROBE)
 }
 
+/// The probe's arguments for the range `[start, start + total)`.
+fn range_args(start: u64, total: u64) -> [u64; 3] {
+    [start >> 32, start & 0xffff_ffff, total]
+}
+
 pub const TRACEPOINTS: &[&str] = &["mptcp/mptcp_sendmsg_frag", "syscalls/sys_enter_getppid"];
 
-/// The kernel's mappings from the probe's lines, in the order they began, each at its last
-/// sighting; sequence numbers counted from the first mapping's, as the model's are.
-pub fn kernel_side(lines: &[String]) -> Result<Side, String> {
+/// The data sequence numbers this run's writes took, `[start, end)`: the msk's
+/// `mptcpi_write_seq` (MPTCP_INFO) before and after them. A connection's data sequence
+/// starts at a number derived from its random key (`mptcp_crypto_key_sha`), so a mapping in
+/// this range is this connection's and a mapping outside it is another's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// One `map` line.
+#[derive(Clone, Copy, Debug)]
+struct Map {
+    ns: u64,
+    data_seq: u64,
+    subflow_seq: u32,
+    data_len: u64,
+}
+
+fn parse_map(l: &str) -> Result<Map, Inconclusive> {
+    let bad = |why: String| Inconclusive(format!("probe line {l:?}: {why}"));
+    let f: Vec<u64> = l
+        .strip_prefix("map ")
+        .ok_or_else(|| bad("not a mapping".into()))?
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|e: std::num::ParseIntError| bad(e.to_string()))?;
+    let [ns, data_seq, subflow_seq, data_len] = f[..] else {
+        return Err(bad("expected 4 numbers".into()));
+    };
+    Ok(Map {
+        ns,
+        data_seq,
+        subflow_seq: subflow_seq as u32,
+        data_len,
+    })
+}
+
+/// This connection's mappings from the probe's lines, each at its last sighting, in data
+/// order, counted from the first write's data_seq; and how many sightings belonged to
+/// other connections. The probe sees every MPTCP sender on the machine, so a trace is
+/// judged only when what must hold does: this connection's mappings start at the first
+/// byte written, follow each other without gap or overlap in the data and the subflow
+/// sequence space (one subflow), and cover every byte written. Anything else (a mapping
+/// missing, a retransmission re-mapping data, a foreign mapping that landed in range) is
+/// [`Inconclusive`], never a verdict.
+pub fn kernel_side(lines: &[String], w: Written) -> Result<(Side, u64), Inconclusive> {
+    let mut other = 0;
     let mut maps = Vec::new();
     for l in lines {
-        let f: Vec<u64> = l
-            .strip_prefix("map ")
-            .ok_or_else(|| format!("unexpected probe line: {l}"))?
-            .split_whitespace()
-            .map(str::parse)
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("probe line {l:?}: {e}"))?;
-        let [ns, data_seq, subflow_seq, data_len] = f[..] else {
-            return Err(format!("probe line {l:?}: expected 4 numbers"));
-        };
-        maps.push((ns, data_seq, subflow_seq as u32, data_len));
+        match l.strip_prefix("other ") {
+            Some(n) => other += n.parse::<u64>().unwrap_or(0),
+            None => maps.push(parse_map(l)?),
+        }
     }
-    maps.sort_by_key(|m| m.0);
-    let Some(&(_, d0, s0, _)) = maps.first() else {
-        return Ok(Side::default());
-    };
-    let mut side = Side::default();
+    maps.sort_by_key(|m| m.ns);
+    let total = w.end.wrapping_sub(w.start);
+    let ours = |m: &Map| m.data_seq.wrapping_sub(w.start) < total;
+    let foreign = other + maps.iter().filter(|m| !ours(m)).count() as u64;
+    // Each mapping's last sighting is its final form.
+    let mut last: Vec<Map> = Vec::new();
     let mut at: HashMap<(u64, u32), usize> = HashMap::new();
-    for &(_, d, s, len) in &maps {
-        let view = mapping_view(d.wrapping_sub(d0), s.wrapping_sub(s0) as u64, len);
-        let i = *at.entry((d, s)).or_insert_with(|| {
-            side.skbs.push(view);
-            side.skbs.len() - 1
+    for m in maps.into_iter().filter(ours) {
+        let i = *at.entry((m.data_seq, m.subflow_seq)).or_insert_with(|| {
+            last.push(m);
+            last.len() - 1
         });
-        side.skbs[i] = view;
+        last[i] = m;
     }
-    Ok(side)
+    last.sort_by_key(|m| m.data_seq.wrapping_sub(w.start));
+    let Some(first) = last.first().copied() else {
+        return if total == 0 {
+            Ok((Side::default(), foreign))
+        } else {
+            Err(Inconclusive(format!(
+                "no mapping of this connection was traced ({total} bytes written, {foreign} \
+                 mappings of other connections)"
+            )))
+        };
+    };
+    let (mut data, mut sub) = (w.start, first.subflow_seq);
+    let mut side = Side::default();
+    for m in &last {
+        if m.data_seq != data || m.subflow_seq != sub {
+            return Err(Inconclusive(format!(
+                "this connection's mappings are not contiguous: one at data_seq +{} \
+                 subflow_seq +{} where the previous ended at +{} / +{} (a mapping lost, or \
+                 data mapped twice)",
+                m.data_seq.wrapping_sub(w.start),
+                m.subflow_seq.wrapping_sub(first.subflow_seq),
+                data.wrapping_sub(w.start),
+                sub.wrapping_sub(first.subflow_seq),
+            )));
+        }
+        side.skbs.push(mapping_view(
+            m.data_seq.wrapping_sub(w.start),
+            m.subflow_seq.wrapping_sub(first.subflow_seq) as u64,
+            m.data_len,
+        ));
+        data = data.wrapping_add(m.data_len);
+        sub = sub.wrapping_add(m.data_len as u32);
+    }
+    if data != w.end {
+        return Err(Inconclusive(format!(
+            "this connection's mappings cover {} of the {total} bytes written",
+            data.wrapping_sub(w.start)
+        )));
+    }
+    Ok((side, foreign))
 }
 
 fn os_err(what: &str) -> String {
@@ -213,9 +337,9 @@ fn mptcp_socket() -> Result<OwnedFd, String> {
 }
 
 /// An MPTCP connection over lo: (the writer's end, the peer's end).
-fn connect() -> Result<(TcpStream, TcpStream), String> {
+fn connect(port: u16) -> Result<(TcpStream, TcpStream), String> {
     let l = mptcp_socket()?;
-    let a = sockaddr(PORT);
+    let a = sockaddr(port);
     let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
     // SAFETY: a valid sockaddr_in and its length, on our own descriptors.
     unsafe {
@@ -288,27 +412,77 @@ fn wait_all_mapped(w: &TcpStream) -> Result<(), String> {
     }
 }
 
-/// Sets lo up, connects, warms up, corks, and runs the writes under `tracer`'s probes.
-/// Returns the probe's lines (the sockets close after the trace ends).
-pub fn run_kernel(mtu: u32, writes: Vec<Write>) -> Result<Vec<String>, String> {
+/// The msk's `mptcpi_write_seq` (getsockopt SOL_MPTCP / MPTCP_INFO,
+/// include/uapi/linux/mptcp.h since v5.9): the data sequence number of the next byte written.
+fn write_seq(w: &TcpStream) -> Result<u64, String> {
+    /// SOL_MPTCP and MPTCP_INFO (include/linux/socket.h, include/uapi/linux/mptcp.h).
+    const SOL_MPTCP: i32 = 284;
+    const MPTCP_INFO: i32 = 1;
+    /// struct mptcp_info: six u8, flags and token (u32), then mptcpi_write_seq (u64).
+    const WRITE_SEQ_AT: usize = 16;
+    let mut info = [0u8; 128];
+    let mut len = info.len() as libc::socklen_t;
+    // SAFETY: a valid buffer and its length; the kernel writes at most `len` bytes.
+    let r = unsafe {
+        libc::getsockopt(
+            w.as_raw_fd(),
+            SOL_MPTCP,
+            MPTCP_INFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(os_err("MPTCP_INFO on the MPTCP socket"));
+    }
+    if (len as usize) < WRITE_SEQ_AT + 8 {
+        return Err(format!(
+            "MPTCP_INFO returned {len} bytes, too few for mptcpi_write_seq (the connection fell \
+             back to TCP?)"
+        ));
+    }
+    let b: [u8; 8] = info[WRITE_SEQ_AT..WRITE_SEQ_AT + 8]
+        .try_into()
+        .expect("8 bytes");
+    Ok(u64::from_ne_bytes(b))
+}
+
+/// Sets lo up, connects (listening on `port`), warms up, corks, and runs the writes under
+/// the probe. Returns the probe's lines and the data sequence range the writes took (the
+/// sockets close after the trace ends).
+pub fn run_kernel(
+    mtu: u32,
+    writes: Vec<Write>,
+    port: u16,
+) -> Result<(Vec<String>, Written), String> {
     crate::tap::netns::set_mtu("lo", mtu)?;
     crate::tap::netns::link_up("lo")?;
-    let (w, peer) = connect()?;
+    let (w, peer) = connect(port)?;
     warm_up(&w, &peer)?;
     // Let the warm-up's acknowledgements land: its skbs leave the queue.
     std::thread::sleep(std::time::Duration::from_millis(100));
     send::setsockopt(&w, libc::IPPROTO_TCP, libc::TCP_CORK, 1)
         .map_err(|e| format!("TCP_CORK on the MPTCP socket: {e}"))?;
-    let tracer = super::probe::Tracer::start(&script())?;
     let plan = send::Plan {
         writes,
         not_driven: Vec::new(),
     };
-    let w = send::write_all(w, plan, false)?;
+    let total = plan.bytes();
+    // Nothing is written between here and the writes: this is the first byte's data_seq.
+    let start = write_seq(&w)?;
+    let tracer = super::probe::Tracer::start_with(&script(), &range_args(start, total))?;
+    let w = send::write_all(w, plan, false, WHEN_FULL)?;
     wait_all_mapped(&w)?;
+    let end = write_seq(&w)?;
     let lines = tracer.finish()?;
     drop((w, peer));
-    Ok(lines)
+    if end.wrapping_sub(start) != total {
+        return Err(format!(
+            "model bug: the msk's write_seq moved by {} for {total} bytes written",
+            end.wrapping_sub(start)
+        ));
+    }
+    Ok((lines, Written { start, end }))
 }
 
 #[cfg(test)]
@@ -354,18 +528,35 @@ mod tests {
         .starts_with("ops[1]: a write after ops[0] (ack)"));
     }
 
+    fn lines(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// This connection wrote 65459 + 16461 bytes from data_seq 1000.
+    const W: Written = Written {
+        start: 1000,
+        end: 1000 + 65459 + 16461,
+    };
+
     #[test]
-    fn mappings_are_folded_and_counted_from_the_first() {
-        let lines: Vec<String> = [
-            "map 3 1000 4294967290 16384",
-            "map 4 1000 4294967290 65459",
-            "map 5 66459 65453 77",
-            "map 6 66459 65453 16461",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let side = kernel_side(&lines).unwrap();
+    fn mappings_are_folded_and_counted_from_the_first_write() {
+        let (side, foreign) = kernel_side(
+            &lines(&[
+                "map 3 1000 4294967290 16384",
+                "map 4 1000 4294967290 65459",
+                // Another connection's, interleaved: left out.
+                "map 5 987654321 77 10346",
+                "map 6 66459 65453 77",
+                "map 7 66459 65453 16461",
+                // The warm-up's data, remapped (a retransmission): before the range.
+                "map 8 999 4294967289 1",
+                // What the probe counted and did not print.
+                "other 5",
+            ]),
+            W,
+        )
+        .unwrap();
+        assert_eq!(foreign, 7);
         let got: Vec<(Option<u64>, Option<u64>, u64)> = side
             .skbs
             .iter()
@@ -376,5 +567,24 @@ mod tests {
             got,
             [(Some(0), Some(0), 65459), (Some(65459), Some(65459), 16461)]
         );
+    }
+
+    #[test]
+    fn a_trace_that_is_not_whole_is_inconclusive() {
+        let why = |v: &[&str]| kernel_side(&lines(v), W).unwrap_err().0;
+        // The tail's mapping missing: the bytes do not add up.
+        assert!(why(&["map 1 1000 5 65459"]).contains("cover 65459 of the 81920 bytes"));
+        // A gap: the first mapping missing.
+        assert!(why(&["map 1 66459 65464 16461"]).contains("not contiguous"));
+        // Data mapped twice (a re-injection at another subflow sequence).
+        assert!(why(&[
+            "map 1 1000 5 65459",
+            "map 2 1000 70000 65459",
+            "map 3 66459 65464 16461"
+        ])
+        .contains("not contiguous"));
+        // Nothing of this connection at all.
+        assert!(why(&["map 1 5 5 5"]).contains("no mapping of this connection"));
+        assert!(why(&["map 1 x"]).contains("probe line"));
     }
 }

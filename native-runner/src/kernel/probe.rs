@@ -107,15 +107,27 @@ pub fn need_tracepoints(names: &[&str]) -> Result<(), String> {
     }
 }
 
+/// How [`Tracer::finish`]'s error starts when bpftrace's buffers overflowed: the trace is
+/// incomplete, which a caller may treat as a run to retry.
+pub const LOST_EVENTS: &str = "bpftrace lost events";
+
 /// A running bpftrace. Dropping it kills and reaps it.
 pub struct Tracer {
     child: Child,
     lines: Receiver<String>,
+    /// Lines printed while the probes came up, before any write: another sender's events
+    /// (the MPTCP probe sees every connection), kept for the caller to judge.
+    early: Vec<String>,
 }
 
 impl Tracer {
     /// Starts `bpftrace -f json -e SCRIPT PID` and waits until its probes are attached.
     pub fn start(script: &str) -> Result<Tracer, String> {
+        Tracer::start_with(script, &[])
+    }
+
+    /// As [`Tracer::start`], with `args` as the script's `$2`, `$3`, ...
+    pub fn start_with(script: &str, args: &[u64]) -> Result<Tracer, String> {
         let mut cmd = Command::new("bpftrace");
         // SAFETY: prctl is async-signal-safe; it only asks for SIGKILL when this process
         // dies, so bpftrace cannot outlive a runner that is killed.
@@ -130,6 +142,7 @@ impl Tracer {
         let mut child = cmd
             .args(["-f", "json", "-e", script])
             .arg(std::process::id().to_string())
+            .args(args.iter().map(u64::to_string))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -144,7 +157,11 @@ impl Tracer {
                 }
             }
         });
-        let mut t = Tracer { child, lines };
+        let mut t = Tracer {
+            child,
+            lines,
+            early: Vec::new(),
+        };
         let deadline = Instant::now() + ATTACH_TIMEOUT;
         loop {
             match t.next_line(deadline) {
@@ -158,30 +175,38 @@ impl Tracer {
         Ok(t)
     }
 
-    /// The next line bpftrace prints; `None` once it has exited.
-    /// Pokes the `ready` probe until its line comes back.
+    /// Pokes the `ready` probe until its line comes back. Other lines (another sender's
+    /// events) are kept in `early`.
     fn wait_ready(&mut self, deadline: Instant) -> Result<(), String> {
+        let ready = |l: &str| l.contains("\"ready\\n\"");
         loop {
             // SAFETY: getpgid(0) has no preconditions; it triggers the ready probe.
             unsafe { libc::getpgid(0) };
             match self.lines.recv_timeout(Duration::from_millis(50)) {
-                Ok(l) if l.contains("\"ready\\n\"") => break,
-                Ok(_) | Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
-                Ok(_) | Err(RecvTimeoutError::Timeout) => {
-                    return Err("bpftrace's probes did not become live".into())
-                }
+                Ok(l) if ready(&l) => break,
+                Ok(l) => self.early.push(l),
+                Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return Err(self.stderr()),
             }
+            if Instant::now() > deadline {
+                return Err("bpftrace's probes did not become live".into());
+            }
         }
-        // Drain the other `ready` lines the pokes caused.
-        while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(100)) {
-            if !l.contains("\"ready\\n\"") {
-                return Err(format!("bpftrace printed before any write: {l}"));
+        // Drain the other `ready` lines the pokes caused, for a bounded time: another
+        // sender's lines may never stop.
+        let drained = Instant::now() + Duration::from_millis(100);
+        while let Ok(l) = self
+            .lines
+            .recv_timeout(drained.saturating_duration_since(Instant::now()))
+        {
+            if !ready(&l) {
+                self.early.push(l);
             }
         }
         Ok(())
     }
 
+    /// The next line bpftrace prints; `None` once it has exited.
     fn next_line(&mut self, deadline: Instant) -> Result<Option<String>, String> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
@@ -213,11 +238,15 @@ impl Tracer {
         unsafe { libc::getppid() };
         let deadline = Instant::now() + Duration::from_secs(20);
         let (mut out, mut ended) = (Vec::new(), false);
+        let mut early = std::mem::take(&mut self.early).into_iter();
         loop {
-            let Some(l) = self
-                .next_line(deadline)
-                .map_err(|e| format!("{e} (ended: {ended}, {} lines)", out.len()))?
-            else {
+            let next = match early.next() {
+                Some(l) => Some(l),
+                None => self
+                    .next_line(deadline)
+                    .map_err(|e| format!("{e} (ended: {ended}, {} lines)", out.len()))?,
+            };
+            let Some(l) = next else {
                 return if ended {
                     Ok(out)
                 } else {
@@ -234,7 +263,7 @@ impl Tracer {
                 .map_err(|e| format!("bpftrace printed a line that is not JSON ({e}): {l}"))?;
             if v["type"] == "lost_events" {
                 return Err(format!(
-                    "bpftrace lost events ({}): the comparison would be incomplete",
+                    "{LOST_EVENTS} ({}): the comparison would be incomplete",
                     v["data"]
                 ));
             }
@@ -248,7 +277,7 @@ impl Tracer {
                 .to_string();
             if data == "end" {
                 ended = true;
-            } else {
+            } else if data != "ready" {
                 out.push(data);
             }
         }

@@ -9,7 +9,7 @@
 //! single byte, sent after the scenario's writes for that purpose alone.
 
 use super::probe::END_PROBE;
-use super::verdict::{Side, SkbView};
+use super::verdict::{Inconclusive, Side, SkbView};
 use crate::tap::netns::Tap;
 use skblab_core::send::{iov_lengths, SendOp, SendScenario, SendSock, Variant};
 use skblab_core::trace::Events;
@@ -19,6 +19,10 @@ use std::os::fd::AsRawFd;
 
 /// Enough for the seed's cases (a 1 MiB write is one call); bpftrace's buffers keep up.
 pub(super) const MAX_CALLS: u64 = 10_000;
+
+/// What to do when the kernel's send buffer fills on a held queue.
+pub const WHEN_FULL: &str = "raise socket.sndbuf (the kernel run sets it with SO_SNDBUFFORCE), \
+    or write fewer bytes";
 
 /// One sendmsg call as the scenario asks it, `count` times.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +40,16 @@ pub struct Plan {
     pub not_driven: Vec<String>,
 }
 
+impl Plan {
+    /// Every byte the writes send.
+    pub fn bytes(&self) -> u64 {
+        self.writes
+            .iter()
+            .map(|w| w.count * w.iov.iter().map(|&l| u64::from(l)).sum::<u64>())
+            .sum()
+    }
+}
+
 /// The writes of a scenario the kernel run can drive, or an error naming the field it cannot.
 pub fn plan(sc: &SendScenario) -> Result<Plan, String> {
     if sc.device.drain {
@@ -45,6 +59,7 @@ pub fn plan(sc: &SendScenario) -> Result<Plan, String> {
                 .into(),
         );
     }
+    settings_applied(sc)?;
     if sc.socket.net_header_len != 20 {
         return Err("socket.net_header_len: the kernel run is IPv4 (20)".into());
     }
@@ -89,6 +104,61 @@ pub fn plan(sc: &SendScenario) -> Result<Plan, String> {
     Ok(Plan { writes, not_driven })
 }
 
+/// The settings the kernel run cannot give the kernel, refused by name before any set-up (a
+/// setting the kernel did not get would be judged against the model anyway).
+fn settings_applied(sc: &SendScenario) -> Result<(), String> {
+    use crate::tap::netns::{TAP_MAX_MTU, TAP_MIN_MTU};
+    let (s, d) = (sc.socket, sc.device);
+    if d.high_order_alloc_disable {
+        return Err(HIGH_ORDER_ALLOC_DISABLE.replace("{field}", "device.high_order_alloc_disable"));
+    }
+    if !(TAP_MIN_MTU..=TAP_MAX_MTU).contains(&d.mtu) {
+        return Err(format!(
+            "device.mtu = {}: the kernel run's TAP takes an MTU from {TAP_MIN_MTU} to \
+             {TAP_MAX_MTU} (tun's max_mtu: 65535 less the Ethernet header)",
+            d.mtu
+        ));
+    }
+    let unit = 1u32 << super::peer::WSCALE;
+    let widest = 65_535 << super::peer::WSCALE;
+    if s.max_window % unit != 0 || s.max_window > widest {
+        return Err(format!(
+            "socket.max_window = {}: the kernel run announces windows in units of {unit} bytes \
+             (window scale {}), up to {widest}: give a multiple of {unit}, or 0 (unbounded)",
+            s.max_window,
+            super::peer::WSCALE
+        ));
+    }
+    // tcp_sync_mss bounds mss_now by tcp_bound_to_half_wnd too (net/ipv4/tcp_output.c).
+    let cutoff = if s.max_window > TCP_MSS_DEFAULT {
+        s.max_window / 2
+    } else {
+        s.max_window
+    };
+    if cutoff != 0 && s.mss > cutoff {
+        return Err(format!(
+            "socket.max_window = {}: the kernel bounds mss_now to {} (tcp_sync_mss -> \
+             tcp_bound_to_half_wnd), not socket.mss = {}: set socket.mss = {} or \
+             socket.max_window >= {}",
+            s.max_window,
+            cutoff.max(68 - s.tcp_header_len),
+            s.mss,
+            cutoff.max(68 - s.tcp_header_len),
+            2 * s.mss
+        ));
+    }
+    Ok(())
+}
+
+/// TCP_MSS_DEFAULT (include/net/tcp.h): tcp_bound_to_half_wnd halves a window above it.
+const TCP_MSS_DEFAULT: u32 = 536;
+
+/// net.core.high_order_alloc_disable is one setting for the whole machine (net_core_table,
+/// not per network namespace): the kernel run leaves it alone.
+pub(super) const HIGH_ORDER_ALLOC_DISABLE: &str = "{field} = true: \
+    net.core.high_order_alloc_disable is one setting for the whole machine, not per network \
+    namespace, and the kernel run does not change it: set it false";
+
 fn op_name(op: &SendOp) -> &'static str {
     match op {
         SendOp::Sendmsg { .. } => "sendmsg",
@@ -106,8 +176,47 @@ pub fn variant(flag: Option<&str>) -> Result<Variant, String> {
         .map_err(|e: skblab_core::Error| format!("--variant: {e}"))
 }
 
+/// What MAX_TCP_HEADER (`L1_CACHE_ALIGN(128 + MAX_HEADER)`, include/net/tcp.h) is on the
+/// kernels a run may meet: MAX_HEADER is LL_MAX_HEADER (32, 96 or 128 by config) plus 48 with
+/// IP tunnels, so 192 (this machine: no CONFIG_WLAN, no tunnels), 256 or 320 (the model's).
+const MAX_TCP_HEADERS: [u32; 3] = [192, 256, 320];
+
+/// The size goal is `gso_max_size - 1 - MAX_TCP_HEADER` cut to whole segments, so near MSS
+/// 1448 the config's MAX_TCP_HEADER does not change it, and at a small MSS it does (MSS 48:
+/// 65,328 with 192, 65,184 with 320). The run cannot read the running kernel's value, so
+/// where it matters the scenario must name it (`[consts] max_tcp_header`), or it is refused.
+fn size_goal_is_config_free(sc: &SendScenario, v: Variant) -> Result<(), String> {
+    if sc.consts.max_tcp_header.is_some() {
+        return Ok(());
+    }
+    let goals = MAX_TCP_HEADERS
+        .iter()
+        .map(|&h| {
+            let mut sc = sc.clone();
+            sc.consts.max_tcp_header = Some(h);
+            let cfg = sc.config(v).map_err(|e| e.to_string())?;
+            Ok((h, SendSock::new(cfg).size_goal()))
+        })
+        .collect::<Result<Vec<(u32, u32)>, String>>()?;
+    if goals.iter().all(|g| g.1 == goals[0].1) {
+        return Ok(());
+    }
+    let each: Vec<String> = goals
+        .iter()
+        .map(|(h, g)| format!("{h} gives {g}"))
+        .collect();
+    Err(format!(
+        "socket.mss = {}: at this MSS the size goal depends on MAX_TCP_HEADER, which the \
+         kernel's config sets and the run cannot read ({}): set [consts] max_tcp_header to the \
+         running kernel's (192 on one without CONFIG_WLAN or IP tunnels; docs/kernel-oracle.md)",
+        sc.socket.mss,
+        each.join(", ")
+    ))
+}
+
 /// The model's held write queue after the writes.
 pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String> {
+    size_goal_is_config_free(sc, v)?;
     let cfg = sc.config(v).map_err(|e| e.to_string())?;
     let mut sock = SendSock::new(cfg);
     let mut ev = Events::off();
@@ -136,17 +245,17 @@ pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String>
     })
 }
 
-/// The probe: the tail skb at every pass of the copy loop (time, address, len, data_len,
-/// nr_frags, truesize, size_goal). `$skb->head + $skb->end` is skb_shinfo() on 64-bit.
+/// The probe: the tail skb at every pass of the copy loop (time, thread, address, len,
+/// data_len, nr_frags, truesize, size_goal). `$skb->head + $skb->end` is skb_shinfo() on 64-bit.
 pub fn script() -> String {
     let tail = r#"tracepoint:tcp:tcp_sendmsg_locked /pid == $1/ {
   $skb = (struct sk_buff *)args->skb_addr;
   if ($skb != 0) {
     $sh = (struct skb_shared_info *)($skb->head + $skb->end);
-    printf("tail %llu %llu %u %u %u %u %d\n", nsecs, args->skb_addr, $skb->len,
+    printf("tail %llu %d %llu %u %u %u %u %d\n", nsecs, tid, args->skb_addr, $skb->len,
            $skb->data_len, $sh->nr_frags, $skb->truesize, args->size_goal);
   } else {
-    printf("tail %llu 0 0 0 0 0 %d\n", nsecs, args->size_goal);
+    printf("tail %llu %d 0 0 0 0 0 %d\n", nsecs, tid, args->size_goal);
   }
 }
 "#;
@@ -160,24 +269,27 @@ pub const TRACEPOINTS: &[&str] = &["tcp/tcp_sendmsg_locked", "syscalls/sys_enter
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Tail {
     ns: u64,
+    tid: u64,
     addr: u64,
     skb: SkbView,
     size_goal: u64,
 }
 
-fn parse_tail(line: &str) -> Result<Tail, String> {
+fn parse_tail(line: &str) -> Result<Tail, Inconclusive> {
+    let bad = |why: String| Inconclusive(format!("probe line {line:?}: {why}"));
     let f: Vec<u64> = line
         .strip_prefix("tail ")
-        .ok_or_else(|| format!("unexpected probe line: {line}"))?
+        .ok_or_else(|| bad("not a tail".into()))?
         .split_whitespace()
         .map(|w| w.parse::<u64>())
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("probe line {line:?}: {e}"))?;
-    let [ns, addr, len, data_len, nr_frags, truesize, size_goal] = f[..] else {
-        return Err(format!("probe line {line:?}: expected 7 numbers"));
+        .map_err(|e| bad(e.to_string()))?;
+    let [ns, tid, addr, len, data_len, nr_frags, truesize, size_goal] = f[..] else {
+        return Err(bad("expected 8 numbers".into()));
     };
     Ok(Tail {
         ns,
+        tid,
         addr,
         skb: SkbView {
             len,
@@ -192,14 +304,22 @@ fn parse_tail(line: &str) -> Result<Tail, String> {
 
 /// The kernel's write queue from the probe's lines: each skb's last sighting, skbs in the
 /// order they first appeared (nothing is freed while the window is closed, so an address
-/// names one skb).
-pub fn kernel_side(lines: &[String]) -> Result<Side, String> {
+/// names one skb). Judged only when what must hold does: every line comes from one thread
+/// (the writer, whose only socket this is: one flow), and the skbs hold exactly the
+/// `written` bytes; else [`Inconclusive`].
+pub fn kernel_side(lines: &[String], written: u64) -> Result<Side, Inconclusive> {
     let mut tails = lines
         .iter()
         .map(|l| parse_tail(l))
         .collect::<Result<Vec<_>, _>>()?;
     // Per-CPU buffers reach bpftrace in any order; the timestamps do not.
     tails.sort_by_key(|t| t.ns);
+    if let Some(t) = tails.iter().find(|t| t.tid != tails[0].tid) {
+        return Err(Inconclusive(format!(
+            "the probe saw tcp_sendmsg_locked in threads {} and {}: not one flow",
+            tails[0].tid, t.tid
+        )));
+    }
     let mut side = Side::default();
     let mut at: HashMap<u64, usize> = HashMap::new();
     for t in &tails {
@@ -215,26 +335,57 @@ pub fn kernel_side(lines: &[String]) -> Result<Side, String> {
         });
         side.skbs[i] = t.skb;
     }
+    let queued: u64 = side.skbs.iter().map(|s| s.len).sum();
+    if queued != written {
+        return Err(Inconclusive(format!(
+            "the traced skbs hold {queued} bytes, the writes {written}"
+        )));
+    }
     Ok(side)
 }
 
 /// The scenario's writes on `sock` from a thread of their own: a new thread's page frag
 /// (`current->task_frag`, which `sk_page_frag` gives a user socket) starts empty, as the
 /// model's does. With `probe_byte`, ends with the one-byte write that shows the last skb.
-pub fn write_all(sock: TcpStream, plan: Plan, probe_byte: bool) -> Result<TcpStream, String> {
+/// A send buffer that fills (EAGAIN, or a short write) fails saying how far the writes got
+/// and `when_full`: which setting to change.
+pub fn write_all(
+    sock: TcpStream,
+    plan: Plan,
+    probe_byte: bool,
+    when_full: &'static str,
+) -> Result<TcpStream, String> {
     std::thread::spawn(move || {
         let fd = sock.as_raw_fd();
         let biggest = plan.writes.iter().flat_map(|w| w.iov.iter()).max();
         let buf = vec![0x5au8; biggest.copied().unwrap_or(1).max(1) as usize];
+        let mut sent = 0u64;
+        let full = |sent: u64| {
+            format!(
+                "the kernel's send buffer filled after {sent} of the {} bytes written: {when_full}",
+                plan.bytes()
+            )
+        };
         for (n, w) in plan.writes.iter().enumerate() {
             let flags = if w.eor { libc::MSG_EOR } else { 0 };
             for _ in 0..w.count {
-                sendmsg(fd, &buf, &w.iov, flags)
-                    .map_err(|e| format!("write {n} of the scenario on the kernel socket: {e}"))?;
+                sent += match sendmsg(fd, &buf, &w.iov, flags) {
+                    Ok(Sent::All(n)) => n,
+                    Ok(Sent::Short(n)) => return Err(full(sent + n)),
+                    Err(e) => {
+                        return Err(format!(
+                            "write {n} of the scenario on the kernel socket: {e}"
+                        ))
+                    }
+                };
             }
         }
         if probe_byte {
-            sendmsg(fd, &buf, &[1], 0).map_err(|e| format!("the final one-byte write: {e}"))?;
+            match sendmsg(fd, &buf, &[1], 0) {
+                Ok(Sent::All(_)) => {}
+                Ok(Sent::Short(_)) => return Err(full(sent)),
+                Err(e) => return Err(format!("the final one-byte write: {e}")),
+            }
         }
         Ok(sock)
     })
@@ -242,9 +393,14 @@ pub fn write_all(sock: TcpStream, plan: Plan, probe_byte: bool) -> Result<TcpStr
     .map_err(|_| "the writer thread panicked".to_string())?
 }
 
-/// One non-blocking sendmsg of the iovecs `iov` (each pointing into `buf`); all of it or
-/// an error (a short write means the kernel's send buffer filled).
-pub(super) fn sendmsg(fd: i32, buf: &[u8], iov: &[u32], flags: i32) -> Result<(), String> {
+/// What one sendmsg took: all of it, or less (the send buffer filled; EAGAIN is 0).
+enum Sent {
+    All(u64),
+    Short(u64),
+}
+
+/// One non-blocking sendmsg of the iovecs `iov` (each pointing into `buf`).
+fn sendmsg(fd: i32, buf: &[u8], iov: &[u32], flags: i32) -> Result<Sent, String> {
     let mut vecs: Vec<libc::iovec> = iov
         .iter()
         .map(|&l| libc::iovec {
@@ -256,18 +412,21 @@ pub(super) fn sendmsg(fd: i32, buf: &[u8], iov: &[u32], flags: i32) -> Result<()
     let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
     m.msg_iov = vecs.as_mut_ptr();
     m.msg_iovlen = vecs.len();
-    let want: usize = iov.iter().map(|&l| l as usize).sum();
+    let want: u64 = iov.iter().map(|&l| u64::from(l)).sum();
     // SAFETY: every iovec points into `buf`, which outlives the call.
     let n = unsafe { libc::sendmsg(fd, &m, flags | libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
     if n < 0 {
-        return Err(std::io::Error::last_os_error().to_string());
+        let e = std::io::Error::last_os_error();
+        return match e.kind() {
+            std::io::ErrorKind::WouldBlock => Ok(Sent::Short(0)),
+            _ => Err(e.to_string()),
+        };
     }
-    if n as usize != want {
-        return Err(format!(
-            "sent {n} of {want} bytes: the kernel's send buffer is full (raise socket.sndbuf)"
-        ));
-    }
-    Ok(())
+    Ok(if n as u64 == want {
+        Sent::All(want)
+    } else {
+        Sent::Short(n as u64)
+    })
 }
 
 /// Sets sk_sndbuf to exactly `bytes` (SO_SNDBUFFORCE stores twice the value given, and
@@ -355,12 +514,15 @@ mod tests {
     #[test]
     fn each_skb_is_its_last_sighting_in_time_order() {
         // Out of time order, as per-CPU buffers may deliver them.
-        let side = kernel_side(&lines(&[
-            "tail 30 200 100 100 1 1000 65160",
-            "tail 10 0 0 0 0 0 65160",
-            "tail 20 100 65160 65160 2 66000 65160",
-            "tail 15 100 32768 32768 1 33000 65160",
-        ]))
+        let side = kernel_side(
+            &lines(&[
+                "tail 30 7 200 100 100 1 1000 65160",
+                "tail 10 7 0 0 0 0 0 65160",
+                "tail 20 7 100 65160 65160 2 66000 65160",
+                "tail 15 7 100 32768 32768 1 33000 65160",
+            ]),
+            65260,
+        )
         .unwrap();
         assert_eq!(side.size_goals, [65160]);
         let got: Vec<(u64, u64, u64)> = side
@@ -372,9 +534,25 @@ mod tests {
     }
 
     #[test]
-    fn bad_probe_lines_are_errors() {
-        assert!(kernel_side(&lines(&["tail 1 2 3"])).is_err());
-        assert!(kernel_side(&lines(&["what 1 2 3 4 5 6 7"])).is_err());
+    fn a_trace_that_is_not_whole_is_inconclusive() {
+        let why = |v: &[&str], written| kernel_side(&lines(v), written).unwrap_err().0;
+        assert!(why(&["tail 1 2 3"], 0).contains("expected 8 numbers"));
+        assert!(why(&["what 1 2 3 4 5 6 7 8"], 0).contains("not a tail"));
+        // Bytes missing: the last skb was never seen in its final form.
+        let short = why(&["tail 1 7 100 1000 1000 1 2000 65160"], 4096);
+        assert!(
+            short.contains("hold 1000 bytes, the writes 4096"),
+            "{short}"
+        );
+        // Another thread's sendmsg: another flow.
+        let two = why(
+            &[
+                "tail 1 7 100 1000 1000 1 2000 65160",
+                "tail 2 8 200 1000 1000 1 2000 65160",
+            ],
+            2000,
+        );
+        assert!(two.contains("threads 7 and 8"), "{two}");
     }
 
     fn scenario(text: &str) -> SendScenario {

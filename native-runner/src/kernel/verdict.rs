@@ -42,6 +42,11 @@ pub struct Side {
     pub skbs: Vec<SkbView>,
 }
 
+/// Why a trace cannot be judged: what must hold of it does not (bytes missing, a foreign
+/// flow, a mapping seen twice). The comparison is not made: no "agree", no "differ".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inconclusive(pub String);
+
 /// One judged field.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Row {
