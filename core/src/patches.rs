@@ -95,20 +95,9 @@ impl Patch {
     }
 }
 
-/// The patches a walkthrough of `mechanism` showing `variants` teaches: those whose variant
-/// names it shows (an rx variant is `allocator+cache`), else every patch of the mechanism.
-pub fn of(mechanism: &str, variants: &[String]) -> Vec<&'static Patch> {
-    let mine = PATCHES.iter().filter(|p| p.mechanism == mechanism);
-    let shown = |p: &&Patch| {
-        let mut names = variants.iter().flat_map(|v| v.split('+'));
-        names.any(|n| p.variants.contains(&n))
-    };
-    let named: Vec<_> = mine.clone().filter(shown).collect();
-    if named.is_empty() {
-        mine.collect()
-    } else {
-        named
-    }
+/// The patch of seed `seed` (`000` to `003`), if there is one.
+pub fn by_seed(seed: &str) -> Option<&'static Patch> {
+    PATCHES.iter().find(|p| p.seed == seed)
 }
 
 #[cfg(test)]
@@ -138,18 +127,11 @@ mod tests {
     }
 
     #[test]
-    fn a_walkthrough_cites_the_patches_it_shows() {
-        let seeds = |m: &str, vs: &[&str]| {
-            let vs: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
-            of(m, &vs).iter().map(|p| p.seed).collect::<Vec<_>>()
-        };
-        assert_eq!(seeds("rx", &["pre-2012+none", "duyck-2012+none"]), ["001"]);
-        assert_eq!(
-            seeds("rx", &["modern+none", "modern+dumazet-2019"]),
-            ["002"]
-        );
-        assert_eq!(seeds("rx", &["modern+none"]), ["001", "002"]);
-        assert_eq!(seeds("sendmsg", &["modern"]), ["000"]);
+    fn each_seed_has_its_patch() {
+        for seed in ["000", "001", "002", "003"] {
+            assert_eq!(by_seed(seed).map(|p| p.seed), Some(seed));
+        }
+        assert!(by_seed("004").is_none());
         let d = PATCHES[2].cite();
         assert!(d.starts_with("seed 002, Eric Dumazet, 2019, \"tcp: add one skb cache for rx\": commit 8b27dae5a2e8, in v5.2 https://git.kernel.org/"), "{d}");
         assert!(PATCHES[1]

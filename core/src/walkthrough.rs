@@ -149,6 +149,15 @@ impl Walkthrough {
         seeds(&self.scenario, self.variants.iter().map(String::as_str)).join("+")
     }
 
+    /// The patches it teaches, one per seed it is about, for its citation lines.
+    pub fn patches(&self) -> Vec<&'static crate::patches::Patch> {
+        let seeds = seeds(&self.scenario, self.variants.iter().map(String::as_str));
+        seeds
+            .into_iter()
+            .filter_map(crate::patches::by_seed)
+            .collect()
+    }
+
     /// `q`'s answer, read from its variant's trace among `traces`.
     pub fn answer(
         &self,

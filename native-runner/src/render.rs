@@ -4,7 +4,6 @@
 //! are printed generically from their serialized form, so a new mechanism's events need no
 //! code here, and the state drawing covers every mechanism's queues, pages and cursors.
 
-use skblab_core::patches;
 use skblab_core::question::{Kind, Question};
 use skblab_core::skb::Skb;
 use skblab_core::trace::{Counters, Cursor, Event, State, Step, Trace};
@@ -401,7 +400,7 @@ pub fn title(text: &str, st: Style) -> String {
 /// The title and the intro.
 pub fn walkthrough_intro(w: &Walkthrough, st: Style) -> String {
     let mut out = title(&w.title, st);
-    for p in patches::of(w.scenario.mechanism(), &w.variants) {
+    for p in w.patches() {
         let _ = writeln!(out, "{}", st.dim(&format!("Patch: {}", p.cite())));
     }
     out.push('\n');
