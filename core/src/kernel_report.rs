@@ -77,8 +77,18 @@ impl KernelReport {
             let (k, m) = (kernel.1.get(i).copied(), model.1.get(i).copied());
             let mut cells = Vec::new();
             for field in fields(k, m) {
-                let agree = verdict(&format!("skb[{i}].{field}"));
-                cells.push(cell(field, value(k, field), value(m, field), agree));
+                let name = format!("skb[{i}].{field}");
+                let (kv, mv) = (value(k, field), value(m, field));
+                let agree = verdict(&name);
+                if agree.is_some_and(|a| a != (kv == mv)) {
+                    return Err(Error::invalid(
+                        "report.rows",
+                        format!(
+                            "`{name}` is judged against its values (kernel {kv:?}, model {mv:?})"
+                        ),
+                    ));
+                }
+                cells.push(cell(field, kv, mv, agree));
             }
             skbs.push(cells);
         }
@@ -372,7 +382,7 @@ mod tests {
 
     /// A report with the kernel's side at `n` skbs, the `i`th of one field named `name(i)`.
     fn hostile(n: usize, name: impl Fn(usize) -> String) -> String {
-        let skbs: Vec<String> = (0..n).map(|i| format!("{{\"{}\": 1}}", name(i))).collect();
+        let skbs: Vec<String> = (0..n).map(|i| format!("{{\"{}\": 65160}}", name(i))).collect();
         let mut v: Value = serde_json::from_str(REPORT).unwrap();
         v["kernel_side"]["skbs"] = serde_json::from_str(&format!("[{}]", skbs.join(","))).unwrap();
         v.to_string()
@@ -406,9 +416,15 @@ mod tests {
     }
 
     /// A value the runner would write as an integer and this one is not is refused: it would
-    /// show "–" under the runner's green verdict.
+    /// show "–" under the runner's green verdict; so is a verdict its values contradict.
     #[test]
     fn values_are_non_negative_integers() {
+        let lie = REPORT.replace("\"agree\": false", "\"agree\": true");
+        let e = KernelReport::parse(&lie).unwrap_err().to_string();
+        assert!(
+            e.contains("`report.rows`") && e.contains("skb[1].nr_frags"),
+            "{e}"
+        );
         for bad in ["-1", "1.5", "null", "\"3\""] {
             let text = REPORT.replace("\"nr_frags\": 3", &format!("\"nr_frags\": {bad}"));
             let e = KernelReport::parse(&text).unwrap_err().to_string();
