@@ -382,7 +382,9 @@ mod tests {
 
     /// A report with the kernel's side at `n` skbs, the `i`th of one field named `name(i)`.
     fn hostile(n: usize, name: impl Fn(usize) -> String) -> String {
-        let skbs: Vec<String> = (0..n).map(|i| format!("{{\"{}\": 65160}}", name(i))).collect();
+        let skbs: Vec<String> = (0..n)
+            .map(|i| format!("{{\"{}\": 65160}}", name(i)))
+            .collect();
         let mut v: Value = serde_json::from_str(REPORT).unwrap();
         v["kernel_side"]["skbs"] = serde_json::from_str(&format!("[{}]", skbs.join(","))).unwrap();
         v.to_string()
