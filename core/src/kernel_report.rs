@@ -111,9 +111,7 @@ impl KernelReport {
                 .collect(),
         })
     }
-}
 
-impl KernelReport {
     /// The lane's columns: every field some skb has, in the runner's order (one pass).
     pub fn columns(&self) -> Vec<&'static str> {
         let mut seen = [false; SKB_FIELDS.len()];
