@@ -5,6 +5,8 @@
 //! from a `serde_json::Value` (a derived reader would cost the playground's bundle more than
 //! the whole lane), and refuses anything else with the field named.
 
+use crate::limits::{check_range, MAX_REPORT_SKBS};
+use crate::scenario::Scenario;
 use crate::Error;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -19,6 +21,8 @@ pub const MAX_REPORT_TEXT: usize = 4 << 20;
 pub struct KernelReport {
     /// The running kernel's release (`uname -r`).
     pub kernel: String,
+    /// The scenario's mechanism (`sendmsg`, `rx`, `mptcp`, ...).
+    pub mechanism: String,
     /// The model's variant set beside it (`modern`, `abeni-2020`).
     pub variant: String,
     /// The scenario as the runner was given it (TOML or JSON).
@@ -70,30 +74,55 @@ impl KernelReport {
             .collect();
         let mut skbs = Vec::new();
         for i in 0..kernel.1.len().max(model.1.len()) {
-            let (k, m) = (kernel.1.get(i), model.1.get(i));
+            let (k, m) = (kernel.1.get(i).copied(), model.1.get(i).copied());
             let mut cells = Vec::new();
             for field in fields(k, m) {
-                let get = |s: Option<&&serde_json::Map<String, Value>>| {
-                    s.and_then(|s| s.get(field)).and_then(Value::as_u64)
-                };
-                let agree = verdict(&format!("skb[{i}].{field}"));
-                cells.push(cell(field, get(k), get(m), agree));
+                let name = format!("skb[{i}].{field}");
+                let (kv, mv) = (value(k, field), value(m, field));
+                let agree = verdict(&name);
+                if agree.is_some_and(|a| a != (kv == mv)) {
+                    return Err(Error::invalid(
+                        "report.rows",
+                        format!(
+                            "`{name}` is judged against its values (kernel {kv:?}, model {mv:?})"
+                        ),
+                    ));
+                }
+                cells.push(cell(field, kv, mv, agree));
             }
             skbs.push(cells);
         }
+        let mechanism = text_at(&v, "mechanism", "")?;
+        let scenario = text_at(&v, "scenario", "")?;
+        let driven = (v.get("driven").and_then(Value::as_u64))
+            .ok_or_else(|| missing("driven", "a number"))?;
+        check_scenario(mechanism, scenario, driven)?;
         Ok(KernelReport {
             kernel: text_at(&v, "kernel", "")?.to_string(),
             variant: text_at(&v, "variant", "")?.to_string(),
-            scenario: text_at(&v, "scenario", "")?.to_string(),
+            mechanism: mechanism.to_string(),
+            scenario: scenario.to_string(),
             verdict: text_at(&v, "verdict", "")?.to_string(),
             size_goals,
             skbs,
-            driven: (v.get("driven").and_then(Value::as_u64))
-                .ok_or_else(|| missing("driven", "a number"))? as usize,
+            driven: driven as usize,
             not_driven: (list(&v, "not_driven")?.iter())
                 .filter_map(|s| s.as_str().map(str::to_string))
                 .collect(),
         })
+    }
+
+    /// The lane's columns: every field some skb has, in the runner's order (one pass).
+    pub fn columns(&self) -> Vec<&'static str> {
+        let mut seen = [false; SKB_FIELDS.len()];
+        for c in self.skbs.iter().flatten() {
+            if let Some(i) = SKB_FIELDS.iter().position(|f| *f == c.field) {
+                seen[i] = true;
+            }
+        }
+        (SKB_FIELDS.into_iter().zip(seen))
+            .filter_map(|(f, seen)| seen.then_some(f))
+            .collect()
     }
 }
 
@@ -121,27 +150,90 @@ fn side<'a>(v: &'a Value, name: &str) -> Result<Side<'a>, Error> {
                 .ok_or_else(|| missing(&at("size_goals", i), "a number"))
         })
         .collect::<Result<_, _>>()?;
-    let skbs = (list_at(s, "skbs", name)?.iter().enumerate())
-        .map(|(i, b)| {
-            b.as_object()
-                .ok_or_else(|| missing(&at("skbs", i), "an object"))
-        })
+    let skbs = list_at(s, "skbs", name)?;
+    if skbs.len() > MAX_REPORT_SKBS {
+        return Err(Error::Range {
+            field: format!("report.{name}.skbs"),
+            value: format!("{} skbs", skbs.len()),
+            allowed: format!(
+                "at most {MAX_REPORT_SKBS} (the most a report the runner writes holds)"
+            ),
+        });
+    }
+    let skbs = (skbs.iter().enumerate())
+        .map(|(i, b)| skb(b, &at("skbs", i)))
         .collect::<Result<_, _>>()?;
     Ok((goals, skbs))
 }
 
-/// The fields either side has, in the order the runner writes them.
-fn fields<'a>(
-    k: Option<&&'a serde_json::Map<String, Value>>,
-    m: Option<&&'a serde_json::Map<String, Value>>,
-) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for key in k.into_iter().chain(m).flat_map(|s| s.keys()) {
-        if !out.contains(&key.as_str()) {
-            out.push(key);
+/// The fields the runner writes of an skb (`SkbView` in native-runner/src/kernel/verdict.rs),
+/// in its order: the lane's columns.
+pub const SKB_FIELDS: [&str; 9] = [
+    "len",
+    "linear",
+    "nr_frags",
+    "truesize",
+    "data_seq",
+    "subflow_seq",
+    "data_len",
+    "alloc_cpu",
+    "free_cpu",
+];
+
+/// One skb of a side, checked: every field one the runner writes, every value a
+/// non-negative integer (the runner writes no other), so no cell shows "–" beside a verdict.
+fn skb<'a>(b: &'a Value, at: &str) -> Result<&'a serde_json::Map<String, Value>, Error> {
+    let b = b.as_object().ok_or_else(|| missing(at, "an object"))?;
+    for (key, value) in b {
+        if !SKB_FIELDS.contains(&key.as_str()) {
+            return Err(Error::invalid(
+                format!("report.{at}.{key}"),
+                format!(
+                    "not a field the runner writes (it writes {})",
+                    SKB_FIELDS.join(", ")
+                ),
+            ));
+        }
+        if value.as_u64().is_none() {
+            return Err(missing(&format!("{at}.{key}"), "a non-negative integer"));
         }
     }
-    out
+    Ok(b)
+}
+
+type Skb<'a> = Option<&'a serde_json::Map<String, Value>>;
+
+/// The fields either side has, in the order the runner writes them: one pass over the
+/// (checked, so at most nine) fields of each.
+fn fields(k: Skb, m: Skb) -> Vec<&'static str> {
+    let has = |f: &str| [k, m].iter().flatten().any(|s| s.contains_key(f));
+    SKB_FIELDS.into_iter().filter(|f| has(f)).collect()
+}
+
+fn value(s: Skb, field: &str) -> Option<u64> {
+    s.and_then(|s| s.get(field)).and_then(Value::as_u64)
+}
+
+/// What the report claims against its own scenario: the scenario reads, its mechanism is
+/// the report's, and the kernel ran no more of its ops than it has.
+fn check_scenario(mechanism: &str, scenario: &str, driven: u64) -> Result<(), Error> {
+    let s = Scenario::parse(scenario).map_err(|e| {
+        Error::invalid(
+            "report.scenario",
+            format!("not a scenario skblab reads: {e}"),
+        )
+    })?;
+    if s.mechanism() != mechanism {
+        return Err(Error::invalid(
+            "report.mechanism",
+            format!(
+                "`{mechanism}`, but the report's scenario is a `{}` scenario",
+                s.mechanism()
+            ),
+        ));
+    }
+    check_range("report.driven", driven, 0, s.op_count() as u64)?;
+    Ok(())
 }
 
 fn cell(field: &str, kernel: Option<u64>, model: Option<u64>, agree: Option<bool>) -> Cell {
@@ -196,7 +288,8 @@ mod tests {
 
     const REPORT: &str = r#"{
       "mechanism": "sendmsg", "variant": "modern", "kernel": "6.18.44",
-      "scenario": "mechanism = \"sendmsg\"\n", "setup": {},
+      "scenario": "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 76800\n[[ops]]\nop = \"transmit\"\n",
+      "setup": {},
       "model": { "size_goals": [65160], "skbs": [
         { "len": 65160, "linear": 0, "nr_frags": 2, "truesize": 66056 },
         { "len": 11640, "linear": 0, "nr_frags": 2, "truesize": 12536 } ] },
@@ -240,6 +333,13 @@ mod tests {
             r.skbs[1][2],
             cell("nr_frags", Some(3), Some(2), Some(false))
         );
+        assert_eq!(r.columns(), ["len", "linear", "nr_frags", "truesize"]);
+        let mptcp = REPORT.replace("\"truesize\": 12536", "\"data_seq\": 0");
+        let r = KernelReport::parse(&mptcp).unwrap();
+        assert_eq!(
+            r.columns(),
+            ["len", "linear", "nr_frags", "truesize", "data_seq"]
+        );
     }
 
     #[test]
@@ -261,5 +361,101 @@ mod tests {
         let big = " ".repeat(MAX_REPORT_TEXT + 1);
         let e = KernelReport::parse(&big).unwrap_err().to_string();
         assert!(e.contains("report") && e.contains("at most 4194304"), "{e}");
+    }
+    /// A field the runner never writes is refused by name and skb, so 1,000 skbs of a name
+    /// each cannot make a table of every name by every skb.
+    #[test]
+    fn only_the_runners_fields_are_read() {
+        let e = KernelReport::parse(&REPORT.replace("\"truesize\": 12472", "\"x\": 1"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`report.kernel_side.skbs[1].x`"), "{e}");
+        assert!(e.contains("len, linear, nr_frags"), "{e}");
+        let r = KernelReport::parse(&hostile(1000, |i| format!("f{i}"))).unwrap_err();
+        assert!(
+            r.to_string().contains("`report.kernel_side.skbs[0].f0`"),
+            "{r}"
+        );
+    }
+
+    /// A report with the kernel's side at `n` skbs, the `i`th of one field named `name(i)`.
+    fn hostile(n: usize, name: impl Fn(usize) -> String) -> String {
+        let skbs: Vec<String> = (0..n)
+            .map(|i| format!("{{\"{}\": 65160}}", name(i)))
+            .collect();
+        let mut v: Value = serde_json::from_str(REPORT).unwrap();
+        v["kernel_side"]["skbs"] = serde_json::from_str(&format!("[{}]", skbs.join(","))).unwrap();
+        v.to_string()
+    }
+
+    /// More skbs than a runner's report holds are refused, naming the cap; a report the
+    /// runner writes at its least text per skb (a one-field skb on one side and its `len`
+    /// row) reaches the text cap before the skb cap.
+    #[test]
+    fn the_skbs_are_capped() {
+        let e = KernelReport::parse(&hostile(MAX_REPORT_SKBS + 1, |_| "len".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`report.kernel_side.skbs`") && e.contains("at most 32000"),
+            "{e}"
+        );
+        assert!(KernelReport::parse(&hostile(MAX_REPORT_SKBS, |_| "len".into())).is_ok());
+        let least = |n: usize| {
+            let skb = serde_json::json!({ "len": 0 });
+            let row = serde_json::json!({ "field": "skb[0].len", "model": 0, "kernel": null, "agree": false });
+            let v = serde_json::json!({ "model": { "skbs": vec![skb; n] }, "rows": vec![row; n] });
+            serde_json::to_string_pretty(&v).unwrap().len()
+        };
+        let per_skb = least(2) - least(1);
+        assert_eq!(per_skb, 137);
+        assert!(
+            MAX_REPORT_TEXT / per_skb <= MAX_REPORT_SKBS,
+            "{per_skb} bytes an skb"
+        );
+    }
+
+    /// A value the runner would write as an integer and this one is not is refused: it would
+    /// show "–" under the runner's green verdict; so is a verdict its values contradict.
+    #[test]
+    fn values_are_non_negative_integers() {
+        let lie = REPORT.replace("\"agree\": false", "\"agree\": true");
+        let e = KernelReport::parse(&lie).unwrap_err().to_string();
+        assert!(
+            e.contains("`report.rows`") && e.contains("skb[1].nr_frags"),
+            "{e}"
+        );
+        for bad in ["-1", "1.5", "null", "\"3\""] {
+            let text = REPORT.replace("\"nr_frags\": 3", &format!("\"nr_frags\": {bad}"));
+            let e = KernelReport::parse(&text).unwrap_err().to_string();
+            assert!(
+                e.contains("`report.kernel_side.skbs[1].nr_frags`"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    /// The report's claims are checked against its own scenario: its mechanism, and how
+    /// many of the scenario's ops ran.
+    #[test]
+    fn the_report_agrees_with_its_scenario() {
+        let rx = "mechanism = \\\"rx\\\"\\n[[ops]]\\nop = \\\"arrive\\\"\\nframes = 1\\n";
+        let start = REPORT.find("\"scenario\": \"").unwrap() + 13;
+        let end = start + REPORT[start..].find("\",\n").unwrap();
+        let text = format!("{}{rx}{}", &REPORT[..start], &REPORT[end..]);
+        let e = KernelReport::parse(&text).unwrap_err().to_string();
+        assert!(
+            e.contains("`report.mechanism`") && e.contains("`rx` scenario"),
+            "{e}"
+        );
+        for (driven, ok) in [(2, true), (3, false), (999_999, false)] {
+            let text = REPORT.replace("\"driven\": 1", &format!("\"driven\": {driven}"));
+            let r = KernelReport::parse(&text);
+            assert_eq!(r.is_ok(), ok, "driven = {driven}: {r:?}");
+        }
+        let e = KernelReport::parse(&REPORT.replace("\"driven\": 1", "\"driven\": 3"));
+        assert!(e.unwrap_err().to_string().contains("`report.driven`"));
+        let e = KernelReport::parse(&REPORT.replace("\"transmit\\\"", "\"teleport\\\""));
+        assert!(e.unwrap_err().to_string().contains("`report.scenario`"));
     }
 }

@@ -34,6 +34,14 @@ pub const MAX_TOTAL_FRAMES: u64 = 1_000_000;
 /// a million 64-byte skbs take about 0.2 GB.
 pub const MAX_LIVE_SKBS: u64 = 1_000_000;
 
+/// At most this many skbs on a side of a `skblab kernel` report (the playground draws one
+/// table row each). Derived from the report's text cap (`kernel_report::MAX_REPORT_TEXT`): the
+/// least text the runner writes for one skb is a one-field object on one side plus its `len`
+/// row, 137 bytes pretty-printed (`kernel_report`'s tests measure it), so no report the
+/// runner writes under the text cap holds more than 30,615; a compact hand-made one could
+/// hold 400,000 (43 s in the playground, issue 25).
+pub const MAX_REPORT_SKBS: usize = 32_000;
+
 /// A field's name for an error message. A closure builds it only when the error happens, so
 /// checking 10,000 ops formats no names when all of them are in range.
 pub trait Field {

@@ -524,6 +524,14 @@ test('a kernel report opens as a third lane: the kernel\'s skbs beside the model
   await page.locator('[data-testid=notice]').waitFor();
   assert.match(await page.locator('[data-testid=notice]').textContent(), /The kernel report did not open: .*report\.rows/);
   assert.equal(await lane.count(), 1);
+  // Issue 25: 1,000 kernel skbs, each with a field name of its own, are refused by the first
+  // name the runner never writes, and the lane shown stays.
+  const hostile = JSON.parse(report);
+  hostile.kernel_side.skbs = Array.from({ length: 1000 }, (_, i) => ({ [`f${i}`]: 1 }));
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'h.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(hostile)) });
+  await page.locator('[data-testid=notice]', { hasText: 'skbs[0].f0' }).waitFor();
+  assert.match(await page.locator('[data-testid=notice]').textContent(), /The kernel report did not open: .*report\.kernel_side\.skbs\[0\]\.f0.*not a field the runner writes/);
+  assert.equal(await lane.locator('thead th').count(), 5);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -297,6 +297,19 @@ mod tests {
         assert!(err.contains("report.rows"), "{err}");
     }
 
+    /// A hostile report (1,000 skbs, each with a field name of its own) is refused with the
+    /// field named, before any table is drawn.
+    #[test]
+    fn a_report_of_fields_the_runner_never_writes_is_refused() {
+        let text = include_str!("../../tests/fixtures/kernel-report.json");
+        let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let skbs = (0..1000).map(|i| serde_json::json!({ format!("f{i}"): 1 }));
+        v["kernel_side"]["skbs"] = skbs.collect();
+        let err = load_report(&v.to_string()).map(|_| ()).unwrap_err();
+        assert!(err.contains("`report.kernel_side.skbs[0].f0`"), "{err}");
+        assert!(err.contains("not a field the runner writes"), "{err}");
+    }
+
     fn walk(name: &str) -> Session {
         load_walkthrough(&skblab_core::walkthrough::find(name).unwrap()).unwrap()
     }

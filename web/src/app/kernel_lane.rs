@@ -20,7 +20,7 @@ pub fn lane(r: &KernelReport) -> Html {
         v = esc(&r.verdict),
     );
     o.push_str(r#"<table class="lane"><thead><tr><th scope="col">skb</th>"#);
-    let columns = columns(r);
+    let columns = r.columns();
     for c in &columns {
         let _ = write!(o, r#"<th scope="col">{}</th>"#, esc(c));
     }
@@ -40,17 +40,6 @@ pub fn lane(r: &KernelReport) -> Html {
             { Html::from_html_unchecked(AttrValue::from(o)) }
         </figure>
     }
-}
-
-/// Every field some skb has, in the order the report gives them.
-fn columns(r: &KernelReport) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    for c in r.skbs.iter().flatten() {
-        if !out.contains(&c.field.as_str()) {
-            out.push(&c.field);
-        }
-    }
-    out
 }
 
 /// One skb as a table row.
