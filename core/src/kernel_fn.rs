@@ -226,6 +226,7 @@ pub static TABLE: &[Row] = &[
     row(RX, QueueRcv, RX_OLD, "__udp_queue_rcv_skb", UDP).then("sock_queue_rcv_skb").udp(),
     row(RX, QueueRcv, NEW, "__udp_enqueue_schedule_skb", UDP).udp(),
     row(RX, CopyToUser, RX_ALL, "udp_recvmsg", UDP).udp(),
+    row(RX, RxDrop, RX_ALL, "__udp4_lib_rcv", UDP).udp(),
     // Either allocator era: the socket side, and each rx cache in the release it lives in.
     row(RX, BacklogProcess, RX_ALL, "__release_sock", "net/core/sock.c"),
     row(RX, RxDrop, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c"),
@@ -521,6 +522,11 @@ mod tests {
         assert_eq!(
             name(Era::V3_6, false, &copy).as_deref(),
             Some("tcp_recvmsg")
+        );
+        let drop = Event::RxDrop { skb: 0, cpu: 0 };
+        assert_eq!(
+            name(Era::V6_12, true, &drop).as_deref(),
+            Some("__udp4_lib_rcv")
         );
         let poll = Event::NapiPoll {
             cpu: 0,

@@ -110,12 +110,16 @@ fn every_example_scenario_replays() {
     scenario_rows();
 }
 
-/// Events no walkthrough or example file happens to emit: a packet after close, a write
-/// that reuses a page frag once every reference came back, an MPTCP write that grows the
-/// subflow's last frag (a device without GSO: MSS-sized skbs take a dfrag in pieces).
+/// Events no walkthrough or example file happens to emit: a packet after close (TCP and UDP),
+/// a write that reuses a page frag once every reference came back, an MPTCP write that grows
+/// the subflow's last frag (a device without GSO: MSS-sized skbs take a dfrag in pieces).
 const EDGES: &[&str] = &[
     r#"mechanism = "rx"
 ops = [{ op = "arrive", frames = 2 }, { op = "close" }, { op = "arrive", frames = 1 }]"#,
+    r#"mechanism = "rx"
+ops = [{ op = "arrive", frames = 2 }, { op = "close" }, { op = "arrive", frames = 1 }]
+[socket]
+proto = "udp""#,
     r#"mechanism = "mptcp"
 ops = [{ op = "sendmsg", bytes = 100 }, { op = "sendmsg", bytes = 100 }, { op = "transmit" },
        { op = "ack" }, { op = "sendmsg", bytes = 100 }]"#,
