@@ -75,6 +75,9 @@ pub struct Row {
     /// Only for the put of an skb's head fragment (`Event::frees_head`), where the kernel
     /// frees it by another function than a frag's `put_page`.
     pub head: bool,
+    /// Only for a UDP flow (`Trace::udp`), where its socket's function is UDP's; a UDP flow
+    /// takes the other rows where it has none of its own.
+    pub udp: bool,
 }
 
 const fn row(
@@ -93,6 +96,7 @@ const fn row(
         at: None,
         then: None,
         head: false,
+        udp: false,
     }
 }
 
@@ -113,6 +117,10 @@ impl Row {
 
     const fn head(self) -> Row {
         Row { head: true, ..self }
+    }
+
+    const fn udp(self) -> Row {
+        Row { udp: true, ..self }
     }
 
     /// The release each covered era links.
@@ -214,6 +222,11 @@ pub static TABLE: &[Row] = &[
     row(RX, QueueRcv, NEW, "tcp_queue_rcv", "net/ipv4/tcp_input.c"),
     row(RX, BacklogAdd, NEW, "tcp_add_backlog", "net/ipv4/tcp_ipv4.c"),
     row(RX, CopyToUser, NEW, "tcp_recvmsg_locked", "net/ipv4/tcp.c"),
+    // A UDP flow's socket: v3.5 and v3.6 (udp_queue_rcv_skb), v6.12 (udp_queue_rcv_one_skb).
+    row(RX, QueueRcv, RX_OLD, "__udp_queue_rcv_skb", UDP).then("sock_queue_rcv_skb").udp(),
+    row(RX, QueueRcv, NEW, "__udp_enqueue_schedule_skb", UDP).udp(),
+    row(RX, CopyToUser, RX_ALL, "udp_recvmsg", UDP).udp(),
+    row(RX, RxDrop, RX_ALL, "__udp4_lib_rcv", UDP).udp(),
     // Either allocator era: the socket side, and each rx cache in the release it lives in.
     row(RX, BacklogProcess, RX_ALL, "__release_sock", "net/core/sock.c"),
     row(RX, RxDrop, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c"),
@@ -335,6 +348,11 @@ pub static LINES: &[Stmt] = &[
     ("v6.12", "tcp_queue_rcv", QueueRcv, 5159, "__skb_queue_tail"),
     ("v6.12", "tcp_add_backlog", BacklogAdd, 2127, "sk_add_backlog("),
     ("v6.12", "tcp_recvmsg_locked", CopyToUser, 2746, "skb_copy_datagram_msg(skb, offset"),
+    ("v3.5", "__udp_queue_rcv_skb", QueueRcv, 1365, "sock_queue_rcv_skb(sk, skb)"),
+    ("v3.6", "__udp_queue_rcv_skb", QueueRcv, 1377, "sock_queue_rcv_skb(sk, skb)"),
+    ("v6.12", "__udp_enqueue_schedule_skb", QueueRcv, 1561, "__skb_queue_tail(list, skb)"),
+    ("v3.5", "udp_recvmsg", CopyToUser, 1211, "skb_copy_datagram_iovec(skb, sizeof(struct udphdr)"),
+    ("v3.6", "udp_recvmsg", CopyToUser, 1216, "skb_copy_datagram_iovec(skb, sizeof(struct udphdr)"),
     ("v3.5", "__release_sock", BacklogProcess, 1713, "sk_backlog_rcv("),
     ("v3.6", "__release_sock", BacklogProcess, 1782, "sk_backlog_rcv("),
     ("v6.12", "__release_sock", BacklogProcess, 3078, "sk_backlog_rcv("),
@@ -373,11 +391,12 @@ const IXGBE: &str = "drivers/net/ethernet/intel/ixgbe/ixgbe_main.c";
 /// The page-frag allocator is in mm/page_alloc.c in v6.12 (a later release moved it).
 const PAGE_FRAG: &str = "mm/page_alloc.c";
 const MPTCP_C: &str = "net/mptcp/protocol.c";
+const UDP: &str = "net/ipv4/udp.c";
 
-/// The kernel function an event of `mechanism` stands for in `era` (the trace's), if the
-/// table has it.
-pub fn kernel_fn(mechanism: &str, era: Era, e: &Event) -> Option<KernelFn> {
-    let r = row_of(mechanism, era, e)?;
+/// The kernel function an event of `mechanism` stands for in `era` (the trace's), in a UDP
+/// flow where `udp`, if the table has it.
+pub fn kernel_fn(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<KernelFn> {
+    let r = row_of(mechanism, era, udp, e)?;
     let tag = r.tag(era);
     Some(KernelFn {
         name: r.name,
@@ -388,23 +407,30 @@ pub fn kernel_fn(mechanism: &str, era: Era, e: &Event) -> Option<KernelFn> {
     })
 }
 
-/// The row of an event: for the put of a head fragment its own row where there is one.
-pub fn row_of(mechanism: &str, era: Era, e: &Event) -> Option<&'static Row> {
+/// The row of an event: for the put of a head fragment its own row where there is one; in a
+/// UDP flow (`udp`) a UDP row where there is one.
+pub fn row_of(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<&'static Row> {
     let (kind, head) = (e.kind(), e.frees_head());
-    let rows = || {
-        TABLE
-            .iter()
-            .filter(move |r| r.mechanism == mechanism && r.kind == kind && r.eras.contains(&era))
+    let pick = |udp_row: bool| {
+        let rows = || {
+            TABLE.iter().filter(move |r| {
+                r.mechanism == mechanism
+                    && r.kind == kind
+                    && r.eras.contains(&era)
+                    && r.udp == udp_row
+            })
+        };
+        rows()
+            .find(|r| r.head == head)
+            .or_else(|| rows().find(|r| !r.head))
     };
-    rows()
-        .find(|r| r.head == head)
-        .or_else(|| rows().find(|r| !r.head))
+    udp.then(|| pick(true)).flatten().or_else(|| pick(false))
 }
 
 impl crate::Trace {
     /// The kernel function `e`, an event of this trace, stands for.
     pub fn kernel_fn(&self, e: &Event) -> Option<KernelFn> {
-        kernel_fn(&self.mechanism, self.era, e)
+        kernel_fn(&self.mechanism, self.era, self.udp, e)
     }
 }
 
@@ -418,7 +444,8 @@ mod tests {
         for (i, a) in TABLE.iter().enumerate() {
             for b in &TABLE[i + 1..] {
                 let overlap = a.eras.iter().any(|e| b.eras.contains(e));
-                let same = a.mechanism == b.mechanism && a.kind == b.kind && a.head == b.head;
+                let same =
+                    (a.mechanism, a.kind, a.head, a.udp) == (b.mechanism, b.kind, b.head, b.udp);
                 assert!(!(same && overlap), "{a:?} and {b:?}");
             }
         }
@@ -427,18 +454,18 @@ mod tests {
     #[test]
     fn links_name_the_release_the_function_lives_in() {
         let park = Event::RxCachePark { skb: 0 };
-        let f = kernel_fn(RX, Era::V6_12, &park).unwrap();
+        let f = kernel_fn(RX, Era::V6_12, false, &park).unwrap();
         assert_eq!(
             f.url(),
             "https://elixir.bootlin.com/linux/v5.2-rc1/C/ident/sk_eat_skb"
         );
         let psh = Event::MarkPsh { skb: 0 };
-        let f = kernel_fn(SEND, Era::V2_6_33, &psh).unwrap();
+        let f = kernel_fn(SEND, Era::V2_6_33, false, &psh).unwrap();
         assert_eq!(
             (f.name, f.file, f.tag),
             ("tcp_mark_push", "net/ipv4/tcp.c", "v2.6.33")
         );
-        assert_eq!(kernel_fn(SEND, Era::V5_10, &psh), None);
+        assert_eq!(kernel_fn(SEND, Era::V5_10, false, &psh), None);
     }
 
     /// v6.12 frees a head fragment with skb_free_frag (page_frag_free), a frag's page with
@@ -457,7 +484,7 @@ mod tests {
             cpu: 0,
             head: true,
         };
-        let name = |era, e: &Event| kernel_fn(RX, era, e).map(|f| f.label());
+        let name = |era, e: &Event| kernel_fn(RX, era, false, e).map(|f| f.label());
         assert_eq!(
             name(Era::V6_12, &put(true)).as_deref(),
             Some("skb_free_frag → page_frag_free")
@@ -466,6 +493,72 @@ mod tests {
         assert_eq!(name(Era::V6_12, &put(false)).as_deref(), Some("put_page"));
         assert_eq!(name(Era::V3_6, &put(true)).as_deref(), Some("put_page"));
         assert_eq!(name(Era::V3_6, &free).as_deref(), Some("__put_single_page"));
+    }
+
+    /// A UDP flow's socket names UDP's functions in every era, its other events the shared
+    /// rows; a TCP flow never takes a UDP row.
+    #[test]
+    fn a_udp_flow_names_udp_functions() {
+        let q = Event::QueueRcv { skb: 0, cpu: 0 };
+        let copy = Event::CopyToUser {
+            skb: 0,
+            cpu: 0,
+            bytes: 1,
+        };
+        let name = |era, udp, e: &Event| kernel_fn(RX, era, udp, e).map(|f| f.label());
+        let queued = |era, udp| name(era, udp, &q);
+        assert_eq!(
+            queued(Era::V3_5, true).as_deref(),
+            Some("__udp_queue_rcv_skb → sock_queue_rcv_skb")
+        );
+        assert_eq!(
+            queued(Era::V6_12, true).as_deref(),
+            Some("__udp_enqueue_schedule_skb")
+        );
+        assert_eq!(queued(Era::V6_12, false).as_deref(), Some("tcp_queue_rcv"));
+        for era in [Era::V3_5, Era::V3_6, Era::V6_12] {
+            assert_eq!(name(era, true, &copy).as_deref(), Some("udp_recvmsg"));
+        }
+        assert_eq!(
+            name(Era::V3_6, false, &copy).as_deref(),
+            Some("tcp_recvmsg")
+        );
+        let drop = Event::RxDrop { skb: 0, cpu: 0 };
+        assert_eq!(
+            name(Era::V6_12, true, &drop).as_deref(),
+            Some("__udp4_lib_rcv")
+        );
+        let poll = Event::NapiPoll {
+            cpu: 0,
+            frames: 1,
+            budget: 64,
+        };
+        assert_eq!(
+            name(Era::V3_6, true, &poll).as_deref(),
+            Some("net_rx_action")
+        );
+        let f = kernel_fn(RX, Era::V3_6, true, &q).unwrap();
+        assert_eq!(
+            f.line_url().as_deref(),
+            Some("https://elixir.bootlin.com/linux/v3.6/source/net/ipv4/udp.c#L1377")
+        );
+    }
+
+    /// A scenario's `socket.proto = "udp"` reaches the trace, and so `Trace::kernel_fn`.
+    #[test]
+    fn a_udp_scenario_traces_a_udp_flow() {
+        let run = |proto: &str| {
+            let text = format!(
+                "mechanism = \"rx\"\nops = [{{ op = \"arrive\", frames = 1 }}]\n\
+                 [socket]\nproto = \"{proto}\"\n"
+            );
+            let s = crate::Scenario::parse(&text).unwrap();
+            s.run(&crate::RunOptions::default()).unwrap()
+        };
+        let (udp, tcp) = (run("udp"), run("tcp"));
+        assert!(udp.udp && !tcp.udp);
+        let q = Event::QueueRcv { skb: 0, cpu: 0 };
+        assert_ne!(udp.kernel_fn(&q), tcp.kernel_fn(&q));
     }
 
     /// The releases whose source the table links.
@@ -553,12 +646,12 @@ mod tests {
             cursor: 2048,
             bias: None,
         };
-        let f = kernel_fn(RX, Era::V3_6, &alloc).unwrap();
+        let f = kernel_fn(RX, Era::V3_6, false, &alloc).unwrap();
         assert_eq!(
             f.line_url().as_deref(),
             Some("https://elixir.bootlin.com/linux/v3.6/source/net/core/skbuff.c#L379")
         );
-        let park = kernel_fn(RX, Era::V3_6, &Event::RxCachePark { skb: 0 }).unwrap();
+        let park = kernel_fn(RX, Era::V3_6, false, &Event::RxCachePark { skb: 0 }).unwrap();
         assert_eq!(park.line_url(), None);
     }
 }

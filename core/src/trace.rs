@@ -100,6 +100,10 @@ pub struct Trace {
     pub mechanism: String,
     pub variant: String,
     pub era: crate::consts::Era,
+    /// The flow is UDP (rx's `socket.proto = "udp"`): its socket's kernel functions are
+    /// UDP's (`udp_recvmsg`, not `tcp_recvmsg`). sendmsg and MPTCP are TCP.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub udp: bool,
     pub consts: crate::consts::KernelConsts,
     /// Empty when tracing is off.
     pub steps: Vec<Step>,

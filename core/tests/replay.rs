@@ -42,7 +42,7 @@ fn check_every_variant(name: &str, s: &Scenario) -> BTreeSet<usize> {
 fn rows_used(t: &Trace) -> impl Iterator<Item = usize> + '_ {
     let events = t.steps.iter().flat_map(|s| &s.events);
     events
-        .filter_map(|e| row_of(&t.mechanism, t.era, e))
+        .filter_map(|e| row_of(&t.mechanism, t.era, t.udp, e))
         .map(|r| {
             TABLE
                 .iter()
@@ -110,12 +110,16 @@ fn every_example_scenario_replays() {
     scenario_rows();
 }
 
-/// Events no walkthrough or example file happens to emit: a packet after close, a write
-/// that reuses a page frag once every reference came back, an MPTCP write that grows the
-/// subflow's last frag (a device without GSO: MSS-sized skbs take a dfrag in pieces).
+/// Events no walkthrough or example file happens to emit: a packet after close (TCP and UDP),
+/// a write that reuses a page frag once every reference came back, an MPTCP write that grows
+/// the subflow's last frag (a device without GSO: MSS-sized skbs take a dfrag in pieces).
 const EDGES: &[&str] = &[
     r#"mechanism = "rx"
 ops = [{ op = "arrive", frames = 2 }, { op = "close" }, { op = "arrive", frames = 1 }]"#,
+    r#"mechanism = "rx"
+ops = [{ op = "arrive", frames = 2 }, { op = "close" }, { op = "arrive", frames = 1 }]
+[socket]
+proto = "udp""#,
     r#"mechanism = "mptcp"
 ops = [{ op = "sendmsg", bytes = 100 }, { op = "sendmsg", bytes = 100 }, { op = "transmit" },
        { op = "ack" }, { op = "sendmsg", bytes = 100 }]"#,

@@ -139,7 +139,8 @@ proptest! {
             // The events are a complete log: replaying them rebuilds the state.
             for e in ev.take() {
                 prop_assert_eq!(replay.apply(&e), Ok(()), "{:?}", e);
-                let f = kernel_fn("rx", p.variant.era(), &e);
+                let udp = p.socket.proto == Proto::Udp;
+                let f = kernel_fn("rx", p.variant.era(), udp, &e);
                 prop_assert!(f.is_some(), "no kernel function for {:?}", e);
             }
             prop_assert_eq!(&replay, &m.state());

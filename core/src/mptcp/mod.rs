@@ -143,6 +143,7 @@ impl Mechanism for MptcpScenario {
             mechanism: Self::NAME.into(),
             variant: fix.name().into(),
             era,
+            udp: false,
             consts: k,
             steps,
             counters,

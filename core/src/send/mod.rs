@@ -99,6 +99,7 @@ impl Mechanism for SendScenario {
             mechanism: Self::NAME.to_string(),
             variant: cfg.variant.name().to_string(),
             era: cfg.variant.era(),
+            udp: false,
             consts: cfg.k,
             steps,
             counters,
