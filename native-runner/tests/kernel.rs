@@ -461,14 +461,19 @@ fn mptcp_pair() -> (std::net::TcpStream, std::net::TcpStream) {
 /// Another MPTCP sender runs through the whole comparison, its mappings in the same global
 /// tracepoint: the run keeps its own connection's (its data sequence range), so the verdict
 /// is still the right one; a run whose trace it spoiled would say "inconclusive" (exit 2),
-/// never "agree" or "differ" on a wrong trace.
+/// never "agree" or "differ" on a wrong trace. Every run must give the right verdict; the
+/// runs go on (up to six) until one has traced the other connection's mappings and left them
+/// out, so the test never passes without having met one. (On a loaded machine the other
+/// sender, blocked on its own window while its reader waits for a core, may send nothing
+/// inside one run's short traced window: one run alone cannot promise a sighting.)
 #[test]
 fn another_mptcp_sender_never_yields_a_wrong_verdict() {
     if !kernel_available("another_mptcp_sender_never_yields_a_wrong_verdict") {
         return;
     }
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/mptcp-max-size.toml");
-    for run in 0..2 {
+    let mut sightings = Vec::new();
+    for run in 0..6 {
         let other = OtherMptcpSender::start();
         let out = skblab_kernel(&p, &["--json"]);
         let sent = other.finish();
@@ -481,13 +486,15 @@ fn another_mptcp_sender_never_yields_a_wrong_verdict() {
         let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
         assert_eq!(v["verdict"], "agree", "run {run}: {v:#}");
         assert_eq!(lens(&v, "kernel_side"), [65459, 65459, 154]);
-        // The other connection's mappings were there, and left out.
-        let left_out = &v["setup"]["other_connections_sightings_left_out"];
-        assert!(
-            left_out.as_u64() > Some(0),
-            "run {run}: no foreign mapping traced: {v:#}"
-        );
+        let left_out = v["setup"]["other_connections_sightings_left_out"].as_u64();
+        sightings.push(left_out.unwrap_or(0));
+        if sightings.iter().any(|&n| n > 0) && run >= 1 {
+            return;
+        }
     }
+    panic!(
+        "no run traced the other connection's mappings (left out per judged run: {sightings:?})"
+    );
 }
 
 /// Each consumed skb as (len, alloc_cpu, free_cpu).
