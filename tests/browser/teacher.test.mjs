@@ -29,6 +29,12 @@ async function at(fragment = '', { query = '', scale = 1 } = {}) {
   return page;
 }
 
+/** The smallest text of the diagrams as shown, in CSS pixels. */
+const diagramText = (page) => page.$$eval('.diagrams figure svg', (ss) => Math.min(...ss.flatMap((s) => {
+  const scale = s.getBoundingClientRect().width / s.viewBox.baseVal.width;
+  return [...s.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale);
+})));
+
 /** Each lane's box, and whether its drawing scrolls sideways. */
 const lanes = (page) => page.$$eval('.diagrams figure', (fs) => fs.map((f) => {
   const r = f.getBoundingClientRect();
@@ -72,6 +78,7 @@ test('presentation mode: a toggle and in the link; larger text, idle queues left
   const all = await queues();
   const size = () => page.$eval('[data-testid=narration]', (p) => parseFloat(getComputedStyle(p).fontSize));
   const normal = await size();
+  const drawn = await diagramText(page);
   assert.equal(await page.getByTestId('present').getAttribute('aria-pressed'), 'false');
   // The toggle puts the mode in the link and reloads at the same position.
   await page.getByTestId('present').click();
@@ -81,7 +88,11 @@ test('presentation mode: a toggle and in the link; larger text, idle queues left
   assert.equal(await page.getByTestId('present').getAttribute('aria-pressed'), 'true');
   const fewer = await queues();
   assert.ok(fewer.every((n, i) => n > 0 && n < all[i]), `queues drawn ${all} -> ${fewer}`);
-  assert.ok(await size() > normal, 'larger text');
+  const grown = await size() / normal;
+  assert.ok(grown > 1.2, 'larger text');
+  // The diagrams' text grows with the narration's (drawn narrower, fitted to the lanes).
+  const present = await diagramText(page);
+  assert.ok(present >= drawn * grown * 0.9 && present >= 13, `diagram text ${drawn} px -> ${present} px`);
   const [a, b] = await lanes(page);
   assert.ok(b.left > a.right - 1 && b.right <= PROJECTOR.width, 'both lanes in view');
   const narration = await page.$eval('.narration', (n) => n.getBoundingClientRect().right);
@@ -159,26 +170,113 @@ test('a challenge file opens with its goal, hint and check; a challenge link ope
   await again.close();
 });
 
-test('an exported SVG stands on its own: background, caption with step and event, file name', async () => {
+/** Clicks the button named `name` and saves the download under SHOTS: its name and bytes. */
+async function save(page, name) {
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name, exact: true }).click(),
+  ]);
+  const file = join(SHOTS, download.suggestedFilename());
+  await download.saveAs(file);
+  return { name: download.suggestedFilename(), bytes: readFileSync(file) };
+}
+
+/** In a page: an exported SVG parsed on its own (a parser error throws), its captions, the
+ * mark classes its drawings use and those its legend has an entry for. */
+function figure(text) {
+  const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+  const error = doc.querySelector('parsererror');
+  if (error) throw new Error(`not well-formed: ${error.textContent}`);
+  const MARKS = ['hr', 'ln', 'tr', 'fr', 'free', 'sent', 'psh', 'fill', 'arrow', 'harrow', 'cur', 'chg', 'dif', 'gone'];
+  const used = new Set();
+  for (const e of doc.querySelectorAll('svg svg [class]')) {
+    const c = [...e.classList].filter((m) => MARKS.includes(m));
+    // An outline's mark is its outline classes together ("chg dif"); a changed cursor is also a cursor.
+    if (c.includes('cur')) used.add('cur');
+    const outline = c.filter((m) => m === 'chg' || m === 'dif');
+    if (outline.length) used.add(outline.join(' '));
+    for (const m of c.filter((m) => !['cur', 'chg', 'dif'].includes(m))) used.add(m);
+  }
+  const legend = [...doc.querySelectorAll('.legend [data-mark]')].map((g) => g.dataset.mark);
+  const words = [...doc.querySelectorAll('.legend text')].map((t) => t.textContent);
+  return {
+    root: doc.documentElement.tagName,
+    size: [Number(doc.documentElement.getAttribute('width')), Number(doc.documentElement.getAttribute('height'))],
+    background: doc.documentElement.firstElementChild.getAttribute('fill'),
+    captions: [...doc.querySelectorAll('text.cap')].map((t) => t.textContent),
+    used: [...used].sort(),
+    legend: legend.filter((m) => MARKS.includes(m.split(' ')[0])).sort(),
+    words,
+  };
+}
+
+/** A PNG's width and height, read from its header (the IHDR chunk right after the signature). */
+function pngSize(bytes) {
+  assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'the PNG signature');
+  assert.equal(bytes.subarray(12, 16).toString('latin1'), 'IHDR');
+  return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
+}
+
+/** Shows a downloaded figure alone in a 1280x720 page, and saves a screenshot of it. */
+async function showFigure(name, bytes, type) {
+  const page = await browser.newPage({ viewport: PROJECTOR });
+  await page.goto(`data:${type};base64,${bytes.toString('base64')}`);
+  await shot(page, `figure-${name}`);
+  await page.close();
+}
+
+test('an exported SVG stands on its own: background, caption with step and event, the legend of its marks, file name', async () => {
   const page = await at('#w=' + b64('anatomy') + '&step=2&event=1');
   // The link's event counts from 0; the page (and the export) from 1.
   assert.equal(await page.getByTestId('event').getAttribute('data-event'), '2');
-  const [download] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('button', { name: 'Download the kumar-2010 diagram as SVG' }).click(),
-  ]);
-  assert.equal(download.suggestedFilename(), 'skblab-sendmsg-kumar-2010-step2-event2.svg');
-  const file = join(SHOTS, download.suggestedFilename());
-  await download.saveAs(file);
-  const svg = readFileSync(file, 'utf8');
-  assert.match(svg, /^<svg [^>]*><rect width="\d+" height="\d+" fill="#fff"\/>/);
-  const caption = svg.match(/<text [^>]*>([^<]+)<\/text>/)[1];
+  const { name, bytes } = await save(page, 'Download the kumar-2010 diagram as SVG');
+  assert.equal(name, 'skblab-sendmsg-kumar-2010-step2-event2.svg');
+  const svg = bytes.toString('utf8');
+  const f = await page.evaluate(figure, svg);
+  assert.equal(f.root, 'svg');
+  assert.equal(f.background, '#fff');
   const title = await page.getByTestId('title').textContent();
+  const caption = f.captions.join(' · ');
   assert.ok(caption.startsWith(`${title} · kumar-2010 · kernel `), caption);
   assert.match(caption, / · step 2\/6: sendmsg.* · event 2: \w+/);
+  // One legend entry for each mark the drawing uses, and none for a mark it does not.
+  assert.deepEqual(f.legend, f.used);
+  assert.ok(f.used.includes('chg') && f.used.includes('fr'), f.used.join());
+  assert.ok(f.words.some((w) => w.startsWith('refcount:')), 'words for the terms on a page');
   // The drawing is the moment shown: after event 2, as the page draws it.
   const label = await page.$eval('figure svg', (s) => s.getAttribute('aria-label'));
   assert.ok(svg.includes(`aria-label="${label}"`), label);
+  await showFigure(name, bytes, 'image/svg+xml');
+  // The PNG: the same figure at twice its size.
+  const png = await save(page, 'Download the kumar-2010 diagram as PNG');
+  assert.equal(png.name, 'skblab-sendmsg-kumar-2010-step2-event2.png');
+  assert.deepEqual(pngSize(png.bytes), f.size.map((n) => 2 * n));
+  await showFigure(png.name, png.bytes, 'image/png');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('both lanes in one figure, SVG and PNG: side by side, each under its caption, one legend', async () => {
+  const page = await at('#w=' + b64('rx-page-reuse') + '&lead=1&step=2&event=4&event1=4');
+  const variants = await page.$$eval('.diagrams figure', (fs) => fs.map((f) => f.dataset.variant));
+  assert.equal(variants.length, 2);
+  const { name, bytes } = await save(page, 'Download both lanes as one SVG');
+  assert.equal(name, `skblab-rx-step2-${variants[0]}-event5-${variants[1]}-event5-both.svg`);
+  const f = await page.evaluate(figure, bytes.toString('utf8'));
+  const widths = await page.$$eval('.diagrams figure svg', (ss) => ss.map((s) => s.viewBox.baseVal.width));
+  assert.equal(f.size[0], widths[0] + 10 + widths[1], 'side by side, 10 apart');
+  for (const v of variants) {
+    assert.ok(f.captions.some((c) => c.includes(`${v} · kernel `)), `a caption for ${v}: ${f.captions}`);
+  }
+  assert.match(f.captions.join(' '), /step 2\/\d+: .* event 5: .*step 2\/\d+: .* event 5: /);
+  assert.deepEqual(f.legend, f.used);
+  assert.ok(f.used.some((m) => m.includes('dif')), `the lanes differ: ${f.used}`);
+  await showFigure(name, bytes, 'image/svg+xml');
+  const png = await save(page, 'Download both lanes as one PNG');
+  assert.equal(png.name, name.replace(/svg$/, 'png'));
+  assert.deepEqual(pngSize(png.bytes), f.size.map((n) => 2 * n));
+  await showFigure(png.name, png.bytes, 'image/png');
+  assert.deepEqual(page.errors, []);
   await page.close();
 });
 

@@ -28,12 +28,14 @@ pub struct Props {
     pub events: [Option<usize>; LANES],
 }
 
+#[derive(Clone)]
 pub enum Msg {
     /// Diagram `i` was scrolled or laid out: the band of it to keep in the page, and the
     /// drawing unit at the bottom of its view.
     Scroll(usize, (u32, u32), u32),
     ExportJson(usize),
-    ExportSvg(usize),
+    /// Lane `Some(i)`, or every lane in one figure (`None`), as SVG, or (`true`) as PNG.
+    Figure(Option<usize>, bool),
     Zoom(Zoom),
 }
 
@@ -93,7 +95,7 @@ impl Component for Diagrams {
         let present = dom::mode("present");
         let mut d = Diagrams {
             drawn: Vec::new(),
-            canvas: canvas_heights(&ctx.props().session),
+            canvas: canvas_heights(&ctx.props().session, present),
             windows: Vec::new(),
             wraps: Vec::new(),
             bottoms: Vec::new(),
@@ -111,7 +113,7 @@ impl Component for Diagrams {
     fn changed(&mut self, ctx: &Context<Self>, old: &Props) -> bool {
         let p = ctx.props();
         if p.session != old.session {
-            self.canvas = canvas_heights(&p.session);
+            self.canvas = canvas_heights(&p.session, self.present);
             self.idle = None;
         }
         self.redraw(p);
@@ -139,17 +141,7 @@ impl Component for Diagrams {
                     dom::download(&name, "application/json", &json);
                 }
             }
-            Msg::ExportSvg(i) => {
-                if let (Some(t), Some(shown)) = (p.session.traces.get(i), self.drawn.get(i)) {
-                    // The moment this lane shows: its own event, if one is selected.
-                    let event = p.events.get(i).copied().flatten();
-                    let at = event.map_or(String::new(), |k| format!("-event{k}"));
-                    let name =
-                        format!("skblab-{}-{}-step{}{at}.svg", t.mechanism, t.variant, p.pos);
-                    let svg = standalone(&shown.drawing, &caption(&p.session, t, p.pos, event));
-                    dom::download(&name, "image/svg+xml", &svg);
-                }
-            }
+            Msg::Figure(lane, png) => self.export(p, lane, png),
             Msg::Zoom(z) => {
                 let old = self.zoom;
                 self.zoom = match z {
@@ -202,24 +194,31 @@ impl Component for Diagrams {
         let split = s.traces.len() > 1 || s.kernel.is_some();
         let link = ctx.link();
         let zoom = self.zoom;
-        let button = |z: Zoom, label: &'static str, text: &'static str| {
-            html! { <button class="small" aria-label={label} title={label} onclick={link.callback(move |_| Msg::Zoom(z))}>{ text }</button> }
+        let button = |m: Msg, label: AttrValue, text: &'static str| {
+            html! { <button class="small" aria-label={label.clone()} title={label} onclick={link.callback(move |_| m.clone())}>{ text }</button> }
         };
         html! {
             <section class={classes!("diagrams", split.then_some("split"))} aria-label="Diagram">
                 <div class="zoom" role="group" aria-label="Zoom">
-                    { button(Zoom::Out, "Zoom out", "−") }
+                    { button(Msg::Zoom(Zoom::Out), "Zoom out".into(), "−") }
                     <output data-testid="zoom">{ zoom.map_or("fit".into(), |z| format!("{z} %")) }</output>
-                    { button(Zoom::In, "Zoom in", "+") }
-                    { button(Zoom::Actual, "Zoom 100 %", "100 %") }
-                    { button(Zoom::Fit, "Fit the width", "fit") }
+                    { button(Msg::Zoom(Zoom::In), "Zoom in".into(), "+") }
+                    { button(Msg::Zoom(Zoom::Actual), "Zoom 100 %".into(), "100 %") }
+                    { button(Msg::Zoom(Zoom::Fit), "Fit the width".into(), "fit") }
+                    if s.traces.len() > 1 {
+                        <span class="both">{ "Both lanes in one figure:" }
+                            { button(Msg::Figure(None, false), "Download both lanes as one SVG".into(), "SVG") }
+                            { button(Msg::Figure(None, true), "Download both lanes as one PNG".into(), "PNG") }
+                        </span>
+                    }
                 </div>
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
                         <figcaption>
                             <strong>{ &t.variant }</strong>{ format!(" · kernel {}", t.era) }
-                            <button class="small" aria-label={format!("Download the {} diagram as SVG", t.variant)} onclick={link.callback(move |_| Msg::ExportSvg(i))}>{ "SVG" }</button>
-                            <button class="small" aria-label={format!("Download the {} trace as JSON", t.variant)} onclick={link.callback(move |_| Msg::ExportJson(i))}>{ "JSON" }</button>
+                            { button(Msg::Figure(Some(i), false), format!("Download the {} diagram as SVG", t.variant).into(), "SVG") }
+                            { button(Msg::Figure(Some(i), true), format!("Download the {} diagram as PNG", t.variant).into(), "PNG") }
+                            { button(Msg::ExportJson(i), format!("Download the {} trace as JSON", t.variant).into(), "JSON") }
                             if let Some(about) = about_variant(&t.mechanism, &t.variant) {
                                 <div class="about" data-testid="about-variant">{ about }</div>
                             }
@@ -238,6 +237,43 @@ impl Component for Diagrams {
 }
 
 impl Diagrams {
+    /// Downloads lane `Some(i)` (or every lane, `None`) as a figure of its own
+    /// ([`diagram::figure`]), as SVG or as PNG, named for the moment each lane shows.
+    fn export(&self, p: &Props, lane: Option<usize>, png: bool) {
+        let s = &p.session;
+        let lanes: Vec<usize> = lane.map_or((0..self.drawn.len()).collect(), |i| vec![i]);
+        if lanes.is_empty() || lanes.iter().any(|&i| i >= self.drawn.len()) {
+            return;
+        }
+        let event = |i: usize| p.events.get(i).copied().flatten();
+        let at = |i: usize| event(i).map_or(String::new(), |k| format!("-event{k}"));
+        let (mech, pos) = (&s.traces[lanes[0]].mechanism, p.pos);
+        let name = match lane {
+            Some(i) => format!("skblab-{mech}-{}-step{pos}{}", s.traces[i].variant, at(i)),
+            None => {
+                let each = lanes
+                    .iter()
+                    .map(|&i| format!("-{}{}", s.traces[i].variant, at(i)));
+                format!("skblab-{mech}-step{pos}{}-both", each.collect::<String>())
+            }
+        };
+        let figs: Vec<_> = (lanes.iter())
+            .map(|&i| {
+                (
+                    &self.drawn[i].drawing,
+                    caption(s, &s.traces[i], pos, event(i)),
+                )
+            })
+            .collect();
+        let svg = diagram::figure(&figs, &dom::inner_html("legend"));
+        if png {
+            // Twice the drawing's size: sharp on a slide.
+            dom::png(&svg, &format!("{name}.png"), 2.0);
+        } else {
+            dom::download(&format!("{name}.svg"), "image/svg+xml", &svg);
+        }
+    }
+
     fn redraw(&mut self, p: &Props) {
         let t0 = dom::now();
         if self.present && self.idle.is_none() {
@@ -322,7 +358,8 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
 
 /// The drawings of every trace at `pos`, marking what the step changed and, side by side,
 /// what differs from the other trace's step; stepping by event, each lane after its event,
-/// marking what it touched. `idle`, per trace: queues to leave out (presentation mode).
+/// marking what it touched. `idle`, per trace: queues to leave out (presentation mode, which
+/// also draws them narrower: [`drawing_width`]).
 pub(super) fn draw_all(
     s: &Shared,
     pos: usize,
@@ -369,7 +406,7 @@ pub(super) fn draw_all(
                 changed: &changed,
                 differs: &differs,
             };
-            let width = drawing_width(n);
+            let width = drawing_width(n, idle.is_some());
             let kept;
             let cur = match idle.and_then(|idle| idle.get(i)) {
                 Some(idle) => {
@@ -449,22 +486,9 @@ fn caption(s: &Shared, t: &Trace, pos: usize, event: Option<usize>) -> String {
     out
 }
 
-/// A drawing as a figure of its own for a slide or a handout: an opaque white background
-/// (a dark slide hides the drawing's dark text otherwise) and the caption above it.
-fn standalone(d: &Drawing, caption: &str) -> String {
-    const TOP: u32 = 28;
-    format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}"><rect width="{w}" height="{h}" fill="#fff"/><text x="8" y="18" font-family="system-ui, sans-serif" font-size="13" font-weight="600" fill="#1d2430">{c}</text><g transform="translate(0 {TOP})">{svg}</g></svg>"##,
-        w = d.width,
-        h = d.height + TOP,
-        c = diagram::esc(caption),
-        svg = d.to_svg(),
-    )
-}
-
 /// Per trace, its tallest drawing over all its steps.
-fn canvas_heights(s: &Shared) -> Vec<u32> {
-    let width = drawing_width(s.traces.len());
+fn canvas_heights(s: &Shared, present: bool) -> Vec<u32> {
+    let width = drawing_width(s.traces.len(), present);
     s.traces.iter().map(|t| canvas_height(t, width)).collect()
 }
 
@@ -479,12 +503,15 @@ fn canvas_height(t: &Trace, width: u32) -> u32 {
 
 /// A drawing's width in units (pixels at 100 %): alone, what a 1024-px window leaves it once
 /// the narration stands above it; side by side, half of what a 1400-px window leaves beside
-/// the narration (narrower, the panes stack: style.css).
-fn drawing_width(traces: usize) -> u32 {
-    if traces == 2 {
-        500
-    } else {
-        960
+/// the narration (narrower, the panes stack: style.css). In presentation mode, fitted to its
+/// lane (style.css), it is drawn narrower so that its text grows as the narration's does
+/// (by 1.3 at 1280 px, where a lane is about 430 px and alone about 870 px).
+fn drawing_width(traces: usize, present: bool) -> u32 {
+    match (traces == 2, present) {
+        (true, false) => 500,
+        (false, false) => 960,
+        (true, true) => 330,
+        (false, true) => 660,
     }
 }
 

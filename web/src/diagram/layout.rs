@@ -3,7 +3,7 @@
 //!
 //! Arrows run only where no label is: down out of a frag cell (between the cells of the rows
 //! below it), along the gap under its row of boxes, up or down the gutter left of the page
-//! column, along the gap above its page, and down onto the page's bar, which is the top of the
+//! column (or of everything, when the pages are below the skbs), along the gap above its page, and down onto the page's bar, which is the top of the
 //! page box. So no line crosses a text, and the arrows bound for one page merge into a bundle.
 
 use super::skb::{facts, title};
@@ -32,6 +32,9 @@ pub const PAGE_H: u32 = 70;
 /// The top of a page's bar (its bytes, left to right), relative to the page's corner: the top
 /// of the box, where arrows come down onto it from the gap above.
 pub const BAR_Y: u32 = 6;
+/// The narrowest drawing with the page column beside the skbs (which then have the room of
+/// an skb with no frags to wrap, `HEAD_W + SHINFO_W + 12`).
+pub const BESIDE: u32 = 484;
 pub const DFRAG_W: u32 = 150;
 pub const DFRAG_H: u32 = 42;
 
@@ -52,6 +55,8 @@ pub struct Layout {
     pub dfrags: (u32, Vec<Spot>),
     /// The page column's left edge and its label's baseline; each page's corner.
     pub px0: u32,
+    /// Where arrows run up and down: left of the page column, or of everything.
+    pub gutter: u32,
     pub pages_label: u32,
     pub page_h: u32,
     pub pages: Vec<(u32, u32)>,
@@ -63,10 +68,18 @@ pub struct Layout {
 impl Layout {
     pub fn new(state: &State, max_frags: u32, width: u32) -> Layout {
         // Pages stand in a column on the right, so a new skb never moves a page (nor a new page
-        // an skb): a step then changes only the pieces it touched.
-        let page_cols = if width >= 900 { 2 } else { 1 };
-        let px0 = width - PAD - page_cols * (PAGE_W + GAP) + GAP;
-        let right = px0 - 2 * GAP;
+        // an skb): a step then changes only the pieces it touched. A drawing too narrow for
+        // that (presentation mode's lanes, drawn narrow to be shown large) has them below.
+        let beside = width >= BESIDE;
+        let page_cols = match (beside, width >= 900) {
+            (true, wide) => 1 + u32::from(wide),
+            (false, _) => ((width - PAD) / (PAGE_W + GAP)).max(1),
+        };
+        let px0 = match beside {
+            true => width - PAD - page_cols * (PAGE_W + GAP) + GAP,
+            false => PAD,
+        };
+        let right = if beside { px0 - 2 * GAP } else { width - PAD };
         let room = right - PAD;
         let mut y = PAD;
         // A label's baseline, and room below it.
@@ -97,30 +110,28 @@ impl Layout {
         };
         let page_h = PAGE_H + 14 * u32::from(state.cursors.iter().any(|c| c.bias.is_some()));
         let rows = (state.pages.len() as u32).div_ceil(page_cols);
+        let pages_top = if beside { PAD } else { y } + 22;
         let pages = (0..state.pages.len() as u32)
             .map(|i| {
                 let (col, row) = (i % page_cols, i / page_cols);
-                (px0 + col * (PAGE_W + GAP), PAD + 22 + row * (page_h + GAP))
+                (px0 + col * (PAGE_W + GAP), pages_top + row * (page_h + GAP))
             })
             .collect();
-        let idle_cursors = PAD + 22 + rows * (page_h + GAP);
+        let idle_cursors = pages_top + rows * (page_h + GAP);
         let idle = state.cursors.iter().filter(|c| c.page.is_none()).count() as u32;
         Layout {
             room,
             queues,
             dfrags,
             px0,
-            pages_label: PAD + 11,
+            // Left of everything when the pages are below: arrows run down it past the skbs.
+            gutter: if beside { px0 - GAP } else { PAD / 2 },
+            pages_label: pages_top - 11,
             page_h,
             pages,
             idle_cursors,
             height: y.max(idle_cursors + 14 * idle) + PAD + 6,
         }
-    }
-
-    /// The middle of the gutter left of the page column, where arrows run up and down.
-    pub fn gutter(&self) -> u32 {
-        self.px0 - GAP
     }
 }
 

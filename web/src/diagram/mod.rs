@@ -14,12 +14,14 @@
 //! A mechanism that needs more than this generic form adds a hook here, keyed by
 //! `Trace::mechanism`; none does today (MPTCP mappings ride on the skb and are drawn with it).
 
+mod figure;
 mod layout;
 mod page;
 mod skb;
 mod svg;
 
 use crate::diff::Changed;
+pub use figure::figure;
 use layout::{route, scale_to, Layout, Shape, BAR_Y, DFRAG_H, PAD, PAGE_W};
 use skblab_core::page::PageId;
 use skblab_core::skb::Frag;
@@ -218,7 +220,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         piece(m.key, (m.top, m.bottom), m.body);
     }
     // One arrow bundle per owner (an skb, or the dfrags), drawn over the boxes.
-    let gutter = at.gutter();
+    let gutter = at.gutter;
     let mut bundle: Option<(String, (u32, u32), String)> = None;
     for (owner, e) in frag_ends {
         let Some(&(px, py, size)) = page_pos.get(&e.page) else {

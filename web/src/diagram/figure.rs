@@ -1,0 +1,231 @@
+//! A figure of its own, for a slide or a handout: one drawing, or two side by side, each under
+//! its caption, on an opaque background (a dark slide hides the drawings' dark text
+//! otherwise), with the legend of the marks they use.
+//!
+//! The legend's words are the page's own (index.html's `<template id="legend">`, passed in as
+//! markup): an entry with a swatch (`<span class="k CLASSES">`) belongs in the figure when a
+//! drawing has an element of those classes, one of words alone when a drawing's text has the
+//! term before its colon (`refcount: …`).
+
+use super::layout::{text_w, GAP, PAD};
+use super::{esc, Drawing};
+use std::fmt::Write;
+
+/// A caption line's height, and a legend row's.
+const LINE: u32 = 16;
+
+/// The figure of `lanes` (each a drawing and its caption), side by side, and the entries of
+/// `legend` (the page's legend markup) that their marks need, as one SVG document.
+pub fn figure(lanes: &[(&Drawing, String)], legend: &str) -> String {
+    let width = lanes.iter().map(|(d, _)| d.width + GAP).sum::<u32>() - GAP;
+    let captions: Vec<Vec<String>> = (lanes.iter())
+        .map(|(d, c)| wrap(c, d.width - 2 * PAD))
+        .collect();
+    let top = LINE * captions.iter().map(Vec::len).max().unwrap_or(0) as u32 + GAP;
+    let drawn = top + lanes.iter().map(|(d, _)| d.height).max().unwrap_or(0);
+    let marks: String = lanes.iter().map(|(d, _)| d.to_svg()).collect();
+    let (key, key_h) = key(&marks, legend, width);
+    let h = drawn + key_h;
+    let mut out = format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="{width}" height="{h}"><rect width="{width}" height="{h}" fill="#fff"/>"##
+    );
+    let mut x = 0;
+    for ((d, _), lines) in lanes.iter().zip(&captions) {
+        for (i, line) in lines.iter().enumerate() {
+            let y = LINE * (i as u32 + 1);
+            let _ = write!(
+                out,
+                r#"<text class="q cap" x="{}" y="{y}">{}</text>"#,
+                x + PAD,
+                esc(line)
+            );
+        }
+        let _ = write!(
+            out,
+            r#"<g transform="translate({x} {top})">{}</g>"#,
+            d.to_svg()
+        );
+        x += d.width + GAP;
+    }
+    let _ = write!(
+        out,
+        r#"<g class="legend" transform="translate(0 {drawn})">{key}</g></svg>"#
+    );
+    out
+}
+
+/// `text`'s words in lines at most `w` wide (at the caption's 12 px, bold); a line that
+/// breaks between parts (` · `) leaves out the dot.
+fn wrap(text: &str, w: u32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in text.split(" · ") {
+        let mut sep = " · ";
+        for word in part.split(' ') {
+            match lines.last_mut() {
+                Some(l) if (text_w(l) + text_w(sep) + text_w(word)) * 6 / 5 <= w => {
+                    *l += sep;
+                    *l += word;
+                }
+                _ => lines.push(word.to_string()),
+            }
+            sep = " ";
+        }
+    }
+    lines
+}
+
+/// The legend entries whose marks `drawn` (the drawings' markup) uses, in rows at most
+/// `width` wide, and the height they take.
+fn key(drawn: &str, legend: &str, width: u32) -> (String, u32) {
+    let classes: Vec<Vec<&str>> = (drawn.split("class=\"").skip(1))
+        .map(|c| c[..c.find('"').unwrap_or(0)].split(' ').collect())
+        .collect();
+    let (mut out, mut x, mut y) = (String::new(), PAD, LINE);
+    for (swatch, words) in entries(legend) {
+        // An element of all the entry's classes (a sent skb is `box sent`); an outline's
+        // entry, of its outline classes alone (`chg dif` is neither `chg` nor `dif`).
+        let outlines = |c: &[&str]| c.iter().filter(|m| ["chg", "dif"].contains(m)).count();
+        let used = match &swatch {
+            Some(k) => (classes.iter()).any(|c| {
+                k.iter().all(|m| c.contains(m)) && [0, outlines(c)].contains(&outlines(k))
+            }),
+            None => drawn.contains(term(words)),
+        };
+        if !used {
+            continue;
+        }
+        let w = text_w(words) + if swatch.is_some() { 34 } else { 14 };
+        if x + w > width && x > PAD {
+            (x, y) = (PAD, y + LINE);
+        }
+        let mark = swatch
+            .as_ref()
+            .map_or(term(words).to_string(), |k| k.join(" "));
+        let _ = write!(out, r#"<g data-mark="{mark}">"#);
+        if let Some(k) = &swatch {
+            out += &self::swatch(k, x, y);
+        }
+        let tx = x + if swatch.is_some() { 20 } else { 0 };
+        let _ = write!(
+            out,
+            r#"<text class="s" x="{tx}" y="{y}">{words}</text></g>"#
+        );
+        x += w;
+    }
+    let h = if out.is_empty() { 0 } else { y + GAP };
+    (out, h)
+}
+
+/// The legend's entries as index.html writes them: `<span class="entry…">`, then a swatch
+/// (`<span class="k CLASSES"></span>`, or the cursor's `<span class="cur">▲</span>`) or none,
+/// then the words (markup as the page serialises it, so already escaped).
+fn entries(legend: &str) -> impl Iterator<Item = (Option<Vec<&str>>, &str)> {
+    legend.split(r#"<span class="entry"#).skip(1).map(|e| {
+        let rest = &e[e.find('>').map_or(e.len(), |i| i + 1)..];
+        let (swatch, words) = match rest.strip_prefix(r#"<span class=""#) {
+            Some(s) => {
+                let classes = &s[..s.find('"').unwrap_or(0)];
+                let after = s.find("</span>").map_or("", |i| &s[i + 7..]);
+                let k = classes.split(' ').filter(|c| *c != "k").collect();
+                (Some(k), after)
+            }
+            None => (None, rest),
+        };
+        (
+            swatch,
+            &words[..words.find("</span>").unwrap_or(words.len())],
+        )
+    })
+}
+
+/// The term an entry of words alone explains: what comes before its colon, up to a comma
+/// (`head, data, tail, end: …` is about `head`).
+fn term(words: &str) -> &str {
+    let t = words.split(':').next().unwrap_or(words);
+    t.split(',').next().unwrap_or(t)
+}
+
+/// A legend swatch at (`x`, baseline `y`), drawn with the drawings' own classes.
+fn swatch(k: &[&str], x: u32, y: u32) -> String {
+    let c = k.join(" ");
+    let (class, more) = match k {
+        ["arrow"] | ["harrow"] => return format!(r#"<path class="{c}" d="M{x} {}h16"/>"#, y - 4),
+        ["cur"] => return format!(r#"<path class="cur" d="M{} {}l-4 7h8z"/>"#, x + 8, y - 10),
+        // The drawings' `.gone` fades to nothing: the swatch stays half faded.
+        ["gone"] => ("fill".into(), r##" stroke="#1d2430" opacity=".4""##),
+        _ if k.iter().all(|m| ["chg", "dif"].contains(m)) => (format!("mk {c}"), ""),
+        _ => (c, r##" stroke="#8a94a6""##),
+    };
+    format!(
+        r#"<rect class="{class}" x="{x}" y="{}" width="16" height="10"{more}/>"#,
+        y - 10
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagram::Piece;
+
+    /// Entries as index.html has them (a few), serialised as the page does.
+    const LEGEND: &str = r#"
+    <span class="entry"><span class="k hr"></span>headroom</span>
+    <span class="entry"><span class="k fr"></span>frag, its size</span>
+    <span class="entry"><span class="k arrow"></span>frag to its bytes</span>
+    <span class="entry"><span class="cur">▲</span>a page-frag allocator's offset</span>
+    <span class="entry">refcount: references held on a page</span>
+    <span class="entry">head, data, tail, end: the skb's buffer pointers</span>
+    <span class="entry"><span class="k chg"></span>changed by this step</span>
+    <span class="entry split"><span class="k dif"></span>differs from the other variant</span>
+    <span class="entry split"><span class="k chg dif"></span>changed by this step, and differs</span>
+    "#;
+
+    fn drawing(width: u32, body: &str) -> Drawing {
+        Drawing {
+            width,
+            height: 100,
+            label: "l".into(),
+            pieces: vec![Piece {
+                key: "p".into(),
+                top: 0,
+                bottom: 100,
+                body: body.into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_legend_has_an_entry_for_each_mark_drawn_and_no_other() {
+        let d = drawing(
+            960,
+            r#"<rect class="hr"/><rect class="mk chg dif"/><path class="cur chg"/><text>refcount 2</text>"#,
+        );
+        let svg = figure(&[(&d, "a caption".into())], LEGEND);
+        let marks: Vec<&str> = (svg.split(r#"data-mark=""#).skip(1))
+            .map(|m| &m[..m.find('"').unwrap()])
+            .collect();
+        // A changed cursor is a changed mark; "chg dif" is neither "chg" alone nor "dif".
+        assert_eq!(marks, ["hr", "cur", "refcount", "chg", "chg dif"], "{svg}");
+        // "headroom" takes 56 + 34 (its swatch and the space after it): the cursor's entry
+        // starts at 10 + 90, its triangle under the baseline's 16, its words 20 in.
+        let want = r#"<path class="cur" d="M108 6l-4 7h8z"/><text class="s" x="120" y="16">a page-frag allocator's offset</text>"#;
+        assert!(svg.contains(want), "{svg}");
+    }
+
+    #[test]
+    fn two_lanes_stand_side_by_side_each_under_its_caption_lines() {
+        let (a, b) = (drawing(500, ""), drawing(500, r#"<path class="arrow"/>"#));
+        let long = "Receive buffers: netdev_alloc_frag page reuse (Duyck, 2012) · duyck-2012 · kernel v3.5 · step 2/4: rx";
+        let svg = figure(&[(&a, long.into()), (&b, "after".into())], LEGEND);
+        // The long caption takes two lines; both drawings start under them, the second 10 to
+        // the right of the first; the legend (one row) is under the drawings.
+        for want in [
+            r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1010 168" width="1010" height="168"><rect width="1010" height="168" fill="#fff"/>"##,
+            r#"<text class="q cap" x="10" y="32">duyck-2012 · kernel v3.5 · step 2/4: rx</text>"#,
+            r#"<text class="q cap" x="520" y="16">after</text><g transform="translate(510 42)">"#,
+            r#"<g class="legend" transform="translate(0 142)"><g data-mark="arrow"><path class="arrow" d="M10 12h16"/>"#,
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
+    }
+}
