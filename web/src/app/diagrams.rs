@@ -179,7 +179,7 @@ impl Component for Diagrams {
             let Some(el) = wrap.cast::<web_sys::Element>() else {
                 continue;
             };
-            let (band, bottom) = measure(&el, shown.drawing.width, self.zoom);
+            let (band, bottom) = measure(&el, shown.drawing.width, self.shown_zoom());
             if self.bottoms.get(i) != Some(&bottom) {
                 ctx.link().send_message(Msg::Scroll(i, band, bottom));
             }
@@ -193,7 +193,7 @@ impl Component for Diagrams {
         }
         let split = s.traces.len() > 1 || s.kernel.is_some();
         let link = ctx.link();
-        let zoom = self.zoom;
+        let zoom = self.shown_zoom();
         let button = |m: Msg, label: AttrValue, text: &'static str| {
             html! { <button class="small" aria-label={label.clone()} title={label} onclick={link.callback(move |_| m.clone())}>{ text }</button> }
         };
@@ -237,6 +237,11 @@ impl Component for Diagrams {
 }
 
 impl Diagrams {
+    /// The zoom the drawings are shown at: presentation mode fits them to their lanes.
+    fn shown_zoom(&self) -> Option<u32> {
+        self.zoom.filter(|_| !self.present)
+    }
+
     /// Downloads lane `Some(i)` (or every lane, `None`) as a figure of its own
     /// ([`diagram::figure`]), as SVG or as PNG, named for the moment each lane shows.
     fn export(&self, p: &Props, lane: Option<usize>, png: bool) {

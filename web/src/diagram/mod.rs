@@ -413,6 +413,25 @@ mod tests {
     }
 
     #[test]
+    fn a_drawing_too_narrow_for_a_page_column_has_the_pages_below_the_skbs() {
+        // 330 wide (presentation mode's lanes): the skb's row ends at 32 + 96 + 10 = 138, its
+        // gap at 133; the pages' label 22 below that, the page at 160, at the left margin.
+        let d = draw(&sample(), &marks_none(), 17, 330, "narrow");
+        let svg = d.to_svg();
+        // The arrow: down to the row's gap, left to the gutter at 5 (left of every label),
+        // down it to the gap above the page (155), along to the frag's bytes (10 + 6 + 39)
+        // and onto the bar (166).
+        for want in [
+            r#"<text class="q" x="10" y="149">pages (1 live)</text>"#,
+            r#"<rect class="pg" x="10" y="160" width="236" height="70" rx="4"/>"#,
+            r#"<path class="arrow" d="M36 120V133H5V155H55V166"/>"#,
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
+        assert_eq!(d.height, 160 + 70 + 10 + 16);
+    }
+
+    #[test]
     fn a_frag_is_drawn_where_it_sits_in_its_page() {
         // netdev_alloc_frag counting down (duyck-2012): the first 640-byte frag sits at the
         // page's end, 3456..4096, so the bar fills from the right and the cursor is left of it.
