@@ -88,9 +88,9 @@ pub fn focus(selector: &str) {
 
 #[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function reveal(s) { \
     for (const e of document.querySelectorAll(s)) e.scrollIntoView({ block: 'nearest' }); } \
-    export function png(svg, name, scale) { const i = new Image(); i.onload = () => { \
-    const c = document.createElement('canvas'); c.width = i.width * scale; c.height = i.height * scale; \
-    const g = c.getContext('2d'); g.scale(scale, scale); g.drawImage(i, 0, 0); c.toBlob((b) => { \
+    export function png(svg, name) { const i = new Image(); i.onload = () => { \
+    const c = document.createElement('canvas'); c.width = 2 * i.width; c.height = 2 * i.height; \
+    const g = c.getContext('2d'); g.scale(2, 2); g.drawImage(i, 0, 0); c.toBlob((b) => { \
     const a = document.createElement('a'); a.href = URL.createObjectURL(b); a.download = name; \
     a.click(); URL.revokeObjectURL(a.href); }, 'image/png'); }; \
     i.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(svg); }")]
@@ -100,9 +100,9 @@ extern "C" {
     /// through `Reflect`, cost the wasm a third of a kilobyte.
     pub fn reveal(selector: &str);
 
-    /// Offers `svg` drawn `scale` times its size as a PNG file named `name`: the browser
-    /// draws it on a canvas (in JS: the canvas and image bindings cost the wasm more).
-    pub fn png(svg: &str, name: &str, scale: f64);
+    /// Offers `svg` drawn at twice its size (sharp on a slide) as a PNG file named `name`:
+    /// the browser draws it on a canvas (in JS: the canvas and image bindings cost more).
+    pub fn png(svg: &str, name: &str);
 }
 
 /// Milliseconds since the page started loading.

@@ -69,7 +69,8 @@ pub struct Diagrams {
     /// Percent, or `None`: fit the pane's width.
     zoom: Option<u32>,
     /// Presentation mode (`?present`, toggled by index.html, which reloads the page): larger
-    /// text (style.css), and the queues that stay empty through the whole trace left out.
+    /// text (style.css; the drawings' too, drawn narrower and fitted to their lanes), and the
+    /// queues that stay empty through the whole trace left out.
     present: bool,
     /// The handout (`?handout`): every step at once ([`super::handout`]).
     handout: bool,
@@ -272,8 +273,7 @@ impl Diagrams {
             .collect();
         let svg = diagram::figure(&figs, &dom::inner_html("legend"));
         if png {
-            // Twice the drawing's size: sharp on a slide.
-            dom::png(&svg, &format!("{name}.png"), 2.0);
+            dom::png(&svg, &format!("{name}.png"));
         } else {
             dom::download(&format!("{name}.svg"), "image/svg+xml", &svg);
         }
@@ -509,8 +509,9 @@ fn canvas_height(t: &Trace, width: u32) -> u32 {
 /// A drawing's width in units (pixels at 100 %): alone, what a 1024-px window leaves it once
 /// the narration stands above it; side by side, half of what a 1400-px window leaves beside
 /// the narration (narrower, the panes stack: style.css). In presentation mode, fitted to its
-/// lane (style.css), it is drawn narrower so that its text grows as the narration's does
-/// (by 1.3 at 1280 px, where a lane is about 430 px and alone about 870 px).
+/// lane whatever the zoom ([`Diagrams::shown_zoom`]), it is drawn narrower so that its text
+/// grows as the narration's does (by 1.3 at 1280 px, where a lane is about 430 px wide and a
+/// lone drawing about 870 px).
 fn drawing_width(traces: usize, present: bool) -> u32 {
     match (traces == 2, present) {
         (true, false) => 500,

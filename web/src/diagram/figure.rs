@@ -17,7 +17,12 @@ const LINE: u32 = 16;
 /// The figure of `lanes` (each a drawing and its caption), side by side, and the entries of
 /// `legend` (the page's legend markup) that their marks need, as one SVG document.
 pub fn figure(lanes: &[(&Drawing, String)], legend: &str) -> String {
-    let width = lanes.iter().map(|(d, _)| d.width + GAP).sum::<u32>() - GAP;
+    // As wide as the drawings, or as the legend's widest entry (beside a narrow drawing).
+    let widest = entries(legend)
+        .map(|(k, w)| width(k.is_some(), w) + PAD)
+        .max()
+        .unwrap_or(0);
+    let width = (lanes.iter().map(|(d, _)| d.width + GAP).sum::<u32>() - GAP).max(widest);
     let captions: Vec<Vec<String>> = (lanes.iter())
         .map(|(d, c)| wrap(c, d.width - 2 * PAD))
         .collect();
@@ -94,7 +99,7 @@ fn key(drawn: &str, legend: &str, width: u32) -> (String, u32) {
         if !used {
             continue;
         }
-        let w = text_w(words) + if swatch.is_some() { 34 } else { 14 };
+        let w = self::width(swatch.is_some(), words);
         if x + w > width && x > PAD {
             (x, y) = (PAD, y + LINE);
         }
@@ -103,7 +108,7 @@ fn key(drawn: &str, legend: &str, width: u32) -> (String, u32) {
             .map_or(term(words).to_string(), |k| k.join(" "));
         let _ = write!(out, r#"<g data-mark="{mark}">"#);
         if let Some(k) = &swatch {
-            out += &self::swatch(k, x, y);
+            self::swatch(&mut out, (k, &mark), x, y);
         }
         let tx = x + if swatch.is_some() { 20 } else { 0 };
         let _ = write!(
@@ -114,6 +119,11 @@ fn key(drawn: &str, legend: &str, width: u32) -> (String, u32) {
     }
     let h = if out.is_empty() { 0 } else { y + GAP };
     (out, h)
+}
+
+/// The width a legend entry takes: its swatch, its words and the space after them.
+fn width(swatch: bool, words: &str) -> u32 {
+    text_w(words) + if swatch { 34 } else { 14 }
 }
 
 /// The legend's entries as index.html writes them: `<span class="entry…">`, then a swatch
@@ -145,21 +155,23 @@ fn term(words: &str) -> &str {
     t.split(',').next().unwrap_or(t)
 }
 
-/// A legend swatch at (`x`, baseline `y`), drawn with the drawings' own classes.
-fn swatch(k: &[&str], x: u32, y: u32) -> String {
-    let c = k.join(" ");
-    let (class, more) = match k {
-        ["arrow"] | ["harrow"] => return format!(r#"<path class="{c}" d="M{x} {}h16"/>"#, y - 4),
-        ["cur"] => return format!(r#"<path class="cur" d="M{} {}l-4 7h8z"/>"#, x + 8, y - 10),
+/// A legend swatch at (`x`, baseline `y`), of the marks `k` (`c` joined), drawn with the
+/// drawings' own classes: a box, a line, or the cursor's triangle.
+fn swatch(out: &mut String, (k, c): (&[&str], &str), x: u32, y: u32) {
+    const BOX: &str = "h16v10h-16z";
+    let (class, shape, more) = match k {
+        ["arrow"] | ["harrow"] => (c.into(), "m0 6h16", ""),
+        ["cur"] => (c.into(), "m8 0l-4 7h8z", ""),
         // The drawings' `.gone` fades to nothing: the swatch stays half faded.
-        ["gone"] => ("fill".into(), r##" stroke="#1d2430" opacity=".4""##),
-        _ if k.iter().all(|m| ["chg", "dif"].contains(m)) => (format!("mk {c}"), ""),
-        _ => (c, r##" stroke="#8a94a6""##),
+        ["gone"] => ("fill".into(), BOX, r##" stroke="#1d2430" opacity=".4""##),
+        _ if k.iter().all(|m| ["chg", "dif"].contains(m)) => (format!("mk {c}"), BOX, ""),
+        _ => (c.into(), BOX, r##" stroke="#8a94a6""##),
     };
-    format!(
-        r#"<rect class="{class}" x="{x}" y="{}" width="16" height="10"{more}/>"#,
+    let _ = write!(
+        out,
+        r#"<path class="{class}" d="M{x} {}{shape}"{more}/>"#,
         y - 10
-    )
+    );
 }
 
 #[cfg(test)]
@@ -207,8 +219,21 @@ mod tests {
         // A changed cursor is a changed mark; "chg dif" is neither "chg" alone nor "dif".
         assert_eq!(marks, ["hr", "cur", "refcount", "chg", "chg dif"], "{svg}");
         // "headroom" takes 56 + 34 (its swatch and the space after it): the cursor's entry
-        // starts at 10 + 90, its triangle under the baseline's 16, its words 20 in.
-        let want = r#"<path class="cur" d="M108 6l-4 7h8z"/><text class="s" x="120" y="16">a page-frag allocator's offset</text>"#;
+        // starts at 10 + 90, its triangle 8 in from 10 above the baseline, its words 20 in.
+        let want = r#"<path class="cur" d="M100 6m8 0l-4 7h8z"/><text class="s" x="120" y="16">a page-frag allocator's offset</text>"#;
+        assert!(svg.contains(want), "{svg}");
+    }
+
+    #[test]
+    fn a_figure_is_as_wide_as_its_legends_widest_entry() {
+        // "head, data, tail, end: …" is 270 wide, 284 with the space after it (the widest of
+        // LEGEND): a 100-wide drawing's figure is 294 wide, and the entry goes on a row of
+        // its own.
+        let d = drawing(100, r#"<path class="arrow"/><text>head 512 B</text>"#);
+        let svg = figure(&[(&d, "x".into())], LEGEND);
+        let want = r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 294 168""#;
+        assert!(svg.starts_with(want), "{svg}");
+        let want = r#"<g data-mark="head"><text class="s" x="10" y="32">"#;
         assert!(svg.contains(want), "{svg}");
     }
 
@@ -223,7 +248,7 @@ mod tests {
             r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1010 168" width="1010" height="168"><rect width="1010" height="168" fill="#fff"/>"##,
             r#"<text class="q cap" x="10" y="32">duyck-2012 · kernel v3.5 · step 2/4: rx</text>"#,
             r#"<text class="q cap" x="520" y="16">after</text><g transform="translate(510 42)">"#,
-            r#"<g class="legend" transform="translate(0 142)"><g data-mark="arrow"><path class="arrow" d="M10 12h16"/>"#,
+            r#"<g class="legend" transform="translate(0 142)"><g data-mark="arrow"><path class="arrow" d="M10 6m0 6h16"/>"#,
         ] {
             assert!(svg.contains(want), "missing {want} in {svg}");
         }

@@ -3,8 +3,9 @@
 //!
 //! Arrows run only where no label is: down out of a frag cell (between the cells of the rows
 //! below it), along the gap under its row of boxes, up or down the gutter left of the page
-//! column (or of everything, when the pages are below the skbs), along the gap above its page, and down onto the page's bar, which is the top of the
-//! page box. So no line crosses a text, and the arrows bound for one page merge into a bundle.
+//! column (or of everything, when the pages are below the skbs), along the gap above its page,
+//! and down onto the page's bar, which is the top of the page box. So no line crosses a text,
+//! and the arrows bound for one page merge into a bundle.
 
 use super::skb::{facts, title};
 use skblab_core::skb::Skb;
