@@ -20,11 +20,20 @@ const HEADER_SIZES: &[u64] = &[8, 12, 14, 20, 32, 34, 40];
 /// Names of a length a header size would be added to or taken from.
 const LENGTHS: &[&str] = &["mtu", "mss", "header_len", "hdr_len", "hlen", "HLEN"];
 
+/// A check of one line of code.
+type Rule = fn(&str) -> bool;
+
 /// What a line (of code only) may not hold, with the message that names it.
-const RULES: &[(&str, fn(&str) -> bool)] = &[
+const RULES: &[(&str, Rule)] = &[
     ("a kernel length on a 1500-byte link", has_number),
-    ("a header size added to or taken from a length", has_header_arithmetic),
-    ("arithmetic on the core's header constants", has_hlen_arithmetic),
+    (
+        "a header size added to or taken from a length",
+        has_header_arithmetic,
+    ),
+    (
+        "arithmetic on the core's header constants",
+        has_hlen_arithmetic,
+    ),
     ("a header size defined in a host", defines_header_size),
 ];
 
@@ -81,7 +90,9 @@ fn has_header_arithmetic(line: &str) -> bool {
 }
 
 fn defines_header_size(line: &str) -> bool {
-    let mut words = tokens(line).map(|(t, _)| t).skip_while(|t| matches!(*t, "pub" | "crate" | "super"));
+    let mut words = tokens(line)
+        .map(|(t, _)| t)
+        .skip_while(|t| matches!(*t, "pub" | "crate" | "super"));
     words.next() == Some("const")
         && words.next().is_some_and(|n| {
             n.ends_with("HLEN") || n.ends_with("HDR_LEN") || n.starts_with("TCPOLEN")
@@ -283,7 +294,11 @@ fn hosts_hold_no_kernel_arithmetic() {
         .filter(|i| !used.contains(i))
         .map(|i| format!("{}: {}", ALLOWED[i].0, ALLOWED[i].1))
         .collect();
-    assert!(stale.is_empty(), "exceptions that match nothing:\n{}", stale.join("\n"));
+    assert!(
+        stale.is_empty(),
+        "exceptions that match nothing:\n{}",
+        stale.join("\n")
+    );
 }
 
 /// Each rule catches what it is for, and only in code.

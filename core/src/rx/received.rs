@@ -209,7 +209,10 @@ mod tests {
             .map(|c| (c.len, c.alloc_cpu, c.free_cpu))
             .collect();
         // The first is freed by the second arrive's poll; the second waits on CPU 0's list.
-        assert_eq!(got, [(65_160, Some(0), Some(0)), (14_480, Some(0), Some(0))]);
+        assert_eq!(
+            got,
+            [(65_160, Some(0), Some(0)), (14_480, Some(0), Some(0))]
+        );
         let none = consumed(&run("modern+none"));
         assert!(none.iter().all(|c| c.free_cpu == Some(1)));
     }

@@ -209,10 +209,7 @@ fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Resu
 }
 
 /// Seed 003: MPTCP over lo, corked (see [`mptcp`]).
-fn run_mptcp(
-    sc: &MptcpScenario,
-    variant: Option<&str>,
-) -> Result<Report, String> {
+fn run_mptcp(sc: &MptcpScenario, variant: Option<&str>) -> Result<Report, String> {
     let variant = variant.unwrap_or(MptcpScenario::TODAY);
     let (writes, not_driven) = mptcp::plan(sc)?;
     let model = mptcp::model(sc, variant, writes.len())?;

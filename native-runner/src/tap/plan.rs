@@ -169,6 +169,8 @@ mod tests {
         assert_eq!(name, "duyck-2012+dumazet-2019");
         assert_eq!(c.get("frames_arrived"), Some(46));
         assert_eq!(rx_variant(None).unwrap(), "pre-2012+none");
-        assert!(rx_variant(Some("nope")).unwrap_err().contains("unknown variant"));
+        assert!(rx_variant(Some("nope"))
+            .unwrap_err()
+            .contains("unknown variant"));
     }
 }
