@@ -209,18 +209,18 @@ pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String>
         counters_only: false,
     };
     // No write, no step: the queue is empty.
-    let t = if held.ops.is_empty() {
+    let last = if held.ops.is_empty() {
         None
     } else {
-        Some(held.run(&opts).map_err(|e| format!("the model: {e}"))?)
+        held.run(&opts)
+            .map_err(|e| format!("the model: {e}"))?
+            .steps
+            .pop()
     };
-    let queue = t
+    let queues = last.map(|s| s.state.queues).unwrap_or_default();
+    let skbs = queues
         .iter()
-        .flat_map(|t| t.steps.last())
-        .flat_map(|s| &s.state.queues)
-        .find(|q| q.name == queue::WRITE_QUEUE);
-    let skbs = queue
-        .iter()
+        .filter(|q| q.name == queue::WRITE_QUEUE)
         .flat_map(|q| &q.skbs)
         .map(|s| SkbView {
             len: s.len as u64,
