@@ -63,6 +63,63 @@ pub mod wire {
     pub const TCP_TS_HLEN: u32 = 32;
     /// sizeof(struct udphdr).
     pub const UDP_HLEN: u32 = 8;
+    /// sizeof(struct tcphdr), without options.
+    pub const TCP_HLEN: u32 = 20;
+    /// TCPOLEN_TSTAMP_ALIGNED (include/net/tcp.h): the timestamp option with its two NOPs.
+    pub const TCPOLEN_TSTAMP_ALIGNED: u32 = TCP_TS_HLEN - TCP_HLEN;
+    /// IP_MAX_MTU (include/net/ip.h) = IPV4_MAX_PMTU: the 16-bit total length of a datagram.
+    pub const IP_MAX_MTU: u32 = 65_535;
+
+    /// The TCP header of every segment: with the timestamp option (`timestamps`) or bare.
+    pub const fn tcp_hlen(timestamps: bool) -> u32 {
+        if timestamps {
+            TCP_TS_HLEN
+        } else {
+            TCP_HLEN
+        }
+    }
+
+    /// Where a TCP frame's TCP header starts (`skb_transport_offset`): after Ethernet and
+    /// IPv4, the checksum's start for CHECKSUM_PARTIAL.
+    pub const fn transport_offset() -> u32 {
+        ETH_HLEN + IPV4_HLEN
+    }
+
+    /// Header bytes in front of a TCPv4 frame's payload: Ethernet, IPv4, TCP (with the
+    /// timestamp option when `timestamps`); a virtio-net header's `hdr_len` counts these.
+    pub const fn hdr_len(timestamps: bool) -> u32 {
+        transport_offset() + tcp_hlen(timestamps)
+    }
+
+    /// The largest TCPv4 payload one datagram carries (a GSO super-packet's limit):
+    /// IP_MAX_MTU less the IPv4 and TCP headers.
+    pub const fn max_payload(timestamps: bool) -> u32 {
+        IP_MAX_MTU - IPV4_HLEN - tcp_hlen(timestamps)
+    }
+
+    /// The MSS a peer offers on a link of `mtu` bytes: `ipv4_default_advmss`
+    /// (net/ipv4/route.c, v6.12): the MTU less sizeof(struct iphdr) and sizeof(struct
+    /// tcphdr), at most IPV4_MAX_PMTU less them. Its floor, the route's `min_adv_mss` (256),
+    /// is left out: a peer on the TAP offers what the link carries.
+    pub const fn advmss(mtu: u32) -> u32 {
+        let header_size = IPV4_HLEN + TCP_HLEN;
+        let advmss = mtu.saturating_sub(header_size);
+        let max = IP_MAX_MTU - header_size;
+        if advmss < max {
+            advmss
+        } else {
+            max
+        }
+    }
+
+    /// The MSS option a peer must send for the kernel's `mss_now` to be `mss`:
+    /// `__tcp_mtu_to_mss` clamps to the option (`mss_clamp`, which counts no options) and
+    /// `tcp_mtu_to_mss` then takes the options every segment carries (`tcp_header_len -
+    /// sizeof(struct tcphdr)`: TCPOLEN_TSTAMP_ALIGNED with timestamps) out of it
+    /// (net/ipv4/tcp_output.c, v6.12).
+    pub const fn mss_option(mss: u32, timestamps: bool) -> u32 {
+        mss + tcp_hlen(timestamps) - TCP_HLEN
+    }
 }
 
 /// The constants the model reads. Field names are the kernel's, lower-cased.
@@ -223,5 +280,22 @@ mod tests {
         assert_eq!(c.skb_data_align(64), 64);
         assert_eq!(c.skb_data_align(320), 320);
         assert_eq!(c.skb_data_align(496), 512);
+    }
+
+    /// The header arithmetic of a 1500-byte Ethernet link, as tcpdump shows it: a full
+    /// segment with timestamps is 1514 bytes on the wire, 66 of them headers.
+    #[test]
+    fn wire_arithmetic_of_a_1500_byte_link() {
+        use wire::*;
+        assert_eq!(advmss(1500), 1460);
+        assert_eq!(advmss(u32::MAX), 65_495);
+        assert_eq!(mss_option(1448, true), 1460);
+        assert_eq!(mss_option(1460, false), 1460);
+        assert_eq!(hdr_len(true), 66);
+        assert_eq!(hdr_len(false), 54);
+        assert_eq!(hdr_len(true) + 1448, 1514);
+        assert_eq!(transport_offset(), 34);
+        assert_eq!(max_payload(true), 65_483);
+        assert_eq!(TCPOLEN_TSTAMP_ALIGNED, 12);
     }
 }

@@ -24,6 +24,9 @@ pub trait Mechanism {
     const NAME: &'static str;
     /// Every name a variant string may use; the first is the default.
     const VARIANTS: &'static [&'static str];
+    /// The variant that stands for a kernel of today: what the runner sets beside the running
+    /// kernel unless told otherwise.
+    const TODAY: &'static str;
     /// The scenario's own `variant` field.
     fn variant(&self) -> Option<&str>;
     /// Number of operations (trace steps).

@@ -60,6 +60,13 @@ macro_rules! mechanisms {
                 }
             }
 
+            /// The variant that stands for a kernel of today ([`Mechanism::TODAY`]).
+            pub fn today(&self) -> &'static str {
+                match self {
+                    $(Scenario::$variant(_) => <$ty as Mechanism>::TODAY,)*
+                }
+            }
+
             /// The scenario's own `variant`, else its mechanism's default.
             pub fn variant(&self) -> &str {
                 let own = match self {
@@ -341,6 +348,7 @@ fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::consts::Era;
 
     #[test]
     fn about_variant_asks_the_trace_s_mechanism() {
@@ -353,5 +361,30 @@ mod tests {
         assert_eq!(about_variant("sendmsg", "kumar-2010"), None);
         assert_eq!(about_variant("rx", "nope"), None);
         assert_eq!(about_variant("nope", "modern"), None);
+    }
+
+    /// Each mechanism's today runs under the newest kernel any of its variants reaches, and
+    /// the trace names it as the constant does.
+    #[test]
+    fn today_is_a_variant_of_the_newest_era() {
+        let era_index = |e| Era::ALL.iter().position(|&x| x == e).unwrap();
+        for text in [
+            "mechanism = \"sendmsg\"\nops = [{ op = \"sendmsg\", bytes = 1000 }]",
+            "mechanism = \"rx\"\nops = [{ op = \"arrive\", frames = 1 }]",
+            "mechanism = \"mptcp\"\nops = [{ op = \"sendmsg\", bytes = 1000 }]",
+        ] {
+            let sc = Scenario::parse(text).unwrap();
+            let run = |v: &str| {
+                sc.run(&RunOptions {
+                    variant: Some(v.to_string()),
+                    counters_only: false,
+                })
+                .unwrap()
+            };
+            let today = run(sc.today());
+            assert_eq!(today.variant, sc.today());
+            let newest = sc.variants().iter().map(|v| era_index(run(v).era)).max();
+            assert_eq!(Some(era_index(today.era)), newest, "{}", sc.mechanism());
+        }
     }
 }

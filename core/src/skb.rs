@@ -31,6 +31,14 @@ pub fn skb_truesize(k: &KernelConsts, x: u32) -> u32 {
     x + sk_buff_truesize(k) + k.skb_data_align(k.shinfo_size)
 }
 
+/// The payload of each wire segment a GSO skb of `len` bytes becomes: `gso_size` bytes
+/// each, the last one the rest (`skb_segment`, net/core/skbuff.c, called by
+/// `tcp_gso_segment`, v6.12). A `gso_size` of 0 is taken as 1.
+pub fn gso_segments(len: u32, gso_size: u32) -> impl Iterator<Item = u32> {
+    let seg = gso_size.max(1);
+    (0..len.div_ceil(seg)).map(move |i| (len - i * seg).min(seg))
+}
+
 /// `skb_frag_t`: a reference to `size` bytes at `offset` in a page. Each frag holds one page
 /// reference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,6 +139,11 @@ impl Skb {
         }
     }
 
+    /// The bytes of `data_len` that the skbs on the frag_list hold (the rest is in frags).
+    pub fn frag_list_len(&self) -> u32 {
+        self.frag_list.iter().map(|c| c.len).sum()
+    }
+
     /// This skb, its frags and everything on its frag_list (what a trace must hold).
     pub fn objects(&self) -> usize {
         1 + self.frags.len() + self.frag_list.iter().map(Skb::objects).sum::<usize>()
@@ -173,5 +186,31 @@ impl Skb {
     fn grow(&mut self, n: u32) {
         self.len += n;
         self.end_seq = self.end_seq.wrapping_add(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_super_packet_is_cut_at_gso_size_and_the_last_segment_takes_the_rest() {
+        let cut = |len, gso| gso_segments(len, gso).collect::<Vec<_>>();
+        assert_eq!(cut(3000, 1448), [1448, 1448, 104]);
+        assert_eq!(cut(1448, 1448), [1448]);
+        assert_eq!(cut(5, 0), [1, 1, 1, 1, 1]);
+        assert!(cut(0, 1448).is_empty());
+    }
+
+    #[test]
+    fn frag_list_bytes_are_the_chained_skbs_lengths() {
+        let mut s = Skb::new(0, 0, SkbHead::default(), 0);
+        assert_eq!(s.frag_list_len(), 0);
+        for (id, len) in [(1, 1448), (2, 104)] {
+            let mut c = Skb::new(id, 0, SkbHead::default(), 0);
+            c.len = len;
+            s.frag_list.push(c);
+        }
+        assert_eq!(s.frag_list_len(), 1552);
     }
 }

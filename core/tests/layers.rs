@@ -51,6 +51,8 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
             &["defer"],
             &["socket"],
             &["machine"],
+            // What hosts read off a run, and the model fed with real packets.
+            &["received"],
             &["mod"],
         ],
     ),

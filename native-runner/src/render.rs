@@ -187,7 +187,7 @@ fn data_len(s: &Skb) -> String {
     if s.frag_list.is_empty() {
         return format!("frags {}", s.data_len);
     }
-    let chained: u32 = s.frag_list.iter().map(|c| c.len).sum();
+    let chained = s.frag_list_len();
     format!("frags {} + frag_list {chained}", s.data_len - chained)
 }
 

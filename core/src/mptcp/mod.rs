@@ -106,6 +106,8 @@ pub enum MptcpOp {
 impl Mechanism for MptcpScenario {
     const NAME: &'static str = "mptcp";
     const VARIANTS: &'static [&'static str] = VARIANTS;
+    /// The fix has been in every kernel since 5.11.
+    const TODAY: &'static str = Fix::Abeni2020.name();
 
     variant_and_ops!();
 

@@ -4,6 +4,7 @@
 //! tcp_mark_push as in v5.10).
 
 use super::tx::Tx;
+use crate::consts::wire::{advmss, tcp_hlen, IPV4_HLEN, TCP_HLEN};
 use crate::consts::{Era, KernelConsts};
 use crate::events::{Event, Events};
 use crate::page::PageId;
@@ -12,13 +13,6 @@ use crate::skb::{skb_truesize, Skb, SkbHead};
 use crate::trace::queue;
 use serde::{Deserialize, Serialize};
 
-/// IPv4 header (`icsk_af_ops->net_header_len`) and bare TCP header, 20 bytes each.
-const NET_HEADER_LEN: u32 = 20;
-const TCP_HEADER_LEN: u32 = 20;
-/// The timestamp option as it sits in every segment (TCPOLEN_TSTAMP_ALIGNED).
-const TCPOLEN_TSTAMP_ALIGNED: u32 = 12;
-/// IPV4_MAX_PMTU: ipv4_default_advmss never advertises an MSS above 65535 - 40.
-const IPV4_MAX_PMTU: u32 = 65535;
 /// The DSS option's parts (net/mptcp/protocol.h, v5.10 and v6.x alike): kind, length,
 /// subtype and flags; a 64-bit data sequence mapping; a 32-bit data ack.
 const TCPOLEN_MPTCP_DSS_BASE: u32 = 4;
@@ -40,14 +34,8 @@ const MPTCP_DSS_OPTION_ROOM: u32 =
 /// Loopback (MTU 65536): min(65496, 65495) - 12 - 24 = 65459; Ethernet (1500): 1460 - 12 -
 /// 24 = 1424.
 pub fn mss_for_mtu(mtu: u32, timestamps: bool) -> u32 {
-    let hdrs = NET_HEADER_LEN + TCP_HEADER_LEN;
-    let advmss = mtu.saturating_sub(hdrs).min(IPV4_MAX_PMTU - hdrs);
-    let ts = if timestamps {
-        TCPOLEN_TSTAMP_ALIGNED
-    } else {
-        0
-    };
-    advmss.saturating_sub(ts + MPTCP_DSS_OPTION_ROOM)
+    let options = tcp_hlen(timestamps) - TCP_HLEN;
+    advmss(mtu).saturating_sub(options + MPTCP_DSS_OPTION_ROOM)
 }
 
 /// One subflow's path.
@@ -87,12 +75,7 @@ impl Default for SubflowParams {
 impl SubflowParams {
     /// mss_now and tcp_send_mss's size goal (tcp_xmit_size_goal) for this path.
     pub fn mss_and_size_goal(&self, era: Era, k: &KernelConsts) -> (u32, u32) {
-        let tcp_header_len = TCP_HEADER_LEN
-            + if self.timestamps {
-                TCPOLEN_TSTAMP_ALIGNED
-            } else {
-                0
-            };
+        let tcp_header_len = tcp_hlen(self.timestamps);
         let mss = self
             .mss
             .unwrap_or_else(|| mss_for_mtu(self.mtu, self.timestamps));
@@ -104,7 +87,7 @@ impl SubflowParams {
                 gso: self.gso,
                 gso_max_size: self.gso_max_size.unwrap_or(k.gso_max_size),
                 max_window: self.max_window,
-                net_header_len: NET_HEADER_LEN,
+                net_header_len: IPV4_HLEN,
                 tcp_header_len,
             },
         );

@@ -311,6 +311,8 @@ impl Machine for RxMachine {
 impl Mechanism for RxScenario {
     const NAME: &'static str = "rx";
     const VARIANTS: &'static [&'static str] = super::variant::VARIANTS;
+    /// v6.12's page_frag_cache and skb_attempt_defer_free.
+    const TODAY: &'static str = "modern+defer-free";
 
     variant_and_ops!();
 

@@ -16,10 +16,9 @@
 //! ([`frag_cache`], [`driver`], [`gro`], [`defer`], [`socket`]) -> [`machine`], which owns
 //! them all and lends each stage only what it touches.
 //!
-//! A host that feeds real frames (the TAP runner) builds an [`RxMachine`] from [`RxParams`],
-//! calls [`RxMachine::arrive`] once per interrupt's worth of frames (and
-//! [`Machine::apply`](crate::trace::Machine) for other operations) and reads the counters
-//! and state whenever it likes.
+//! A host that feeds real packets (the TAP runner) calls [`RxScenario::receive`], one batch
+//! per interrupt's worth; one that sets a run beside the kernel's reads it with
+//! [`received`] ([`delivered`], [`copied`], [`consumed`]).
 
 pub mod counters;
 pub mod defer;
@@ -28,6 +27,7 @@ pub mod frag_cache;
 pub mod gro;
 pub mod kernel;
 pub mod machine;
+pub mod received;
 pub mod scenario;
 pub mod socket;
 pub mod variant;
@@ -35,6 +35,7 @@ pub mod variant;
 pub use counters::RxCounters;
 pub use kernel::{skbs_in, Mem};
 pub use machine::RxMachine;
+pub use received::{consumed, copied, delivered, Consumed, Packet};
 pub use scenario::{
     AppParams, DriverStyle, NicParams, Proto, RxOp, RxParams, RxScenario, SocketParams, BH_CPU,
     MAX_FRAMES,

@@ -15,7 +15,7 @@ pub const BH_CPU: Cpu = 0;
 pub const MAX_FRAMES: u64 = 100_000;
 
 /// `mechanism = "rx"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RxScenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]

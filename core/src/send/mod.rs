@@ -75,6 +75,19 @@ pub enum SendOp {
     Socket,
 }
 
+impl SendOp {
+    /// The op's name, as a scenario writes it (`op = "transmit"`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            SendOp::Sendmsg { .. } => "sendmsg",
+            SendOp::Transmit => "transmit",
+            SendOp::Ack { .. } => "ack",
+            SendOp::Close => "close",
+            SendOp::Socket => "socket",
+        }
+    }
+}
+
 /// The iovec lengths of one sendmsg op: `bytes` as one iovec, else `iov` (validation allows
 /// one of the two).
 pub fn iov_lengths(bytes: Option<u64>, iov: Option<&[u64]>) -> Vec<u32> {
@@ -88,6 +101,7 @@ pub fn iov_lengths(bytes: Option<u64>, iov: Option<&[u64]>) -> Vec<u32> {
 impl Mechanism for SendScenario {
     const NAME: &'static str = "sendmsg";
     const VARIANTS: &'static [&'static str] = VARIANTS;
+    const TODAY: &'static str = Variant::TODAY.name();
 
     variant_and_ops!();
 
@@ -340,6 +354,25 @@ impl Machine for SendMachine {
 mod tests {
     use super::*;
     use crate::Scenario;
+
+    #[test]
+    fn an_op_is_named_as_the_scenario_writes_it() {
+        let ops = [
+            SendOp::Sendmsg {
+                bytes: Some(1),
+                iov: None,
+                eor: false,
+                count: 1,
+            },
+            SendOp::Transmit,
+            SendOp::Ack { bytes: None },
+            SendOp::Close,
+            SendOp::Socket,
+        ];
+        for op in ops {
+            assert_eq!(serde_json::to_value(&op).unwrap()["op"], op.name());
+        }
+    }
 
     #[test]
     fn transmitted_gives_each_skb_and_its_psh() {

@@ -21,6 +21,13 @@ pub struct SocketParams {
     pub sndbuf: u32,
 }
 
+impl SocketParams {
+    /// Every segment carries the timestamp option (`tcp_header_len` is 32).
+    pub fn timestamps(&self) -> bool {
+        self.tcp_header_len == TCP_TS_HLEN
+    }
+}
+
 impl Default for SocketParams {
     fn default() -> Self {
         SocketParams {

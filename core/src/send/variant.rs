@@ -35,6 +35,9 @@ names!(Variant, "variant", {
 });
 
 impl Variant {
+    /// Today's tcp_sendmsg_locked.
+    pub const TODAY: Variant = Variant::Modern;
+
     /// The kernel whose constants the variant runs against.
     pub fn era(self) -> Era {
         match self {

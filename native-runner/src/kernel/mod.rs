@@ -23,7 +23,11 @@ pub mod verdict;
 use crate::cli::read_scenario;
 use crate::tap::netns;
 use serde::Serialize;
+use skblab_core::consts::wire::mss_option;
 use skblab_core::error::escape_controls;
+use skblab_core::mechanism::Mechanism;
+use skblab_core::mptcp::MptcpScenario;
+use skblab_core::rx::RxScenario;
 use skblab_core::Scenario;
 use std::io::Write as _;
 use std::net::TcpListener;
@@ -163,8 +167,8 @@ fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Resu
         &tap,
         &peer::PeerParams {
             port: PORT,
-            mss_option: (s.mss + s.tcp_header_len - 20) as u16,
-            timestamps: s.tcp_header_len == 32,
+            mss_option: mss_option(s.mss, s.timestamps()) as u16,
+            timestamps: s.timestamps(),
             window: max_window,
         },
     )?;
@@ -205,11 +209,8 @@ fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Resu
 }
 
 /// Seed 003: MPTCP over lo, corked (see [`mptcp`]).
-fn run_mptcp(
-    sc: &skblab_core::mptcp::MptcpScenario,
-    variant: Option<&str>,
-) -> Result<Report, String> {
-    let variant = variant.unwrap_or("abeni-2020");
+fn run_mptcp(sc: &MptcpScenario, variant: Option<&str>) -> Result<Report, String> {
+    let variant = variant.unwrap_or(MptcpScenario::TODAY);
     let (writes, not_driven) = mptcp::plan(sc)?;
     let model = mptcp::model(sc, variant, writes.len())?;
     isolate(mptcp::TRACEPOINTS)?;
@@ -258,8 +259,8 @@ fn inconclusive(why: &[String]) -> String {
 
 /// Seeds 002 and 001: skbs into a kernel socket through the TAP on CPU 0, read on CPU 1
 /// (see [`rx`]).
-fn run_rx(sc: &skblab_core::rx::RxScenario, variant: Option<&str>) -> Result<Report, String> {
-    let variant = variant.unwrap_or(rx::DEFAULT_VARIANT);
+fn run_rx(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
+    let variant = variant.unwrap_or(RxScenario::TODAY);
     let model = rx::model(sc, variant)?;
     let defer_max = rx::defer_max();
     isolate(rx::TRACEPOINTS)?;

@@ -123,7 +123,7 @@ pub fn model(sc: &MptcpScenario, variant: &str, writes: usize) -> Result<Side, S
     let q = st
         .queues
         .iter()
-        .find(|q| q.name == "subflow 0")
+        .find(|q| q.name == skblab_core::trace::queue::subflow(0))
         .ok_or("model bug: no subflow 0 queue")?;
     let maps = q
         .skbs

@@ -41,12 +41,12 @@ use super::verdict::{Side, SkbView};
 use crate::tap::netns::{Tap, KERNEL_IP};
 use crate::tap::vnet::{self, VnetHdr};
 use crate::tap::wire::{self, Frame};
-use skblab_core::consts::wire::{ETH_HLEN, IPV4_HLEN, TCP_TS_HLEN};
-use skblab_core::events::Event;
+use skblab_core::consts::wire::{hdr_len, mss_option};
 use skblab_core::mechanism::Mechanism;
-use skblab_core::rx::{Proto, RxOp, RxScenario, BH_CPU};
+use skblab_core::rx::{self, Proto, RxOp, RxScenario, BH_CPU};
+use skblab_core::skb::gso_segments;
 use skblab_core::Cpu;
-use skblab_core::{RunOptions, Trace};
+use skblab_core::RunOptions;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
@@ -59,9 +59,6 @@ const BH_THREAD: &str = "skblab-rx-bh";
 /// The name of the reading thread on `app.cpu` (the probe's copies are its; the TAP's own reads
 /// of the kernel's ACKs copy through the same tracepoint).
 const APP_THREAD: &str = "skblab-rx-app";
-/// The default variant: today's allocator and today's rx freeing.
-pub const DEFAULT_VARIANT: &str = "modern+defer-free";
-
 pub const TRACEPOINTS: &[&str] = &[
     "skb/skb_copy_datagram_iovec",
     "kmem/kfree",
@@ -141,16 +138,8 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<Model, String> {
     let mut steps = Vec::new();
     for (op, step) in sc.ops.iter().zip(&t.steps) {
         steps.push(match op {
-            RxOp::Arrive { .. } => Step::Arrive(delivered(step)?),
-            RxOp::Recvmsg { .. } => Step::Read(
-                step.events
-                    .iter()
-                    .map(|e| match e {
-                        Event::CopyToUser { bytes, .. } => u64::from(*bytes),
-                        _ => 0,
-                    })
-                    .sum(),
-            ),
+            RxOp::Arrive { .. } => Step::Arrive(rx::delivered(step).map_err(|e| e.to_string())?),
+            RxOp::Recvmsg { .. } => Step::Read(rx::copied(step)),
             RxOp::Softirq { cpu } => Step::Softirq(*cpu),
             _ => Step::Close,
         });
@@ -159,77 +148,23 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<Model, String> {
         .iter()
         .filter_map(|n| t.counters.get(n).map(|v| (n.to_string(), v)))
         .collect();
-    Ok(Model {
-        side: consumed(&t),
-        steps,
-        pages,
-    })
-}
-
-/// The payload of every skb an arrive step delivered to the socket, in order.
-fn delivered(step: &skblab_core::trace::Step) -> Result<Vec<u32>, String> {
-    let queue = step
-        .state
-        .queues
+    let skbs = rx::consumed(&t)
         .iter()
-        .find(|q| q.name == skblab_core::trace::queue::SK_RECEIVE_QUEUE)
-        .ok_or("model bug: no receive queue")?;
-    step.events
-        .iter()
-        .filter_map(|e| match e {
-            Event::QueueRcv { skb, .. } => Some(*skb),
-            _ => None,
-        })
-        .map(|id| {
-            queue
-                .skbs
-                .iter()
-                .find(|s| s.id == id)
-                .map(|s| s.end_seq.wrapping_sub(s.seq))
-                .ok_or_else(|| format!("model bug: skb {id} left the queue during arrive"))
-        })
-        .collect()
-}
-
-/// The skbs recvmsg consumed, in the order it began them: payload, allocating CPU, and the
-/// CPU that freed it (or whose defer list holds it at the end).
-fn consumed(t: &Trace) -> Side {
-    let (mut order, mut seen) = (Vec::new(), HashMap::new());
-    let (mut alloc, mut free) = (HashMap::new(), HashMap::new());
-    for e in t.steps.iter().flat_map(|s| &s.events) {
-        match *e {
-            Event::AllocSkb { skb, cpu, .. } => {
-                alloc.insert(skb, cpu);
-            }
-            Event::CopyToUser { skb, bytes, .. } => {
-                let i = *seen.entry(skb).or_insert_with(|| {
-                    order.push((skb, 0u64));
-                    order.len() - 1
-                });
-                order[i].1 += u64::from(bytes);
-            }
-            Event::DeferFree { skb, to_cpu, .. } => {
-                free.insert(skb, to_cpu);
-            }
-            Event::FreeSkb { skb, cpu } => {
-                free.insert(skb, cpu);
-            }
-            _ => {}
-        }
-    }
-    let skbs = order
-        .into_iter()
-        .map(|(id, len)| SkbView {
-            len,
-            alloc_cpu: alloc.get(&id).map(|&c| u64::from(c)),
-            free_cpu: free.get(&id).map(|&c| u64::from(c)),
+        .map(|c| SkbView {
+            len: c.len,
+            alloc_cpu: c.alloc_cpu.map(u64::from),
+            free_cpu: c.free_cpu.map(u64::from),
             ..SkbView::default()
         })
         .collect();
-    Side {
-        size_goals: Vec::new(),
-        skbs,
-    }
+    Ok(Model {
+        side: Side {
+            size_goals: Vec::new(),
+            skbs,
+        },
+        steps,
+        pages,
+    })
 }
 
 /// __GFP_MOVABLE (include/linux/gfp_types.h): user pages faulted in while a write copies
@@ -386,7 +321,7 @@ impl Bh {
     fn write_skb(&mut self, len: u32) -> Result<(), String> {
         let payload = vec![0x5a; len as usize];
         let frame = wire::tcp_frame(&self.conn.ends, &self.conn.segment(8 << 20, &payload))?;
-        let hdr_len = (ETH_HLEN + IPV4_HLEN + TCP_TS_HLEN + 1) as u16;
+        let hdr_len = (hdr_len(true) + 1) as u16;
         let hdr = if len > self.mss {
             VnetHdr::tcpv4(hdr_len, self.mss as u16)
         } else {
@@ -446,20 +381,13 @@ fn page_phase(
     bh.call(BhCmd::BuildSkb)?;
     for step in steps {
         if let Step::Arrive(skbs) = step {
-            let frames = frames_of(skbs, mss);
+            let frames: Vec<u32> = skbs.iter().flat_map(|&l| gso_segments(l, mss)).collect();
             let bytes = frames.iter().map(|&f| u64::from(f)).sum();
             bh.call(BhCmd::Arrive(frames))?;
             reader.call(ReadCmd::Read(bytes))?;
         }
     }
     Ok(())
-}
-
-/// The wire frames (payload bytes each) that make up these skbs.
-fn frames_of(skbs: &[u32], mss: u32) -> Vec<u32> {
-    skbs.iter()
-        .flat_map(|&len| (0..len.div_ceil(mss)).map(move |i| (len - i * mss).min(mss)))
-        .collect()
 }
 
 /// Sets up the TAP and the connection, runs the steps on the two pinned threads under the
@@ -475,7 +403,7 @@ pub fn run_kernel(mss: u32, reader_cpu: Cpu, steps: &[Step]) -> Result<Vec<Strin
         .map_err(|e| format!("SO_RCVBUFFORCE on the listener: {e}"))?;
     let p = PeerParams {
         port: PORT,
-        mss_option: (mss + TCP_TS_HLEN - 20) as u16,
+        mss_option: mss_option(mss, true) as u16,
         timestamps: true,
         window: 8 << 20,
     };
@@ -537,7 +465,7 @@ mod tests {
              [[ops]]\nop = \"recvmsg\"\n[[ops]]\nop = \"arrive\"\nframes = 10\n\
              [[ops]]\nop = \"recvmsg\"\n",
         );
-        let m = model(&sc, DEFAULT_VARIANT).unwrap();
+        let m = model(&sc, RxScenario::TODAY).unwrap();
         assert_eq!(
             m.steps,
             [
@@ -565,17 +493,12 @@ mod tests {
             let sc = scenario(&format!(
                 "mechanism = \"rx\"\n{extra}\n[[ops]]\nop = \"arrive\"\nframes = 1\n"
             ));
-            model(&sc, DEFAULT_VARIANT).err().unwrap()
+            model(&sc, RxScenario::TODAY).err().unwrap()
         };
         assert!(refused("[nic]\nrps = true").starts_with("nic.rps"));
         assert!(refused("[app]\ncpu = 2").contains("app.cpu"));
         assert!(refused("[app]\nprompt = true").starts_with("app:"));
         assert!(refused("[socket]\nproto = \"udp\"").starts_with("socket.proto"));
-    }
-
-    #[test]
-    fn skbs_are_cut_into_mss_frames() {
-        assert_eq!(frames_of(&[3000, 1448], 1448), [1448, 1448, 104, 1448]);
     }
 
     #[test]

@@ -11,8 +11,11 @@
 use super::probe::END_PROBE;
 use super::verdict::{Inconclusive, Side, SkbView};
 use crate::tap::netns::Tap;
-use skblab_core::send::{iov_lengths, SendOp, SendScenario, SendSock, Variant};
-use skblab_core::trace::Events;
+use skblab_core::consts::wire::{IPV4_HLEN, TCP_HLEN, TCP_TS_HLEN};
+use skblab_core::mechanism::{Mechanism, RunOptions};
+use skblab_core::send::{iov_lengths, SendOp, SendScenario, Variant};
+use skblab_core::size_goal::bound_to_half_wnd;
+use skblab_core::trace::queue;
 use std::collections::HashMap;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
@@ -60,10 +63,10 @@ pub fn plan(sc: &SendScenario) -> Result<Plan, String> {
         );
     }
     settings_applied(sc)?;
-    if sc.socket.net_header_len != 20 {
+    if sc.socket.net_header_len != IPV4_HLEN {
         return Err("socket.net_header_len: the kernel run is IPv4 (20)".into());
     }
-    if !matches!(sc.socket.tcp_header_len, 20 | 32) {
+    if ![TCP_HLEN, TCP_TS_HLEN].contains(&sc.socket.tcp_header_len) {
         return Err(
             "socket.tcp_header_len: the kernel run offers timestamps (32) or not \
                     (20), nothing else"
@@ -98,7 +101,7 @@ pub fn plan(sc: &SendScenario) -> Result<Plan, String> {
                     count: *count,
                 });
             }
-            other => not_driven.push(format!("ops[{i}] ({})", op_name(other))),
+            other => not_driven.push(format!("ops[{i}] ({})", other.name())),
         }
     }
     Ok(Plan { writes, not_driven })
@@ -130,28 +133,19 @@ fn settings_applied(sc: &SendScenario) -> Result<(), String> {
         ));
     }
     // tcp_sync_mss bounds mss_now by tcp_bound_to_half_wnd too (net/ipv4/tcp_output.c).
-    let cutoff = if s.max_window > TCP_MSS_DEFAULT {
-        s.max_window / 2
-    } else {
-        s.max_window
-    };
-    if cutoff != 0 && s.mss > cutoff {
+    let bound = bound_to_half_wnd(Variant::TODAY.era(), s.mss, s.max_window, s.tcp_header_len);
+    if bound != s.mss {
         return Err(format!(
-            "socket.max_window = {}: the kernel bounds mss_now to {} (tcp_sync_mss -> \
-             tcp_bound_to_half_wnd), not socket.mss = {}: set socket.mss = {} or \
+            "socket.max_window = {}: the kernel bounds mss_now to {bound} (tcp_sync_mss -> \
+             tcp_bound_to_half_wnd), not socket.mss = {}: set socket.mss = {bound} or \
              socket.max_window >= {}",
             s.max_window,
-            cutoff.max(68 - s.tcp_header_len),
             s.mss,
-            cutoff.max(68 - s.tcp_header_len),
             2 * s.mss
         ));
     }
     Ok(())
 }
-
-/// TCP_MSS_DEFAULT (include/net/tcp.h): tcp_bound_to_half_wnd halves a window above it.
-const TCP_MSS_DEFAULT: u32 = 536;
 
 /// net.core.high_order_alloc_disable is one setting for the whole machine (net_core_table,
 /// not per network namespace): the kernel run leaves it alone.
@@ -159,20 +153,9 @@ pub(super) const HIGH_ORDER_ALLOC_DISABLE: &str = "{field} = true: \
     net.core.high_order_alloc_disable is one setting for the whole machine, not per network \
     namespace, and the kernel run does not change it: set it false";
 
-fn op_name(op: &SendOp) -> &'static str {
-    match op {
-        SendOp::Sendmsg { .. } => "sendmsg",
-        SendOp::Transmit => "transmit",
-        SendOp::Ack { .. } => "ack",
-        SendOp::Close => "close",
-        SendOp::Socket => "socket",
-    }
-}
-
 /// The variant that stands for the running kernel, unless `--variant` names another.
 pub fn variant(flag: Option<&str>) -> Result<Variant, String> {
-    flag.unwrap_or("modern")
-        .parse()
+    flag.map_or(Ok(Variant::TODAY), str::parse)
         .map_err(|e: skblab_core::Error| format!("--variant: {e}"))
 }
 
@@ -195,7 +178,7 @@ fn size_goal_is_config_free(sc: &SendScenario, v: Variant) -> Result<(), String>
             let mut sc = sc.clone();
             sc.consts.max_tcp_header = Some(h);
             let cfg = sc.config(v).map_err(|e| e.to_string())?;
-            Ok((h, SendSock::new(cfg).size_goal()))
+            Ok((h, cfg.size_goal()))
         })
         .collect::<Result<Vec<(u32, u32)>, String>>()?;
     if goals.iter().all(|g| g.1 == goals[0].1) {
@@ -214,23 +197,31 @@ fn size_goal_is_config_free(sc: &SendScenario, v: Variant) -> Result<(), String>
     ))
 }
 
-/// The model's held write queue after the writes.
+/// The model's held write queue after the writes: the scenario run up to its last write
+/// (the writes are its first ops).
 pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String> {
     size_goal_is_config_free(sc, v)?;
-    let cfg = sc.config(v).map_err(|e| e.to_string())?;
-    let mut sock = SendSock::new(cfg);
-    let mut ev = Events::off();
-    for w in &plan.writes {
-        for _ in 0..w.count {
-            sock.sendmsg(&w.iov, w.eor, &mut ev).map_err(|q| {
-                format!("the model's send buffer filled ({q} bytes queued): raise socket.sndbuf")
-            })?;
-        }
-    }
-    let st = sock.state();
-    let skbs = st.queues[0]
-        .skbs
+    let size_goal = sc.config(v).map_err(|e| e.to_string())?.size_goal();
+    let mut held = sc.clone();
+    held.ops.truncate(plan.writes.len());
+    let opts = RunOptions {
+        variant: Some(v.name().to_string()),
+        counters_only: false,
+    };
+    // No write, no step: the queue is empty.
+    let last = if held.ops.is_empty() {
+        None
+    } else {
+        held.run(&opts)
+            .map_err(|e| format!("the model: {e}"))?
+            .steps
+            .pop()
+    };
+    let queues = last.map(|s| s.state.queues).unwrap_or_default();
+    let skbs = queues
         .iter()
+        .filter(|q| q.name == queue::WRITE_QUEUE)
+        .flat_map(|q| &q.skbs)
         .map(|s| SkbView {
             len: s.len as u64,
             linear: Some(s.linear_len as u64),
@@ -240,7 +231,7 @@ pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String>
         })
         .collect();
     Ok(Side {
-        size_goals: vec![sock.size_goal() as u64],
+        size_goals: vec![u64::from(size_goal)],
         skbs,
     })
 }
@@ -585,6 +576,21 @@ mod tests {
             ]
         );
         assert_eq!(p.not_driven, ["ops[2] (transmit)"]);
+    }
+
+    #[test]
+    fn the_model_holds_what_the_writes_queued_and_runs_nothing_after() {
+        let sc = scenario(
+            "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 140000\n\
+             [[ops]]\nop = \"transmit\"\n[[ops]]\nop = \"ack\"\n",
+        );
+        let side = model(&sc, Variant::TODAY, &plan(&sc).unwrap()).unwrap();
+        assert_eq!(side.size_goals, [65_160]);
+        let lens: Vec<u64> = side.skbs.iter().map(|s| s.len).collect();
+        assert_eq!(lens, [65_160, 65_160, 9_680]);
+        let none = scenario("mechanism = \"sendmsg\"\n[[ops]]\nop = \"transmit\"\n");
+        let side = model(&none, Variant::TODAY, &plan(&none).unwrap()).unwrap();
+        assert!(side.skbs.is_empty());
     }
 
     #[test]

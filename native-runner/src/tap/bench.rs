@@ -86,8 +86,7 @@ pub fn run(tap: &Tap, bytes: u64, json: bool) -> Result<(), String> {
 /// The send model's skbs for a bulk transfer: 2 MiB writes, each transmitted and
 /// acknowledged (the model's socket buffer holds 4 MiB), on today's kernel.
 fn chunks(bytes: u64, gso: bool) -> Result<Vec<super::tcp::Chunk>, String> {
-    let mut text =
-        format!("mechanism = \"sendmsg\"\nvariant = \"modern\"\n[device]\ngso = {gso}\n");
+    let mut text = format!("mechanism = \"sendmsg\"\n[device]\ngso = {gso}\n");
     let mut left = bytes;
     while left > 0 {
         let n = left.min(2 << 20);
@@ -101,7 +100,8 @@ fn chunks(bytes: u64, gso: bool) -> Result<Vec<super::tcp::Chunk>, String> {
     let skblab_core::Scenario::Sendmsg(s) = sc else {
         return Err("the bench builds a sendmsg scenario".into());
     };
-    Ok(super::plan::send_plan(&s, None)?.chunks)
+    let today = skblab_core::send::Variant::TODAY.name();
+    Ok(super::plan::send_plan(&s, Some(today))?.chunks)
 }
 
 /// A veth pair to a second private namespace, whose end a helper thread serves: per round it

@@ -363,7 +363,7 @@ fn recv(
 ) -> Result<(), String> {
     check_bytes(bytes)?;
     // Check the variant before the transfer, on an empty run.
-    plan::receive(variant, 1448, &[])?;
+    plan::rx_variant(variant)?;
     let outcome = transfer(tap, base(Dir::Recv, gso, payload(bytes, w.seed)), w)?;
     let (name, counters) = plan::receive(variant, outcome.mss, &outcome.arrivals)?;
     let gso_check = gso_check(&outcome);
@@ -391,7 +391,7 @@ fn gso_check(o: &Outcome) -> Option<GsoCheck> {
     let goal = plan::size_goal(o.mss as u32, 8 << 20);
     Some(GsoCheck {
         mss: o.mss,
-        gso_max_size: plan::modern().1.gso_max_size,
+        gso_max_size: plan::today().1.gso_max_size,
         model_size_goal: goal,
         kernel_largest: largest,
         agree: largest == goal,

@@ -4,24 +4,24 @@
 
 use super::tcp::{Arrival, Chunk};
 use skblab_core::consts::wire::{IPV4_HLEN, TCP_TS_HLEN};
-use skblab_core::consts::{ConstOverrides, Era, KernelConsts};
-use skblab_core::rx::{self, AppParams, NicParams, Proto, RxMachine, RxParams};
+use skblab_core::consts::{Era, KernelConsts};
+use skblab_core::rx::{AppParams, Packet, RxScenario, SocketParams};
 use skblab_core::send::{self, SendScenario};
 use skblab_core::size_goal::{tcp_xmit_size_goal, GoalInput};
-use skblab_core::trace::{Counters, Events, Machine};
+use skblab_core::trace::Counters;
 use std::collections::BTreeMap;
 
-/// The kernel the runner talks to is today's: the era and constants of the model's `modern`
-/// send variant.
-pub fn modern() -> (Era, KernelConsts) {
-    let era = send::Variant::Modern.era();
+/// The kernel the runner talks to is today's: the era and constants of the send model's
+/// variant of today.
+pub fn today() -> (Era, KernelConsts) {
+    let era = send::Variant::TODAY.era();
     (era, era.consts())
 }
 
 /// The core's size goal for an MSS on a GSO device, under today's constants and the default
 /// GSO limit.
 pub fn size_goal(mss: u32, max_window: u32) -> u32 {
-    let (era, k) = modern();
+    let (era, k) = today();
     tcp_xmit_size_goal(
         era,
         &k,
@@ -79,57 +79,44 @@ pub fn send_plan(sc: &SendScenario, variant: Option<&str>) -> Result<SendPlan, S
 }
 
 /// Feeds the receive model the frames that reached the runner, one NAPI interrupt per batch
-/// the TAP delivered at once. A kernel super-packet stands for the `gso_size` wire frames it
-/// would have been on a real wire. Returns the variant's name and the model's counters.
+/// the TAP delivered at once, a kernel super-packet as the wire frames it would have been on
+/// a real wire (the core cuts it). Returns the variant's name and the model's counters.
 pub fn receive(
     variant: Option<&str>,
     mss: u64,
     batches: &[Vec<Arrival>],
 ) -> Result<(String, Counters), String> {
-    let v: rx::Variant = variant
-        .map_or(Ok(rx::Variant::default()), str::parse)
-        .map_err(|e| e.to_string())?;
-    let p = RxParams::new(
-        v,
-        &ConstOverrides::default(),
-        NicParams::default(),
-        rx::SocketParams {
+    let sc = RxScenario {
+        socket: SocketParams {
             mss: mss as u32,
-            ..rx::SocketParams::default()
+            ..SocketParams::default()
         },
-        AppParams {
+        app: AppParams {
             prompt: true,
             ..AppParams::default()
         },
-    )
-    .map_err(|e| e.to_string())?;
-    let mut m = RxMachine::new(p);
-    let mut ev = Events::off();
-    for batch in batches {
-        let lens: Vec<u32> = batch.iter().flat_map(|a| wire_frames(a, mss)).collect();
-        if !lens.is_empty() {
-            m.arrive(&lens, &mut ev).map_err(|e| e.to_string())?;
-        }
-    }
-    Ok((v.name(), m.counters()))
+        ..RxScenario::default()
+    };
+    let packets: Vec<Vec<Packet>> = batches
+        .iter()
+        .map(|b| {
+            b.iter()
+                .map(|a| Packet {
+                    len: a.len,
+                    gso_size: a.gso_size.into(),
+                })
+                .collect()
+        })
+        .collect();
+    let (v, counters) = sc.receive(variant, &packets).map_err(|e| e.to_string())?;
+    Ok((v.name(), counters))
 }
 
-/// The wire frame lengths an arrival stands for.
-fn wire_frames(a: &Arrival, mss: u64) -> Vec<u32> {
-    let seg = if a.gso_size > 0 {
-        u32::from(a.gso_size)
-    } else {
-        a.len.max(1)
-    };
-    let seg = seg.min(mss as u32).max(1);
-    let mut out = Vec::new();
-    let mut left = a.len;
-    while left > 0 {
-        let n = left.min(seg);
-        out.push(n + Proto::Tcp.headers());
-        left -= n;
-    }
-    out
+/// The receive model's variant `variant` names (its default when none), checked before a
+/// transfer.
+pub fn rx_variant(variant: Option<&str>) -> Result<String, String> {
+    let v = RxScenario::default().pick_variant(variant);
+    v.map(|v| v.name()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -167,20 +154,6 @@ mod tests {
     }
 
     #[test]
-    fn super_packets_stand_for_their_wire_frames() {
-        let a = Arrival {
-            len: 3000,
-            gso_size: 1448,
-        };
-        assert_eq!(wire_frames(&a, 1448), [1514, 1514, 170]);
-        let plain = Arrival {
-            len: 1000,
-            gso_size: 0,
-        };
-        assert_eq!(wire_frames(&plain, 1448), [1066]);
-    }
-
-    #[test]
     fn the_receive_model_counts_the_real_frames() {
         let batches = vec![
             vec![Arrival {
@@ -195,5 +168,9 @@ mod tests {
         let (name, c) = receive(Some("duyck-2012+dumazet-2019"), 1448, &batches).unwrap();
         assert_eq!(name, "duyck-2012+dumazet-2019");
         assert_eq!(c.get("frames_arrived"), Some(46));
+        assert_eq!(rx_variant(None).unwrap(), "pre-2012+none");
+        assert!(rx_variant(Some("nope"))
+            .unwrap_err()
+            .contains("unknown variant"));
     }
 }

@@ -40,7 +40,8 @@ pub struct Transfer {
     pub progress: bool,
     /// The model's MSS: no segment is cut larger, whatever the connection allows.
     pub seg_cap: u64,
-    /// The TAP's MTU (the scenario's device); the runner offers MSS = MTU - 40.
+    /// The TAP's MTU (the scenario's device); the runner offers the MSS it gives
+    /// (`ipv4_default_advmss`: MTU - 40).
     pub mtu: u32,
     /// Send data frames with `NEEDS_CSUM` (see [`Config::csum_offload`]).
     pub csum_offload: bool,
@@ -180,7 +181,7 @@ pub fn run(
             port: 40_000 + t.port % 20_000,
             peer_port: t.port,
         },
-        mss: (t.mtu - 40).min(65_535) as u16,
+        mss: skblab_core::consts::wire::advmss(t.mtu) as u16,
         wscale: 7,
         rcv_wnd: 8 << 20,
         gso: t.gso,

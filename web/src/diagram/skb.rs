@@ -23,10 +23,10 @@ pub fn facts(skb: &Skb, copies: &[Linearized]) -> Vec<String> {
     facts.extend(skb.sent.then(|| "sent".to_string()));
     facts.extend(skb.eor.then(|| "EOR".to_string()));
     if !skb.frag_list.is_empty() {
-        let bytes: u32 = skb.frag_list.iter().map(|c| c.len).sum();
         facts.push(format!(
-            "frag_list: {} skb(s), {bytes} B",
-            skb.frag_list.len()
+            "frag_list: {} skb(s), {} B",
+            skb.frag_list.len(),
+            skb.frag_list_len()
         ));
     }
     if let Some(m) = skb.mapping {
