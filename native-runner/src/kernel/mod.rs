@@ -13,6 +13,7 @@
 //! [`verdict`] (the comparison, testable without root).
 
 mod mptcp;
+mod napi_frags;
 mod peer;
 mod pinned;
 mod probe;
@@ -125,6 +126,9 @@ fn run(args: &KernelArgs) -> Result<Report, String> {
     let report = match sc {
         Scenario::Sendmsg(sc) => run_send(&sc, args.variant.as_deref()),
         Scenario::Mptcp(sc) => run_mptcp(&sc, args.variant.as_deref()),
+        Scenario::Rx(sc) if napi_frags::applies(&sc) => {
+            run_napi_frags(&sc, args.variant.as_deref())
+        }
         Scenario::Rx(sc) => run_rx(&sc, args.variant.as_deref()),
     }?;
     // A write after an op left out is refused, so the driven ops are a prefix.
@@ -292,6 +296,40 @@ fn run_rx(sc: &skblab_core::rx::RxScenario, variant: Option<&str>) -> Result<Rep
     );
     r.shown
         .insert("model_pages".into(), serde_json::json!(model.pages));
+    Ok(r)
+}
+
+/// Seed 001: the frag cache's pages through tun's NAPI frags path (see [`napi_frags`]).
+fn run_napi_frags(
+    sc: &skblab_core::rx::RxScenario,
+    variant: Option<&str>,
+) -> Result<Report, String> {
+    let variant = variant.unwrap_or(rx::DEFAULT_VARIANT);
+    let reader = napi_frags::check(sc)?;
+    let (payloads, model) = napi_frags::model(sc, variant)?;
+    isolate(napi_frags::TRACEPOINTS)?;
+    let mut why = Vec::new();
+    let kernel = loop {
+        let (lines, first) = napi_frags::run_kernel(&payloads, reader)?;
+        match napi_frags::kernel_pages(&lines, first, &payloads) {
+            Ok(k) => break k,
+            Err(verdict::Inconclusive(w)) => why.push(w),
+        }
+        if why.len() == TRIES {
+            return Err(inconclusive(&why));
+        }
+    };
+    let setup = serde_json::json!({
+        "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags \
+            (netdev_alloc_frag: CPU 0's napi_alloc_cache.page) -> napi_gro_frags",
+        "frame": "one writev: Ethernet + IPv4 + UDP headers, then the payload",
+        "reader": format!("{reader:?} on CPU 0"),
+        "first_frame": "the first refill of CPU 0's cache (held frames before it prime it)",
+        "untrusted_runs_retried": why.len(),
+    });
+    let mut r = report("rx", variant, setup, Side::default(), Side::default(), Vec::new())?;
+    r.rows = napi_frags::rows(&model, &kernel);
+    r.verdict = verdict::verdict(&r.rows);
     Ok(r)
 }
 

@@ -1,0 +1,581 @@
+//! Seed 001 on the running kernel: a NIC driver's frag cache, fed through tun's NAPI frags
+//! path, beside the model's `napi-frags` driver (`modern`).
+//!
+//! **The kernel's side.** A TAP opened with IFF_NAPI | IFF_NAPI_FRAGS (CAP_NET_ADMIN) and
+//! no virtio-net header. Each frame is one `writev` of two iovecs, the Ethernet, IPv4 and UDP
+//! headers then the payload: `tun_get_user` -> `tun_napi_alloc_frags` (drivers/net/tun.c,
+//! v6.13 on) puts the first iovec in the head of `napi_get_frags` and takes the second from
+//! `netdev_alloc_frag(iov_len)`, which in process context is `__napi_alloc_frag_align`
+//! (net/core/skbuff.c): `SKB_DATA_ALIGN(iov_len)` bytes of the writer's CPU's
+//! `napi_alloc_cache.page`, a `page_frag_cache` (mm/page_frag_cache.c): 32 KiB order-3 pages,
+//! `pagecnt_bias`, the page started over when it runs out and every fragment came back. Then
+//! `napi_gro_frags` and `napi_complete` deliver it to a UDP socket, all before `writev`
+//! returns. The writer, pinned to CPU 0, is also the reader (`app.cpu = 0`): a prompt reader
+//! reads each datagram before the next write; a lagging one reads none until it closes.
+//!
+//! **Where the model's first page starts.** CPU 0's cache holds whatever page earlier
+//! traffic left, at any offset. So the run primes it: frames the socket holds, one at a time,
+//! until one lands at offset 0 of a page just allocated in its own `writev` (a refill: the
+//! probe's lines are read after each frame). That frame is the model's first; the held ones
+//! before it are read at once (prompt) or stay (lagging), on the old page, which is not
+//! counted.
+//!
+//! **What is traced.** In the writer's `writev`: `net:napi_gro_frags_entry` (the frame's frag:
+//! its `struct page` and offset, through BTF) and `kmem:mm_page_alloc`; anywhere, after that,
+//! `kmem:mm_page_free` of a page allocated there. A page's `struct page` address is
+//! `vmemmap_base + 64 * pfn`; the refill that starts the run gives vmemmap_base (it must be
+//! 1 GiB aligned), and every later page is matched through it. A trace is judged only when it
+//! can be trusted: every frame at the offset the cache's stride gives it (no other user of
+//! CPU 0's cache in between), every new page allocated in the frame's own `writev`.
+
+use super::pinned::Pinned;
+use super::probe::{self, Tracer};
+use super::verdict::{Inconclusive, Row};
+use crate::tap::netns::{self, KERNEL_IP, RUNNER_IP, RUNNER_MAC};
+use skblab_core::events::Event;
+use skblab_core::rx::{DriverStyle, Proto, RxOp, RxScenario};
+use skblab_core::mechanism::Mechanism;
+use skblab_core::{RunOptions, Trace};
+use std::collections::{BTreeMap, HashMap};
+use std::net::UdpSocket;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// The kernel's UDP port.
+const PORT: u16 = 5004;
+/// The writing (and reading) thread, on CPU 0: the probe's frames are its `writev`s.
+const WRITER: &str = "skblab-napi";
+/// A separate TAP name, so this run never meets the `rx` run's device.
+const TAP_NAME: &str = "skbnapi0";
+/// The most frames priming may take to reach a refill: a 32 KiB page holds at most 22
+/// fragments of 1,472 bytes and far fewer of larger ones, so 64 is never reached unless
+/// something else keeps refilling or emptying CPU 0's cache.
+const PRIME_MAX: usize = 64;
+/// sizeof(struct page) on x86_64: vmemmap is an array of them.
+const STRUCT_PAGE: u64 = 64;
+/// vmemmap_base is aligned to PUD_SIZE (1 GiB) under KASLR (arch/x86/mm/kaslr.c).
+const VMEMMAP_ALIGN: u64 = 1 << 30;
+/// SKB_DATA_ALIGN's alignment, SMP_CACHE_BYTES on x86_64.
+const SMP_CACHE_BYTES: u64 = 64;
+
+pub const TRACEPOINTS: &[&str] = &[
+    "net/napi_gro_frags_entry",
+    "kmem/mm_page_alloc",
+    "kmem/mm_page_free",
+    "syscalls/sys_enter_writev",
+    "syscalls/sys_exit_writev",
+    "syscalls/sys_enter_getsid",
+    "syscalls/sys_enter_getppid",
+];
+
+/// Whether this rx scenario is seed 001's NAPI frags run.
+pub fn applies(sc: &RxScenario) -> bool {
+    sc.nic.driver == DriverStyle::NapiFrags
+}
+
+/// How the reader reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reader {
+    /// Every datagram before the next frame (`app.prompt`, `nic.budget = 1`).
+    Prompt,
+    /// None until the socket closes.
+    Lagging,
+}
+
+/// Refuses, naming the field, what this run cannot give the kernel.
+pub fn check(sc: &RxScenario) -> Result<Reader, String> {
+    let refuse = |field: &str, why: &str| Err(format!("{field}: {why}"));
+    if sc.socket.proto != Proto::Udp {
+        return refuse("socket.proto", "the napi-frags run receives UDP (\"udp\")");
+    }
+    if sc.app.cpu != 0 || sc.nic.rps {
+        return refuse(
+            "app.cpu",
+            "the napi-frags run reads on the writer's CPU (0, no rps)",
+        );
+    }
+    let reader = match (sc.app.prompt, sc.app.lag, sc.nic.budget) {
+        (true, 0, 1) => Reader::Prompt,
+        (false, _, _) => Reader::Lagging,
+        _ => {
+            return refuse(
+                "app",
+                "a prompt reader reads every frame before the next (prompt = true, lag = 0, \
+                 nic.budget = 1); otherwise prompt = false reads nothing until `close`",
+            )
+        }
+    };
+    let last = sc.ops.len().saturating_sub(1);
+    for (i, op) in sc.ops.iter().enumerate() {
+        match op {
+            RxOp::Arrive { .. } => {}
+            RxOp::Close if i == last => {}
+            _ => return refuse(&format!("ops[{i}]"), "the napi-frags run drives `arrive` ops, then `close` last"),
+        }
+    }
+    Ok(reader)
+}
+
+/// One page the frag cache took, as either side saw it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageView {
+    pub order: u64,
+    pub cpu: u64,
+    /// Frames whose fragment landed on it.
+    pub frames: u64,
+    /// Freed by the end of the run.
+    pub freed: bool,
+}
+
+/// The frag cache's pages, in the order it took them, and its restarts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pages {
+    pub frames: u64,
+    pub pages: Vec<PageView>,
+    /// Times the cache started over on the page it held.
+    pub reuses: u64,
+}
+
+/// The model's run: the payload of each frame, and its frag cache's pages (the 1 KiB
+/// small-head cache of v6.12 is left out: 6.18's `napi_get_frags` heads are slab, below).
+pub fn model(sc: &RxScenario, variant: &str) -> Result<(Vec<u32>, Pages), String> {
+    check(sc)?;
+    let t = sc
+        .run(&RunOptions {
+            variant: Some(variant.to_string()),
+            counters_only: false,
+        })
+        .map_err(|e| e.to_string())?;
+    let p = sc.params(Some(variant)).map_err(|e| e.to_string())?;
+    let mut payloads = Vec::new();
+    for (i, op) in sc.ops.iter().enumerate() {
+        let lens = p.frame_lens(op, i).map_err(|e| e.to_string())?;
+        payloads.extend(lens.iter().map(|l| l - Proto::Udp.headers()));
+    }
+    Ok((payloads, model_pages(&t)))
+}
+
+/// The pages the model's frag cache (`FragAlloc`) used, from its events.
+fn model_pages(t: &Trace) -> Pages {
+    let mut out = Pages::default();
+    let mut index: HashMap<u32, usize> = HashMap::new();
+    let mut alloc = HashMap::new();
+    let events = || t.steps.iter().flat_map(|s| &s.events);
+    for e in events() {
+        if let Event::AllocPage {
+            page, order, cpu, ..
+        } = *e
+        {
+            alloc.insert(page, (order, cpu));
+        }
+    }
+    for e in events() {
+        match *e {
+            Event::FragAlloc { page, .. } => {
+                out.frames += 1;
+                let i = *index.entry(page).or_insert_with(|| {
+                    let (order, cpu) = alloc.get(&page).copied().unwrap_or_default();
+                    out.pages.push(PageView {
+                        order: order.into(),
+                        cpu: cpu.into(),
+                        ..PageView::default()
+                    });
+                    out.pages.len() - 1
+                });
+                out.pages[i].frames += 1;
+            }
+            Event::ReusePage { page, .. } if index.contains_key(&page) => out.reuses += 1,
+            Event::FreePage { page, .. } => {
+                if let Some(&i) = index.get(&page) {
+                    out.pages[i].freed = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Both sides' pages as judged rows.
+pub fn rows(model: &Pages, kernel: &Pages) -> Vec<Row> {
+    let row = |field: String, m: Option<u64>, k: Option<u64>| Row {
+        field,
+        agree: m == k,
+        model: m,
+        kernel: k,
+    };
+    let frees = |p: &Pages| p.pages.iter().filter(|p| p.freed).count() as u64;
+    let mut rows = vec![
+        row("frames".into(), Some(model.frames), Some(kernel.frames)),
+        row(
+            "frag_cache_pages".into(),
+            Some(model.pages.len() as u64),
+            Some(kernel.pages.len() as u64),
+        ),
+        row("page_reuses".into(), Some(model.reuses), Some(kernel.reuses)),
+        row("page_frees".into(), Some(frees(model)), Some(frees(kernel))),
+    ];
+    for i in 0..model.pages.len().max(kernel.pages.len()) {
+        let (m, k) = (model.pages.get(i), kernel.pages.get(i));
+        let fields: [(&str, fn(&PageView) -> u64); 4] = [
+            ("order", |p| p.order),
+            ("cpu", |p| p.cpu),
+            ("frames", |p| p.frames),
+            ("freed", |p| p.freed.into()),
+        ];
+        for (name, get) in fields {
+            rows.push(row(format!("page[{i}].{name}"), m.map(get), k.map(get)));
+        }
+    }
+    rows
+}
+
+/// The probe: every line carries the writer's frame number (`@n`, its writev count).
+/// getsid(2) from the writer marks the end of a frame's lines.
+pub fn script() -> String {
+    let body = format!(
+        r#"tracepoint:syscalls:sys_enter_writev /pid == $1 && comm == "{WRITER}"/ {{ @w[tid] = 1; @n++; }}
+tracepoint:syscalls:sys_exit_writev /@w[tid]/ {{ delete(@w[tid]); }}
+tracepoint:syscalls:sys_enter_getsid /pid == $1 && comm == "{WRITER}"/ {{ printf("mark %d\n", @n); }}
+tracepoint:net:napi_gro_frags_entry /@w[tid]/ {{
+  $skb = (struct sk_buff *)args->skbaddr;
+  $sh = (struct skb_shared_info *)($skb->head + $skb->end);
+  printf("frag %d %u %llu %u %u %u\n", @n, cpu, (uint64)$sh->frags[0].netmem, $sh->frags[0].offset, $sh->frags[0].len, $sh->nr_frags);
+}}
+tracepoint:kmem:mm_page_alloc /@w[tid]/ {{
+  printf("alloc %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
+  @ours[(uint64)args->pfn] = 1;
+}}
+tracepoint:kmem:mm_page_free /@ours[(uint64)args->pfn]/ {{
+  printf("free %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
+  delete(@ours[(uint64)args->pfn]);
+}}
+"#
+    );
+    format!("{body}{}", probe::END_PROBE)
+}
+
+/// One probe line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Line {
+    /// Frame `n`'s fragment: its `struct page`, offset, length, and the skb's nr_frags.
+    Frag {
+        n: u64,
+        page: u64,
+        offset: u64,
+        len: u64,
+        nr_frags: u64,
+    },
+    /// A page allocated in frame `n`'s writev.
+    Alloc { n: u64, cpu: u64, pfn: u64, order: u64 },
+    /// One of those freed (anywhere).
+    Free { pfn: u64 },
+    Mark,
+}
+
+fn parse(l: &str) -> Result<Line, String> {
+    let mut w = l.split_whitespace();
+    let kind = w.next().unwrap_or_default();
+    let v: Vec<u64> = w
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("probe line {l:?}: {e}"))?;
+    let want = match kind {
+        "frag" => 6,
+        "alloc" | "free" => 4,
+        "mark" => 1,
+        _ => return Err(format!("unexpected probe line: {l}")),
+    };
+    if v.len() != want {
+        return Err(format!("probe line {l:?}: expected {want} numbers"));
+    }
+    Ok(match kind {
+        "frag" => Line::Frag {
+            n: v[0],
+            page: v[2],
+            offset: v[3],
+            len: v[4],
+            nr_frags: v[5],
+        },
+        "alloc" => Line::Alloc {
+            n: v[0],
+            cpu: v[1],
+            pfn: v[2],
+            order: v[3],
+        },
+        "free" => Line::Free { pfn: v[2] },
+        _ => Line::Mark,
+    })
+}
+
+/// The refill that starts the run, if frame `n` is one: its fragment at offset 0 of a page
+/// allocated in its own writev, with vmemmap_base (`page - 64 * pfn`) 1 GiB aligned.
+/// Returns vmemmap_base.
+fn refill_base(lines: &[Line], n: u64) -> Option<u64> {
+    let frag = lines.iter().find_map(|l| match *l {
+        Line::Frag {
+            n: f,
+            page,
+            offset: 0,
+            ..
+        } if f == n => Some(page),
+        _ => None,
+    })?;
+    lines.iter().find_map(|l| match *l {
+        Line::Alloc { n: a, pfn, .. } if a == n => {
+            let base = frag.wrapping_sub(pfn * STRUCT_PAGE);
+            (base % VMEMMAP_ALIGN == 0).then_some(base)
+        }
+        _ => None,
+    })
+}
+
+/// The kernel's pages from the probe's lines: frames `first..first + payloads.len()` (the
+/// writev numbers, from 1), judged only if the trace can be trusted (module doc).
+pub fn kernel_pages(lines: &[String], first: u64, payloads: &[u32]) -> Result<Pages, Inconclusive> {
+    let bad = |why: String| Inconclusive(why);
+    let lines: Vec<Line> = lines
+        .iter()
+        .map(|l| parse(l))
+        .collect::<Result<_, _>>()
+        .map_err(bad)?;
+    let base = refill_base(&lines, first)
+        .ok_or_else(|| bad(format!("frame {first} is not a refill at offset 0")))?;
+    let mut allocs: HashMap<u64, Vec<(u64, u64, u64)>> = HashMap::new();
+    let mut freed = Vec::new();
+    let mut frags = BTreeMap::new();
+    for l in &lines {
+        match *l {
+            Line::Alloc { n, cpu, pfn, order } => {
+                allocs.entry(n).or_default().push((pfn, order, cpu))
+            }
+            Line::Free { pfn } => freed.push(pfn),
+            Line::Frag { n, .. } => {
+                if frags.insert(n, *l).is_some() {
+                    return Err(bad(format!("frame {n} traced twice")));
+                }
+            }
+            Line::Mark => {}
+        }
+    }
+    let mut out = Pages::default();
+    let mut pfns: Vec<u64> = Vec::new();
+    let (mut cur, mut next_offset) = (None, 0);
+    for (i, &payload) in payloads.iter().enumerate() {
+        let n = first + i as u64;
+        let Some(&Line::Frag {
+            page,
+            offset,
+            len,
+            nr_frags,
+            ..
+        }) = frags.get(&n)
+        else {
+            return Err(bad(format!("frame {n}: no fragment traced")));
+        };
+        if len != u64::from(payload) || nr_frags != 1 {
+            return Err(bad(format!(
+                "frame {n}: {nr_frags} frags, the first of {len} bytes; {payload} written"
+            )));
+        }
+        let pfn = page.wrapping_sub(base) / STRUCT_PAGE;
+        if Some(pfn) != cur {
+            let alloc = allocs.get(&n).and_then(|a| a.iter().find(|a| a.0 == pfn));
+            let (Some(&(_, order, cpu)), 0) = (alloc, offset) else {
+                return Err(bad(format!(
+                    "frame {n}: a page not allocated in its writev, or not at offset 0 \
+                     (another user of CPU 0's frag cache)"
+                )));
+            };
+            out.pages.push(PageView {
+                order,
+                cpu,
+                ..PageView::default()
+            });
+            pfns.push(pfn);
+            cur = Some(pfn);
+        } else if offset == 0 {
+            out.reuses += 1;
+        } else if offset != next_offset {
+            return Err(bad(format!(
+                "frame {n}: offset {offset}, the cache's stride gives {next_offset} (another \
+                 user of CPU 0's frag cache)"
+            )));
+        }
+        next_offset = offset + u64::from(payload).div_ceil(SMP_CACHE_BYTES) * SMP_CACHE_BYTES;
+        out.frames += 1;
+        if let Some(p) = out.pages.last_mut() {
+            p.frames += 1;
+        }
+    }
+    for (p, pfn) in out.pages.iter_mut().zip(&pfns) {
+        p.freed = freed.contains(pfn);
+    }
+    Ok(out)
+}
+
+/// A TAP with IFF_NAPI | IFF_NAPI_FRAGS, no virtio-net header, addressed and up.
+fn open_tap() -> Result<(OwnedFd, [u8; 6]), String> {
+    const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+    // IFF_TAP | IFF_NO_PI | IFF_NAPI | IFF_NAPI_FRAGS (include/uapi/linux/if_tun.h).
+    const FLAGS: libc::c_short = 0x0002 | 0x1000 | 0x0010 | 0x0020;
+    let err = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    // SAFETY: a valid C string; the descriptor is ours.
+    let fd = unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(err("open /dev/net/tun"));
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut ifr = [0u8; 40];
+    ifr[..TAP_NAME.len()].copy_from_slice(TAP_NAME.as_bytes());
+    ifr[16..18].copy_from_slice(&FLAGS.to_ne_bytes());
+    // SAFETY: TUNSETIFF reads and writes a struct ifreq (40 bytes).
+    if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF as _, ifr.as_mut_ptr()) } != 0 {
+        return Err(err("TUNSETIFF with IFF_NAPI | IFF_NAPI_FRAGS (needs CAP_NET_ADMIN)"));
+    }
+    let _ = std::fs::write(
+        format!("/proc/sys/net/ipv6/conf/{TAP_NAME}/disable_ipv6"),
+        "1",
+    );
+    netns::link_up("lo")?;
+    netns::set_addr_mask(TAP_NAME, KERNEL_IP, std::net::Ipv4Addr::new(255, 255, 255, 0))?;
+    netns::link_up(TAP_NAME)?;
+    let sock = UdpSocket::bind("127.0.0.1:0").map_err(|e| format!("udp socket: {e}"))?;
+    // SAFETY: SIOCGIFHWADDR fills the ifreq's sockaddr (family, then the MAC).
+    if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFHWADDR as _, ifr.as_mut_ptr()) } != 0 {
+        return Err(err("SIOCGIFHWADDR"));
+    }
+    let mut mac = [0u8; 6];
+    mac.copy_from_slice(&ifr[18..24]);
+    Ok((fd, mac))
+}
+
+/// The writer's state on CPU 0: the TAP, the kernel's UDP socket, the frame headers.
+struct Writer {
+    tap: OwnedFd,
+    sock: Option<UdpSocket>,
+    mac: [u8; 6],
+}
+
+enum Cmd {
+    /// One frame of this payload, then the marker; `read`: then read every datagram queued.
+    Frame { payload: u32, read: bool },
+    /// Read every datagram queued.
+    Drain,
+    Close,
+}
+
+impl Writer {
+    fn run(&mut self, c: Cmd) -> Result<(), String> {
+        match c {
+            Cmd::Frame { payload, read } => {
+                self.write(payload)?;
+                if read {
+                    self.drain()?;
+                }
+                // SAFETY: getsid(0) has no preconditions; it is the probe's marker.
+                unsafe { libc::getsid(0) };
+                Ok(())
+            }
+            Cmd::Drain => self.drain(),
+            Cmd::Close => {
+                drop(self.sock.take());
+                Ok(())
+            }
+        }
+    }
+
+    /// One writev: the headers, then the payload.
+    fn write(&self, payload: u32) -> Result<(), String> {
+        let data = vec![0x5a; payload as usize];
+        let mut frame = Vec::new();
+        etherparse::PacketBuilder::ethernet2(RUNNER_MAC, self.mac)
+            .ipv4(RUNNER_IP.octets(), KERNEL_IP.octets(), 64)
+            .udp(40_000, PORT)
+            .write(&mut frame, &data)
+            .map_err(|e| format!("building a UDP frame: {e}"))?;
+        let (hdr, body) = frame.split_at(frame.len() - data.len());
+        let iov = [hdr, body].map(|b| libc::iovec {
+            iov_base: b.as_ptr() as *mut libc::c_void,
+            iov_len: b.len(),
+        });
+        // SAFETY: two iovecs over live buffers.
+        let n = unsafe { libc::writev(self.tap.as_raw_fd(), iov.as_ptr(), 2) };
+        if n != frame.len() as isize {
+            return Err(format!(
+                "writev to the TAP: {n} of {} bytes ({})",
+                frame.len(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads every datagram queued (each was delivered before its writev returned).
+    fn drain(&self) -> Result<(), String> {
+        let s = self.sock.as_ref().ok_or("read after close")?;
+        let mut buf = [0u8; 4096];
+        loop {
+            match s.recv(&mut buf) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(format!("reading the UDP socket: {e}")),
+            }
+        }
+    }
+}
+
+/// One kernel run: primes CPU 0's cache to a refill, writes the model's frames, closes.
+/// Returns the probe's lines and the writev number of the model's first frame.
+pub fn run_kernel(payloads: &[u32], reader: Reader) -> Result<(Vec<String>, u64), String> {
+    let (tap, mac) = open_tap()?;
+    let sock = UdpSocket::bind((KERNEL_IP, PORT))
+        .map_err(|e| format!("bind {KERNEL_IP}:{PORT} in the namespace: {e}"))?;
+    sock.set_nonblocking(true)
+        .map_err(|e| format!("nonblocking: {e}"))?;
+    super::send::setsockopt(&sock, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 64 << 20)
+        .map_err(|e| format!("SO_RCVBUFFORCE: {e}"))?;
+    let w = Writer {
+        tap,
+        sock: Some(sock),
+        mac,
+    };
+    let writer = Pinned::spawn(WRITER, 0, w, Writer::run)?;
+    let mut tracer = Tracer::start(&script())?;
+    let first = prime(&writer, &mut tracer, payloads[0])?;
+    let read = reader == Reader::Prompt;
+    if read {
+        // The held frames before it, and itself, are read before the next frame.
+        writer.call(Cmd::Drain)?;
+    }
+    for &payload in &payloads[1..] {
+        writer.call(Cmd::Frame { payload, read })?;
+    }
+    writer.call(Cmd::Close)?;
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let lines = tracer.finish()?;
+    drop(writer);
+    Ok((lines, first))
+}
+
+/// Writes held frames until one is a refill (read back from the probe after each); returns
+/// its writev number.
+fn prime(writer: &Pinned<Cmd>, tracer: &mut Tracer, payload: u32) -> Result<u64, String> {
+    let mut seen = Vec::new();
+    for n in 1..=PRIME_MAX as u64 {
+        writer.call(Cmd::Frame {
+            payload,
+            read: false,
+        })?;
+        let mark = format!("mark {n}");
+        for l in tracer.read_until(|l| l == mark)? {
+            seen.push(parse(&l)?);
+        }
+        if refill_base(&seen, n).is_some() {
+            return Ok(n);
+        }
+    }
+    Err(format!(
+        "inconclusive: {PRIME_MAX} held frames never reached a refill of CPU 0's frag cache"
+    ))
+}
