@@ -594,6 +594,68 @@ fn rx_freeing_on_the_reader_cpu_is_reported_as_differ() {
     );
 }
 
+/// One judged row's (model, kernel) values.
+fn row(v: &Value, field: &str) -> (u64, u64) {
+    let r = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["field"] == field)
+        .unwrap_or_else(|| panic!("no row {field}: {v:#}"));
+    (r["model"].as_u64().unwrap(), r["kernel"].as_u64().unwrap())
+}
+
+/// Seed 001 on the running kernel, through tun's NAPI frags path (netdev_alloc_frag on CPU
+/// 0's page_frag_cache): 100 frames of 1,448 payload bytes, 1,472-byte fragments, 22 to a
+/// 32 KiB page. A prompt reader: one page, started over every 22 frames. A reader that holds
+/// everything: no reuse and no page more than the fragments need (5), every page but the
+/// cache's own freed at close. Every page order 3, on CPU 0, as `modern` says.
+#[test]
+fn seed_001_frag_cache_pages_agree_with_modern() {
+    if !kernel_available("seed_001_frag_cache_pages_agree_with_modern") {
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let (code, v) = report(&dir.join("rx-napi-frags-prompt.toml"));
+    assert_eq!(v["verdict"], "agree", "{v:#}");
+    assert_eq!(code, 0);
+    assert_eq!(row(&v, "frag_cache_pages"), (1, 1));
+    assert_eq!(row(&v, "page_reuses"), (4, 4));
+    assert_eq!(row(&v, "page[0].fragments"), (100, 100));
+    assert_eq!(row(&v, "page_frees"), (0, 0));
+    let (code, v) = report(&dir.join("rx-napi-frags-lagging.toml"));
+    assert_eq!(v["verdict"], "agree", "{v:#}");
+    assert_eq!(code, 0);
+    assert_eq!(row(&v, "frag_cache_pages"), (5, 5));
+    assert_eq!(row(&v, "page_reuses"), (0, 0));
+    assert_eq!(row(&v, "page_frees"), (4, 4));
+    for i in 0..5 {
+        let frames = if i < 4 { 22 } else { 12 };
+        assert_eq!(row(&v, &format!("page[{i}].fragments")), (frames, frames));
+        assert_eq!(row(&v, &format!("page[{i}].order")), (3, 3));
+        assert_eq!(row(&v, &format!("page[{i}].cpu")), (0, 0));
+    }
+}
+
+/// The seed-001 checker can fail: v3.5's netdev_alloc_frag (order-0 pages) is not the
+/// running kernel's cache. There `napi_get_frags`' head (GRO_MAX_HEAD: 704 bytes) came from
+/// the same cache as the payload (1,472), so three allocations fit a 4 KiB page: 200 in 67.
+#[test]
+fn seed_001_an_order_0_cache_is_reported_as_differ() {
+    if !kernel_available("seed_001_an_order_0_cache_is_reported_as_differ") {
+        return;
+    }
+    let p =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/rx-napi-frags-lagging.toml");
+    let out = skblab_kernel(&p, &["--json", "--variant", "pre-2012"]);
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["verdict"], "differ", "{v:#}");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(row(&v, "frag_cache_pages"), (67, 5));
+    assert_eq!(row(&v, "page[0].order"), (0, 3));
+}
+
 /// A scenario in a directory and file nobody can read, for runs as nobody.
 fn readable_by_all(p: &PathBuf) {
     use std::os::unix::fs::PermissionsExt;

@@ -187,7 +187,15 @@ pub fn rx_frame(
         DriverStyle::HeaderSplit => attach_payload_pages(mem, &mut skb, payload, &k, ev),
         DriverStyle::NapiFrags => {
             let frag = cache.alloc(mem, k.skb_data_align(payload), ev);
-            attach_frag(&mut skb, Frag { size: payload, ..frag }, payload, ev);
+            attach_frag(
+                &mut skb,
+                Frag {
+                    size: payload,
+                    ..frag
+                },
+                payload,
+                ev,
+            );
         }
     }
     skb

@@ -227,7 +227,12 @@ impl RxParams {
         if nic.driver == DriverStyle::NapiFrags {
             // tun_napi_alloc_frags refuses an iovec after the first above PAGE_SIZE.
             let page = consts.page_size.into();
-            check_range("socket.mss (nic.driver = \"napi-frags\")", socket.mss.into(), 1, page)?;
+            check_range(
+                "socket.mss (nic.driver = \"napi-frags\")",
+                socket.mss.into(),
+                1,
+                page,
+            )?;
         }
         check_range("nic.budget", nic.budget.into(), 1, 1024)?;
         let hdrs = socket.proto.headers();

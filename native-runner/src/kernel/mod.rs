@@ -327,7 +327,14 @@ fn run_napi_frags(
         "first_frame": "the first refill of CPU 0's cache (held frames before it prime it)",
         "untrusted_runs_retried": why.len(),
     });
-    let mut r = report("rx", variant, setup, Side::default(), Side::default(), Vec::new())?;
+    let mut r = report(
+        "rx",
+        variant,
+        setup,
+        Side::default(),
+        Side::default(),
+        Vec::new(),
+    )?;
     r.rows = napi_frags::rows(&model, &kernel);
     r.verdict = verdict::verdict(&r.rows);
     Ok(r)
@@ -405,9 +412,11 @@ pub fn render(r: &Report) -> String {
         let s = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         format!("{}/{}", s(m), s(k))
     };
-    for row in r.rows.iter().filter(|row| !row.field.starts_with("skb[")) {
+    let rows = || r.rows.iter().filter(|row| !row.field.starts_with("skb["));
+    let width = rows().map(|row| row.field.len()).max().unwrap_or(0).max(10);
+    for row in rows() {
         o += &format!(
-            "{:<10} model/kernel {:<16} {}\n",
+            "{:<width$} model/kernel {:<16} {}\n",
             row.field,
             pair(row.model, row.kernel),
             mark(row.agree)
@@ -421,18 +430,20 @@ pub fn render(r: &Report) -> String {
         .chain([shown])
         .filter(|(_, get)| all().any(|s| get(s).is_some()))
         .collect();
-    o += &format!("{:<5}", "skb");
-    for (name, _) in &cols {
-        o += &format!(" {name:<16}");
-    }
-    o += " verdict\n";
-    for i in 0..r.model.skbs.len().max(r.kernel_side.skbs.len()) {
-        let (m, k) = (r.model.skbs.get(i), r.kernel_side.skbs.get(i));
-        o += &format!("{i:<5}");
-        for (_, get) in &cols {
-            o += &format!(" {:<16}", pair(m.and_then(get), k.and_then(get)));
+    if !cols.is_empty() {
+        o += &format!("{:<5}", "skb");
+        for (name, _) in &cols {
+            o += &format!(" {name:<16}");
         }
-        o += &format!(" {}\n", mark(field_ok(&format!("skb[{i}]"))));
+        o += " verdict\n";
+        for i in 0..r.model.skbs.len().max(r.kernel_side.skbs.len()) {
+            let (m, k) = (r.model.skbs.get(i), r.kernel_side.skbs.get(i));
+            o += &format!("{i:<5}");
+            for (_, get) in &cols {
+                o += &format!(" {:<16}", pair(m.and_then(get), k.and_then(get)));
+            }
+            o += &format!(" {}\n", mark(field_ok(&format!("skb[{i}]"))));
+        }
     }
     if !r.not_driven.is_empty() {
         o += &format!("not driven: {}\n", r.not_driven.join(", "));

@@ -33,8 +33,8 @@ use super::probe::{self, Tracer};
 use super::verdict::{Inconclusive, Row};
 use crate::tap::netns::{self, KERNEL_IP, RUNNER_IP, RUNNER_MAC};
 use skblab_core::events::Event;
-use skblab_core::rx::{DriverStyle, Proto, RxOp, RxScenario};
 use skblab_core::mechanism::Mechanism;
+use skblab_core::rx::{DriverStyle, Proto, RxOp, RxScenario};
 use skblab_core::{RunOptions, Trace};
 use std::collections::{BTreeMap, HashMap};
 use std::net::UdpSocket;
@@ -109,7 +109,12 @@ pub fn check(sc: &RxScenario) -> Result<Reader, String> {
         match op {
             RxOp::Arrive { .. } => {}
             RxOp::Close if i == last => {}
-            _ => return refuse(&format!("ops[{i}]"), "the napi-frags run drives `arrive` ops, then `close` last"),
+            _ => {
+                return refuse(
+                    &format!("ops[{i}]"),
+                    "the napi-frags run drives `arrive` ops, then `close` last",
+                )
+            }
         }
     }
     Ok(reader)
@@ -120,8 +125,8 @@ pub fn check(sc: &RxScenario) -> Result<Reader, String> {
 pub struct PageView {
     pub order: u64,
     pub cpu: u64,
-    /// Frames whose fragment landed on it.
-    pub frames: u64,
+    /// Fragments the cache cut from it (one a frame, or two in v3.x: head and payload).
+    pub fragments: u64,
     /// Freed by the end of the run.
     pub freed: bool,
 }
@@ -129,7 +134,7 @@ pub struct PageView {
 /// The frag cache's pages, in the order it took them, and its restarts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Pages {
-    pub frames: u64,
+    pub fragments: u64,
     pub pages: Vec<PageView>,
     /// Times the cache started over on the page it held.
     pub reuses: u64,
@@ -171,7 +176,7 @@ fn model_pages(t: &Trace) -> Pages {
     for e in events() {
         match *e {
             Event::FragAlloc { page, .. } => {
-                out.frames += 1;
+                out.fragments += 1;
                 let i = *index.entry(page).or_insert_with(|| {
                     let (order, cpu) = alloc.get(&page).copied().unwrap_or_default();
                     out.pages.push(PageView {
@@ -181,7 +186,7 @@ fn model_pages(t: &Trace) -> Pages {
                     });
                     out.pages.len() - 1
                 });
-                out.pages[i].frames += 1;
+                out.pages[i].fragments += 1;
             }
             Event::ReusePage { page, .. } if index.contains_key(&page) => out.reuses += 1,
             Event::FreePage { page, .. } => {
@@ -195,6 +200,17 @@ fn model_pages(t: &Trace) -> Pages {
     out
 }
 
+/// Reads one field of a page.
+type PageField = fn(&PageView) -> u64;
+
+/// The judged fields of each page.
+const PAGE_FIELDS: [(&str, PageField); 4] = [
+    ("order", |p| p.order),
+    ("cpu", |p| p.cpu),
+    ("fragments", |p| p.fragments),
+    ("freed", |p| p.freed as u64),
+];
+
 /// Both sides' pages as judged rows.
 pub fn rows(model: &Pages, kernel: &Pages) -> Vec<Row> {
     let row = |field: String, m: Option<u64>, k: Option<u64>| Row {
@@ -205,24 +221,26 @@ pub fn rows(model: &Pages, kernel: &Pages) -> Vec<Row> {
     };
     let frees = |p: &Pages| p.pages.iter().filter(|p| p.freed).count() as u64;
     let mut rows = vec![
-        row("frames".into(), Some(model.frames), Some(kernel.frames)),
+        row(
+            "fragments".into(),
+            Some(model.fragments),
+            Some(kernel.fragments),
+        ),
         row(
             "frag_cache_pages".into(),
             Some(model.pages.len() as u64),
             Some(kernel.pages.len() as u64),
         ),
-        row("page_reuses".into(), Some(model.reuses), Some(kernel.reuses)),
+        row(
+            "page_reuses".into(),
+            Some(model.reuses),
+            Some(kernel.reuses),
+        ),
         row("page_frees".into(), Some(frees(model)), Some(frees(kernel))),
     ];
     for i in 0..model.pages.len().max(kernel.pages.len()) {
         let (m, k) = (model.pages.get(i), kernel.pages.get(i));
-        let fields: [(&str, fn(&PageView) -> u64); 4] = [
-            ("order", |p| p.order),
-            ("cpu", |p| p.cpu),
-            ("frames", |p| p.frames),
-            ("freed", |p| p.freed.into()),
-        ];
-        for (name, get) in fields {
+        for (name, get) in PAGE_FIELDS {
             rows.push(row(format!("page[{i}].{name}"), m.map(get), k.map(get)));
         }
     }
@@ -266,9 +284,16 @@ enum Line {
         nr_frags: u64,
     },
     /// A page allocated in frame `n`'s writev.
-    Alloc { n: u64, cpu: u64, pfn: u64, order: u64 },
+    Alloc {
+        n: u64,
+        cpu: u64,
+        pfn: u64,
+        order: u64,
+    },
     /// One of those freed (anywhere).
-    Free { pfn: u64 },
+    Free {
+        pfn: u64,
+    },
     Mark,
 }
 
@@ -402,9 +427,9 @@ pub fn kernel_pages(lines: &[String], first: u64, payloads: &[u32]) -> Result<Pa
             )));
         }
         next_offset = offset + u64::from(payload).div_ceil(SMP_CACHE_BYTES) * SMP_CACHE_BYTES;
-        out.frames += 1;
+        out.fragments += 1;
         if let Some(p) = out.pages.last_mut() {
-            p.frames += 1;
+            p.fragments += 1;
         }
     }
     for (p, pfn) in out.pages.iter_mut().zip(&pfns) {
@@ -431,14 +456,20 @@ fn open_tap() -> Result<(OwnedFd, [u8; 6]), String> {
     ifr[16..18].copy_from_slice(&FLAGS.to_ne_bytes());
     // SAFETY: TUNSETIFF reads and writes a struct ifreq (40 bytes).
     if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF as _, ifr.as_mut_ptr()) } != 0 {
-        return Err(err("TUNSETIFF with IFF_NAPI | IFF_NAPI_FRAGS (needs CAP_NET_ADMIN)"));
+        return Err(err(
+            "TUNSETIFF with IFF_NAPI | IFF_NAPI_FRAGS (needs CAP_NET_ADMIN)",
+        ));
     }
     let _ = std::fs::write(
         format!("/proc/sys/net/ipv6/conf/{TAP_NAME}/disable_ipv6"),
         "1",
     );
     netns::link_up("lo")?;
-    netns::set_addr_mask(TAP_NAME, KERNEL_IP, std::net::Ipv4Addr::new(255, 255, 255, 0))?;
+    netns::set_addr_mask(
+        TAP_NAME,
+        KERNEL_IP,
+        std::net::Ipv4Addr::new(255, 255, 255, 0),
+    )?;
     netns::link_up(TAP_NAME)?;
     let sock = UdpSocket::bind("127.0.0.1:0").map_err(|e| format!("udp socket: {e}"))?;
     // SAFETY: SIOCGIFHWADDR fills the ifreq's sockaddr (family, then the MAC).
@@ -459,7 +490,10 @@ struct Writer {
 
 enum Cmd {
     /// One frame of this payload, then the marker; `read`: then read every datagram queued.
-    Frame { payload: u32, read: bool },
+    Frame {
+        payload: u32,
+        read: bool,
+    },
     /// Read every datagram queued.
     Drain,
     Close,
@@ -578,4 +612,123 @@ fn prime(writer: &Pinned<Cmd>, tracer: &mut Tracer, payload: u32) -> Result<u64,
     Err(format!(
         "inconclusive: {PRIME_MAX} held frames never reached a refill of CPU 0's frag cache"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(text: &str) -> RxScenario {
+        match skblab_core::Scenario::parse(text).unwrap() {
+            skblab_core::Scenario::Rx(s) => s,
+            _ => panic!("not an rx scenario"),
+        }
+    }
+
+    const BASE: u64 = 0xffff_ea00_0000_0000;
+
+    /// Probe lines for frames of 1,448 bytes (stride 1,472): `(n, pfn, offset)` each, an
+    /// alloc line where `alloc` says so.
+    fn lines(frames: &[(u64, u64, u64, bool)]) -> Vec<String> {
+        let mut out = Vec::new();
+        for &(n, pfn, offset, alloc) in frames {
+            if alloc {
+                out.push(format!("alloc {n} 0 {pfn} 3"));
+            }
+            let page = BASE + pfn * STRUCT_PAGE;
+            out.push(format!("frag {n} 0 {page} {offset} 1448 1"));
+            out.push(format!("mark {n}"));
+        }
+        out
+    }
+
+    #[test]
+    fn pages_reuses_and_frees_come_from_the_frames_offsets() {
+        // Frame 1 on a foreign page; frame 2 the refill; 22 a page, then a new page.
+        let mut f = vec![(1, 7, 4416, false), (2, 100, 0, true)];
+        f.extend((1..22).map(|i| (2 + i, 100, i * 1472, false)));
+        f.push((24, 200, 0, true));
+        let mut l = lines(&f);
+        l.push("alloc 5 0 999 1".into());
+        l.push("free 30 1 100 3".into());
+        l.push("free 30 1 999 1".into());
+        let payloads = vec![1448; 23];
+        let p = kernel_pages(&l, 2, &payloads).unwrap();
+        assert_eq!(p.fragments, 23);
+        assert_eq!(p.reuses, 0);
+        let got: Vec<_> = p
+            .pages
+            .iter()
+            .map(|p| (p.order, p.fragments, p.freed))
+            .collect();
+        assert_eq!(got, [(3, 22, true), (3, 1, false)]);
+        // The same page again at offset 0: the cache started over on it.
+        let mut l2 = lines(&f[..23]);
+        l2.extend(lines(&[(24, 100, 0, false)]));
+        let p = kernel_pages(&l2, 2, &payloads).unwrap();
+        assert_eq!((p.pages.len(), p.reuses), (1, 1));
+    }
+
+    #[test]
+    fn a_foreign_fragment_in_between_makes_the_trace_untrusted() {
+        // Frame 3 one stride too far: something else took a fragment of CPU 0's cache.
+        let l = lines(&[
+            (1, 100, 0, true),
+            (2, 100, 1472, false),
+            (3, 100, 4416, false),
+        ]);
+        let e = kernel_pages(&l, 1, &[1448; 3]).unwrap_err();
+        assert!(e.0.contains("another user"), "{e:?}");
+        // A new page not allocated in the frame's writev.
+        let l = lines(&[(1, 100, 0, true), (2, 300, 0, false)]);
+        assert!(kernel_pages(&l, 1, &[1448; 2]).is_err());
+        // A start that is no refill: vmemmap_base would not be 1 GiB aligned.
+        let mut l = lines(&[(1, 100, 0, false)]);
+        l.insert(0, "alloc 1 0 101 3".into());
+        assert!(refill_base(&l.iter().map(|l| parse(l).unwrap()).collect::<Vec<_>>(), 1).is_none());
+        assert!(kernel_pages(&l, 1, &[1448]).is_err());
+        // A frame missing.
+        assert!(kernel_pages(&lines(&[(1, 100, 0, true)]), 1, &[1448; 2]).is_err());
+    }
+
+    #[test]
+    fn the_model_counts_its_frag_cache_pages_only() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/");
+        let read = |f: &str| scenario(&std::fs::read_to_string(format!("{dir}{f}")).unwrap());
+        let (payloads, p) = model(&read("rx-napi-frags-lagging.toml"), "modern").unwrap();
+        assert_eq!(payloads, [1448; 100]);
+        let frames: Vec<_> = p
+            .pages
+            .iter()
+            .map(|p| (p.order, p.fragments, p.freed))
+            .collect();
+        let mut want = vec![(3, 22, true); 4];
+        want.push((3, 12, false));
+        assert_eq!(frames, want);
+        let (_, p) = model(&read("rx-napi-frags-prompt.toml"), "modern").unwrap();
+        assert_eq!((p.pages.len(), p.reuses, p.pages[0].fragments), (1, 4, 100));
+        let r = rows(&p, &p);
+        assert!(r.iter().all(|r| r.agree) && r.len() == 8, "{r:?}");
+    }
+
+    #[test]
+    fn what_the_run_cannot_hold_is_refused_by_name() {
+        let refused = |extra: &str| {
+            let sc = scenario(&format!(
+                "mechanism = \"rx\"\n[nic]\ndriver = \"napi-frags\"\n{extra}\n\
+                 [[ops]]\nop = \"arrive\"\nframes = 1\n"
+            ));
+            check(&sc).err().unwrap()
+        };
+        assert!(refused("[socket]\nproto = \"tcp\"").starts_with("socket.proto"));
+        assert!(refused("[socket]\nproto = \"udp\"\n[app]\ncpu = 1").starts_with("app.cpu"));
+        assert!(
+            refused("[socket]\nproto = \"udp\"\n[app]\ncpu = 0\nprompt = true").starts_with("app:")
+        );
+        let sc = scenario(
+            "mechanism = \"rx\"\n[nic]\ndriver = \"napi-frags\"\n[socket]\nproto = \"udp\"\n\
+             [app]\ncpu = 0\n[[ops]]\nop = \"recvmsg\"\n[[ops]]\nop = \"arrive\"\nframes = 1\n",
+        );
+        assert!(check(&sc).unwrap_err().starts_with("ops[0]"));
+    }
 }
