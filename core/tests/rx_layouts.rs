@@ -505,8 +505,7 @@ fn napi_frags_heads_and_payload_fragments() {
         driver: DriverStyle::NapiFrags,
         ..NicParams::default()
     };
-    for (variant, head_bytes, offset) in [("modern", 1024, 32768 - 1472), ("pre-2012", 704, 704)]
-    {
+    for (variant, head_bytes, offset) in [("modern", 1024, 32768 - 1472), ("pre-2012", 704, 704)] {
         let mut v = Variant::default();
         v.set(variant).unwrap();
         let p = RxParams::new(v, &Default::default(), nic, udp, AppParams::default()).unwrap();
@@ -528,7 +527,11 @@ fn napi_frags_heads_and_payload_fragments() {
             } => Some((*offset, *size, *truesize)),
             _ => None,
         });
-        assert_eq!(frag, Some((offset, 1448, head_bytes + 256 + 1448)), "{variant}");
+        assert_eq!(
+            frag,
+            Some((offset, 1448, head_bytes + 256 + 1448)),
+            "{variant}"
+        );
     }
     let pages = |frames: usize| {
         let p = RxParams::new(
@@ -550,8 +553,14 @@ fn napi_frags_heads_and_payload_fragments() {
     };
     assert_eq!((pages(22), pages(23)), (1, 2));
     let big = SocketParams { mss: 4097, ..udp };
-    let e = RxParams::new(Variant::default(), &Default::default(), nic, big, AppParams::default())
-        .unwrap_err()
-        .to_string();
+    let e = RxParams::new(
+        Variant::default(),
+        &Default::default(),
+        nic,
+        big,
+        AppParams::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("socket.mss") && e.contains("4096"), "{e}");
 }

@@ -9,11 +9,13 @@
 //! (a TCP peer on the TAP whose window is closed), [`send`] (seed 000: the writes, the
 //! tracepoint lines, the model's queue), [`mptcp`] (seed 003: MPTCP over lo, the DSS
 //! mappings), [`rx`] (seeds 002 and 001: skbs into a kernel socket on CPU 0, read on CPU 1,
-//! where each is freed), [`pinned`] (threads pinned to a CPU, NET_RX raised there),
+//! where each is freed), [`napi_frags`] (seed 001 judged: UDP frames through a TAP's NAPI
+//! frags path, the pages of CPU 0's frag cache), [`pinned`] (threads pinned to a CPU, NET_RX raised there),
 //! [`verdict`] (the comparison, testable without root).
 
 mod mptcp;
 mod napi_frags;
+mod napi_writer;
 mod peer;
 mod pinned;
 mod probe;
@@ -310,8 +312,14 @@ fn run_napi_frags(
     isolate(napi_frags::TRACEPOINTS)?;
     let mut why = Vec::new();
     let kernel = loop {
-        let (lines, first) = napi_frags::run_kernel(&payloads, reader)?;
-        match napi_frags::kernel_pages(&lines, first, &payloads) {
+        let untrusted =
+            |e: &String| e.starts_with(probe::LOST_EVENTS) || e.starts_with(napi_writer::NO_REFILL);
+        let trace = match napi_writer::run_kernel(&payloads, reader) {
+            Err(e) if untrusted(&e) => Err(verdict::Inconclusive(e)),
+            Err(e) => return Err(e),
+            Ok((lines, first)) => napi_frags::kernel_pages(&lines, first, &payloads),
+        };
+        match trace {
             Ok(k) => break k,
             Err(verdict::Inconclusive(w)) => why.push(w),
         }
