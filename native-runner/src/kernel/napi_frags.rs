@@ -48,6 +48,7 @@ pub(super) fn prime_max(payload: u32) -> u64 {
     let stride = u64::from(payload).div_ceil(SMP_CACHE_BYTES) * SMP_CACHE_BYTES;
     u64::from(PAGE_FRAG_CACHE_MAX_SIZE) / stride + 2
 }
+
 /// sizeof(struct page) on x86_64: vmemmap is an array of them.
 const STRUCT_PAGE: u64 = 64;
 /// vmemmap_base is aligned to PUD_SIZE (1 GiB) under KASLR (arch/x86/mm/kaslr.c).
@@ -85,11 +86,14 @@ pub fn check(sc: &RxScenario) -> Result<Reader, String> {
     if sc.socket.proto != Proto::Udp {
         return refuse("socket.proto", "the napi-frags run receives UDP (\"udp\")");
     }
-    if sc.app.cpu != 0 || sc.nic.rps {
+    if sc.app.cpu != 0 {
         return refuse(
             "app.cpu",
-            "the napi-frags run reads on the writer's CPU (0, no rps)",
+            "the napi-frags run reads on the writer's CPU (0)",
         );
+    }
+    if sc.nic.rps {
+        return refuse("nic.rps", "the napi-frags run has no RPS (false)");
     }
     let reader = match (sc.app.prompt, sc.app.lag, sc.nic.budget) {
         (true, 0, 1) => Reader::Prompt,
@@ -103,6 +107,12 @@ pub fn check(sc: &RxScenario) -> Result<Reader, String> {
         }
     };
     let last = sc.ops.len().saturating_sub(1);
+    if !matches!(sc.ops.last(), Some(RxOp::Close)) {
+        return refuse(
+            &format!("ops[{last}]"),
+            "the napi-frags run ends with `close` (the frees it judges happen there)",
+        );
+    }
     for (i, op) in sc.ops.iter().enumerate() {
         match op {
             RxOp::Arrive { .. } => {}
@@ -552,12 +562,20 @@ mod tests {
         assert!(refused("[socket]\nproto = \"tcp\"").starts_with("socket.proto"));
         assert!(refused("[socket]\nproto = \"udp\"\n[app]\ncpu = 1").starts_with("app.cpu"));
         assert!(
+            refused("rps = true\n[socket]\nproto = \"udp\"\n[app]\ncpu = 0").starts_with("nic.rps")
+        );
+        assert!(
             refused("[socket]\nproto = \"udp\"\n[app]\ncpu = 0\nprompt = true").starts_with("app:")
         );
         let sc = scenario(
             "mechanism = \"rx\"\n[nic]\ndriver = \"napi-frags\"\n[socket]\nproto = \"udp\"\n\
-             [app]\ncpu = 0\n[[ops]]\nop = \"recvmsg\"\n[[ops]]\nop = \"arrive\"\nframes = 1\n",
+             [app]\ncpu = 0\n[[ops]]\nop = \"recvmsg\"\n[[ops]]\nop = \"close\"\n",
         );
         assert!(check(&sc).unwrap_err().starts_with("ops[0]"));
+        let sc = scenario(
+            "mechanism = \"rx\"\n[nic]\ndriver = \"napi-frags\"\n[socket]\nproto = \"udp\"\n\
+             [app]\ncpu = 0\n[[ops]]\nop = \"arrive\"\nframes = 1\n",
+        );
+        assert!(check(&sc).unwrap_err().contains("ends with `close`"));
     }
 }
