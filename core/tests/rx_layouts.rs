@@ -487,3 +487,80 @@ fn duyck_2012_refills_start_at_page_size() {
         .collect();
     assert_eq!(cursors, vec![Some(4096); 3]);
 }
+
+/// tun's NAPI frags driver (`tun_napi_alloc_frags`): the headers in `napi_get_frags`' head
+/// (napi_alloc_skb(GRO_MAX_HEAD 304): 304 + 64 <= 704, a 1 KiB piece of v6.12's small-head
+/// cache; v3.5: SKB_DATA_ALIGN(304 + 64) + 320 = 704 bytes of the same netdev_alloc_cache),
+/// the payload in one frag-cache fragment of SKB_DATA_ALIGN(1448) = 1472 bytes, charged its
+/// 1,448 bytes (`skb->truesize += skb->data_len`). A 32 KiB page holds 22 (32,384), so a
+/// 23rd frame that nobody read takes a second page.
+#[test]
+fn napi_frags_heads_and_payload_fragments() {
+    use skblab_core::events::Event;
+    let udp = SocketParams {
+        proto: skblab_core::rx::Proto::Udp,
+        ..SocketParams::default()
+    };
+    let nic = NicParams {
+        driver: DriverStyle::NapiFrags,
+        ..NicParams::default()
+    };
+    for (variant, head_bytes, offset) in [("modern", 1024, 32768 - 1472), ("pre-2012", 704, 704)] {
+        let mut v = Variant::default();
+        v.set(variant).unwrap();
+        let p = RxParams::new(v, &Default::default(), nic, udp, AppParams::default()).unwrap();
+        let mut m = RxMachine::new(p);
+        let mut ev = Events::on();
+        m.arrive(&[p.frame_len()], &mut ev).unwrap();
+        let ev = ev.take();
+        let head = ev.iter().find_map(|e| match e {
+            Event::AllocSkb { head_bytes, .. } => Some(*head_bytes),
+            _ => None,
+        });
+        assert_eq!(head, Some(head_bytes), "{variant}");
+        let frag = ev.iter().find_map(|e| match e {
+            Event::NewFrag {
+                offset,
+                size,
+                truesize,
+                ..
+            } => Some((*offset, *size, *truesize)),
+            _ => None,
+        });
+        assert_eq!(
+            frag,
+            Some((offset, 1448, head_bytes + 256 + 1448)),
+            "{variant}"
+        );
+    }
+    let pages = |frames: usize| {
+        let p = RxParams::new(
+            "modern".parse().unwrap(),
+            &Default::default(),
+            nic,
+            udp,
+            AppParams::default(),
+        )
+        .unwrap();
+        let mut m = RxMachine::new(p);
+        let mut ev = Events::on();
+        m.arrive(&vec![p.frame_len(); frames], &mut ev).unwrap();
+        let allocs = ev.take();
+        allocs
+            .iter()
+            .filter(|e| matches!(e, Event::AllocPage { order: 3, .. }))
+            .count()
+    };
+    assert_eq!((pages(22), pages(23)), (1, 2));
+    let big = SocketParams { mss: 4097, ..udp };
+    let e = RxParams::new(
+        Variant::default(),
+        &Default::default(),
+        nic,
+        big,
+        AppParams::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("socket.mss") && e.contains("4096"), "{e}");
+}

@@ -13,6 +13,13 @@
 //!   attached as a frag and charged `ixgbe_rx_bufsz` (half a page). The model gives each
 //!   buffer a fresh order-0 page (ixgbe recycles half pages; most drivers today use
 //!   page_pool).
+//! - **napi-frags**: tun with IFF_NAPI_FRAGS (`tun_napi_alloc_frags`, drivers/net/tun.c,
+//!   v6.13 on, and 6.12.y since "net: tun: fix tun_napi_alloc_frags()"), fed one frame a
+//!   `writev` of two iovecs: the first (the headers) goes into the head `napi_get_frags`
+//!   allocates (`napi_alloc_skb(napi, GRO_MAX_HEAD)`, net/core/gro.c), the second (the
+//!   payload) into one fragment of `netdev_alloc_frag(iov_len)`, which in process context is
+//!   `__napi_alloc_frag_align` on the writer's CPU: `napi_alloc_cache.page`, the CPU's frag
+//!   cache, asked for `SKB_DATA_ALIGN(iov_len)` bytes (net/core/skbuff.c, v6.12).
 //!
 //! Which allocator the head comes from is [`head_source`].
 
@@ -32,6 +39,11 @@ use crate::trace::queue;
 pub fn fragsz(k: &KernelConsts, length: u32) -> u32 {
     k.skb_data_align(length + k.net_skb_pad) + k.skb_data_align(k.shinfo_size)
 }
+
+/// GRO_MAX_HEAD = `MAX_HEADER + 128` (net/core/gro.c, v6.12; include/linux/netdevice.h in
+/// v3.x): MAX_HEADER = LL_MAX_HEADER 128 + 48 = 176 (with CONFIG_WLAN and tunnels, as
+/// MAX_TCP_HEADER 320 assumes), so 304: the head `napi_get_frags` asks for.
+pub const GRO_MAX_HEAD: u32 = 304;
 
 /// Where a driver's skb head comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +110,7 @@ fn head_len(p: &RxParams) -> u32 {
     match p.nic.driver {
         DriverStyle::FullFrame => p.frame_len(),
         DriverStyle::HeaderSplit => p.hdr_size(),
+        DriverStyle::NapiFrags => GRO_MAX_HEAD,
     }
 }
 
@@ -135,7 +148,7 @@ pub fn rx_frame(
     let room = head_bytes - k.skb_data_align(k.shinfo_size);
     let in_head = match p.nic.driver {
         DriverStyle::FullFrame => frame_len,
-        DriverStyle::HeaderSplit => hdrs,
+        DriverStyle::HeaderSplit | DriverStyle::NapiFrags => hdrs,
     };
     let head = SkbHead {
         headroom: k.net_skb_pad + hdrs,
@@ -169,12 +182,39 @@ pub fn rx_frame(
         headers: hdrs,
         linear: in_head - hdrs,
     });
-    if p.nic.driver == DriverStyle::FullFrame {
-        skb.put_linear(in_head - hdrs);
-    } else {
-        attach_payload_pages(mem, &mut skb, payload, &k, ev);
+    match p.nic.driver {
+        DriverStyle::FullFrame => skb.put_linear(in_head - hdrs),
+        DriverStyle::HeaderSplit => attach_payload_pages(mem, &mut skb, payload, &k, ev),
+        DriverStyle::NapiFrags => {
+            let frag = cache.alloc(mem, k.skb_data_align(payload), ev);
+            attach_frag(
+                &mut skb,
+                Frag {
+                    size: payload,
+                    ..frag
+                },
+                payload,
+                ev,
+            );
+        }
     }
     skb
+}
+
+/// Puts `frag` in the skb's next frag slot and charges `truesize` for it.
+fn attach_frag(skb: &mut Skb, frag: Frag, truesize: u32, ev: &mut Events) {
+    let idx = skb.nr_frags() as u32;
+    skb.add_frag(frag);
+    skb.head.truesize += truesize;
+    let (id, truesize) = (skb.id, skb.head.truesize);
+    ev.emit(|| Event::NewFrag {
+        skb: id,
+        idx,
+        page: frag.page,
+        offset: frag.offset,
+        size: frag.size,
+        truesize,
+    });
 }
 
 /// `ixgbe_rx_bufsz`: the half page each ixgbe receive buffer is, and what ixgbe adds to
@@ -204,22 +244,12 @@ fn attach_payload_pages(
         let size = payload.min(bufsz);
         let page = mem.pool.alloc(0, k.page_size, skb.cpu, None, ev);
         mem.pool.page_mut(page).used = size;
-        let idx = skb.nr_frags() as u32;
-        skb.add_frag(Frag {
+        let frag = Frag {
             page,
             offset: 0,
             size,
-        });
-        skb.head.truesize += bufsz;
-        let (id, truesize) = (skb.id, skb.head.truesize);
-        ev.emit(|| Event::NewFrag {
-            skb: id,
-            idx,
-            page,
-            offset: 0,
-            size,
-            truesize,
-        });
+        };
+        attach_frag(skb, frag, bufsz, ev);
         payload -= size;
     }
 }

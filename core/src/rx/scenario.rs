@@ -41,7 +41,7 @@ pub struct RxScenario {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicParams {
-    /// `full-frame` (build_skb around a frag-cache buffer) or `header-split`.
+    /// `full-frame` (build_skb around a frag-cache buffer), `header-split` or `napi-frags`.
     pub driver: DriverStyle,
     /// Header-split head buffer length; unset: the era's IXGBE_RX_HDR_SIZE
     /// ([`ixgbe_rx_hdr_size`]).
@@ -96,6 +96,9 @@ pub enum DriverStyle {
     FullFrame,
     /// The headers in a small head, the payload in driver pages.
     HeaderSplit,
+    /// The headers in a `napi_get_frags` head, the payload in one frag-cache fragment
+    /// (tun with IFF_NAPI_FRAGS, see [`super::driver`]).
+    NapiFrags,
 }
 
 /// The flow's protocol.
@@ -221,6 +224,16 @@ impl RxParams {
     ) -> Result<RxParams, Error> {
         let consts = overrides.apply(variant.era().consts())?;
         check_range("socket.mss", socket.mss.into(), 1, 9000)?;
+        if nic.driver == DriverStyle::NapiFrags {
+            // tun_napi_alloc_frags refuses an iovec after the first above PAGE_SIZE.
+            let page = consts.page_size.into();
+            check_range(
+                "socket.mss (nic.driver = \"napi-frags\")",
+                socket.mss.into(),
+                1,
+                page,
+            )?;
+        }
         check_range("nic.budget", nic.budget.into(), 1, 1024)?;
         let hdrs = socket.proto.headers();
         if let Some(h) = nic.hdr_size {
@@ -242,7 +255,8 @@ impl RxParams {
         self.socket.mss + self.socket.proto.headers()
     }
 
-    /// The header-split head length: `nic.hdr_size`, else the era's IXGBE_RX_HDR_SIZE.
+    /// The header-split head length: `nic.hdr_size`, else the era's IXGBE_RX_HDR_SIZE (the
+    /// napi-frags head's is GRO_MAX_HEAD, [`super::driver::GRO_MAX_HEAD`]).
     pub fn hdr_size(&self) -> u32 {
         self.nic
             .hdr_size

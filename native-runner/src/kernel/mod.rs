@@ -9,10 +9,13 @@
 //! (a TCP peer on the TAP whose window is closed), [`send`] (seed 000: the writes, the
 //! tracepoint lines, the model's queue), [`mptcp`] (seed 003: MPTCP over lo, the DSS
 //! mappings), [`rx`] (seeds 002 and 001: skbs into a kernel socket on CPU 0, read on CPU 1,
-//! where each is freed), [`pinned`] (threads pinned to a CPU, NET_RX raised there),
+//! where each is freed), [`napi_frags`] (seed 001 judged: UDP frames through a TAP's NAPI
+//! frags path, the pages of CPU 0's frag cache), [`pinned`] (threads pinned to a CPU, NET_RX raised there),
 //! [`verdict`] (the comparison, testable without root).
 
 mod mptcp;
+mod napi_frags;
+mod napi_writer;
 mod peer;
 mod pinned;
 mod probe;
@@ -129,6 +132,9 @@ fn run(args: &KernelArgs) -> Result<Report, String> {
     let report = match sc {
         Scenario::Sendmsg(sc) => run_send(&sc, args.variant.as_deref()),
         Scenario::Mptcp(sc) => run_mptcp(&sc, args.variant.as_deref()),
+        Scenario::Rx(sc) if napi_frags::applies(&sc) => {
+            run_napi_frags(&sc, args.variant.as_deref())
+        }
         Scenario::Rx(sc) => run_rx(&sc, args.variant.as_deref()),
     }?;
     // A write after an op left out is refused, so the driven ops are a prefix.
@@ -296,6 +302,53 @@ fn run_rx(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
     Ok(r)
 }
 
+/// Seed 001: the frag cache's pages through tun's NAPI frags path (see [`napi_frags`]).
+fn run_napi_frags(
+    sc: &skblab_core::rx::RxScenario,
+    variant: Option<&str>,
+) -> Result<Report, String> {
+    let variant = variant.unwrap_or(rx::DEFAULT_VARIANT);
+    let reader = napi_frags::check(sc)?;
+    let (payloads, model) = napi_frags::model(sc, variant)?;
+    isolate(napi_frags::TRACEPOINTS)?;
+    let mut why = Vec::new();
+    let kernel = loop {
+        let untrusted =
+            |e: &String| e.starts_with(probe::LOST_EVENTS) || e.starts_with(napi_writer::NO_REFILL);
+        let trace = match napi_writer::run_kernel(&payloads, reader) {
+            Err(e) if untrusted(&e) => Err(verdict::Inconclusive(e)),
+            Err(e) => return Err(e),
+            Ok((lines, first)) => napi_frags::kernel_pages(&lines, first, &payloads),
+        };
+        match trace {
+            Ok(k) => break k,
+            Err(verdict::Inconclusive(w)) => why.push(w),
+        }
+        if why.len() == TRIES {
+            return Err(inconclusive(&why));
+        }
+    };
+    let setup = serde_json::json!({
+        "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags \
+            (netdev_alloc_frag: CPU 0's napi_alloc_cache.page) -> napi_gro_frags",
+        "frame": "one writev: Ethernet + IPv4 + UDP headers, then the payload",
+        "reader": format!("{reader:?} on CPU 0"),
+        "first_frame": "the first refill of CPU 0's cache (held frames before it prime it)",
+        "untrusted_runs_retried": why.len(),
+    });
+    let mut r = report(
+        "rx",
+        variant,
+        setup,
+        Side::default(),
+        Side::default(),
+        Vec::new(),
+    )?;
+    r.rows = napi_frags::rows(&model, &kernel);
+    r.verdict = verdict::verdict(&r.rows);
+    Ok(r)
+}
+
 fn report(
     mechanism: &'static str,
     variant: &str,
@@ -368,9 +421,11 @@ pub fn render(r: &Report) -> String {
         let s = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         format!("{}/{}", s(m), s(k))
     };
-    for row in r.rows.iter().filter(|row| !row.field.starts_with("skb[")) {
+    let rows = || r.rows.iter().filter(|row| !row.field.starts_with("skb["));
+    let width = rows().map(|row| row.field.len()).max().unwrap_or(0).max(10);
+    for row in rows() {
         o += &format!(
-            "{:<10} model/kernel {:<16} {}\n",
+            "{:<width$} model/kernel {:<16} {}\n",
             row.field,
             pair(row.model, row.kernel),
             mark(row.agree)
@@ -384,18 +439,20 @@ pub fn render(r: &Report) -> String {
         .chain([shown])
         .filter(|(_, get)| all().any(|s| get(s).is_some()))
         .collect();
-    o += &format!("{:<5}", "skb");
-    for (name, _) in &cols {
-        o += &format!(" {name:<16}");
-    }
-    o += " verdict\n";
-    for i in 0..r.model.skbs.len().max(r.kernel_side.skbs.len()) {
-        let (m, k) = (r.model.skbs.get(i), r.kernel_side.skbs.get(i));
-        o += &format!("{i:<5}");
-        for (_, get) in &cols {
-            o += &format!(" {:<16}", pair(m.and_then(get), k.and_then(get)));
+    if !cols.is_empty() {
+        o += &format!("{:<5}", "skb");
+        for (name, _) in &cols {
+            o += &format!(" {name:<16}");
         }
-        o += &format!(" {}\n", mark(field_ok(&format!("skb[{i}]"))));
+        o += " verdict\n";
+        for i in 0..r.model.skbs.len().max(r.kernel_side.skbs.len()) {
+            let (m, k) = (r.model.skbs.get(i), r.kernel_side.skbs.get(i));
+            o += &format!("{i:<5}");
+            for (_, get) in &cols {
+                o += &format!(" {:<16}", pair(m.and_then(get), k.and_then(get)));
+            }
+            o += &format!(" {}\n", mark(field_ok(&format!("skb[{i}]"))));
+        }
     }
     if !r.not_driven.is_empty() {
         o += &format!("not driven: {}\n", r.not_driven.join(", "));

@@ -206,6 +206,32 @@ impl Tracer {
         Ok(())
     }
 
+    /// The `printf` lines bpftrace prints until one `until` accepts (that one included),
+    /// while the probes keep running; they are also kept for [`Tracer::finish`]. A line
+    /// comes out after every earlier line printed on the same CPU.
+    pub fn read_until(&mut self, until: impl Fn(&str) -> bool) -> Result<Vec<String>, String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut out = Vec::new();
+        loop {
+            let l = self
+                .next_line(deadline)?
+                .ok_or_else(|| format!("bpftrace ended early: {}", self.stderr()))?;
+            self.early.push(l.clone());
+            let v: serde_json::Value = serde_json::from_str(&l).unwrap_or_default();
+            if v["type"] == "lost_events" {
+                return Err(format!("{LOST_EVENTS} ({})", v["data"]));
+            }
+            if let Some(data) = v["data"].as_str().filter(|_| v["type"] == "printf") {
+                let data = data.trim_end().to_string();
+                let done = until(&data);
+                out.push(data);
+                if done {
+                    return Ok(out);
+                }
+            }
+        }
+    }
+
     /// The next line bpftrace prints; `None` once it has exited.
     fn next_line(&mut self, deadline: Instant) -> Result<Option<String>, String> {
         let left = deadline.saturating_duration_since(Instant::now());

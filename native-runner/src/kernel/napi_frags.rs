@@ -1,0 +1,581 @@
+//! Seed 001 on the running kernel: a NIC driver's frag cache, fed through tun's NAPI frags
+//! path, beside the model's `napi-frags` driver (`modern`).
+//!
+//! **The kernel's side.** A TAP opened with IFF_NAPI | IFF_NAPI_FRAGS (CAP_NET_ADMIN) and
+//! no virtio-net header. Each frame is one `writev` of two iovecs, the Ethernet, IPv4 and UDP
+//! headers then the payload: `tun_get_user` -> `tun_napi_alloc_frags` (drivers/net/tun.c,
+//! v6.13 on) puts the first iovec in the head of `napi_get_frags` and takes the second from
+//! `netdev_alloc_frag(iov_len)`, which in process context is `__napi_alloc_frag_align`
+//! (net/core/skbuff.c): `SKB_DATA_ALIGN(iov_len)` bytes of the writer's CPU's
+//! `napi_alloc_cache.page`, a `page_frag_cache` (mm/page_frag_cache.c): 32 KiB order-3 pages,
+//! `pagecnt_bias`, the page started over when it runs out and every fragment came back. Then
+//! `napi_gro_frags` and `napi_complete` deliver it to a UDP socket, all before `writev`
+//! returns. The writer, pinned to CPU 0, is also the reader (`app.cpu = 0`): a prompt reader
+//! reads each datagram before the next write; a lagging one reads none until it closes.
+//!
+//! **Where the model's first page starts.** CPU 0's cache holds whatever page earlier
+//! traffic left, at any offset. So the run primes it: frames the socket holds, one at a time,
+//! until one lands at offset 0 of a page just allocated in its own `writev` (a refill: the
+//! probe's lines are read after each frame). That frame is the model's first; the held ones
+//! before it are read at once (prompt) or stay (lagging), on the old page, which is not
+//! counted. The writing side is [`super::napi_writer`].
+//!
+//! **What is traced.** In the writer's `writev`: `net:napi_gro_frags_entry` (the frame's frag:
+//! its `struct page` and offset, through BTF) and `kmem:mm_page_alloc`; anywhere, after that,
+//! `kmem:mm_page_free` of a page allocated there. A page's `struct page` address is
+//! `vmemmap_base + 64 * pfn`; the refill that starts the run gives vmemmap_base (it must be
+//! 1 GiB aligned), and every later page is matched through it. A trace is judged only when it
+//! can be trusted: every frame at the offset the cache's stride gives it (no other user of
+//! CPU 0's cache in between), every new page allocated in the frame's own `writev`.
+
+use super::probe;
+use super::verdict::{Inconclusive, Row};
+use skblab_core::events::Event;
+use skblab_core::mechanism::Mechanism;
+use skblab_core::rx::frag_cache::PAGE_FRAG_CACHE_MAX_SIZE;
+use skblab_core::rx::{DriverStyle, Proto, RxOp, RxScenario};
+use skblab_core::{RunOptions, Trace};
+use std::collections::{BTreeMap, HashMap};
+
+/// The kernel's UDP port.
+pub(super) const PORT: u16 = 5004;
+/// The writing (and reading) thread, on CPU 0: the probe's frames are its `writev`s.
+pub(super) const WRITER: &str = "skblab-napi";
+/// The most frames priming may take to reach a refill of fragments of `payload` bytes: one
+/// more than a 32 KiB page holds, and one for the page already started (an order-0 fallback
+/// page holds fewer). More means something else keeps emptying or refilling CPU 0's cache.
+pub(super) fn prime_max(payload: u32) -> u64 {
+    let stride = u64::from(payload).div_ceil(SMP_CACHE_BYTES) * SMP_CACHE_BYTES;
+    u64::from(PAGE_FRAG_CACHE_MAX_SIZE) / stride + 2
+}
+
+/// sizeof(struct page) on x86_64: vmemmap is an array of them.
+const STRUCT_PAGE: u64 = 64;
+/// vmemmap_base is aligned to PUD_SIZE (1 GiB) under KASLR (arch/x86/mm/kaslr.c).
+const VMEMMAP_ALIGN: u64 = 1 << 30;
+/// SKB_DATA_ALIGN's alignment, SMP_CACHE_BYTES on x86_64.
+const SMP_CACHE_BYTES: u64 = 64;
+
+pub const TRACEPOINTS: &[&str] = &[
+    "net/napi_gro_frags_entry",
+    "kmem/mm_page_alloc",
+    "kmem/mm_page_free",
+    "syscalls/sys_enter_writev",
+    "syscalls/sys_exit_writev",
+    "syscalls/sys_enter_getsid",
+    "syscalls/sys_enter_getppid",
+];
+
+/// Whether this rx scenario is seed 001's NAPI frags run.
+pub fn applies(sc: &RxScenario) -> bool {
+    sc.nic.driver == DriverStyle::NapiFrags
+}
+
+/// How the reader reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reader {
+    /// Every datagram before the next frame (`app.prompt`, `nic.budget = 1`).
+    Prompt,
+    /// None until the socket closes.
+    Lagging,
+}
+
+/// Refuses, naming the field, what this run cannot give the kernel.
+pub fn check(sc: &RxScenario) -> Result<Reader, String> {
+    let refuse = |field: &str, why: &str| Err(format!("{field}: {why}"));
+    if sc.socket.proto != Proto::Udp {
+        return refuse("socket.proto", "the napi-frags run receives UDP (\"udp\")");
+    }
+    if sc.app.cpu != 0 {
+        return refuse(
+            "app.cpu",
+            "the napi-frags run reads on the writer's CPU (0)",
+        );
+    }
+    if sc.nic.rps {
+        return refuse("nic.rps", "the napi-frags run has no RPS (false)");
+    }
+    let reader = match (sc.app.prompt, sc.app.lag, sc.nic.budget) {
+        (true, 0, 1) => Reader::Prompt,
+        (false, _, _) => Reader::Lagging,
+        _ => {
+            return refuse(
+                "app",
+                "a prompt reader reads every frame before the next (prompt = true, lag = 0, \
+                 nic.budget = 1); otherwise prompt = false reads nothing until `close`",
+            )
+        }
+    };
+    let last = sc.ops.len().saturating_sub(1);
+    if !matches!(sc.ops.last(), Some(RxOp::Close)) {
+        return refuse(
+            &format!("ops[{last}]"),
+            "the napi-frags run ends with `close` (the frees it judges happen there)",
+        );
+    }
+    for (i, op) in sc.ops.iter().enumerate() {
+        match op {
+            RxOp::Arrive { .. } => {}
+            RxOp::Close if i == last => {}
+            _ => {
+                return refuse(
+                    &format!("ops[{i}]"),
+                    "the napi-frags run drives `arrive` ops, then `close` last",
+                )
+            }
+        }
+    }
+    Ok(reader)
+}
+
+/// One page the frag cache took, as either side saw it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageView {
+    pub order: u64,
+    pub cpu: u64,
+    /// Fragments the cache cut from it (one a frame, or two in v3.x: head and payload).
+    pub fragments: u64,
+    /// Freed by the end of the run.
+    pub freed: bool,
+}
+
+/// The frag cache's pages, in the order it took them, and its restarts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pages {
+    pub fragments: u64,
+    pub pages: Vec<PageView>,
+    /// Times the cache started over on the page it held.
+    pub reuses: u64,
+}
+
+/// The model's run: the payload of each frame, and its frag cache's pages (the 1 KiB
+/// small-head cache of v6.12 is left out: 6.18's `napi_get_frags` heads are slab, below).
+pub fn model(sc: &RxScenario, variant: &str) -> Result<(Vec<u32>, Pages), String> {
+    check(sc)?;
+    let t = sc
+        .run(&RunOptions {
+            variant: Some(variant.to_string()),
+            counters_only: false,
+        })
+        .map_err(|e| e.to_string())?;
+    let p = sc.params(Some(variant)).map_err(|e| e.to_string())?;
+    let mut payloads = Vec::new();
+    for (i, op) in sc.ops.iter().enumerate() {
+        let lens = p.frame_lens(op, i).map_err(|e| e.to_string())?;
+        payloads.extend(lens.iter().map(|l| l - Proto::Udp.headers()));
+    }
+    Ok((payloads, model_pages(&t)))
+}
+
+/// The pages the model's frag cache (`FragAlloc`) used, from its events.
+fn model_pages(t: &Trace) -> Pages {
+    let mut out = Pages::default();
+    let mut index: HashMap<u32, usize> = HashMap::new();
+    let mut alloc = HashMap::new();
+    let events = || t.steps.iter().flat_map(|s| &s.events);
+    for e in events() {
+        if let Event::AllocPage {
+            page, order, cpu, ..
+        } = *e
+        {
+            alloc.insert(page, (order, cpu));
+        }
+    }
+    for e in events() {
+        match *e {
+            Event::FragAlloc { page, .. } => {
+                out.fragments += 1;
+                let i = *index.entry(page).or_insert_with(|| {
+                    let (order, cpu) = alloc.get(&page).copied().unwrap_or_default();
+                    out.pages.push(PageView {
+                        order: order.into(),
+                        cpu: cpu.into(),
+                        ..PageView::default()
+                    });
+                    out.pages.len() - 1
+                });
+                out.pages[i].fragments += 1;
+            }
+            Event::ReusePage { page, .. } if index.contains_key(&page) => out.reuses += 1,
+            Event::FreePage { page, .. } => {
+                if let Some(&i) = index.get(&page) {
+                    out.pages[i].freed = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Reads one field of a page.
+type PageField = fn(&PageView) -> u64;
+
+/// The judged fields of each page.
+const PAGE_FIELDS: [(&str, PageField); 4] = [
+    ("order", |p| p.order),
+    ("cpu", |p| p.cpu),
+    ("fragments", |p| p.fragments),
+    ("freed", |p| p.freed as u64),
+];
+
+/// Both sides' pages as judged rows.
+pub fn rows(model: &Pages, kernel: &Pages) -> Vec<Row> {
+    let row = |field: String, m: Option<u64>, k: Option<u64>| Row {
+        field,
+        agree: m == k,
+        model: m,
+        kernel: k,
+    };
+    let frees = |p: &Pages| p.pages.iter().filter(|p| p.freed).count() as u64;
+    let mut rows = vec![
+        row(
+            "fragments".into(),
+            Some(model.fragments),
+            Some(kernel.fragments),
+        ),
+        row(
+            "frag_cache_pages".into(),
+            Some(model.pages.len() as u64),
+            Some(kernel.pages.len() as u64),
+        ),
+        row(
+            "page_reuses".into(),
+            Some(model.reuses),
+            Some(kernel.reuses),
+        ),
+        row("page_frees".into(), Some(frees(model)), Some(frees(kernel))),
+    ];
+    for i in 0..model.pages.len().max(kernel.pages.len()) {
+        let (m, k) = (model.pages.get(i), kernel.pages.get(i));
+        for (name, get) in PAGE_FIELDS {
+            rows.push(row(format!("page[{i}].{name}"), m.map(get), k.map(get)));
+        }
+    }
+    rows
+}
+
+/// The probe: every line carries the writer's frame number (`@n`, its writev count).
+/// getsid(2) from the writer marks the end of a frame's lines.
+pub fn script() -> String {
+    let body = format!(
+        r#"tracepoint:syscalls:sys_enter_writev /pid == $1 && comm == "{WRITER}"/ {{ @w[tid] = 1; @n++; }}
+tracepoint:syscalls:sys_exit_writev /@w[tid]/ {{ delete(@w[tid]); }}
+tracepoint:syscalls:sys_enter_getsid /pid == $1 && comm == "{WRITER}"/ {{ printf("mark %d\n", @n); }}
+tracepoint:net:napi_gro_frags_entry /@w[tid]/ {{
+  $skb = (struct sk_buff *)args->skbaddr;
+  $sh = (struct skb_shared_info *)($skb->head + $skb->end);
+  printf("frag %d %u %llu %u %u %u\n", @n, cpu, (uint64)$sh->frags[0].netmem, $sh->frags[0].offset, $sh->frags[0].len, $sh->nr_frags);
+}}
+tracepoint:kmem:mm_page_alloc /@w[tid]/ {{
+  printf("alloc %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
+  @ours[(uint64)args->pfn] = 1;
+}}
+tracepoint:kmem:mm_page_free /@ours[(uint64)args->pfn]/ {{
+  printf("free %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
+  delete(@ours[(uint64)args->pfn]);
+}}
+"#
+    );
+    format!("{body}{}", probe::END_PROBE)
+}
+
+/// One probe line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Line {
+    /// Frame `n`'s fragment: its `struct page`, offset, length, and the skb's nr_frags.
+    Frag {
+        n: u64,
+        page: u64,
+        offset: u64,
+        len: u64,
+        nr_frags: u64,
+    },
+    /// A page allocated in frame `n`'s writev.
+    Alloc {
+        n: u64,
+        cpu: u64,
+        pfn: u64,
+        order: u64,
+    },
+    /// One of those freed (anywhere).
+    Free {
+        pfn: u64,
+    },
+    Mark,
+}
+
+pub(super) fn parse(l: &str) -> Result<Line, String> {
+    let mut w = l.split_whitespace();
+    let kind = w.next().unwrap_or_default();
+    let v: Vec<u64> = w
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("probe line {l:?}: {e}"))?;
+    let want = match kind {
+        "frag" => 6,
+        "alloc" | "free" => 4,
+        "mark" => 1,
+        _ => return Err(format!("unexpected probe line: {l}")),
+    };
+    if v.len() != want {
+        return Err(format!("probe line {l:?}: expected {want} numbers"));
+    }
+    Ok(match kind {
+        "frag" => Line::Frag {
+            n: v[0],
+            page: v[2],
+            offset: v[3],
+            len: v[4],
+            nr_frags: v[5],
+        },
+        "alloc" => Line::Alloc {
+            n: v[0],
+            cpu: v[1],
+            pfn: v[2],
+            order: v[3],
+        },
+        "free" => Line::Free { pfn: v[2] },
+        _ => Line::Mark,
+    })
+}
+
+/// The refill that starts the run, if frame `n` is one: its fragment at offset 0 of a page
+/// allocated in its own writev, with vmemmap_base (`page - 64 * pfn`) 1 GiB aligned.
+/// Returns vmemmap_base.
+pub(super) fn refill_base(lines: &[Line], n: u64) -> Option<u64> {
+    let frag = lines.iter().find_map(|l| match *l {
+        Line::Frag {
+            n: f,
+            page,
+            offset: 0,
+            ..
+        } if f == n => Some(page),
+        _ => None,
+    })?;
+    lines.iter().find_map(|l| match *l {
+        Line::Alloc { n: a, pfn, .. } if a == n => {
+            let base = frag.wrapping_sub(pfn * STRUCT_PAGE);
+            (base % VMEMMAP_ALIGN == 0).then_some(base)
+        }
+        _ => None,
+    })
+}
+
+/// The kernel's pages from the probe's lines: frames `first..first + payloads.len()` (the
+/// writev numbers, from 1), judged only if the trace can be trusted (module doc).
+pub fn kernel_pages(lines: &[String], first: u64, payloads: &[u32]) -> Result<Pages, Inconclusive> {
+    let bad = |why: String| Inconclusive(why);
+    let lines: Vec<Line> = lines
+        .iter()
+        .map(|l| parse(l))
+        .collect::<Result<_, _>>()
+        .map_err(bad)?;
+    let base = refill_base(&lines, first)
+        .ok_or_else(|| bad(format!("frame {first} is not a refill at offset 0")))?;
+    let mut allocs: HashMap<u64, Vec<(u64, u64, u64)>> = HashMap::new();
+    let mut freed = Vec::new();
+    let mut frags = BTreeMap::new();
+    for l in &lines {
+        match *l {
+            Line::Alloc { n, cpu, pfn, order } => {
+                allocs.entry(n).or_default().push((pfn, order, cpu))
+            }
+            Line::Free { pfn } => freed.push(pfn),
+            Line::Frag { n, .. } => {
+                if frags.insert(n, *l).is_some() {
+                    return Err(bad(format!("frame {n} traced twice")));
+                }
+            }
+            Line::Mark => {}
+        }
+    }
+    let mut out = Pages::default();
+    let mut pfns: Vec<u64> = Vec::new();
+    let (mut cur, mut next_offset) = (None, 0);
+    for (i, &payload) in payloads.iter().enumerate() {
+        let n = first + i as u64;
+        let Some(&Line::Frag {
+            page,
+            offset,
+            len,
+            nr_frags,
+            ..
+        }) = frags.get(&n)
+        else {
+            return Err(bad(format!("frame {n}: no fragment traced")));
+        };
+        if len != u64::from(payload) || nr_frags != 1 {
+            return Err(bad(format!(
+                "frame {n}: {nr_frags} frags, the first of {len} bytes; {payload} written"
+            )));
+        }
+        let pfn = page.wrapping_sub(base) / STRUCT_PAGE;
+        if Some(pfn) != cur {
+            let alloc = allocs.get(&n).and_then(|a| a.iter().find(|a| a.0 == pfn));
+            let (Some(&(_, order, cpu)), 0) = (alloc, offset) else {
+                return Err(bad(format!(
+                    "frame {n}: a page not allocated in its writev, or not at offset 0 \
+                     (another user of CPU 0's frag cache)"
+                )));
+            };
+            out.pages.push(PageView {
+                order,
+                cpu,
+                ..PageView::default()
+            });
+            pfns.push(pfn);
+            cur = Some(pfn);
+        } else if offset == 0 {
+            out.reuses += 1;
+        } else if offset != next_offset {
+            return Err(bad(format!(
+                "frame {n}: offset {offset}, the cache's stride gives {next_offset} (another \
+                 user of CPU 0's frag cache)"
+            )));
+        }
+        next_offset = offset + u64::from(payload).div_ceil(SMP_CACHE_BYTES) * SMP_CACHE_BYTES;
+        out.fragments += 1;
+        if let Some(p) = out.pages.last_mut() {
+            p.fragments += 1;
+        }
+    }
+    for (p, pfn) in out.pages.iter_mut().zip(&pfns) {
+        p.freed = freed.contains(pfn);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(text: &str) -> RxScenario {
+        match skblab_core::Scenario::parse(text).unwrap() {
+            skblab_core::Scenario::Rx(s) => s,
+            _ => panic!("not an rx scenario"),
+        }
+    }
+
+    const BASE: u64 = 0xffff_ea00_0000_0000;
+
+    /// Probe lines for frames of 1,448 bytes (stride 1,472): `(n, pfn, offset)` each, an
+    /// alloc line where `alloc` says so.
+    fn lines(frames: &[(u64, u64, u64, bool)]) -> Vec<String> {
+        let mut out = Vec::new();
+        for &(n, pfn, offset, alloc) in frames {
+            if alloc {
+                out.push(format!("alloc {n} 0 {pfn} 3"));
+            }
+            let page = BASE + pfn * STRUCT_PAGE;
+            out.push(format!("frag {n} 0 {page} {offset} 1448 1"));
+            out.push(format!("mark {n}"));
+        }
+        out
+    }
+
+    #[test]
+    fn pages_reuses_and_frees_come_from_the_frames_offsets() {
+        // Frame 1 on a foreign page; frame 2 the refill; 22 a page, then a new page.
+        let mut f = vec![(1, 7, 4416, false), (2, 100, 0, true)];
+        f.extend((1..22).map(|i| (2 + i, 100, i * 1472, false)));
+        f.push((24, 200, 0, true));
+        let mut l = lines(&f);
+        l.push("alloc 5 0 999 1".into());
+        l.push("free 30 1 100 3".into());
+        l.push("free 30 1 999 1".into());
+        let payloads = vec![1448; 23];
+        let p = kernel_pages(&l, 2, &payloads).unwrap();
+        assert_eq!(p.fragments, 23);
+        assert_eq!(p.reuses, 0);
+        let got: Vec<_> = p
+            .pages
+            .iter()
+            .map(|p| (p.order, p.fragments, p.freed))
+            .collect();
+        assert_eq!(got, [(3, 22, true), (3, 1, false)]);
+        // The same page again at offset 0: the cache started over on it.
+        let mut l2 = lines(&f[..23]);
+        l2.extend(lines(&[(24, 100, 0, false)]));
+        let p = kernel_pages(&l2, 2, &payloads).unwrap();
+        assert_eq!((p.pages.len(), p.reuses), (1, 1));
+    }
+
+    #[test]
+    fn a_foreign_fragment_in_between_makes_the_trace_untrusted() {
+        // Frame 3 one stride too far: something else took a fragment of CPU 0's cache.
+        let l = lines(&[
+            (1, 100, 0, true),
+            (2, 100, 1472, false),
+            (3, 100, 4416, false),
+        ]);
+        let e = kernel_pages(&l, 1, &[1448; 3]).unwrap_err();
+        assert!(e.0.contains("another user"), "{e:?}");
+        // A new page not allocated in the frame's writev.
+        let l = lines(&[(1, 100, 0, true), (2, 300, 0, false)]);
+        assert!(kernel_pages(&l, 1, &[1448; 2]).is_err());
+        // A start that is no refill: vmemmap_base would not be 1 GiB aligned.
+        let mut l = lines(&[(1, 100, 0, false)]);
+        l.insert(0, "alloc 1 0 101 3".into());
+        assert!(refill_base(&l.iter().map(|l| parse(l).unwrap()).collect::<Vec<_>>(), 1).is_none());
+        assert!(kernel_pages(&l, 1, &[1448]).is_err());
+        // A frame missing.
+        assert!(kernel_pages(&lines(&[(1, 100, 0, true)]), 1, &[1448; 2]).is_err());
+    }
+
+    #[test]
+    fn the_model_counts_its_frag_cache_pages_only() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/");
+        let read = |f: &str| scenario(&std::fs::read_to_string(format!("{dir}{f}")).unwrap());
+        let (payloads, p) = model(&read("rx-napi-frags-lagging.toml"), "modern").unwrap();
+        assert_eq!(payloads, [1448; 100]);
+        let frames: Vec<_> = p
+            .pages
+            .iter()
+            .map(|p| (p.order, p.fragments, p.freed))
+            .collect();
+        let mut want = vec![(3, 22, true); 4];
+        want.push((3, 12, false));
+        assert_eq!(frames, want);
+        let (_, p) = model(&read("rx-napi-frags-prompt.toml"), "modern").unwrap();
+        assert_eq!((p.pages.len(), p.reuses, p.pages[0].fragments), (1, 4, 100));
+        let r = rows(&p, &p);
+        assert!(r.iter().all(|r| r.agree) && r.len() == 8, "{r:?}");
+    }
+
+    #[test]
+    fn priming_stops_one_page_and_a_frame_past_the_cache() {
+        // 22 fragments of 1,472 bytes fit a 32 KiB page; 512 of 64.
+        assert_eq!(prime_max(1448), 24);
+        assert_eq!(prime_max(1), 514);
+    }
+
+    #[test]
+    fn what_the_run_cannot_hold_is_refused_by_name() {
+        let refused = |extra: &str| {
+            let sc = scenario(&format!(
+                "mechanism = \"rx\"\n[nic]\ndriver = \"napi-frags\"\n{extra}\n\
+                 [[ops]]\nop = \"arrive\"\nframes = 1\n"
+            ));
+            check(&sc).err().unwrap()
+        };
+        assert!(refused("[socket]\nproto = \"tcp\"").starts_with("socket.proto"));
+        assert!(refused("[socket]\nproto = \"udp\"\n[app]\ncpu = 1").starts_with("app.cpu"));
+        assert!(
+            refused("rps = true\n[socket]\nproto = \"udp\"\n[app]\ncpu = 0").starts_with("nic.rps")
+        );
+        assert!(
+            refused("[socket]\nproto = \"udp\"\n[app]\ncpu = 0\nprompt = true").starts_with("app:")
+        );
+        let sc = scenario(
+            "mechanism = \"rx\"\n[nic]\ndriver = \"napi-frags\"\n[socket]\nproto = \"udp\"\n\
+             [app]\ncpu = 0\n[[ops]]\nop = \"recvmsg\"\n[[ops]]\nop = \"close\"\n",
+        );
+        assert!(check(&sc).unwrap_err().starts_with("ops[0]"));
+        let sc = scenario(
+            "mechanism = \"rx\"\n[nic]\ndriver = \"napi-frags\"\n[socket]\nproto = \"udp\"\n\
+             [app]\ncpu = 0\n[[ops]]\nop = \"arrive\"\nframes = 1\n",
+        );
+        assert!(check(&sc).unwrap_err().contains("ends with `close`"));
+    }
+}
