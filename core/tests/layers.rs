@@ -31,7 +31,8 @@ const LAYERS: &[&[&str]] = &[
     // A kernel report is checked against its own scenario.
     &["question", "kernel_report"],
     &["walkthrough"],
-    &["challenge"],
+    // Goals to reach, and predict-then-see over a walkthrough's questions.
+    &["challenge", "quiz"],
     // The checks every lesson file passes.
     &["lint"],
 ];
