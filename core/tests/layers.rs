@@ -398,3 +398,59 @@ fn a_back_edge_is_caught_however_written() {
         ["core/src/rx/new.rs is in no layer: add it to LAYERS or INSIDE"]
     );
 }
+
+/// What the core must not reach for (sans-IO, deterministic): files, sockets, the
+/// environment, processes, threads, the clock, the terminal, randomness, and hash-ordered
+/// collections (their iteration order changes from run to run and between builds).
+const OUTSIDE: &[&str] = &[
+    "std::fs",
+    "std::net",
+    "std::env",
+    "std::process",
+    "std::thread",
+    "std::io",
+    "std::time",
+    "Instant",
+    "SystemTime",
+    "print!",
+    "println!",
+    "eprint",
+    "dbg!",
+    "rand::",
+    "getrandom",
+    "HashMap",
+    "HashSet",
+    "RandomState",
+];
+
+/// The names of [`OUTSIDE`] the code of `text` (tests and comments left out) uses.
+fn reaches_out(text: &str) -> Vec<&'static str> {
+    let code = code(text);
+    OUTSIDE
+        .iter()
+        .copied()
+        .filter(|n| code.contains(n))
+        .collect()
+}
+
+/// The core does no I/O, reads no clock and keeps no hash order outside its tests, so the
+/// same scenario gives the same trace on every host (the wasm engine's byte identity,
+/// native-runner/tests/engines.rs, checks the outcome on every walkthrough and scenario).
+#[test]
+fn the_core_is_sans_io() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![];
+    sources(&src, "", &mut files);
+    let wrong: Vec<String> = (files.iter())
+        .map(|(f, text)| (f, reaches_out(text)))
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(f, names)| format!("core/src/{f} uses {}", names.join(", ")))
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // The check can fail; a test module may use anything.
+    let clock = "fn now() -> u64 { std::time::SystemTime::now(); 0 }";
+    assert_eq!(reaches_out(clock), ["std::time", "SystemTime"]);
+    let order =
+        "use std::collections::HashMap;\n#[cfg(test)]\nmod tests {\n    std::fs::read(\"x\");\n}\n";
+    assert_eq!(reaches_out(order), ["HashMap"]);
+}
