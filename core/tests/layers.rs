@@ -1,7 +1,7 @@
 //! The core's layers, written once: [`LAYERS`] for the modules of `core/src`, [`INSIDE`] for
 //! the files of each mechanism's directory, lowest layer first. A module uses only modules
 //! of earlier rows (lower layers); the modules of one row are peers and use none of each
-//! other. ARCHITECTURE.md ("Layers, one way") explains the rows and points here.
+//! other. ARCHITECTURE.md (its code map) explains the rows and points here.
 //!
 //! The check reads every `use crate::...`/`use super::...` (groups included) and every
 //! `crate::x::`/`super::x::` path in core/src/**/*.rs outside a `#[cfg(test)] mod` (tests
