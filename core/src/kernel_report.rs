@@ -233,10 +233,16 @@ impl Report {
                 .filter(|s| !s.is_empty())
                 .collect::<Vec<_>>()
                 .join(".");
-            Error::invalid(
-                field,
-                format!("{message}: is this a `skblab kernel --out` report?"),
-            )
+            let unknown = (message.strip_prefix("unknown field `"))
+                .and_then(|m| m.split_once("`, expected one of "));
+            let message = match unknown {
+                Some((_, known)) => format!(
+                    "not a field the runner writes (it writes {})",
+                    known.replace('`', "")
+                ),
+                None => format!("{message}: is this a `skblab kernel --out` report?"),
+            };
+            Error::invalid(field, message)
         })?;
         for (name, side) in [("model", &r.model), ("kernel_side", &r.kernel_side)] {
             if side.skbs.len() > MAX_REPORT_SKBS {
@@ -479,7 +485,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`report.kernel_side.skbs[1].x`"), "{e}");
-        assert!(e.contains("`len`, `linear`, `nr_frags`"), "{e}");
+        assert!(e.contains("len, linear, nr_frags"), "{e}");
         let r = KernelReport::parse(&hostile(1000, |i| format!("f{i}"))).unwrap_err();
         assert!(
             r.to_string().contains("`report.kernel_side.skbs[0].f0`"),
