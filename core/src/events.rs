@@ -136,11 +136,16 @@ pub enum Event {
         skb: SkbId,
         bytes: u32,
     },
+    /// `bytes` copied to `offset` of `page` for `skb`; the socket's page frag (TCP_PAGE and
+    /// TCP_OFF, v3.7+ `sk_page_frag`) is on the page at `cursor` after it, or none: 2.6.33
+    /// keeps a fresh page only when the copy leaves room (`off + copy < PAGE_SIZE`).
     CopyToPage = "copy_to_page" {
         skb: SkbId,
         page: PageId,
         offset: u32,
         bytes: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<u32>,
     },
     /// Frag slot `idx` of `skb` now holds `size` bytes at `offset` of `page`; the skb is
     /// charged `truesize` in all.
@@ -233,13 +238,15 @@ pub enum Event {
         bias: Option<u32>,
     },
     /// v6.12's 1 KiB small-head cache (`page_frag_alloc_1k`) handed out `size` (1024) bytes
-    /// at `offset` of `page`; it holds references for `offset / size` more, and lets go of
-    /// the page at offset 0.
+    /// at `offset` of `page`; it still holds `bias` references for the pieces to come
+    /// (`offset / size`), or none: it let go of the page with its last piece (offset 0).
     FragAlloc1k = "frag_alloc_1k" {
         cpu: Cpu,
         page: PageId,
         offset: u32,
         size: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bias: Option<u32>,
     },
     /// A receive frag cache let go of its page; `count` references remain (its fragments).
     FragCacheRelease = "frag_cache_release" {

@@ -38,6 +38,7 @@ pub mod patches;
 pub mod permalink;
 pub mod query;
 pub mod question;
+pub mod quiz;
 pub mod replay;
 pub mod rx;
 pub mod scenario;

@@ -1,7 +1,7 @@
 //! The core's layers, written once: [`LAYERS`] for the modules of `core/src`, [`INSIDE`] for
 //! the files of each mechanism's directory, lowest layer first. A module uses only modules
 //! of earlier rows (lower layers); the modules of one row are peers and use none of each
-//! other. ARCHITECTURE.md ("Layers, one way") explains the rows and points here.
+//! other. ARCHITECTURE.md (its code map) explains the rows and points here.
 //!
 //! The check reads every `use crate::...`/`use super::...` (groups included) and every
 //! `crate::x::`/`super::x::` path in core/src/**/*.rs outside a `#[cfg(test)] mod` (tests
@@ -31,7 +31,8 @@ const LAYERS: &[&[&str]] = &[
     // A kernel report is checked against its own scenario.
     &["question", "kernel_report"],
     &["walkthrough"],
-    &["challenge"],
+    // Goals to reach, and predict-then-see over a walkthrough's questions.
+    &["challenge", "quiz"],
     // The checks every lesson file passes.
     &["lint"],
 ];
@@ -398,4 +399,60 @@ fn a_back_edge_is_caught_however_written() {
         check("rx/new.rs", "", &re),
         ["core/src/rx/new.rs is in no layer: add it to LAYERS or INSIDE"]
     );
+}
+
+/// What the core must not reach for (sans-IO, deterministic): files, sockets, the
+/// environment, processes, threads, the clock, the terminal, randomness, and hash-ordered
+/// collections (their iteration order changes from run to run and between builds).
+const OUTSIDE: &[&str] = &[
+    "std::fs",
+    "std::net",
+    "std::env",
+    "std::process",
+    "std::thread",
+    "std::io",
+    "std::time",
+    "Instant",
+    "SystemTime",
+    "print!",
+    "println!",
+    "eprint",
+    "dbg!",
+    "rand::",
+    "getrandom",
+    "HashMap",
+    "HashSet",
+    "RandomState",
+];
+
+/// The names of [`OUTSIDE`] the code of `text` (tests and comments left out) uses.
+fn reaches_out(text: &str) -> Vec<&'static str> {
+    let code = code(text);
+    OUTSIDE
+        .iter()
+        .copied()
+        .filter(|n| code.contains(n))
+        .collect()
+}
+
+/// The core does no I/O, reads no clock and keeps no hash order outside its tests, so the
+/// same scenario gives the same trace on every host (the wasm engine's byte identity,
+/// native-runner/tests/engines.rs, checks the outcome on every walkthrough and scenario).
+#[test]
+fn the_core_is_sans_io() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![];
+    sources(&src, "", &mut files);
+    let wrong: Vec<String> = (files.iter())
+        .map(|(f, text)| (f, reaches_out(text)))
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(f, names)| format!("core/src/{f} uses {}", names.join(", ")))
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // The check can fail; a test module may use anything.
+    let clock = "fn now() -> u64 { std::time::SystemTime::now(); 0 }";
+    assert_eq!(reaches_out(clock), ["std::time", "SystemTime"]);
+    let order =
+        "use std::collections::HashMap;\n#[cfg(test)]\nmod tests {\n    std::fs::read(\"x\");\n}\n";
+    assert_eq!(reaches_out(order), ["HashMap"]);
 }

@@ -2,7 +2,9 @@
 //! answers. That each resolves on its step and is hidden until asked is `skblab lint`'s
 //! check, run on every walkthrough by `tests/walkthroughs.rs`.
 
+use skblab_core::query::Value;
 use skblab_core::question::Kind;
+use skblab_core::quiz::{Outcome, Phase, Quiz, Score};
 use skblab_core::walkthrough::{self, Walkthrough};
 use skblab_core::{RunOptions, Trace};
 
@@ -153,4 +155,46 @@ fn every_pick_question_has_more_than_one_candidate() {
         }
     }
     assert!(lone.is_empty(), "{}", lone.join("\n"));
+}
+
+fn quiz(name: &str) -> Quiz {
+    let w = walkthrough::find(name).unwrap();
+    Quiz::new(&w, &traces(&w)).unwrap()
+}
+
+/// anatomy asks before steps 1, 2 and 5: a move from 0 to the end stops before step 1;
+/// answering reveals it; the next stop is step 2, and after a skip, step 5.
+#[test]
+fn a_quiz_stops_asks_and_reveals() {
+    let mut q = quiz("anatomy");
+    let steps: Vec<usize> = q.items.iter().map(|i| i.q.step).collect();
+    // In the file's order, which is the steps' here.
+    assert_eq!(steps, [1, 2, 5]);
+    assert_eq!(q.stop_in(0, 7), Some(1));
+    q.ask(1);
+    // page 0's count after sendmsg(1000): the page's own reference and frag 0's.
+    assert_eq!(q.current().unwrap().answer, Value::Number(2));
+    assert_eq!(q.answer("skb 1"), None);
+    let e = q.error().unwrap();
+    assert!(e.contains("give a whole number"), "{e}");
+    assert_eq!(q.answer("2"), Some((0, true)));
+    assert_eq!(q.phase, Phase::Reveal { step: 1 });
+    let shown: Vec<_> = q.revealed().collect();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].said(), "2");
+    let why = shown[0].why.as_deref().unwrap();
+    assert!(why.starts_with("page 0's count 2: 1 held by skbs"), "{why}");
+    assert_eq!(q.stop_in(0, 7), Some(2));
+    q.ask(2);
+    q.skip();
+    assert_eq!(q.revealed().next().unwrap().outcome, Some(Outcome::Skipped));
+    assert_eq!(q.stop_in(2, 7), Some(5));
+    assert_eq!(q.stop_in(2, 4), None);
+    // A step without questions asks nothing; an input that is no answer can count wrong.
+    q.ask(3);
+    assert_eq!(q.phase, Phase::Reveal { step: 2 });
+    q.ask(5);
+    assert_eq!(q.count_wrong(), Some(2));
+    assert_eq!(q.score(), Score { right: 1, asked: 2 });
+    assert_eq!(q.current().map(|i| i.n), None);
 }

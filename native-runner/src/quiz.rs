@@ -8,17 +8,11 @@ use crate::render::{self, Style};
 use skblab_core::challenge::{self, Challenge};
 use skblab_core::error::escape_controls;
 use skblab_core::limits::{MAX_ANSWERS_TEXT, MAX_ANSWER_LINE};
+use skblab_core::quiz::{Quiz, Score};
 use skblab_core::walkthrough::Walkthrough;
 use skblab_core::Trace;
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
-
-/// Right answers out of questions asked.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Score {
-    pub right: usize,
-    pub asked: usize,
-}
 
 /// Where the answers come from.
 pub enum Answers<'a> {
@@ -43,8 +37,8 @@ pub fn run(
     quiz(w, &traces, answers, out, st)
 }
 
-/// The quiz itself: intro, then per step its questions (each judged, then revealed) and the
-/// step; the score at the end.
+/// The quiz itself: intro, then per step the core's questions (each judged, then revealed
+/// with how its answer is made up) and the step; the score at the end.
 pub fn quiz(
     w: &Walkthrough,
     traces: &[Trace],
@@ -53,49 +47,43 @@ pub fn quiz(
     st: Style,
 ) -> Result<Score, CliError> {
     let io = |e: std::io::Error| CliError(format!("cannot write the quiz: {e}"));
-    let questions = w.questions()?;
-    let mut score = Score::default();
+    let mut quiz = Quiz::new(w, traces).map_err(CliError)?;
     let mut input = Input::default();
     out.write_all(render::walkthrough_intro(w, st).as_bytes())
         .map_err(io)?;
     for i in 0..w.say.len() {
-        for q in questions.iter().filter(|q| q.step == i + 1) {
-            let answer = w
-                .answer(q, traces)
-                .map_err(|e| CliError(format!("{}: question on step {}: {e}", w.name, q.step)))?;
-            score.asked += 1;
-            write!(out, "{}", render::question(q, st)).map_err(io)?;
-            let right = loop {
+        quiz.ask(i + 1);
+        while let Some(item) = quiz.current() {
+            write!(out, "{}", render::question(&item.q, st)).map_err(io)?;
+            let asked = quiz.score().asked + 1;
+            let (n, right) = loop {
                 write!(out, "> ").map_err(io)?;
                 out.flush().map_err(io)?;
-                let line = input.next(&mut answers, score.asked)?;
+                let line = input.next(&mut answers, asked)?;
+                if let Some(judged) = quiz.answer(&line) {
+                    break judged;
+                }
                 // The learner's own text comes back in the message: it cannot drive the
                 // terminal.
-                let why = match q.judge(&line, answer) {
-                    Ok(right) => break right,
-                    Err(why) => escape_controls(&why).into_owned(),
-                };
+                let why = escape_controls(quiz.error().unwrap_or_default()).into_owned();
                 if let Answers::Terminal(_) = answers {
                     writeln!(out, "  {why}; try again").map_err(io)?;
                     continue;
                 }
-                let n = input.lines;
-                writeln!(out, "  line {n} is not an answer: {why}; counted wrong").map_err(io)?;
-                break false;
+                let line = input.lines;
+                writeln!(out, "  line {line} is not an answer: {why}; counted wrong")
+                    .map_err(io)?;
+                break (quiz.count_wrong().unwrap_or_default(), false);
             };
-            score.right += usize::from(right);
-            let verdict = if right {
-                format!("right: {}", q.say(answer))
-            } else {
-                format!("wrong: the answer is {}", q.say(answer))
-            };
-            writeln!(out, "  {verdict}\n").map_err(io)?;
+            write!(out, "{}", render::revealed(&quiz.items[n], right, st)).map_err(io)?;
+            writeln!(out).map_err(io)?;
         }
         out.write_all(render::walkthrough_step(w, traces, i, st).as_bytes())
             .map_err(io)?;
     }
     out.write_all(render::walkthrough_outro(traces, w, st).as_bytes())
         .map_err(io)?;
+    let score = quiz.score();
     writeln!(out, "\nscore: {} of {} right", score.right, score.asked).map_err(io)?;
     Ok(score)
 }

@@ -5,6 +5,7 @@
 //! code here, and the state drawing covers every mechanism's queues, pages and cursors.
 
 use skblab_core::question::{Kind, Question};
+use skblab_core::quiz::Item;
 use skblab_core::skb::Skb;
 use skblab_core::trace::{Counters, Cursor, Event, State, Step, Trace};
 use skblab_core::walkthrough::Walkthrough;
@@ -461,6 +462,20 @@ pub fn question(q: &Question, st: Style) -> String {
         let _ = writeln!(out, "    {o}");
     }
     let _ = writeln!(out, "  {}", st.dim(&format!("(answer with {how})")));
+    out
+}
+
+/// A question judged: right or wrong, the answer, and how it is made up (the core's
+/// [`Item::why`]).
+pub fn revealed(item: &Item, right: bool, st: Style) -> String {
+    let mut out = if right {
+        format!("  right: {}\n", item.said())
+    } else {
+        format!("  wrong: the answer is {}\n", item.said())
+    };
+    if let Some(why) = &item.why {
+        let _ = writeln!(out, "{}", st.dim(&wrap(&format!("({why})"), "  ")));
+    }
     out
 }
 

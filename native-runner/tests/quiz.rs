@@ -56,6 +56,11 @@ fn a_wrong_answer_reveals_the_right_one() {
     let (code, out, err) = quiz(&["--answers", path.to_str().unwrap()], "");
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("  wrong: the answer is 2\n"), "{out}");
+    // How the answer is made up, as the playground shows it.
+    assert!(
+        out.contains("the answer is 2\n  (page 0's count 2: 1 held by skbs: skb 0 frag 0;"),
+        "{out}"
+    );
     assert!(out.ends_with("score: 2 of 3 right\n"), "{out}");
 }
 

@@ -522,7 +522,7 @@ test('a kernel report opens as a third lane: the kernel\'s skbs beside the model
   // A file that is not a report says so and keeps what was shown.
   await page.setInputFiles('[data-testid=kernel-report]', { name: 'x.json', mimeType: 'application/json', buffer: Buffer.from('{}') });
   await page.locator('[data-testid=notice]').waitFor();
-  assert.match(await page.locator('[data-testid=notice]').textContent(), /The kernel report did not open: .*report\.rows/);
+  assert.match(await page.locator('[data-testid=notice]').textContent(), /The kernel report did not open: .*report\.mechanism/);
   assert.equal(await lane.count(), 1);
   // Issue 25: 1,000 kernel skbs, each with a field name of its own, are refused by the first
   // name the runner never writes, and the lane shown stays.

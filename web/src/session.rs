@@ -294,7 +294,7 @@ mod tests {
         let s = load_report(&same).unwrap();
         assert_eq!((s.traces.len(), s.kernel.is_some()), (1, true));
         let err = load_report("{}").unwrap_err();
-        assert!(err.contains("report.rows"), "{err}");
+        assert!(err.contains("report.mechanism"), "{err}");
     }
 
     /// A hostile report (1,000 skbs, each with a field name of its own) is refused with the

@@ -369,12 +369,13 @@ impl FragCache1k {
         self.frags += 1;
         self.offset = offset;
         self.page = (offset > 0).then_some(page);
-        let cpu = self.cpu;
+        let (cpu, bias) = (self.cpu, self.bias());
         ev.emit(|| Event::FragAlloc1k {
             cpu,
             page,
             offset,
             size: SZ_1K,
+            bias,
         });
         Frag {
             page,
@@ -394,7 +395,13 @@ impl FragCache1k {
             } else {
                 0
             },
-            bias: self.page.map(|_| self.offset / SZ_1K),
+            bias: self.bias(),
         }
+    }
+
+    /// The references still held for the pieces to come (no `pagecnt_bias` in the kernel
+    /// struct: `offset / SZ_1K`), while the cache holds a page.
+    fn bias(&self) -> Option<u32> {
+        self.page.map(|_| self.offset / SZ_1K)
     }
 }

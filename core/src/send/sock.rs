@@ -347,6 +347,15 @@ impl SendSock {
     /// skb_copy_to_page, then the skb update and the page references: a new frag holds one
     /// reference; the socket holds its own while it keeps the page.
     fn copy_to_page(&mut self, t: &FragTarget, n: u32, ev: &mut Events) {
+        let end = t.off + n;
+        // Where the socket's page frag stands after the copy: on this page, at `end`, unless
+        // 2.6.33 took a fresh page the copy filled (it keeps one only if room is left).
+        let cursor = match &self.page {
+            SndPage::TcpPage { page, .. } => {
+                (page.is_some() || end < self.cfg.k.page_size).then_some(end)
+            }
+            SndPage::Frag(_) => Some(end),
+        };
         let skb = self.queue.back_mut().expect("model bug: no tail skb");
         let id = skb.id;
         ev.emit(|| Event::CopyToPage {
@@ -354,6 +363,7 @@ impl SendSock {
             page: t.page,
             offset: t.off,
             bytes: n,
+            cursor,
         });
         skb.head.truesize += n;
         self.wmem_queued += n as u64;
@@ -390,7 +400,6 @@ impl SendSock {
             self.c.frags += 1;
             self.c.max_frags_per_skb = self.c.max_frags_per_skb.max(i as u64 + 1);
         }
-        let end = t.off + n;
         match &mut self.page {
             SndPage::TcpPage { page, off } => {
                 if !t.merge {

@@ -25,7 +25,6 @@ pub mod verdict;
 
 use crate::cli::read_scenario;
 use crate::tap::netns;
-use serde::Serialize;
 use skblab_core::consts::wire::mss_option;
 use skblab_core::error::escape_controls;
 use skblab_core::mechanism::Mechanism;
@@ -36,7 +35,7 @@ use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use verdict::{Row, Side, SkbView};
+use verdict::{Side, SkbView};
 
 /// The kernel's listening port on the TAP.
 const PORT: u16 = 5001;
@@ -60,39 +59,14 @@ pub struct KernelArgs {
     pub force: bool,
 }
 
-/// What one run found.
-#[derive(Debug, Serialize)]
-pub struct Report {
-    pub mechanism: &'static str,
-    pub variant: String,
-    /// The running kernel (uname -r).
-    pub kernel: String,
-    /// How the kernel's side was set up (mechanism-specific facts).
-    pub setup: serde_json::Map<String, serde_json::Value>,
-    pub model: Side,
-    pub kernel_side: Side,
-    pub rows: Vec<Row>,
-    /// "agree" or "differ".
-    pub verdict: &'static str,
-    /// Scenario ops the kernel run leaves out.
-    pub not_driven: Vec<String>,
-    /// The scenario as given, so the report alone opens in the playground beside the model
-    /// (`skblab_core::kernel_report`).
-    pub scenario: String,
-    /// The scenario's first `driven` ops ran on the kernel (the rest are `not_driven`): the
-    /// skbs compared are the state after them.
-    pub driven: usize,
-    /// Numbers shown beside each other but not judged, each with the reason.
-    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
-    pub shown: serde_json::Map<String, serde_json::Value>,
-}
+pub use skblab_core::kernel_report::Report;
 
 /// `skblab kernel`: exit 0 when every field agrees, 1 when one differs, 2 on an error (or
 /// a trace that could not be trusted: "inconclusive").
 pub fn main(args: &KernelArgs) -> ExitCode {
     match run_and_emit(args) {
-        Ok("agree") => ExitCode::SUCCESS,
-        Ok(_) => ExitCode::from(1),
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
         Err(e) => {
             // What a stranger wrote (a file name, a field) cannot drive the terminal.
             eprintln!("skblab: error: {}", escape_controls(&e));
@@ -103,8 +77,8 @@ pub fn main(args: &KernelArgs) -> ExitCode {
 
 /// Creates `--out` before anything runs (an existing file or a symlink is refused at once),
 /// runs, writes `--out` (so a stdout that fails loses nothing), then prints the report.
-/// Returns the verdict.
-fn run_and_emit(args: &KernelArgs) -> Result<&'static str, String> {
+/// Returns whether every field agrees.
+fn run_and_emit(args: &KernelArgs) -> Result<bool, String> {
     let mut out = match &args.out {
         Some(p) => Some((p, crate::output::create(p, args.force, "--out")?)),
         None => None,
@@ -115,14 +89,19 @@ fn run_and_emit(args: &KernelArgs) -> Result<&'static str, String> {
             let _ = std::fs::remove_file(p);
         }
     })?;
-    let json = serde_json::to_string_pretty(&r).expect("reports serialize") + "\n";
+    let json = json(&r);
     if let Some((p, f)) = &mut out {
         f.write_all(json.as_bytes())
             .and_then(|()| f.sync_all())
             .map_err(|e| format!("--out {}: {e}", p.display()))?;
     }
     crate::output::stdout(&if args.json { json } else { render(&r) })?;
-    Ok(r.verdict)
+    Ok(r.verdict == "agree")
+}
+
+/// The report as `--out` and `--json` write it.
+fn json(r: &Report) -> String {
+    serde_json::to_string_pretty(r).expect("reports serialize") + "\n"
 }
 
 fn run(args: &KernelArgs) -> Result<Report, String> {
@@ -362,11 +341,11 @@ fn report(
         unreachable!("setup is an object literal")
     };
     Ok(Report {
-        mechanism,
+        mechanism: mechanism.to_string(),
         variant: variant.to_string(),
         kernel: kernel_release(),
         setup,
-        verdict: verdict::verdict(&rows),
+        verdict: verdict::verdict(&rows).to_string(),
         model,
         kernel_side,
         rows,
@@ -434,8 +413,7 @@ pub fn render(r: &Report) -> String {
     // The columns either side has, judged first, then truesize (shown only).
     let shown: (&str, fn(&SkbView) -> Option<u64>) = ("truesize(shown)", |s| s.truesize);
     let all = || r.model.skbs.iter().chain(&r.kernel_side.skbs);
-    let cols: Vec<_> = verdict::JUDGED
-        .into_iter()
+    let cols: Vec<_> = verdict::judged()
         .chain([shown])
         .filter(|(_, get)| all().any(|s| get(s).is_some()))
         .collect();
@@ -472,6 +450,37 @@ pub fn render(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `--out` writes, the playground reads back as the same report: one format, the
+    /// core's, on both ends.
+    #[test]
+    fn a_written_report_reads_back_in_the_core() {
+        let skb = SkbView {
+            len: 100,
+            alloc_cpu: Some(0),
+            free_cpu: Some(1),
+            ..SkbView::default()
+        };
+        let model = Side {
+            size_goals: vec![],
+            skbs: vec![skb],
+        };
+        let kernel_side = Side {
+            skbs: vec![skb, skb],
+            ..model.clone()
+        };
+        let setup = serde_json::json!({ "frames": 2, "mtu": 1500 });
+        let mut r = report("rx", "modern+defer-free", setup, model, kernel_side, vec![]).unwrap();
+        r.scenario = "mechanism = \"rx\"\n[[ops]]\nop = \"arrive\"\nframes = 2\n".into();
+        r.driven = 1;
+        r.shown.insert("model_pages".into(), serde_json::json!(1));
+        let text = json(&r);
+        assert_eq!(skblab_core::kernel_report::Report::parse(&text), Ok(r));
+        let lane = skblab_core::kernel_report::KernelReport::parse(&text).unwrap();
+        assert_eq!(lane.verdict, "differ");
+        assert_eq!(lane.columns(), ["len", "alloc_cpu", "free_cpu"]);
+        assert_eq!(lane.skbs[1][0].model, None);
+    }
 
     #[test]
     fn the_table_marks_the_skb_that_differs_and_ends_with_the_verdict() {

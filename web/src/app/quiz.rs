@@ -155,7 +155,7 @@ fn reveal(quiz: &Quiz, step: usize) -> String {
             out,
             r#"<p class="verdict {class}" data-testid="verdict" data-outcome="{class}"><strong>{mark}</strong> {} <span data-testid="answer">Answer: {}.</span>{why}</p>"#,
             esc(&i.q.ask),
-            esc(&i.q.say(i.answer)),
+            esc(&i.said()),
         );
     }
     out.push_str(r#"<button data-focus="" data-action="continue">Continue ▶</button>"#);
