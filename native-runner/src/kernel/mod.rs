@@ -286,7 +286,7 @@ fn run_napi_frags(
     sc: &skblab_core::rx::RxScenario,
     variant: Option<&str>,
 ) -> Result<Report, String> {
-    let variant = variant.unwrap_or(rx::DEFAULT_VARIANT);
+    let variant = variant.unwrap_or(RxScenario::TODAY);
     let reader = napi_frags::check(sc)?;
     let (payloads, model) = napi_frags::model(sc, variant)?;
     isolate(napi_frags::TRACEPOINTS)?;
@@ -324,7 +324,7 @@ fn run_napi_frags(
         Vec::new(),
     )?;
     r.rows = napi_frags::rows(&model, &kernel);
-    r.verdict = verdict::verdict(&r.rows);
+    r.verdict = verdict::verdict(&r.rows).into();
     Ok(r)
 }
 
