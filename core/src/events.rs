@@ -131,6 +131,10 @@ pub enum Event {
     FreeSkb = "free_skb" {
         skb: SkbId,
         cpu: Cpu,
+        /// recvmsg freed it once it had read it all (v6.12 UDP: `skb_consume_udp`; v3.5,
+        /// v3.6 UDP: `skb_free_datagram_locked`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        read: bool,
     },
     CopyToLinear = "copy_to_linear" {
         skb: SkbId,

@@ -75,6 +75,9 @@ pub struct Row {
     /// Only for the put of an skb's head fragment (`Event::frees_head`), where the kernel
     /// frees it by another function than a frag's `put_page`.
     pub head: bool,
+    /// Only for the free of an skb recvmsg has read (`Event::FreeSkb`'s `read`), where the
+    /// kernel frees it by another function than its other frees.
+    pub read: bool,
     /// Only for a UDP flow (`Trace::udp`), where its socket's function is UDP's; a UDP flow
     /// takes the other rows where it has none of its own.
     pub udp: bool,
@@ -96,6 +99,7 @@ const fn row(
         at: None,
         then: None,
         head: false,
+        read: false,
         udp: false,
     }
 }
@@ -117,6 +121,10 @@ impl Row {
 
     const fn head(self) -> Row {
         Row { head: true, ..self }
+    }
+
+    const fn read(self) -> Row {
+        Row { read: true, ..self }
     }
 
     const fn udp(self) -> Row {
@@ -227,6 +235,8 @@ pub static TABLE: &[Row] = &[
     row(RX, QueueRcv, NEW, "__udp_enqueue_schedule_skb", UDP).udp(),
     row(RX, CopyToUser, RX_ALL, "udp_recvmsg", UDP).udp(),
     row(RX, RxDrop, RX_ALL, "__udp4_lib_rcv", UDP).udp(),
+    row(RX, FreeSkb, RX_OLD, "skb_free_datagram_locked", "net/core/datagram.c").udp().read(),
+    row(RX, FreeSkb, NEW, "skb_consume_udp", UDP).udp().read(),
     // Either allocator era: the socket side, and each rx cache in the release it lives in.
     row(RX, BacklogProcess, RX_ALL, "__release_sock", "net/core/sock.c"),
     row(RX, RxDrop, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c"),
@@ -353,6 +363,9 @@ pub static LINES: &[Stmt] = &[
     ("v6.12", "__udp_enqueue_schedule_skb", QueueRcv, 1561, "__skb_queue_tail(list, skb)"),
     ("v3.5", "udp_recvmsg", CopyToUser, 1211, "skb_copy_datagram_iovec(skb, sizeof(struct udphdr)"),
     ("v3.6", "udp_recvmsg", CopyToUser, 1216, "skb_copy_datagram_iovec(skb, sizeof(struct udphdr)"),
+    ("v3.5", "skb_free_datagram_locked", FreeSkb, 252, "__kfree_skb(skb)"),
+    ("v3.6", "skb_free_datagram_locked", FreeSkb, 251, "__kfree_skb(skb)"),
+    ("v6.12", "skb_consume_udp", FreeSkb, 1629, "__consume_stateless_skb(skb)"),
     ("v3.5", "__release_sock", BacklogProcess, 1713, "sk_backlog_rcv("),
     ("v3.6", "__release_sock", BacklogProcess, 1782, "sk_backlog_rcv("),
     ("v6.12", "__release_sock", BacklogProcess, 3078, "sk_backlog_rcv("),
@@ -407,10 +420,11 @@ pub fn kernel_fn(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<Kern
     })
 }
 
-/// The row of an event: for the put of a head fragment its own row where there is one; in a
-/// UDP flow (`udp`) a UDP row where there is one.
+/// The row of an event: for the put of a head fragment, or the free of an skb recvmsg read,
+/// its own row where there is one; in a UDP flow (`udp`) a UDP row where there is one.
 pub fn row_of(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<&'static Row> {
     let (kind, head) = (e.kind(), e.frees_head());
+    let read = matches!(e, Event::FreeSkb { read: true, .. });
     let pick = |udp_row: bool| {
         let rows = || {
             TABLE.iter().filter(move |r| {
@@ -421,8 +435,8 @@ pub fn row_of(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<&'stati
             })
         };
         rows()
-            .find(|r| r.head == head)
-            .or_else(|| rows().find(|r| !r.head))
+            .find(|r| r.head == head && r.read == read)
+            .or_else(|| rows().find(|r| !r.head && !r.read))
     };
     udp.then(|| pick(true)).flatten().or_else(|| pick(false))
 }
@@ -444,8 +458,8 @@ mod tests {
         for (i, a) in TABLE.iter().enumerate() {
             for b in &TABLE[i + 1..] {
                 let overlap = a.eras.iter().any(|e| b.eras.contains(e));
-                let same =
-                    (a.mechanism, a.kind, a.head, a.udp) == (b.mechanism, b.kind, b.head, b.udp);
+                let key = |r: &Row| (r.mechanism, r.kind, r.head, r.read, r.udp);
+                let same = key(a) == key(b);
                 assert!(!(same && overlap), "{a:?} and {b:?}");
             }
         }
@@ -559,6 +573,61 @@ mod tests {
         assert!(udp.udp && !tcp.udp);
         let q = Event::QueueRcv { skb: 0, cpu: 0 };
         assert_ne!(udp.kernel_fn(&q), tcp.kernel_fn(&q));
+    }
+
+    /// A locked UDP socket: v3.6 backlogs the datagram (sk_add_backlog), v6.12 queues it
+    /// (`__udp_enqueue_schedule_skb` does not look at the owner); recvmsg frees what it read
+    /// with skb_free_datagram_locked (v3.6) or skb_consume_udp (v6.12), a TCP flow's with
+    /// __kfree_skb.
+    #[test]
+    fn a_locked_udp_socket_and_a_read_datagram_follow_their_release() {
+        let run = |variant: &str, proto: &str| {
+            let text = format!(
+                "mechanism = \"rx\"\nvariant = \"{variant}\"\n\
+                 ops = [{{ op = \"lock\" }}, {{ op = \"arrive\", frames = 1 }}, \
+                 {{ op = \"release\" }}, {{ op = \"recvmsg\" }}]\n\
+                 [socket]\nproto = \"{proto}\"\n"
+            );
+            let t = crate::Scenario::parse(&text).unwrap();
+            let t = t.run(&crate::RunOptions::default()).unwrap();
+            let named = |k: EventKind| {
+                let e = t
+                    .steps
+                    .iter()
+                    .flat_map(|s| &s.events)
+                    .find(|e| e.kind() == k)?;
+                t.kernel_fn(e).map(|f| f.name)
+            };
+            (named(BacklogAdd), named(QueueRcv), named(FreeSkb))
+        };
+        assert_eq!(
+            run("duyck-3.6", "udp"),
+            (
+                Some("sk_add_backlog"),
+                None,
+                Some("skb_free_datagram_locked")
+            )
+        );
+        assert_eq!(
+            run("modern", "udp"),
+            (
+                None,
+                Some("__udp_enqueue_schedule_skb"),
+                Some("skb_consume_udp")
+            )
+        );
+        assert_eq!(
+            run("modern", "tcp"),
+            (Some("tcp_add_backlog"), None, Some("__kfree_skb"))
+        );
+        // Any other free in a UDP flow (a drop, a purge) is __kfree_skb's.
+        let drop = Event::FreeSkb {
+            skb: 0,
+            cpu: 0,
+            read: false,
+        };
+        let f = kernel_fn(RX, Era::V6_12, true, &drop).unwrap();
+        assert_eq!(f.name, "__kfree_skb");
     }
 
     /// The releases whose source the table links.

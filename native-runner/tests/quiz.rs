@@ -75,10 +75,7 @@ fn a_line_that_is_not_an_answer_is_named_and_counted_wrong() {
 #[test]
 fn a_hostile_answer_cannot_drive_the_terminal() {
     // An answer that would set the terminal's title comes back escaped.
-    let (code, out, err) = quiz(
-        &["--answers", "-"],
-        "\x1b]0;PWNED\x07\n0\npage 0\n",
-    );
+    let (code, out, err) = quiz(&["--answers", "-"], "\x1b]0;PWNED\x07\n0\npage 0\n");
     assert_eq!(code, 0, "{err}");
     assert!(!out.contains(['\x1b', '\x07']), "{out:?}");
     assert!(

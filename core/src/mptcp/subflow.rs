@@ -308,6 +308,7 @@ impl Subflow {
             ev.emit(|| Event::FreeSkb {
                 skb: skb.id,
                 cpu: 0,
+                read: false,
             });
         }
     }

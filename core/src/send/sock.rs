@@ -500,6 +500,7 @@ impl SendSock {
         ev.emit(|| Event::FreeSkb {
             skb: skb.id,
             cpu: CPU,
+            read: false,
         });
     }
 

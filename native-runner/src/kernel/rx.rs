@@ -211,7 +211,7 @@ fn consumed(t: &Trace) -> Side {
             Event::DeferFree { skb, to_cpu, .. } => {
                 free.insert(skb, to_cpu);
             }
-            Event::FreeSkb { skb, cpu } => {
+            Event::FreeSkb { skb, cpu, .. } => {
                 free.insert(skb, cpu);
             }
             _ => {}
