@@ -195,7 +195,7 @@ pub static TABLE: &[Row] = &[
     row(SEND, FreeSkb, NEW, "tcp_wmem_free_skb", "include/net/tcp.h"),
     // The receive path, v3.5 (pre-2012, duyck-2012) and v3.6 (duyck-3.6).
     row(RX, NapiPoll, RX_ALL, "net_rx_action", "net/core/dev.c"),
-    row(RX, RxFrame, RX_ALL, "ixgbe_clean_rx_irq", IXGBE),
+    row(RX, RxFrame, RX_OLD, "ixgbe_clean_rx_irq", IXGBE),
     row(RX, AllocPage, RX_ALL, "alloc_pages", "include/linux/gfp.h"),
     row(RX, AllocSkb, RX_OLD, "__netdev_alloc_skb", "net/core/skbuff.c"),
     row(RX, NewFrag, RX_OLD, "ixgbe_add_rx_frag", IXGBE),
@@ -213,7 +213,10 @@ pub static TABLE: &[Row] = &[
     row(RX, QueueRcv, RX_OLD, "tcp_queue_rcv", "net/ipv4/tcp_input.c"),
     row(RX, BacklogAdd, RX_OLD, "sk_add_backlog", "include/net/sock.h"),
     row(RX, CopyToUser, RX_OLD, "tcp_recvmsg", "net/ipv4/tcp.c"),
-    // The receive path, v6.12 (modern).
+    // The receive path, v6.12 (modern). Its two drivers, one that cuts the whole frame from
+    // napi_alloc_cache (napi_alloc_skb) and ixgbe in legacy-rx mode (by default v6.12's ixgbe
+    // builds skbs around its own pages, ixgbe_build_skb), both hand the frame to GRO.
+    row(RX, RxFrame, NEW, "napi_gro_receive", "net/core/gro.c"),
     row(RX, AllocSkb, NEW, "napi_alloc_skb", "net/core/skbuff.c"),
     row(RX, FragAlloc1k, NEW, "page_frag_alloc_1k", "net/core/skbuff.c"),
     row(RX, NewFrag, NEW, "skb_add_rx_frag", "include/linux/skbuff.h"),
@@ -315,7 +318,7 @@ pub static LINES: &[Stmt] = &[
     ("v6.12", "net_rx_action", NapiPoll, 6970, "napi_poll("),
     ("v3.5", "ixgbe_clean_rx_irq", RxFrame, 1711, "netdev_alloc_skb_ip_align"),
     ("v3.6", "ixgbe_clean_rx_irq", RxFrame, 1703, "netdev_alloc_skb_ip_align"),
-    ("v6.12", "ixgbe_clean_rx_irq", RxFrame, 2397, "ixgbe_construct_skb("),
+    ("v6.12", "napi_gro_receive", RxFrame, 635, "dev_gro_receive(napi, skb)"),
     ("v3.5", "alloc_pages", AllocPage, 329, "alloc_pages_current(gfp_mask, order)"),
     ("v3.6", "alloc_pages", AllocPage, 335, "alloc_pages_current(gfp_mask, order)"),
     ("v6.12", "alloc_pages", AllocPage, 333, "alloc_pages_noprof(__VA_ARGS__)"),
@@ -628,6 +631,22 @@ mod tests {
         };
         let f = kernel_fn(RX, Era::V6_12, true, &drop).unwrap();
         assert_eq!(f.name, "__kfree_skb");
+    }
+
+    /// v6.12's rx_frame is where the frame's skb enters GRO, for either of the model's
+    /// drivers; v3.x's is ixgbe's receive loop.
+    #[test]
+    fn a_v6_12_frame_enters_gro_whatever_the_driver() {
+        let frame = Event::RxFrame {
+            skb: 0,
+            len: 1514,
+            seq: 0,
+            headers: 66,
+            linear: 1448,
+        };
+        let name = |era| kernel_fn(RX, era, false, &frame).map(|f| f.label());
+        assert_eq!(name(Era::V6_12).as_deref(), Some("napi_gro_receive"));
+        assert_eq!(name(Era::V3_6).as_deref(), Some("ixgbe_clean_rx_irq"));
     }
 
     /// The releases whose source the table links.
