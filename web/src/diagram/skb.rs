@@ -6,6 +6,7 @@ use super::layout::{cells, text_w, Shape, FRAG_W, HEAD_W, SHINFO_W};
 use super::FragEnd;
 use skblab_core::skb::Skb;
 use skblab_core::trace::Linearized;
+use skblab_core::Cpu;
 use std::fmt::Write;
 
 pub fn title(skb: &Skb) -> String {
@@ -39,19 +40,33 @@ pub fn facts(skb: &Skb, copies: &[Linearized]) -> Vec<String> {
     facts
 }
 
-/// Draws `skb` at (`x`, `y`) in its `shape`, and lists where its arrows start.
+/// Draws `skb` at (`x`, `y`) in its `shape`, and lists where its arrows start; `gone`: the
+/// event shown freed it on that CPU, so it is drawn once more, fading, with no arrows.
 pub fn draw_skb(
     out: &mut String,
     skb: &Skb,
     (x, y): (u32, u32),
-    (shape, max_frags): (&Shape, u32),
+    (shape, max_frags, gone): (&Shape, u32, Option<Cpu>),
     frag_ends: &mut Vec<FragEnd>,
 ) {
     let h = &skb.head;
     let w = shape.w;
+    let mut no_ends = Vec::new();
+    let frag_ends = if gone.is_some() {
+        &mut no_ends
+    } else {
+        frag_ends
+    };
+    let (tag, title) = match gone {
+        Some(cpu) => (
+            r#"class="gone" data-gone-skb"#,
+            format!("skb {} · freed on cpu{cpu}", skb.id),
+        ),
+        None => ("data-skb", title(skb)),
+    };
     let _ = write!(
         out,
-        r#"<g data-skb="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, truesize {ts}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{sh}" rx="4"/><text x="{tx}" y="{ty}">{title}</text>"#,
+        r#"<g {tag}="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, truesize {ts}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{sh}" rx="4"/><text x="{tx}" y="{ty}">{title}</text>"#,
         id = skb.id,
         seq = skb.seq,
         end = skb.end_seq,
@@ -66,7 +81,6 @@ pub fn draw_skb(
         sh = shape.h,
         tx = x + 6,
         ty = y + 15,
-        title = title(skb),
     );
     for (i, line) in shape.lines.iter().enumerate() {
         let _ = write!(
