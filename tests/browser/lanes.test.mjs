@@ -407,3 +407,20 @@ test('send-nosg side by side: the linearized copy is drawn on its skb in the lan
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('a size-goal mark on each send skb: MPTCP before the fix stops at half its goal, after it fills it', async () => {
+  // mptcp-max-size step 4 (snapshots/mptcp-max-size.snap): pre-2020's skb 0 holds 32768 of
+  // the subflow's size_goal 65459, abeni-2020's all 65459; the goal comes from the core's
+  // alloc_skb event.
+  const page = await open(browser, `#w=${b64('mptcp-max-size')}&step=4`);
+  const bar = (v) => page.locator(`figure[data-variant="${v}"] g[data-skb="0"] g.goalbar`);
+  const widths = (v) => bar(v).evaluate((g) => ['gtrack', 'gfill'].map((c) => Number(g.querySelector(`rect.${c}`).getAttribute('width'))));
+  assert.equal(await bar('pre-2020').locator('title').textContent(), 'len 32768 of size_goal 65459');
+  assert.equal(await bar('abeni-2020').locator('title').textContent(), 'len 65459 of size_goal 65459');
+  const [[track, half], [track2, full]] = [await widths('pre-2020'), await widths('abeni-2020')];
+  assert.equal(full, track2, 'the fixed skb reaches its goal');
+  assert.ok(Math.abs(half - track / 2) <= 1, `half the bar: ${half} of ${track}`);
+  await shot(page, 'lanes-size-goal');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

@@ -545,6 +545,28 @@ mod tests {
     }
 
     #[test]
+    fn a_send_skb_shows_how_far_it_is_to_its_size_goal() {
+        let mut s = sample();
+        s.queues[0].skbs[0].size_goal = Some(2896);
+        let svg = unmarked(&s);
+        // 1448 of 2896 bytes: half the bar along the box's bottom (208 wide, less 6 each
+        // side: 196), the goal marked at its end, under the frag cells; the numbers in its
+        // title (a wider line of facts would widen every send skb's box).
+        for want in [
+            "<title>len 1448 of size_goal 2896</title>",
+            r#"<rect class="gtrack" x="16" y="122" width="196" height="3"/>"#,
+            r#"<rect class="gfill" x="16" y="122" width="98" height="3"/>"#,
+            r#"<path class="goal" d="M212 120v7"/>"#,
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
+        assert!(
+            !unmarked(&sample()).contains("goalbar"),
+            "an rx skb has none"
+        );
+    }
+
+    #[test]
     fn many_frags_wrap_into_rows_each_with_its_size_and_arrows_go_between_the_cells() {
         // 20 frags and the free-slot cell on a 440-wide skb (room 478 - the 9 of margins
         // fits 10 cells of 43): three rows, each 19 lower; the box grows by two rows.

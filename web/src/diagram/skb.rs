@@ -112,6 +112,9 @@ pub fn draw_skb(
     }
     let (hx, hy) = (x + 6, shape.buffer_y(y));
     draw_buffer(out, skb, (hx, hy));
+    if let Some(goal) = skb.size_goal {
+        size_goal_bar(out, skb.len, goal, (x + 6, y + shape.h - 6, w - 12));
+    }
     // skb_shared_info sits right after `end`; a bracket from it leads to its frag array.
     let (sx, fy) = (hx + HEAD_W, shape.frags_y(y));
     let _ = write!(
@@ -153,6 +156,19 @@ pub fn draw_skb(
         );
     }
     out.push_str("</g>");
+}
+
+/// The skb's bytes against its size goal along the bottom of its box, at (`x`, `y`), `w`
+/// wide: the bar's end is the goal, marked; the fill is the skb's length, so a full bar is an
+/// skb that stopped growing because it reached its goal.
+fn size_goal_bar(out: &mut String, len: u32, goal: u32, (x, y, w): (u32, u32, u32)) {
+    let fill = super::layout::scale_to(len, goal, w);
+    let _ = write!(
+        out,
+        r#"<g class="goalbar"><title>len {len} of size_goal {goal}</title><rect class="gtrack" x="{x}" y="{y}" width="{w}" height="3"/><rect class="gfill" x="{x}" y="{y}" width="{fill}" height="3"/><path class="goal" d="M{gx} {gy}v7"/></g>"#,
+        gx = x + w,
+        gy = y - 2,
+    );
 }
 
 /// The head buffer at (`hx`, `hy`) as kernel documentation draws it: headroom, linear data
