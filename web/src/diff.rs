@@ -18,9 +18,10 @@ pub struct Changed {
     pub frags: Vec<(SkbId, u32)>,
     /// Pages an event freed, drawn once more, fading out (the state passed holds them), with
     /// the CPU that freed each (the core's `Trace::freed_on`).
-    pub gone: BTreeMap<PageId, Cpu>,
+    /// (Lists, not maps: another map type cost the bundle a kilobyte; an event frees one.)
+    pub gone: Vec<(PageId, Cpu)>,
     /// Skbs an event freed, likewise.
-    pub gone_skbs: BTreeMap<SkbId, Cpu>,
+    pub gone_skbs: Vec<(SkbId, Cpu)>,
 }
 
 impl Changed {
@@ -62,6 +63,11 @@ impl Changed {
             cursors,
             ..Changed::default()
         }
+    }
+
+    /// The CPU that freed `id`, if it is in `gone` (a page's) or `gone_skbs` (an skb's).
+    pub fn freed_on(list: &[(u32, Cpu)], id: u32) -> Option<Cpu> {
+        list.iter().find(|g| g.0 == id).map(|g| g.1)
     }
 
     pub fn is_empty(&self) -> bool {

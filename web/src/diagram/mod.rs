@@ -124,7 +124,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
     for (qi, (q, (ly, spots))) in state.queues.iter().zip(&at.queues).enumerate() {
         // A skb the event freed is drawn once more, fading, but no longer counted.
         let live = (q.skbs.iter())
-            .filter(|s| !gone_skbs.contains_key(&s.id))
+            .filter(|s| Changed::freed_on(gone_skbs, s.id).is_none())
             .count();
         piece(
             format!("q{qi}"),
@@ -140,7 +140,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             let mut body = String::with_capacity(1200);
             let mut ends = Vec::new();
             let shape = Shape::of(skb, &state.linearized, max_frags, at.room);
-            let gone = gone_skbs.get(&skb.id).copied();
+            let gone = Changed::freed_on(gone_skbs, skb.id);
             skb::draw_skb(&mut body, skb, (x, y), (&shape, max_frags, gone), &mut ends);
             let key = format!("s{qi}-{}", skb.id);
             if gone.is_some() {
@@ -202,7 +202,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         let held = held.get(&p.id).map_or(&[][..], Vec::as_slice);
         page::draw_page(&mut body, p, (x, y, at.page_h), held, state, marks);
         let key = format!("p{}", p.id);
-        if marks.changed.gone.contains_key(&p.id) {
+        if Changed::freed_on(&marks.changed.gone, p.id).is_some() {
             piece(key, (y, y + at.page_h), body);
             continue;
         }
@@ -484,7 +484,7 @@ mod tests {
         let touched = Changed {
             frags: vec![(7, 0)],
             pages: [5].into(),
-            gone: [(5, 1)].into(),
+            gone: vec![(5, 1)],
             ..Default::default()
         };
         let marks = Marks {
@@ -521,7 +521,7 @@ mod tests {
     fn an_skb_the_event_freed_fades_named_by_the_cpu_that_freed_it() {
         let s = sample();
         let freed = Changed {
-            gone_skbs: [(7, 1)].into(),
+            gone_skbs: vec![(7, 1)],
             ..Default::default()
         };
         let marks = Marks {

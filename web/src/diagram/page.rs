@@ -22,7 +22,7 @@ pub fn draw_page(
     marks: &Marks,
 ) {
     let bar_w = PAGE_W - 12;
-    let gone = marks.changed.gone.get(&p.id);
+    let gone = crate::diff::Changed::freed_on(&marks.changed.gone, p.id);
     // Freed by the event shown: the CPU that freed it instead of its count.
     let facts = match gone {
         Some(cpu) => format!("freed on cpu{cpu} · used {}/{}", p.used, p.size),
