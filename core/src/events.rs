@@ -127,10 +127,18 @@ pub enum Event {
         head_offset: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         queue: Option<String>,
+        /// A send skb's cap: the bytes tcp_sendmsg lets it grow to (`tcp_send_mss`'s
+        /// size_goal; 2.6.33 without checksum offload, the MSS), or MPTCP's subflow size_goal.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size_goal: Option<u32>,
     },
     FreeSkb = "free_skb" {
         skb: SkbId,
         cpu: Cpu,
+        /// recvmsg freed it once it had read it all (v6.12 UDP: `skb_consume_udp`; v3.5,
+        /// v3.6 UDP: `skb_free_datagram_locked`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        read: bool,
     },
     CopyToLinear = "copy_to_linear" {
         skb: SkbId,

@@ -75,6 +75,9 @@ pub struct Row {
     /// Only for the put of an skb's head fragment (`Event::frees_head`), where the kernel
     /// frees it by another function than a frag's `put_page`.
     pub head: bool,
+    /// Only for the free of an skb recvmsg has read (`Event::FreeSkb`'s `read`), where the
+    /// kernel frees it by another function than its other frees.
+    pub read: bool,
     /// Only for a UDP flow (`Trace::udp`), where its socket's function is UDP's; a UDP flow
     /// takes the other rows where it has none of its own.
     pub udp: bool,
@@ -96,6 +99,7 @@ const fn row(
         at: None,
         then: None,
         head: false,
+        read: false,
         udp: false,
     }
 }
@@ -117,6 +121,10 @@ impl Row {
 
     const fn head(self) -> Row {
         Row { head: true, ..self }
+    }
+
+    const fn read(self) -> Row {
+        Row { read: true, ..self }
     }
 
     const fn udp(self) -> Row {
@@ -187,7 +195,7 @@ pub static TABLE: &[Row] = &[
     row(SEND, FreeSkb, NEW, "tcp_wmem_free_skb", "include/net/tcp.h"),
     // The receive path, v3.5 (pre-2012, duyck-2012) and v3.6 (duyck-3.6).
     row(RX, NapiPoll, RX_ALL, "net_rx_action", "net/core/dev.c"),
-    row(RX, RxFrame, RX_ALL, "ixgbe_clean_rx_irq", IXGBE),
+    row(RX, RxFrame, RX_OLD, "ixgbe_clean_rx_irq", IXGBE),
     row(RX, AllocPage, RX_ALL, "alloc_pages", "include/linux/gfp.h"),
     row(RX, AllocSkb, RX_OLD, "__netdev_alloc_skb", "net/core/skbuff.c"),
     row(RX, NewFrag, RX_OLD, "ixgbe_add_rx_frag", IXGBE),
@@ -205,7 +213,10 @@ pub static TABLE: &[Row] = &[
     row(RX, QueueRcv, RX_OLD, "tcp_queue_rcv", "net/ipv4/tcp_input.c"),
     row(RX, BacklogAdd, RX_OLD, "sk_add_backlog", "include/net/sock.h"),
     row(RX, CopyToUser, RX_OLD, "tcp_recvmsg", "net/ipv4/tcp.c"),
-    // The receive path, v6.12 (modern).
+    // The receive path, v6.12 (modern). Its two drivers, one that cuts the whole frame from
+    // napi_alloc_cache (napi_alloc_skb) and ixgbe in legacy-rx mode (by default v6.12's ixgbe
+    // builds skbs around its own pages, ixgbe_build_skb), both hand the frame to GRO.
+    row(RX, RxFrame, NEW, "napi_gro_receive", "net/core/gro.c"),
     row(RX, AllocSkb, NEW, "napi_alloc_skb", "net/core/skbuff.c"),
     row(RX, FragAlloc1k, NEW, "page_frag_alloc_1k", "net/core/skbuff.c"),
     row(RX, NewFrag, NEW, "skb_add_rx_frag", "include/linux/skbuff.h"),
@@ -227,6 +238,8 @@ pub static TABLE: &[Row] = &[
     row(RX, QueueRcv, NEW, "__udp_enqueue_schedule_skb", UDP).udp(),
     row(RX, CopyToUser, RX_ALL, "udp_recvmsg", UDP).udp(),
     row(RX, RxDrop, RX_ALL, "__udp4_lib_rcv", UDP).udp(),
+    row(RX, FreeSkb, RX_OLD, "skb_free_datagram_locked", "net/core/datagram.c").udp().read(),
+    row(RX, FreeSkb, NEW, "skb_consume_udp", UDP).udp().read(),
     // Either allocator era: the socket side, and each rx cache in the release it lives in.
     row(RX, BacklogProcess, RX_ALL, "__release_sock", "net/core/sock.c"),
     row(RX, RxDrop, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c"),
@@ -305,7 +318,7 @@ pub static LINES: &[Stmt] = &[
     ("v6.12", "net_rx_action", NapiPoll, 6970, "napi_poll("),
     ("v3.5", "ixgbe_clean_rx_irq", RxFrame, 1711, "netdev_alloc_skb_ip_align"),
     ("v3.6", "ixgbe_clean_rx_irq", RxFrame, 1703, "netdev_alloc_skb_ip_align"),
-    ("v6.12", "ixgbe_clean_rx_irq", RxFrame, 2397, "ixgbe_construct_skb("),
+    ("v6.12", "napi_gro_receive", RxFrame, 635, "dev_gro_receive(napi, skb)"),
     ("v3.5", "alloc_pages", AllocPage, 329, "alloc_pages_current(gfp_mask, order)"),
     ("v3.6", "alloc_pages", AllocPage, 335, "alloc_pages_current(gfp_mask, order)"),
     ("v6.12", "alloc_pages", AllocPage, 333, "alloc_pages_noprof(__VA_ARGS__)"),
@@ -353,6 +366,9 @@ pub static LINES: &[Stmt] = &[
     ("v6.12", "__udp_enqueue_schedule_skb", QueueRcv, 1561, "__skb_queue_tail(list, skb)"),
     ("v3.5", "udp_recvmsg", CopyToUser, 1211, "skb_copy_datagram_iovec(skb, sizeof(struct udphdr)"),
     ("v3.6", "udp_recvmsg", CopyToUser, 1216, "skb_copy_datagram_iovec(skb, sizeof(struct udphdr)"),
+    ("v3.5", "skb_free_datagram_locked", FreeSkb, 252, "__kfree_skb(skb)"),
+    ("v3.6", "skb_free_datagram_locked", FreeSkb, 251, "__kfree_skb(skb)"),
+    ("v6.12", "skb_consume_udp", FreeSkb, 1629, "__consume_stateless_skb(skb)"),
     ("v3.5", "__release_sock", BacklogProcess, 1713, "sk_backlog_rcv("),
     ("v3.6", "__release_sock", BacklogProcess, 1782, "sk_backlog_rcv("),
     ("v6.12", "__release_sock", BacklogProcess, 3078, "sk_backlog_rcv("),
@@ -407,10 +423,11 @@ pub fn kernel_fn(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<Kern
     })
 }
 
-/// The row of an event: for the put of a head fragment its own row where there is one; in a
-/// UDP flow (`udp`) a UDP row where there is one.
+/// The row of an event: for the put of a head fragment, or the free of an skb recvmsg read,
+/// its own row where there is one; in a UDP flow (`udp`) a UDP row where there is one.
 pub fn row_of(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<&'static Row> {
     let (kind, head) = (e.kind(), e.frees_head());
+    let read = matches!(e, Event::FreeSkb { read: true, .. });
     let pick = |udp_row: bool| {
         let rows = || {
             TABLE.iter().filter(move |r| {
@@ -421,8 +438,8 @@ pub fn row_of(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<&'stati
             })
         };
         rows()
-            .find(|r| r.head == head)
-            .or_else(|| rows().find(|r| !r.head))
+            .find(|r| r.head == head && r.read == read)
+            .or_else(|| rows().find(|r| !r.head && !r.read))
     };
     udp.then(|| pick(true)).flatten().or_else(|| pick(false))
 }
@@ -444,8 +461,8 @@ mod tests {
         for (i, a) in TABLE.iter().enumerate() {
             for b in &TABLE[i + 1..] {
                 let overlap = a.eras.iter().any(|e| b.eras.contains(e));
-                let same =
-                    (a.mechanism, a.kind, a.head, a.udp) == (b.mechanism, b.kind, b.head, b.udp);
+                let key = |r: &Row| (r.mechanism, r.kind, r.head, r.read, r.udp);
+                let same = key(a) == key(b);
                 assert!(!(same && overlap), "{a:?} and {b:?}");
             }
         }
@@ -559,6 +576,77 @@ mod tests {
         assert!(udp.udp && !tcp.udp);
         let q = Event::QueueRcv { skb: 0, cpu: 0 };
         assert_ne!(udp.kernel_fn(&q), tcp.kernel_fn(&q));
+    }
+
+    /// A locked UDP socket: v3.6 backlogs the datagram (sk_add_backlog), v6.12 queues it
+    /// (`__udp_enqueue_schedule_skb` does not look at the owner); recvmsg frees what it read
+    /// with skb_free_datagram_locked (v3.6) or skb_consume_udp (v6.12), a TCP flow's with
+    /// __kfree_skb.
+    #[test]
+    fn a_locked_udp_socket_and_a_read_datagram_follow_their_release() {
+        let run = |variant: &str, proto: &str| {
+            let text = format!(
+                "mechanism = \"rx\"\nvariant = \"{variant}\"\n\
+                 ops = [{{ op = \"lock\" }}, {{ op = \"arrive\", frames = 1 }}, \
+                 {{ op = \"release\" }}, {{ op = \"recvmsg\" }}]\n\
+                 [socket]\nproto = \"{proto}\"\n"
+            );
+            let t = crate::Scenario::parse(&text).unwrap();
+            let t = t.run(&crate::RunOptions::default()).unwrap();
+            let named = |k: EventKind| {
+                let e = t
+                    .steps
+                    .iter()
+                    .flat_map(|s| &s.events)
+                    .find(|e| e.kind() == k)?;
+                t.kernel_fn(e).map(|f| f.name)
+            };
+            (named(BacklogAdd), named(QueueRcv), named(FreeSkb))
+        };
+        assert_eq!(
+            run("duyck-3.6", "udp"),
+            (
+                Some("sk_add_backlog"),
+                None,
+                Some("skb_free_datagram_locked")
+            )
+        );
+        assert_eq!(
+            run("modern", "udp"),
+            (
+                None,
+                Some("__udp_enqueue_schedule_skb"),
+                Some("skb_consume_udp")
+            )
+        );
+        assert_eq!(
+            run("modern", "tcp"),
+            (Some("tcp_add_backlog"), None, Some("__kfree_skb"))
+        );
+        // Any other free in a UDP flow (a drop, a purge) is __kfree_skb's.
+        let drop = Event::FreeSkb {
+            skb: 0,
+            cpu: 0,
+            read: false,
+        };
+        let f = kernel_fn(RX, Era::V6_12, true, &drop).unwrap();
+        assert_eq!(f.name, "__kfree_skb");
+    }
+
+    /// v6.12's rx_frame is where the frame's skb enters GRO, for either of the model's
+    /// drivers; v3.x's is ixgbe's receive loop.
+    #[test]
+    fn a_v6_12_frame_enters_gro_whatever_the_driver() {
+        let frame = Event::RxFrame {
+            skb: 0,
+            len: 1514,
+            seq: 0,
+            headers: 66,
+            linear: 1448,
+        };
+        let name = |era| kernel_fn(RX, era, false, &frame).map(|f| f.label());
+        assert_eq!(name(Era::V6_12).as_deref(), Some("napi_gro_receive"));
+        assert_eq!(name(Era::V3_6).as_deref(), Some("ixgbe_clean_rx_irq"));
     }
 
     /// The releases whose source the table links.

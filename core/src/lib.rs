@@ -25,6 +25,7 @@ pub mod counters;
 pub mod error;
 pub mod events;
 pub mod field_path;
+pub mod freed;
 pub mod kernel_fn;
 pub mod kernel_report;
 pub mod limits;

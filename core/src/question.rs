@@ -5,7 +5,8 @@
 //! **Visible** (what `core/tests/questions.rs` forbids): before answering, the learner sees
 //! the previous step (its state, events and counters; before step 1, nothing). An answer is
 //! visible when the same query evaluated on that previous step already gives it. A pick
-//! question's object must be drawn in that previous state, so the learner can point at it.
+//! question's object must be drawn in that previous state, so the learner can point at it,
+//! beside another of its kind (with one frag drawn, "which frag?" answers itself).
 
 use crate::query::{PageField, Query, SkbField, Value};
 use crate::trace::{State, Trace};
@@ -87,8 +88,17 @@ impl Question {
         }
         let empty = State::default();
         let shown = prev.map_or(&empty, |s| &s.state);
-        (answer.is_object() && !shown.draws(answer))
-            .then(|| format!("{answer} is not drawn before the step, so it cannot be picked"))
+        if answer.is_object() && !shown.draws(answer) {
+            return Some(format!(
+                "{answer} is not drawn before the step, so it cannot be picked"
+            ));
+        }
+        let alike = (shown.drawn().into_iter())
+            .filter(|v| same_kind(*v, answer))
+            .count();
+        (answer.is_object() && alike == 1).then(|| {
+            format!("{answer} is the only one of its kind drawn, so there is nothing to pick")
+        })
     }
 
     /// The learner's `input` judged against `answer`: right or wrong, or why the input is not
@@ -247,6 +257,11 @@ fn list(out: &mut String, items: &mut dyn Iterator<Item = String>) {
     if sep == " " {
         out.push_str(" none");
     }
+}
+
+/// Whether `a` and `b` are objects of one kind (skbs, frags or pages).
+fn same_kind(a: Value, b: Value) -> bool {
+    std::mem::discriminant(&a) == std::mem::discriminant(&b)
 }
 
 fn letters() -> impl Iterator<Item = String> {

@@ -150,6 +150,7 @@ impl State {
                 head_page,
                 head_offset,
                 ref queue,
+                size_goal,
             } => {
                 if self.skb(skb).is_ok() {
                     return Err(format!("skb {skb} already exists"));
@@ -161,6 +162,7 @@ impl State {
                     truesize,
                 };
                 let mut new = Skb::new(skb, cpu, head, seq);
+                new.size_goal = size_goal;
                 new.head_frag = head_page.map(|page| Frag {
                     page,
                     offset: head_offset.unwrap_or(0),
@@ -877,6 +879,24 @@ mod tests {
         };
         let got = t.state_at(0, i).unwrap().touched(&events[i]);
         assert_eq!((got.frags, got.pages), (vec![(skb, 0)], vec![page]));
+    }
+
+    /// A send or MPTCP skb carries its size goal from its `alloc_skb` (anatomy: TSO,
+    /// 45 x 1448 = 65160; mptcp-max-size: the subflow's 65459); a receive skb has none.
+    #[test]
+    fn a_send_skb_carries_its_size_goal() {
+        for (name, goal) in [
+            ("anatomy", Some(65160)),
+            ("mptcp-max-size", Some(65459)),
+            ("rx-skb-cache", None),
+        ] {
+            let t = trace(name, None);
+            let skb = (t.steps[0].state.queues.iter())
+                .flat_map(|q| &q.skbs)
+                .next()
+                .expect("an skb after step 1");
+            assert_eq!(skb.size_goal, goal, "{name}");
+        }
     }
 
     /// Between a non-SG device's `linearize` and the skb's `xmit`, the state holds the linear

@@ -115,6 +115,9 @@ pub struct Skb {
     pub cpu: Cpu,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mapping: Option<Mapping>,
+    /// A send or MPTCP skb's size goal (see `Event::AllocSkb`): it stops growing there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_goal: Option<u32>,
 }
 
 impl Skb {
@@ -136,6 +139,7 @@ impl Skb {
             sent: false,
             cpu,
             mapping: None,
+            size_goal: None,
         }
     }
 

@@ -27,7 +27,7 @@ const LAYERS: &[&[&str]] = &[
     &["send", "rx", "mptcp", "replay"],
     // Names each event's kernel function per mechanism and era: reads the mechanisms' names.
     &["kernel_fn"],
-    &["scenario", "query", "permalink"],
+    &["scenario", "query", "permalink", "freed"],
     // A kernel report is checked against its own scenario.
     &["question", "kernel_report"],
     &["walkthrough"],

@@ -7,7 +7,7 @@
 use skblab_core::question::{Kind, Question};
 use skblab_core::quiz::Item;
 use skblab_core::skb::Skb;
-use skblab_core::trace::{Counters, Cursor, Event, State, Step, Trace};
+use skblab_core::trace::{Counters, Cursor, Event, State, Trace};
 use skblab_core::walkthrough::Walkthrough;
 use std::fmt::Write;
 
@@ -260,6 +260,18 @@ pub fn state(s: &State, st: Style) -> String {
     out
 }
 
+/// What step `i` of `t` freed, where and by which kernel function (the state after it holds
+/// only what is live).
+fn freed(out: &mut String, t: &Trace, i: usize, st: Style) {
+    let freed = t.freed(i, usize::MAX);
+    if !freed.is_empty() {
+        let _ = writeln!(out, "{}", st.head("freed in this step"));
+    }
+    for f in freed {
+        let _ = writeln!(out, "  {f}");
+    }
+}
+
 /// Counters that changed in this step, with their change.
 fn changed(prev: Option<&Counters>, now: &Counters) -> Vec<String> {
     now.0
@@ -271,8 +283,13 @@ fn changed(prev: Option<&Counters>, now: &Counters) -> Vec<String> {
         .collect()
 }
 
-/// One step: events, state, counters that moved.
-pub fn step(i: usize, n: usize, s: &Step, prev: Option<&Step>, st: Style) -> String {
+/// Step `i` of `t`: events, state, what it freed, counters that moved.
+pub fn step(t: &Trace, i: usize, st: Style) -> String {
+    let (n, s, prev) = (
+        t.steps.len(),
+        &t.steps[i],
+        i.checked_sub(1).map(|j| &t.steps[j]),
+    );
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -281,6 +298,7 @@ pub fn step(i: usize, n: usize, s: &Step, prev: Option<&Step>, st: Style) -> Str
     );
     events(&mut out, &s.events, EVENTS_LOGGED, None, st);
     out.push_str(&state(&s.state, st));
+    freed(&mut out, t, i, st);
     let moved = changed(prev.map(|p| &p.counters), &s.counters);
     if !moved.is_empty() {
         let _ = writeln!(out, "{} {}", st.head("counters:"), moved.join(", "));
@@ -296,14 +314,8 @@ pub fn trace(t: &Trace, st: Style) -> String {
         st.bold(&t.variant),
         t.era
     );
-    for (i, s) in t.steps.iter().enumerate() {
-        out.push_str(&step(
-            i,
-            t.steps.len(),
-            s,
-            i.checked_sub(1).map(|j| &t.steps[j]),
-            st,
-        ));
+    for i in 0..t.steps.len() {
+        out.push_str(&step(t, i, st));
         out.push('\n');
     }
     out.push_str(&st.head("final counters\n"));
@@ -427,6 +439,7 @@ pub fn walkthrough_step(w: &Walkthrough, traces: &[Trace], i: usize, st: Style) 
         let _ = writeln!(out, "{}", st.head(&format!("[{}]", t.variant)));
         events(&mut out, &s.events, EVENTS_SHOWN, Some(t), st);
         out.push_str(&state(&s.state, st));
+        freed(&mut out, t, i, st);
         let moved = changed(prev.map(|p| &p.counters), &s.counters);
         if !moved.is_empty() {
             let _ = writeln!(out, "counters: {}", moved.join(", "));

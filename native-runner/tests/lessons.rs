@@ -49,7 +49,7 @@ fn a_walkthrough_file_runs_as_a_built_in_one_does() {
         out.contains("[pre-2010]") && out.contains("[kumar-2010]"),
         "{out}"
     );
-    // With --quiz, from a pipe: 0 linear bytes, "two" skbs (b), frag 0, count 3.
+    // With --quiz, from a pipe: 0 linear bytes, "two" skbs (b), 1448 frag bytes, count 3.
     let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
         .args([
             "--color",
@@ -67,7 +67,7 @@ fn a_walkthrough_file_runs_as_a_built_in_one_does() {
         .unwrap();
     use std::io::Write;
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"0\nb\nskb 0 frag 0\n3\n").unwrap();
+    stdin.write_all(b"0\nb\n1448\n3\n").unwrap();
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -29,7 +29,7 @@ fn skblab(args: &[&str], stdin: &str) -> (i32, String, String) {
 }
 
 /// The answers to anatomy's questions, worked out by hand from its narration.
-const ANATOMY: &str = "2\nskb 0 frag 0\npage 0\n";
+const ANATOMY: &str = "2\n0\npage 0\n";
 
 const QUIZ: [&str; 5] = ["--color", "never", "walkthrough", "anatomy", "--quiz"];
 
@@ -42,7 +42,7 @@ fn piped_answers_are_judged_and_revealed() {
     let (code, out, err) = quiz(&["--answers", "-"], ANATOMY);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.matches("  right: ").count(), 3, "{out}");
-    assert!(out.contains("right: skb 0 frag 0"), "{out}");
+    assert!(out.contains("right: page 0"), "{out}");
     assert!(out.ends_with("score: 3 of 3 right\n"), "{out}");
     // Each question comes before its step's narration and state.
     let asked = out.find("After sendmsg(1000)").expect("asked");
@@ -67,7 +67,7 @@ fn a_wrong_answer_reveals_the_right_one() {
 #[test]
 fn a_line_that_is_not_an_answer_is_named_and_counted_wrong() {
     // Each later line still answers its own question.
-    let (code, out, err) = quiz(&["--answers", "-"], "banana\nskb 0 frag 0\npage 0\n");
+    let (code, out, err) = quiz(&["--answers", "-"], "banana\n0\npage 0\n");
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("  line 1 is not an answer: `banana`: give a whole number; counted wrong\n"),
@@ -80,10 +80,7 @@ fn a_line_that_is_not_an_answer_is_named_and_counted_wrong() {
 #[test]
 fn a_hostile_answer_cannot_drive_the_terminal() {
     // An answer that would set the terminal's title comes back escaped.
-    let (code, out, err) = quiz(
-        &["--answers", "-"],
-        "\x1b]0;PWNED\x07\nskb 0 frag 0\npage 0\n",
-    );
+    let (code, out, err) = quiz(&["--answers", "-"], "\x1b]0;PWNED\x07\n0\npage 0\n");
     assert_eq!(code, 0, "{err}");
     assert!(!out.contains(['\x1b', '\x07']), "{out:?}");
     assert!(

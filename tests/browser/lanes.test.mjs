@@ -348,3 +348,79 @@ test('a challenge check shows the conditions that held in green, with a mark, th
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('where each skb and page was freed: each lane names the CPU and kernel function; a free fades its skb or page, "freed on cpuN"', async () => {
+  // rx-skb-cache (snapshots/rx-skb-cache.snap): recvmsg on CPU 1 frees the 64 KiB packet
+  // before the patch; after it, the next burst's tcp_v4_rcv frees the parked one on CPU 0.
+  const [NONE, CACHE] = ['modern+none', 'modern+dumazet-2019'];
+  const freed = (page, v) => page.locator(`figure[data-variant="${v}"] [data-testid=freed] li`).allTextContents();
+  const page = await open(browser, `#w=${b64('rx-skb-cache')}&step=2`);
+  assert.deepEqual(await freed(page, NONE), ['pages 0, 1 freed on cpu1 by __folio_put', 'skbs 0, 18, 36 freed on cpu1 by __kfree_skb']);
+  assert.deepEqual(await freed(page, CACHE), []);
+  await page.getByRole('button', { name: 'Next step' }).click();
+  await settle(page);
+  assert.deepEqual(await freed(page, NONE), ['skbs 46-62, 64-80, 82-89 freed on cpu0 by __kfree_skb']);
+  assert.deepEqual(await freed(page, CACHE), ['skbs 0, 18, 36, 46-62, 64-80, 82-89 freed on cpu0 by __kfree_skb', 'pages 0, 1 freed on cpu0 by __folio_put']);
+  await shot(page, 'lanes-freed');
+  // Back to step 2, before the patch, at recvmsg's free of skb 0: drawn once more, fading,
+  // named by the CPU that freed it, no longer counted on its queue; the list says what the
+  // step has freed so far.
+  await page.getByRole('button', { name: 'Previous step' }).click();
+  await settle(page);
+  await list(page, NONE).locator('li[data-k]', { hasText: /^free_skb skb=0 / }).click();
+  await settle(page);
+  const fig = page.locator(`figure[data-variant="${NONE}"]`);
+  assert.equal(await fig.locator('g[data-gone-skb="0"] text').first().textContent(), 'skb 0 · freed on cpu1');
+  assert.equal(await fig.locator('[data-skb="0"]').count(), 0);
+  assert.equal(await fig.locator('svg text.q', { hasText: 'sk_receive_queue' }).textContent(), 'sk_receive_queue (0 skbs)');
+  assert.deepEqual(await freed(page, NONE), ['pages 0, 1 freed on cpu1 by __folio_put', 'skbs 0, 18, 36 freed on cpu1 by __kfree_skb']);
+  // The free of page 0, earlier in the step: the page fades, "freed on cpu1".
+  await list(page, NONE).locator('li[data-k]', { hasText: /^free_page page=0 / }).click();
+  await settle(page);
+  assert.match(await fig.locator('g[data-gone="0"]').textContent(), /freed on cpu1 · used/);
+  assert.deepEqual(await freed(page, NONE), ['page 0 freed on cpu1 by __folio_put']);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('send-nosg side by side: the linearized copy is drawn on its skb in the lane that makes one, and the other says it has none', async () => {
+  const [OLD, NEW] = ['pre-2010', 'kumar-2010'];
+  const page = await open(browser, `#w=${b64('send-nosg')}&step=1`);
+  const clones = (v) => page.locator(`figure[data-variant="${v}"] svg text`, { hasText: 'linearized clone' }).allTextContents();
+  // The step's state holds none: the driver freed each copy once sent.
+  assert.deepEqual([await clones(OLD), await clones(NEW)], [[], []]);
+  await list(page, NEW).locator('li[data-k]', { hasText: /^linearize skb=0 / }).click();
+  await settle(page);
+  assert.match((await selected(page, NEW)).text, /^linearize skb=0 head_bytes=2416 copied=1448/);
+  assert.deepEqual(await clones(NEW), ['linearized clone: head 2416 B']);
+  assert.deepEqual(await clones(OLD), []);
+  // In lockstep the kernel before the patch has no linearize to show beside it.
+  await page.getByLabel(/Lockstep/).check();
+  await settle(page);
+  await page.locator('body').focus();
+  await only(page, 1, 'linearize');
+  await press(page, 'ArrowDown');
+  assert.match((await selected(page, NEW)).text, /^linearize skb=1 /);
+  assert.match(await page.locator('section[data-lane="0"] [data-testid=no-counterpart]').textContent(), /^No linearize here to match/);
+  assert.deepEqual(await clones(NEW), ['linearized clone: head 2416 B']);
+  await shot(page, 'lanes-linearized');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a size-goal mark on each send skb: MPTCP before the fix stops at half its goal, after it fills it', async () => {
+  // mptcp-max-size step 4 (snapshots/mptcp-max-size.snap): pre-2020's skb 0 holds 32768 of
+  // the subflow's size_goal 65459, abeni-2020's all 65459; the goal comes from the core's
+  // alloc_skb event.
+  const page = await open(browser, `#w=${b64('mptcp-max-size')}&step=4`);
+  const bar = (v) => page.locator(`figure[data-variant="${v}"] g[data-skb="0"] g.goalbar`);
+  const widths = (v) => bar(v).evaluate((g) => ['gtrack', 'gfill'].map((c) => Number(g.querySelector(`rect.${c}`).getAttribute('width'))));
+  assert.equal(await bar('pre-2020').locator('title').textContent(), 'len 32768 of size_goal 65459');
+  assert.equal(await bar('abeni-2020').locator('title').textContent(), 'len 65459 of size_goal 65459');
+  const [[track, half], [track2, full]] = [await widths('pre-2020'), await widths('abeni-2020')];
+  assert.equal(full, track2, 'the fixed skb reaches its goal');
+  assert.ok(Math.abs(half - track / 2) <= 1, `half the bar: ${half} of ${track}`);
+  await shot(page, 'lanes-size-goal');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

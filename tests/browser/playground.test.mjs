@@ -139,7 +139,7 @@ test('a step with thousands of events lists the first 100 and counts the rest', 
   assert.ok(events > 1000, `${events} events`);
   const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=1`);
   assert.equal(await page.locator('ol.events > li').count(), 101);
-  assert.equal(await page.locator('ol.events > li').first().textContent(), 'alloc_skb skb=0 cpu=0 head_bytes=816 headroom=320 linear_room=0 seq=0 truesize=552 queue="write_queue"');
+  assert.equal(await page.locator('ol.events > li').first().textContent(), 'alloc_skb skb=0 cpu=0 head_bytes=816 headroom=320 linear_room=0 seq=0 truesize=552 queue="write_queue" size_goal=65160');
   assert.equal(await page.getByTestId('more-events').textContent(),
     `▼ ${events - 100} later events`);
   assert.deepEqual(page.errors, []);

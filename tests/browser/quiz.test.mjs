@@ -4,8 +4,8 @@
 // with its reference solution, and the whole quiz runs from the keyboard.
 //
 // The walkthrough is `anatomy` (the default): its questions come before steps 1 (page 0's
-// count after sendmsg(1000): 2), 2 (the frag that takes the 3000 bytes: skb 0 frag 0) and 5
-// (the page the ack frees: page 0); snapshots/anatomy.snap prints the same answers.
+// count after sendmsg(1000): 2), 2 (the new frags sendmsg(3000) adds: 0, it grows frag 0) and
+// 5 (the page the ack frees: page 0); snapshots/anatomy.snap prints the same answers.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -66,7 +66,7 @@ test('a right answer: the step stays hidden until answered, then shows with the 
   await page.close();
 });
 
-test('a wrong pick, then a pick clicked in the diagram; the score persists and resets', async () => {
+test('a wrong number, then a pick clicked in the diagram; the score persists and resets', async () => {
   const page = await open(browser);
   await predictOn(page);
   // Step 1's question, skipped with the button: not scored.
@@ -74,23 +74,27 @@ test('a wrong pick, then a pick clicked in the diagram; the score persists and r
   await page.getByRole('button', { name: /Skip/ }).click();
   assert.equal(await page.locator('[data-testid=verdict]').getAttribute('data-outcome'), 'skipped');
   assert.equal((await position(page)).at, 1);
-  // Step 2's: the frag the write extends, a pick from the objects step 1 draws.
+  // Step 2's: how many new frags sendmsg(3000) adds. One is the guess of a learner who has not
+  // worked out that the page goes on where frag 0 ends; the core's answer is 0.
   await page.getByRole('button', { name: 'Continue ▶' }).click();
-  assert.equal(await page.locator('[data-testid=quiz]').getAttribute('data-kind'), 'Pick');
+  assert.equal(await page.locator('[data-testid=quiz]').getAttribute('data-kind'), 'Number');
+  assert.match(await page.locator('[data-testid=question]').textContent(), /How many new frags/);
   assert.equal(await drawnStep(page), 1);
-  const listed = await page.$$eval('#quiz-answer option', (os) => os.map((o) => o.textContent));
-  assert.deepEqual(listed, ['skb 0', 'skb 0 frag 0', 'page 0']);
-  await page.selectOption('#quiz-answer', 'page 0');
+  await page.getByLabel('Your answer (a whole number)').fill('1');
   await page.getByRole('button', { name: 'Answer' }).click();
   const verdict = page.locator('[data-testid=verdict]');
   assert.equal(await verdict.getAttribute('data-outcome'), 'wrong');
-  assert.equal(await verdict.locator('[data-testid=answer]').textContent(), 'Answer: skb 0 frag 0.');
+  assert.equal(await verdict.locator('[data-testid=answer]').textContent(), 'Answer: 0.');
   assert.equal(await drawnStep(page), 2);
-  // On to step 5's question (which page the ack frees), answered by clicking page 0.
+  // On to step 5's question (which page the ack frees), a pick among what step 4 draws,
+  // answered by clicking page 0.
   await page.getByRole('button', { name: 'Continue ▶' }).click();
   await page.getByRole('button', { name: 'Next step' }).click();
   await page.getByRole('button', { name: 'Next step' }).click();
   assert.equal((await position(page)).at, 4);
+  assert.equal(await page.locator('[data-testid=quiz]').getAttribute('data-kind'), 'Pick');
+  const listed = await page.$$eval('#quiz-answer option', (os) => os.map((o) => o.textContent));
+  assert.deepEqual(listed, ['skb 0', 'skb 0 frag 0', 'skb 0 frag 1', 'page 0', 'page 1']);
   assert.match(await page.locator('[data-testid=question]').textContent(), /Which page is freed/);
   await page.locator('figure [data-page="0"]').first().click();
   assert.equal(await verdict.getAttribute('data-outcome'), 'right');
@@ -151,7 +155,7 @@ test('keyboard only: toggle, answer with Enter, continue with Enter, skip with E
   assert.equal(await page.locator('[data-testid=verdict]').getAttribute('data-outcome'), 'right');
   assert.equal(await page.evaluate(() => document.activeElement?.dataset.action), 'continue');
   await page.keyboard.press('Enter');
-  assert.equal(await page.locator('[data-testid=quiz]').getAttribute('data-kind'), 'Pick');
+  assert.equal(await page.locator('[data-testid=quiz]').getAttribute('data-kind'), 'Number');
   assert.equal((await position(page)).at, 1);
   await page.keyboard.press('Escape');
   assert.equal(await page.locator('[data-testid=verdict]').getAttribute('data-outcome'), 'skipped');

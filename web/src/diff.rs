@@ -4,6 +4,7 @@
 use skblab_core::page::PageId;
 use skblab_core::skb::SkbId;
 use skblab_core::trace::{Counters, State};
+use skblab_core::Cpu;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The items of a state that are new or different from another state.
@@ -15,8 +16,12 @@ pub struct Changed {
     /// Frag slots (skb, index) an event touched: outlined on their own. (A list: an event
     /// touches one, and a set of pairs would cost the bundle a BTreeMap of its own.)
     pub frags: Vec<(SkbId, u32)>,
-    /// Pages an event freed, drawn once more, fading out (the state passed holds them).
-    pub gone: BTreeSet<PageId>,
+    /// Pages an event freed, drawn once more, fading out (the state passed holds them), with
+    /// the CPU that freed each (the core's `Trace::freed_on`).
+    /// (Lists, not maps: another map type cost the bundle a kilobyte; an event frees one.)
+    pub gone: Vec<(PageId, Cpu)>,
+    /// Skbs an event freed, likewise.
+    pub gone_skbs: Vec<(SkbId, Cpu)>,
 }
 
 impl Changed {
@@ -58,6 +63,11 @@ impl Changed {
             cursors,
             ..Changed::default()
         }
+    }
+
+    /// The CPU that freed `id`, if it is in `gone` (a page's) or `gone_skbs` (an skb's).
+    pub fn freed_on(list: &[(u32, Cpu)], id: u32) -> Option<Cpu> {
+        list.iter().find(|g| g.0 == id).map(|g| g.1)
     }
 
     pub fn is_empty(&self) -> bool {

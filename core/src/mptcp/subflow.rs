@@ -222,8 +222,11 @@ impl Subflow {
             head_page: None,
             head_offset: None,
             queue: Some(queue::subflow(sf)),
+            size_goal: Some(self.size_goal),
         });
-        self.skbs.push(Skb::new(id, 0, head, seq));
+        let mut skb = Skb::new(id, 0, head, seq);
+        skb.size_goal = Some(self.size_goal);
+        self.skbs.push(skb);
     }
 
     /// tcp_mark_push: set PSH on the skb.
@@ -291,6 +294,7 @@ impl Subflow {
             ev.emit(|| Event::FreeSkb {
                 skb: skb.id,
                 cpu: 0,
+                read: false,
             });
         }
     }

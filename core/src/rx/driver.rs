@@ -174,6 +174,7 @@ pub fn rx_frame(
         head_page: head_frag.map(|f| f.page),
         head_offset: head_frag.map(|f| f.offset),
         queue: p.gro_merges().then(|| queue::gro(cpu)),
+        size_goal: None,
     });
     ev.emit(|| Event::RxFrame {
         skb: id,

@@ -56,7 +56,16 @@ impl Mem {
 
     /// __kfree_skb on `cpu`: the head fragment's and every frag's page reference, then the
     /// skb itself; remote when `cpu` is not the CPU that allocated it.
-    pub fn free_skb(&mut self, mut skb: Skb, cpu: Cpu, ev: &mut Events) {
+    pub fn free_skb(&mut self, skb: Skb, cpu: Cpu, ev: &mut Events) {
+        self.free(skb, cpu, false, ev);
+    }
+
+    /// recvmsg frees `skb` on `cpu` once it has read it all (see [`Event::FreeSkb`]'s `read`).
+    pub fn free_read_skb(&mut self, skb: Skb, cpu: Cpu, ev: &mut Events) {
+        self.free(skb, cpu, true, ev);
+    }
+
+    fn free(&mut self, mut skb: Skb, cpu: Cpu, read: bool, ev: &mut Events) {
         if let Some(h) = skb.head_frag {
             self.put_head(h.page, cpu, ev);
         }
@@ -72,7 +81,7 @@ impl Mem {
             self.tally.remote_skb_frees += 1;
         }
         let id = skb.id;
-        ev.emit(|| Event::FreeSkb { skb: id, cpu });
+        ev.emit(|| Event::FreeSkb { skb: id, cpu, read });
     }
 }
 

@@ -113,12 +113,12 @@ impl RxMachine {
                 vec![skb]
             };
             for skb in up {
-                self.sock.rcv(skb, p.rcv_cpu(), mem, ev);
+                self.sock.rcv(skb, p.rcv_cpu(), p.owner_backlogs(), mem, ev);
             }
         }
         if lens.len() < budget as usize {
             for skb in self.gro[bh].flush(ev) {
-                self.sock.rcv(skb, p.rcv_cpu(), mem, ev);
+                self.sock.rcv(skb, p.rcv_cpu(), p.owner_backlogs(), mem, ev);
             }
         }
         if p.app.prompt && !self.sock.owned && !self.sock.closed {

@@ -89,7 +89,7 @@ pub fn consumed(t: &Trace) -> Vec<Consumed> {
             Event::DeferFree { skb, to_cpu, .. } => {
                 free.insert(skb, to_cpu);
             }
-            Event::FreeSkb { skb, cpu } => {
+            Event::FreeSkb { skb, cpu, .. } => {
                 free.insert(skb, cpu);
             }
             _ => {}

@@ -255,6 +255,14 @@ impl RxParams {
         self.socket.mss + self.socket.proto.headers()
     }
 
+    /// Whether a socket the user owns (`lock`) backlogs what arrives: TCP always
+    /// (tcp_add_backlog); UDP in v3.5 and v3.6 (udp_queue_rcv_skb's sk_add_backlog), not in
+    /// v6.12, whose `__udp_enqueue_schedule_skb` takes only the receive queue's spinlock, so
+    /// the datagram is queued whoever owns the socket.
+    pub fn owner_backlogs(&self) -> bool {
+        self.socket.proto == Proto::Tcp || self.variant.era() != Era::V6_12
+    }
+
     /// The header-split head length: `nic.hdr_size`, else the era's IXGBE_RX_HDR_SIZE (the
     /// napi-frags head's is GRO_MAX_HEAD, [`super::driver::GRO_MAX_HEAD`]).
     pub fn hdr_size(&self) -> u32 {

@@ -70,8 +70,9 @@ pub struct SocketTally {
 }
 
 impl Socket {
-    /// tcp_v4_rcv on `cpu` for one skb that came up from GRO (or straight from the driver).
-    pub fn rcv(&mut self, skb: Skb, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
+    /// tcp_v4_rcv on `cpu` for one skb that came up from GRO (or straight from the driver);
+    /// `backlog`: an owned socket backlogs it ([`RxParams::owner_backlogs`]).
+    pub fn rcv(&mut self, skb: Skb, cpu: Cpu, backlog: bool, mem: &mut Mem, ev: &mut Events) {
         let id = skb.id;
         self.tally.delivered += 1;
         if self.closed {
@@ -80,7 +81,7 @@ impl Socket {
             mem.free_skb(skb, cpu, ev);
             return;
         }
-        if self.owned {
+        if self.owned && backlog {
             ev.emit(|| Event::BacklogAdd { skb: id, cpu });
             self.tally.backlog_deliveries += 1;
             self.backlog.push(skb);
@@ -186,7 +187,7 @@ impl Socket {
     /// recvmsg frees an eaten skb itself.
     fn free_eaten(&mut self, skb: Skb, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
         self.tally.recvmsg_skbs_freed += skbs_in(&skb) as u64;
-        mem.free_skb(skb, cpu, ev);
+        mem.free_read_skb(skb, cpu, ev);
     }
 
     /// release_sock on the application's CPU: the backlog goes through tcp_v4_do_rcv to the

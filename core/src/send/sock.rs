@@ -231,14 +231,20 @@ impl SendSock {
         let v = self.cfg.variant;
         match self.queue.back() {
             Some(skb) if self.sent < self.queue.len() && !(v.honours_eor() && skb.eor) => {
-                let max = if v.csum_none_caps_at_mss() && !self.cfg.device.csum {
-                    self.cfg.socket.mss
-                } else {
-                    self.size_goal
-                };
+                let max = self.max_len();
                 (max.saturating_sub(skb.len), max)
             }
             _ => (0, 0),
+        }
+    }
+
+    /// The most an skb may hold: size_goal, or the MSS for a 2.6.33 skb without checksum
+    /// offload (CHECKSUM_NONE).
+    fn max_len(&self) -> u32 {
+        if self.cfg.variant.csum_none_caps_at_mss() && !self.cfg.device.csum {
+            self.cfg.socket.mss
+        } else {
+            self.size_goal
         }
     }
 
@@ -254,6 +260,7 @@ impl SendSock {
         self.c.skb_head_bytes += head.head_bytes as u64;
         self.wmem_queued += head.truesize as u64;
         let seq = self.write_seq as u32;
+        let goal = self.max_len();
         ev.emit(|| Event::AllocSkb {
             skb: id,
             cpu: CPU,
@@ -266,8 +273,11 @@ impl SendSock {
             head_page: None,
             head_offset: None,
             queue: Some(queue::WRITE_QUEUE.into()),
+            size_goal: Some(goal),
         });
-        self.queue.push_back(Skb::new(id, CPU, head, seq));
+        let mut skb = Skb::new(id, CPU, head, seq);
+        skb.size_goal = Some(goal);
+        self.queue.push_back(skb);
     }
 
     /// Copies at most `copy` bytes into the tail skb: linear tailroom first (pre-2010), else
@@ -509,6 +519,7 @@ impl SendSock {
         ev.emit(|| Event::FreeSkb {
             skb: skb.id,
             cpu: CPU,
+            read: false,
         });
     }
 

@@ -13,6 +13,8 @@ use crate::diff::Changed;
 use crate::dom;
 use crate::session::LANES;
 use gloo_events::EventListener;
+use skblab_core::events::EventKind;
+use skblab_core::freed::Freeable;
 use skblab_core::scenario::about_variant;
 use skblab_core::trace::State;
 use skblab_core::Trace;
@@ -223,6 +225,7 @@ impl Component for Diagrams {
                             if let Some(about) = about_variant(&t.mechanism, &t.variant) {
                                 <div class="about" data-testid="about-variant">{ about }</div>
                             }
+                            { freed(t, ctx.props().pos, ctx.props().events.get(i).copied().flatten()) }
                         </figcaption>
                         <div class="svgwrap" ref={self.wraps.get(i).cloned().unwrap_or_default()} onscroll={on_scroll(ctx, i, shown.drawing.width, zoom)}>
                             { shown.view(self.windows.get(i).copied().unwrap_or(FIRST_WINDOW), zoom) }
@@ -292,6 +295,24 @@ impl Diagrams {
     }
 }
 
+/// What trace `t` freed in step `pos` (1-based), up to event `event` when stepping by event:
+/// the drawn state holds only what is live, so this says which CPU freed what, and by which
+/// kernel function (the core's `Trace::freed`).
+fn freed(t: &Trace, pos: usize, event: Option<usize>) -> Html {
+    let Some(step) = pos.checked_sub(1) else {
+        return Html::default();
+    };
+    let freed = t.freed(step, event.unwrap_or(usize::MAX));
+    if freed.is_empty() {
+        return Html::default();
+    }
+    html! {
+        <ul class="freed" data-testid="freed">
+            { for freed.iter().map(|f| html! { <li>{ f.to_string() }</li> }) }
+        </ul>
+    }
+}
+
 /// The cue under a view that cuts off part of its drawing: how many skbs, pages and dfrags lie
 /// below,
 /// and a button that scrolls down to them.
@@ -328,8 +349,9 @@ fn measure(el: &web_sys::Element, width: u32, zoom: Option<u32>) -> ((u32, u32),
 }
 
 /// Trace `t` after event `k` of step `pos` (1-based), marking what that event touched:
-/// its skbs, its frag slot, its pages (a page it freed stays in the state, to fade out) and
-/// its cursor (`None` when the events do not replay, which the core's tests rule out).
+/// its skbs, its frag slot, its pages (a page or a queued skb it freed stays in the state, to
+/// fade out, marked with the CPU that freed it) and its cursor (`None` when the events do not
+/// replay, which the core's tests rule out).
 fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
     let e = t
         .steps
@@ -342,7 +364,18 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
         .and_then(|c| state.cursors.get(c))
         .map(|c| c.name.clone());
     let before = state.pages.clone();
+    // The skb a free takes off its queue, and where it stood there.
+    let queued = e
+        .skb()
+        .filter(|_| e.kind() == EventKind::FreeSkb)
+        .and_then(|id| {
+            state.queues.iter().enumerate().find_map(|(qi, q)| {
+                let at = q.skbs.iter().position(|s| s.id == id)?;
+                Some((qi, at, q.skbs[at].clone()))
+            })
+        });
     state.apply(e).ok()?;
+    let freed_on = |what, id| t.freed_on(pos - 1, k, what, id);
     let gone: Vec<_> = (before.into_iter())
         .filter(|p| state.pages.binary_search_by_key(&p.id, |q| q.id).is_err())
         .collect();
@@ -352,8 +385,16 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
         pages: touched.pages.into_iter().collect(),
         cursors: cursors.into_iter().collect(),
         frags: touched.frags,
-        gone: gone.iter().map(|p| p.id).collect(),
+        gone: (gone.iter())
+            .filter_map(|p| Some((p.id, freed_on(Freeable::Page, p.id)?)))
+            .collect(),
+        gone_skbs: (queued.iter())
+            .filter_map(|(_, _, s)| Some((s.id, freed_on(Freeable::Skb, s.id)?)))
+            .collect(),
     };
+    if let Some((qi, at, skb)) = queued {
+        state.queues[qi].skbs.insert(at, skb);
+    }
     for p in gone {
         let at = state.pages.partition_point(|q| q.id < p.id);
         state.pages.insert(at, p);

@@ -122,15 +122,19 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
     };
     // Where arrows start, by owner, in drawing order.
     let mut frag_ends: Vec<(String, FragEnd)> = Vec::new();
+    let gone_skbs = &marks.changed.gone_skbs;
     for (qi, (q, (ly, spots))) in state.queues.iter().zip(&at.queues).enumerate() {
+        // A skb the event freed is drawn once more, fading, but no longer counted.
+        let live = (q.skbs.iter())
+            .filter(|s| Changed::freed_on(gone_skbs, s.id).is_none())
+            .count();
         piece(
             format!("q{qi}"),
             line(*ly),
             format!(
-                r#"<text class="q" x="{PAD}" y="{ly}">{} ({} skb{})</text>"#,
+                r#"<text class="q" x="{PAD}" y="{ly}">{} ({live} skb{})</text>"#,
                 esc(&q.name),
-                q.skbs.len(),
-                if q.skbs.len() == 1 { "" } else { "s" }
+                if live == 1 { "" } else { "s" }
             ),
         );
         for (skb, spot) in q.skbs.iter().zip(spots) {
@@ -138,8 +142,13 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
             let mut body = String::with_capacity(1200);
             let mut ends = Vec::new();
             let shape = Shape::of(skb, &state.linearized, max_frags, at.room);
-            skb::draw_skb(&mut body, skb, (x, y), (&shape, max_frags), &mut ends);
+            let gone = Changed::freed_on(gone_skbs, skb.id);
+            skb::draw_skb(&mut body, skb, (x, y), (&shape, max_frags, gone), &mut ends);
             let key = format!("s{qi}-{}", skb.id);
+            if gone.is_some() {
+                piece(key, (y, y + shape.h), body);
+                continue;
+            }
             let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
             let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
             outline(&key, (x, y, shape.w, shape.h), mark);
@@ -195,7 +204,7 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
         let held = held.get(&p.id).map_or(&[][..], Vec::as_slice);
         page::draw_page(&mut body, p, (x, y, at.page_h), held, state, marks);
         let key = format!("p{}", p.id);
-        if marks.changed.gone.contains(&p.id) {
+        if Changed::freed_on(&marks.changed.gone, p.id).is_some() {
             piece(key, (y, y + at.page_h), body);
             continue;
         }
@@ -496,7 +505,7 @@ mod tests {
         let touched = Changed {
             frags: vec![(7, 0)],
             pages: [5].into(),
-            gone: [5].into(),
+            gone: vec![(5, 1)],
             ..Default::default()
         };
         let marks = Marks {
@@ -517,11 +526,64 @@ mod tests {
         let svg = d.to_svg();
         // The freed page is drawn once more, fading, and not counted nor named a live page.
         assert!(svg.contains(r#"<g class="gone" data-gone="5">"#), "{svg}");
+        assert!(
+            svg.contains(">freed on cpu1 · used 1448/4096</text>"),
+            "{svg}"
+        );
         assert!(svg.contains("pages (1 live)"), "{svg}");
         assert_eq!(svg.matches("data-page=").count(), 1);
         assert!(
             !d.pieces.iter().any(|p| p.key == "mp5"),
             "a gone page is not outlined"
+        );
+    }
+
+    #[test]
+    fn an_skb_the_event_freed_fades_named_by_the_cpu_that_freed_it() {
+        let s = sample();
+        let freed = Changed {
+            gone_skbs: vec![(7, 1)],
+            ..Default::default()
+        };
+        let marks = Marks {
+            changed: &freed,
+            differs: &Changed::default(),
+        };
+        let d = draw(&s, &marks, 17, 1000, "freed");
+        let svg = d.to_svg();
+        assert!(
+            svg.contains(r#"<g class="gone" data-gone-skb="7">"#),
+            "{svg}"
+        );
+        assert!(svg.contains(">skb 7 · freed on cpu1</text>"), "{svg}");
+        // No longer counted, outlined, pickable or pointing at its page.
+        assert!(
+            svg.contains("sk_write_queue &lt;&amp;&gt; (0 skbs)"),
+            "{svg}"
+        );
+        assert!(!svg.contains("data-skb=") && !svg.contains(r#"class="arrow""#));
+        assert!(!d.pieces.iter().any(|p| p.key.starts_with("ms")));
+    }
+
+    #[test]
+    fn a_send_skb_shows_how_far_it_is_to_its_size_goal() {
+        let mut s = sample();
+        s.queues[0].skbs[0].size_goal = Some(2896);
+        let svg = unmarked(&s);
+        // 1448 of 2896 bytes: half the bar along the box's bottom (208 wide, less 6 each
+        // side: 196), the goal marked at its end, under the frag cells; the numbers in its
+        // title (a wider line of facts would widen every send skb's box).
+        for want in [
+            "<title>len 1448 of size_goal 2896</title>",
+            r#"<rect class="gtrack" x="16" y="122" width="196" height="3"/>"#,
+            r#"<rect class="gfill" x="16" y="122" width="98" height="3"/>"#,
+            r#"<path class="goal" d="M212 120v7"/>"#,
+        ] {
+            assert!(svg.contains(want), "missing {want} in {svg}");
+        }
+        assert!(
+            !unmarked(&sample()).contains("goalbar"),
+            "an rx skb has none"
         );
     }
 

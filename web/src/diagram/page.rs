@@ -22,10 +22,16 @@ pub fn draw_page(
     marks: &Marks,
 ) {
     let bar_w = PAGE_W - 12;
+    let gone = crate::diff::Changed::freed_on(&marks.changed.gone, p.id);
+    // Freed by the event shown: the CPU that freed it instead of its count.
+    let facts = match gone {
+        Some(cpu) => format!("freed on cpu{cpu} · used {}/{}", p.used, p.size),
+        None => format!("refcount {} · used {}/{}", p.count, p.used, p.size),
+    };
     let (tx, by) = (x + 6, y + super::layout::BAR_Y);
     let _ = write!(
         out,
-        r#"<g {tag}="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{h}" rx="4"/><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><text x="{tx}" y="{ty}">page {id}{order} · alloc cpu {cpu}</text><text x="{tx}" y="{ry}" class="s">refcount {c} · used {used}/{size}</text>"#,
+        r#"<g {tag}="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{h}" rx="4"/><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><text x="{tx}" y="{ty}">page {id}{order} · alloc cpu {cpu}</text><text x="{tx}" y="{ry}" class="s">{facts}</text>"#,
         id = p.id,
         o = p.order,
         size = p.size,
@@ -41,7 +47,7 @@ pub fn draw_page(
         ry = y + 51,
         // Freed by the event shown: drawn once more, fading out, under another name (the
         // page no longer exists, so it is no `data-page`).
-        tag = if marks.changed.gone.contains(&p.id) {
+        tag = if gone.is_some() {
             r#"class="gone" data-gone"#
         } else {
             "data-page"

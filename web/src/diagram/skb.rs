@@ -6,6 +6,7 @@ use super::layout::{cells, text_w, Shape, FRAG_W, HEAD_W, SHINFO_W};
 use super::FragEnd;
 use skblab_core::skb::Skb;
 use skblab_core::trace::Linearized;
+use skblab_core::Cpu;
 use std::fmt::Write;
 
 pub fn title(skb: &Skb) -> String {
@@ -39,19 +40,33 @@ pub fn facts(skb: &Skb, copies: &[Linearized]) -> Vec<String> {
     facts
 }
 
-/// Draws `skb` at (`x`, `y`) in its `shape`, and lists where its arrows start.
+/// Draws `skb` at (`x`, `y`) in its `shape`, and lists where its arrows start; `gone`: the
+/// event shown freed it on that CPU, so it is drawn once more, fading, with no arrows.
 pub fn draw_skb(
     out: &mut String,
     skb: &Skb,
     (x, y): (u32, u32),
-    (shape, max_frags): (&Shape, u32),
+    (shape, max_frags, gone): (&Shape, u32, Option<Cpu>),
     frag_ends: &mut Vec<FragEnd>,
 ) {
     let h = &skb.head;
     let w = shape.w;
+    let mut no_ends = Vec::new();
+    let frag_ends = if gone.is_some() {
+        &mut no_ends
+    } else {
+        frag_ends
+    };
+    let (tag, title) = match gone {
+        Some(cpu) => (
+            r#"class="gone" data-gone-skb"#,
+            format!("skb {} · freed on cpu{cpu}", skb.id),
+        ),
+        None => ("data-skb", title(skb)),
+    };
     let _ = write!(
         out,
-        r#"<g data-skb="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, truesize {ts}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{sh}" rx="4"/><text x="{tx}" y="{ty}">{title}</text>"#,
+        r#"<g {tag}="{id}"><title>skb {id}: seq {seq}..{end}, len {len} = linear {lin} + data_len {dl} in {nf} frag(s); headroom {hr}, tailroom {tr}, truesize {ts}</title><rect class="box{sentc}" x="{x}" y="{y}" width="{w}" height="{sh}" rx="4"/><text x="{tx}" y="{ty}">{title}</text>"#,
         id = skb.id,
         seq = skb.seq,
         end = skb.end_seq,
@@ -66,7 +81,6 @@ pub fn draw_skb(
         sh = shape.h,
         tx = x + 6,
         ty = y + 15,
-        title = title(skb),
     );
     for (i, line) in shape.lines.iter().enumerate() {
         let _ = write!(
@@ -98,6 +112,9 @@ pub fn draw_skb(
     }
     let (hx, hy) = (x + 6, shape.buffer_y(y));
     draw_buffer(out, skb, (hx, hy));
+    if let Some(goal) = skb.size_goal {
+        size_goal_bar(out, skb.len, goal, (x + 6, y + shape.h - 6, w - 12));
+    }
     // skb_shared_info sits right after `end`; a bracket from it leads to its frag array.
     let (sx, fy) = (hx + HEAD_W, shape.frags_y(y));
     let _ = write!(
@@ -139,6 +156,19 @@ pub fn draw_skb(
         );
     }
     out.push_str("</g>");
+}
+
+/// The skb's bytes against its size goal along the bottom of its box, at (`x`, `y`), `w`
+/// wide: the bar's end is the goal, marked; the fill is the skb's length, so a full bar is an
+/// skb that stopped growing because it reached its goal.
+fn size_goal_bar(out: &mut String, len: u32, goal: u32, (x, y, w): (u32, u32, u32)) {
+    let fill = super::layout::scale_to(len, goal, w);
+    let _ = write!(
+        out,
+        r#"<g class="goalbar"><title>len {len} of size_goal {goal}</title><rect class="gtrack" x="{x}" y="{y}" width="{w}" height="3"/><rect class="gfill" x="{x}" y="{y}" width="{fill}" height="3"/><path class="goal" d="M{gx} {gy}v7"/></g>"#,
+        gx = x + w,
+        gy = y - 2,
+    );
 }
 
 /// The head buffer at (`hx`, `hy`) as kernel documentation draws it: headroom, linear data
