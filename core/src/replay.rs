@@ -205,8 +205,13 @@ impl State {
                 }
                 s.add_frag(Frag { page, offset, size });
                 s.head.truesize = truesize;
+                // A page nothing has written yet is a driver's payload buffer, filled by the
+                // frame; bytes a copy or a frag cache handed out are counted already (a
+                // cache that counts down hands out its top first).
                 let p = self.page(page)?;
-                p.used = p.used.max(offset + size);
+                if p.used == 0 {
+                    p.used = offset + size;
+                }
             }
             Coalesce {
                 skb,
