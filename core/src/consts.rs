@@ -128,9 +128,9 @@ pub struct KernelConsts {
     /// PAGE_SIZE: `1 << PAGE_SHIFT`, PAGE_SHIFT = 12 on x86_64.
     pub page_size: u32,
     /// MAX_SKB_FRAGS: `65536/PAGE_SIZE + 2` = 18 in 2.6.33, `+ 1` = 17 from ~3.1,
-    /// CONFIG_MAX_SKB_FRAGS (17..=45, default 17) since 6.5 ("net: introduce a config option
-    /// to tweak MAX_SKB_FRAGS", net-next of May 2023, after 6.4-rc1; later backported to
-    /// stable trees).
+    /// CONFIG_MAX_SKB_FRAGS (17..=45, default 17) since v6.4 ("net: introduce a config
+    /// option to tweak MAX_SKB_FRAGS", net-next of March 2023; v6.4's net/Kconfig and
+    /// skbuff.h have it, 6.3's do not: docs/kernel-constants.md).
     pub max_skb_frags: u32,
     /// MAX_TCP_HEADER: `128 + MAX_HEADER` = 304 (MAX_HEADER = LL_MAX_HEADER 128 + 48 for
     /// tunnels); `L1_CACHE_ALIGN(128 + MAX_HEADER)` = 320 since 5.7.

@@ -245,7 +245,9 @@ pub static TABLE: &[Row] = &[
     row(RX, RxDrop, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c"),
     row(RX, FreeSkb, RX_ALL, "__kfree_skb", "net/core/skbuff.c"),
     row(RX, RxCachePark, RX_ALL, "sk_eat_skb", "include/net/sock.h").at("v5.2-rc1"),
-    row(RX, RxCacheTake, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c").at("v5.2-rc1"),
+    // v5.11's take is seed 002's lines unchanged, in a release whose file was read (no
+    // 5.2-rc1 tree was); its park is not: 5.2 put it behind a sysctl (docs/kernel-lines.md).
+    row(RX, RxCacheTake, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c").at("v5.11"),
     row(RX, DeferFree, RX_ALL, "skb_attempt_defer_free", "net/core/skbuff.c").at("v6.12"),
     row(RX, DeferKick, RX_ALL, "kick_defer_list_purge", "net/core/dev.c").at("v6.12"),
     row(RX, DeferFlush, RX_ALL, "skb_defer_free_flush", "net/core/dev.c").at("v6.12"),
@@ -382,6 +384,7 @@ pub static LINES: &[Stmt] = &[
     ("v6.12", "kick_defer_list_purge", DeferKick, 4809, "smp_call_function_single_async"),
     ("v6.12", "skb_defer_free_flush", DeferFlush, 6321, "napi_consume_skb"),
     ("v5.11", "__mptcp_do_alloc_tx_skb", AllocSkb, 1144, "alloc_skb_fclone"),
+    ("v5.11", "tcp_v4_rcv", RxCacheTake, 2057, "skb_to_free = sk->sk_rx_skb_cache"),
     ("v5.11", "skb_page_frag_refill", AllocPage, 2479, "alloc_pages("),
     ("v5.11", "skb_page_frag_refill", ReusePage, 2466, "page_ref_count(pfrag->page) == 1"),
     ("v5.11", "get_page", GetPage, 1180, "page_ref_inc"),
@@ -741,5 +744,10 @@ mod tests {
         );
         let park = kernel_fn(RX, Era::V3_6, false, &Event::RxCachePark { skb: 0 }).unwrap();
         assert_eq!(park.line_url(), None);
+        let take = kernel_fn(RX, Era::V3_6, false, &Event::RxCacheTake { skb: 0, cpu: 0 }).unwrap();
+        assert_eq!(
+            take.line_url().as_deref(),
+            Some("https://elixir.bootlin.com/linux/v5.11/source/net/ipv4/tcp_ipv4.c#L2057")
+        );
     }
 }

@@ -179,3 +179,50 @@ impl SendBuf {
         self.clean_una(u64::MAX, tx, ev);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consts::Era;
+    use crate::page::PagePool;
+
+    /// A 100-byte write, then a 50-byte write, with the first still unsent or already sent.
+    fn two_writes(sent_between: bool) -> SendBuf {
+        let mut tx = Tx {
+            k: Era::V5_10.consts(),
+            pool: PagePool::default(),
+            next_skb: 0,
+            stats: Default::default(),
+        };
+        let (mut b, mut ev) = (SendBuf::default(), Events::off());
+        b.sendmsg_copy(100, true, &mut tx, &mut ev);
+        if sent_between {
+            b.dfrags[0].already_sent = 100;
+        }
+        b.sendmsg_copy(50, true, &mut tx, &mut ev);
+        b
+    }
+
+    /// mptcp_frag_can_collapse_to with mptcp_pending_tail (v5.11 net/mptcp/protocol.c lines
+    /// 852-858, protocol.h 315-326): a later write extends the last dfrag on the page frag's
+    /// page only while that dfrag still has unsent data. Hand-derived: the first write's header
+    /// takes 0..40 and its data 40..140. Unsent, the 50 bytes follow at 140 in the same dfrag.
+    /// Sent, they get a header of their own at 144 (140 rounded up to 8: overhead 4 + 40) and
+    /// start at 184, where v5.10 (rtx tail, no unsent test) would still have extended it.
+    #[test]
+    fn a_later_write_extends_the_last_dfrag_only_while_it_is_unsent() {
+        let layout = |b: &SendBuf| -> Vec<(u32, u32, u32)> {
+            b.dfrags
+                .iter()
+                .map(|d| (d.offset, d.data_len, d.overhead))
+                .collect()
+        };
+        let unsent = two_writes(false);
+        assert_eq!(layout(&unsent), [(40, 150, 40)]);
+        assert_eq!(unsent.pfrag.offset, 190);
+        let sent = two_writes(true);
+        assert_eq!(layout(&sent), [(40, 100, 40), (184, 50, 44)]);
+        assert_eq!(sent.pfrag.offset, 234);
+        assert_eq!(sent.dfrags[0].page, sent.dfrags[1].page);
+    }
+}

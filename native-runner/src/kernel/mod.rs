@@ -140,21 +140,48 @@ fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Resu
     let plan = send::plan(sc)?;
     let model = send::model(sc, variant, &plan)?;
     isolate(send::TRACEPOINTS)?;
+    let ((mss, kernel_side), why) = trusted(|n| send_once(sc, &plan, PORT + n))?;
+    let d = sc.device;
+    let setup = serde_json::json!({
+        "path": "TAP",
+        "mss": mss,
+        "tso": d.gso,
+        "mtu": d.mtu,
+        "peer_window": format!("{} then 0 (held queue)", window(sc.socket.max_window)),
+        "sndbuf": sc.socket.sndbuf,
+        "untrusted_runs_retried": why.len(),
+    });
+    report(
+        "sendmsg",
+        variant.name(),
+        setup,
+        model,
+        kernel_side,
+        plan.not_driven,
+    )
+}
+
+/// One kernel run of seed 000 with the kernel listening on `port`: its mss_now and its
+/// queue's skbs.
+fn send_once(
+    sc: &skblab_core::send::SendScenario,
+    plan: &send::Plan,
+    port: u16,
+) -> Result<Result<(u32, Side), verdict::Inconclusive>, String> {
     let tap = netns::Tap::open()?;
     let (s, d) = (sc.socket, sc.device);
     netns::set_mtu(netns::TAP_NAME, d.mtu)?;
     tap.set_offload(d.gso)?;
-    let listener = TcpListener::bind((netns::KERNEL_IP, PORT))
-        .map_err(|e| format!("bind {}:{PORT} in the namespace: {e}", netns::KERNEL_IP))?;
+    let listener = TcpListener::bind((netns::KERNEL_IP, port))
+        .map_err(|e| format!("bind {}:{port} in the namespace: {e}", netns::KERNEL_IP))?;
     let tracer = probe::Tracer::start(&send::script())?;
-    let max_window = window(s.max_window);
     peer::open_closed(
         &tap,
         &peer::PeerParams {
-            port: PORT,
+            port,
             mss_option: mss_option(s.mss, s.timestamps()) as u16,
             timestamps: s.timestamps(),
-            window: max_window,
+            window: window(s.max_window),
         },
     )?;
     let (sock, _) = listener
@@ -174,23 +201,7 @@ fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Resu
     let lines = tracer.finish()?;
     send::check_nothing_sent(&tap)?;
     drop(sock);
-    let setup = serde_json::json!({
-        "path": "TAP",
-        "mss": mss,
-        "tso": d.gso,
-        "mtu": d.mtu,
-        "peer_window": format!("{max_window} then 0 (held queue)"),
-        "sndbuf": s.sndbuf,
-    });
-    report(
-        "sendmsg",
-        variant.name(),
-        setup,
-        model,
-        send::kernel_side(&lines, plan.bytes())
-            .map_err(|verdict::Inconclusive(why)| inconclusive(&[why]))?,
-        plan.not_driven,
-    )
+    Ok(send::kernel_side(&lines, plan.bytes()).map(|k| (mss, k)))
 }
 
 /// Seed 003: MPTCP over lo, corked (see [`mptcp`]).
@@ -200,23 +211,10 @@ fn run_mptcp(sc: &MptcpScenario, variant: Option<&str>) -> Result<Report, String
     let model = mptcp::model(sc, variant, writes.len())?;
     isolate(mptcp::TRACEPOINTS)?;
     let mtu = sc.subflows[0].mtu;
-    let mut why = Vec::new();
-    let (kernel_side, foreign) = loop {
-        let port = mptcp::PORT + why.len() as u16;
-        let trace = match mptcp::run_kernel(mtu, writes.clone(), port) {
-            Err(e) if e.starts_with(probe::LOST_EVENTS) => Err(verdict::Inconclusive(e)),
-            Err(e) => return Err(e),
-            Ok((lines, written)) => mptcp::kernel_side(&lines, written),
-        };
-        match trace {
-            Ok(k) => break k,
-            Err(verdict::Inconclusive(w)) if why.len() + 1 < TRIES => why.push(w),
-            Err(verdict::Inconclusive(w)) => {
-                why.push(w);
-                return Err(inconclusive(&why));
-            }
-        }
-    };
+    let ((kernel_side, foreign), why) = trusted(|n| {
+        let (lines, written) = mptcp::run_kernel(mtu, writes.clone(), mptcp::PORT + n)?;
+        Ok(mptcp::kernel_side(&lines, written))
+    })?;
     let setup = serde_json::json!({
         "path": "lo, MPTCP to MPTCP",
         "mtu": mtu,
@@ -232,6 +230,28 @@ fn run_mptcp(sc: &MptcpScenario, variant: Option<&str>) -> Result<Report, String
 
 /// How many kernel runs a comparison may take when a trace cannot be trusted.
 const TRIES: usize = 3;
+
+/// Runs `attempt(n)` (n = 0, 1, ...: a run may take ports of its own, as a torn-down
+/// connection lingers) until one gives a trace that can be trusted, at most [`TRIES`]
+/// times. An untrusted run (its trace, or a kernel too slow: [`verdict::untrusted`]) is
+/// retried; any other error ends the comparison. Returns the result and why the runs
+/// before it were not trusted.
+fn trusted<T>(
+    mut attempt: impl FnMut(u16) -> Result<Result<T, verdict::Inconclusive>, String>,
+) -> Result<(T, Vec<String>), String> {
+    let mut why = Vec::new();
+    loop {
+        let verdict::Inconclusive(w) = match attempt(why.len() as u16) {
+            Ok(Ok(t)) => return Ok((t, why)),
+            Ok(Err(untrusted)) => untrusted,
+            Err(e) => verdict::untrusted(e)?,
+        };
+        why.push(w);
+        if why.len() == TRIES {
+            return Err(inconclusive(&why));
+        }
+    }
+}
 
 /// The error for a comparison no run could make: every run's reason.
 fn inconclusive(why: &[String]) -> String {
@@ -249,7 +269,8 @@ fn run_rx(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
     let model = rx::model(sc, variant)?;
     let defer_max = rx::defer_max();
     isolate(rx::TRACEPOINTS)?;
-    let lines = rx::run_kernel(sc.socket.mss, sc.app.cpu, &model.steps)?;
+    let (lines, why) =
+        trusted(|n| rx::run_kernel(rx::PORT + n, sc.socket.mss, sc.app.cpu, &model.steps).map(Ok))?;
     let (kernel_side, pages) = rx::kernel_side(&lines)?;
     let setup = serde_json::json!({
         "path": "TAP, no NAPI: tun_get_user -> netif_receive_skb on CPU 0",
@@ -258,6 +279,7 @@ fn run_rx(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
         "softirq_cpu": skblab_core::rx::BH_CPU,
         "skb_defer_max": defer_max,
         "free_cpu": "the CPU that freed the consumed skb (or whose defer list holds it, model)",
+        "untrusted_runs_retried": why.len(),
     });
     let mut r = report("rx", variant, setup, model.side, kernel_side, Vec::new())?;
     let by_order = |m: &std::collections::BTreeMap<u32, u64>| -> serde_json::Value {
@@ -480,6 +502,41 @@ mod tests {
         assert_eq!(lane.verdict, "differ");
         assert_eq!(lane.columns(), ["len", "alloc_cpu", "free_cpu"]);
         assert_eq!(lane.skbs[1][0].model, None);
+    }
+
+    /// Each untrusted run (a spoiled trace, a kernel too slow) is retried on the next
+    /// number; a trusted one ends the retries; any other error ends the comparison at once.
+    #[test]
+    fn untrusted_runs_are_retried_then_inconclusive() {
+        let mut tried = Vec::new();
+        let runs = |n: u16| -> Result<Result<u16, verdict::Inconclusive>, String> {
+            match n {
+                0 => Err(verdict::too_slow("late")),
+                1 => Ok(Err(verdict::Inconclusive("spoiled".into()))),
+                _ => Ok(Ok(n)),
+            }
+        };
+        let (n, why) = trusted(|n| {
+            tried.push(n);
+            runs(n)
+        })
+        .unwrap();
+        assert_eq!((n, tried), (2, vec![0, 1, 2]));
+        assert_eq!(
+            why,
+            [format!("{}: late", verdict::TOO_SLOW), "spoiled".into()]
+        );
+        let e = trusted(|_| -> Result<Result<(), _>, _> { Err(verdict::too_slow("late")) })
+            .unwrap_err();
+        assert!(e.starts_with("inconclusive: no verdict"), "{e}");
+        assert_eq!(e.matches("late").count(), TRIES, "{e}");
+        let mut calls = 0;
+        let e = trusted(|_| -> Result<Result<(), _>, _> {
+            calls += 1;
+            Err("bind: address in use".into())
+        })
+        .unwrap_err();
+        assert_eq!((e.as_str(), calls), ("bind: address in use", 1));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! accepts a window that shrinks to zero (`tcp_may_update_window`), and from then on
 //! `tcp_write_xmit` sends nothing: the zero-window probes it sends carry no data.
 
+use super::verdict::too_slow;
 use crate::tap::netns::{Tap, KERNEL_IP, RUNNER_IP, RUNNER_MAC};
 use crate::tap::vnet;
 use crate::tap::wire::{self, Arp, Ends, Frame, TcpOut};
@@ -124,7 +125,9 @@ pub fn handshake(tap: &Tap, p: &PeerParams) -> Result<Conn, String> {
     let mut syn_sent = false;
     loop {
         if Instant::now() > deadline {
-            return Err("the kernel did not complete the TCP handshake on the TAP in 10 s".into());
+            return Err(too_slow(
+                "the kernel did not complete the TCP handshake on the TAP in 10 s",
+            ));
         }
         tap.wait(100)?;
         let Some(n) = tap.read(&mut buf)? else {

@@ -2,6 +2,7 @@
 //! raising NET_RX on the calling thread's CPU: what a kernel run needs to put the softirq
 //! and the reader where a scenario says.
 
+use super::verdict::too_slow;
 use skblab_core::Cpu;
 use std::net::UdpSocket;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -78,7 +79,7 @@ impl<C: Send + 'static> Pinned<C> {
     fn answer(&self) -> Result<(), String> {
         self.done
             .recv_timeout(Duration::from_secs(30))
-            .map_err(|e| format!("a pinned thread did not answer: {e}"))?
+            .map_err(|e| too_slow(&format!("a pinned thread did not answer in 30 s: {e}")))?
     }
 
     pub fn call(&self, c: C) -> Result<(), String> {

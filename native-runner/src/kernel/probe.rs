@@ -5,6 +5,7 @@
 //! group). bpftrace is killed on every path: [`Tracer`] kills and reaps it when dropped, and the
 //! kernel kills it if the runner itself dies (PR_SET_PDEATHSIG).
 
+use super::verdict::too_slow;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -168,7 +169,7 @@ impl Tracer {
                 Ok(Some(l)) if l.contains("\"attached_probes\"") => break,
                 Ok(Some(_)) => {}
                 Ok(None) => return Err(format!("bpftrace did not attach: {}", t.stderr())),
-                Err(why) => return Err(format!("bpftrace did not attach: {why}")),
+                Err(why) => return Err(too_slow(&format!("bpftrace did not attach: {why}"))),
             }
         }
         t.wait_ready(deadline)?;
@@ -189,7 +190,7 @@ impl Tracer {
                 Err(RecvTimeoutError::Disconnected) => return Err(self.stderr()),
             }
             if Instant::now() > deadline {
-                return Err("bpftrace's probes did not become live".into());
+                return Err(too_slow("bpftrace's probes did not become live"));
             }
         }
         // Drain the other `ready` lines the pokes caused, for a bounded time: another
@@ -268,9 +269,12 @@ impl Tracer {
         loop {
             let next = match early.next() {
                 Some(l) => Some(l),
-                None => self
-                    .next_line(deadline)
-                    .map_err(|e| format!("{e} (ended: {ended}, {} lines)", out.len()))?,
+                None => self.next_line(deadline).map_err(|e| {
+                    too_slow(&format!(
+                        "bpftrace's output: {e} (ended: {ended}, {} lines)",
+                        out.len()
+                    ))
+                })?,
             };
             let Some(l) = next else {
                 return if ended {

@@ -52,8 +52,8 @@ use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-/// The kernel's listening port on the TAP.
-const PORT: u16 = 5003;
+/// The kernel's listening port on the TAP (a run retried takes the next).
+pub const PORT: u16 = 5003;
 /// The name (and so `comm`) of the thread that writes the TAP on CPU 0.
 const BH_THREAD: &str = "skblab-rx-bh";
 /// The name of the reading thread on `app.cpu` (the probe's copies are its; the TAP's own reads
@@ -391,18 +391,24 @@ fn page_phase(
 }
 
 /// Sets up the TAP and the connection, runs the steps on the two pinned threads under the
-/// probe, then raises NET_RX on both CPUs so that every deferred skb is freed.
-pub fn run_kernel(mss: u32, reader_cpu: Cpu, steps: &[Step]) -> Result<Vec<String>, String> {
+/// probe, then raises NET_RX on both CPUs so that every deferred skb is freed. The kernel
+/// listens on `port`.
+pub fn run_kernel(
+    port: u16,
+    mss: u32,
+    reader_cpu: Cpu,
+    steps: &[Step],
+) -> Result<Vec<String>, String> {
     let tap = Tap::open()?;
     tap.set_offload(true)?;
     tap.set_sndbuf(i32::MAX - 1)?;
-    let listener = TcpListener::bind((KERNEL_IP, PORT))
-        .map_err(|e| format!("bind {KERNEL_IP}:{PORT} in the namespace: {e}"))?;
+    let listener = TcpListener::bind((KERNEL_IP, port))
+        .map_err(|e| format!("bind {KERNEL_IP}:{port} in the namespace: {e}"))?;
     // Room for every skb an arrive delivers before a read (tcp_try_rmem_schedule).
     super::send::setsockopt(&listener, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
         .map_err(|e| format!("SO_RCVBUFFORCE on the listener: {e}"))?;
     let p = PeerParams {
-        port: PORT,
+        port,
         mss_option: mss_option(mss, true) as u16,
         timestamps: true,
         window: 8 << 20,

@@ -9,3 +9,22 @@ pub use skblab_core::kernel_report::{compare, judged, verdict, Row, Side, SkbVie
 /// flow, a mapping seen twice). The comparison is not made: no "agree", no "differ".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Inconclusive(pub String);
+/// How an error starts when the kernel was too slow for the run, not wrong: on a busy
+/// machine (other tasks on every core, another sender) a push, a handshake or a softirq may
+/// be late. Such a run is untrusted, as a spoiled trace is: retried, then inconclusive.
+pub const TOO_SLOW: &str = "too slow under load";
+
+/// The error of a run that waited `what` in vain.
+pub fn too_slow(what: &str) -> String {
+    format!("{TOO_SLOW}: {what}")
+}
+
+/// A run's error: a trace that cannot be trusted (the kernel too slow, bpftrace's buffers
+/// overflowed) as [`Inconclusive`], any other error (a setup that failed) as it is.
+pub fn untrusted(e: String) -> Result<Inconclusive, String> {
+    if e.starts_with(TOO_SLOW) || e.starts_with(super::probe::LOST_EVENTS) {
+        Ok(Inconclusive(e))
+    } else {
+        Err(e)
+    }
+}
