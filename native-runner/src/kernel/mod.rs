@@ -312,23 +312,12 @@ fn run_napi_frags(
     let reader = napi_frags::check(sc)?;
     let (payloads, model) = napi_frags::model(sc, variant)?;
     isolate(napi_frags::TRACEPOINTS)?;
-    let mut why = Vec::new();
-    let kernel = loop {
-        let untrusted =
-            |e: &String| e.starts_with(probe::LOST_EVENTS) || e.starts_with(napi_writer::NO_REFILL);
-        let trace = match napi_writer::run_kernel(&payloads, reader) {
-            Err(e) if untrusted(&e) => Err(verdict::Inconclusive(e)),
-            Err(e) => return Err(e),
-            Ok((lines, first)) => napi_frags::kernel_pages(&lines, first, &payloads),
-        };
-        match trace {
-            Ok(k) => break k,
-            Err(verdict::Inconclusive(w)) => why.push(w),
-        }
-        if why.len() == TRIES {
-            return Err(inconclusive(&why));
-        }
-    };
+    // A frame that found no refill of its own is another user's doing, as a spoiled trace is.
+    let (kernel, why) = trusted(|_| match napi_writer::run_kernel(&payloads, reader) {
+        Err(e) if e.starts_with(napi_writer::NO_REFILL) => Ok(Err(verdict::Inconclusive(e))),
+        Err(e) => Err(e),
+        Ok((lines, first)) => Ok(napi_frags::kernel_pages(&lines, first, &payloads)),
+    })?;
     let setup = serde_json::json!({
         "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags \
             (netdev_alloc_frag: CPU 0's napi_alloc_cache.page) -> napi_gro_frags",
