@@ -6,9 +6,8 @@
 //! thread (it refuses to run if other threads exist).
 //!
 //! One concern per module: [`netns`] (namespace, TAP, addresses), [`wire`] (frames),
-//! [`vnet`] (virtio-net header), [`tcp`] (the runner's TCP endpoint), [`sack`] (its loss
-//! recovery's scoreboard), [`kernel`] (the kernel's
-//! socket and counters), [`faults`], [`pcap`], [`plan`] (the send and receive models on this
+//! [`vnet`] (virtio-net header), [`tcp`] (the runner's TCP endpoint), [`kernel`] (the
+//! kernel's socket and counters), [`faults`], [`pcap`], [`plan`] (the send and receive models on this
 //! traffic), [`session`] (one transfer), [`bench`] (throughput against veth).
 
 mod bench;
@@ -17,11 +16,8 @@ mod kernel;
 pub(crate) mod netns;
 mod pcap;
 mod plan;
-mod rack;
-mod sack;
 mod session;
 mod tcp;
-mod undo;
 pub(crate) mod vnet;
 pub(crate) mod wire;
 

@@ -14,9 +14,13 @@
 //! states of RFC 9293). Sequence numbers are kept as 64-bit stream offsets (0 = first data
 //! byte) and turned into 32-bit wire numbers at the edge.
 
-use super::rack::Rack;
-use super::sack::{self, Scoreboard};
-use super::undo::Undo;
+mod rack;
+mod sack;
+mod undo;
+
+use rack::Rack;
+use sack::Scoreboard;
+use undo::Undo;
 use super::vnet::VnetHdr;
 use super::wire::{self, before, Arp, Ends, Frame, TcpIn, TcpOut, MAX_WSCALE};
 use etherparse::TcpOptionElement as Opt;
