@@ -17,7 +17,7 @@ pub(crate) mod netns;
 mod pcap;
 mod plan;
 mod session;
-mod tcp;
+pub(crate) mod tcp;
 pub(crate) mod vnet;
 pub(crate) mod wire;
 
@@ -25,6 +25,7 @@ pub(crate) mod wire;
 /// from outside the runner, and only with the `fuzzing` feature.
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing {
+    pub use super::netns::runner_ends;
     pub use super::tcp::{Chunk, Config, Endpoint, Out};
     pub use super::vnet::VnetHdr;
     pub use super::wire::{complete_tcp_checksum, parse, tcp_checksum_ok, Ends, Frame, ETH_LEN};

@@ -5,6 +5,7 @@
 //! inherit it). The namespace, its TAP and its addresses vanish when the process exits: nothing
 //! ever touches the host's network. Addresses come from 192.0.2.0/24 (TEST-NET-1, RFC 5737).
 
+use super::wire::Ends;
 use std::ffi::CString;
 use std::io;
 use std::net::Ipv4Addr;
@@ -16,6 +17,19 @@ pub const KERNEL_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
 pub const RUNNER_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 2);
 /// A locally administered MAC for the runner.
 pub const RUNNER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
+/// The runner's end of a connection from `port` to the kernel's `kernel_port` (the kernel's
+/// MAC is learnt by ARP).
+pub const fn runner_ends(port: u16, kernel_port: u16) -> Ends {
+    Ends {
+        mac: RUNNER_MAC,
+        peer_mac: [0; 6],
+        ip: RUNNER_IP,
+        peer_ip: KERNEL_IP,
+        port,
+        peer_port: kernel_port,
+    }
+}
+
 /// The TAP's name inside the namespace.
 pub const TAP_NAME: &str = "skbtap0";
 

@@ -3,11 +3,11 @@
 
 use super::faults::{Rates, Tally, Wire};
 use super::kernel::{self, SlowReader};
-use super::netns::{self, Tap, KERNEL_IP, RUNNER_IP, RUNNER_MAC};
+use super::netns::{self, Tap};
 use super::pcap::Pcap;
 use super::tcp::{self, Chunk, Config, Endpoint, Event, Out, Stats};
 use super::vnet::{self, VnetHdr};
-use super::wire::{self, Ends};
+use super::wire;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -194,14 +194,7 @@ pub fn run(
         Dir::Recv => kernel::spawn_writer(listener, t.payload.clone()),
     };
     let cfg = Config {
-        ends: Ends {
-            mac: RUNNER_MAC,
-            peer_mac: [0; 6],
-            ip: RUNNER_IP,
-            peer_ip: KERNEL_IP,
-            port: 40_000 + t.port % 20_000,
-            peer_port: t.port,
-        },
+        ends: netns::runner_ends(40_000 + t.port % 20_000, t.port),
         mss: (t.mtu - 40).min(65_535) as u16,
         wscale: 7,
         rcv_wnd: 8 << 20,
@@ -209,6 +202,8 @@ pub fn run(
         close_first: t.dir == Dir::Send,
         csum_offload: t.csum_offload && t.rates.corrupt == 0.0,
         seg_cap: t.seg_cap,
+        timestamps: true,
+        sack: true,
     };
     // Complete the kernel's partial checksums only when someone looks at them: the capture,
     // or corruption that the runner must catch. Otherwise trust offload, as virtio-net does.

@@ -297,12 +297,8 @@ mod tests {
 
     fn ends() -> Ends {
         Ends {
-            mac: [2, 0, 0, 0, 0, 2],
             peer_mac: [2, 0, 0, 0, 0, 1],
-            ip: Ipv4Addr::new(192, 0, 2, 2),
-            peer_ip: Ipv4Addr::new(192, 0, 2, 1),
-            port: 40000,
-            peer_port: 5001,
+            ..crate::tap::netns::runner_ends(40000, 5001)
         }
     }
 

@@ -24,6 +24,7 @@ mod stats;
 mod timer;
 mod undo;
 
+
 pub use stats::Stats;
 
 use super::vnet::VnetHdr;
@@ -73,6 +74,9 @@ pub struct Config {
     pub csum_offload: bool,
     /// The largest payload per segment we cut (the model's MSS), below the connection's.
     pub seg_cap: u64,
+    /// Offer timestamps (RFC 7323) and SACK (RFC 2018) in the SYN.
+    pub timestamps: bool,
+    pub sack: bool,
 }
 
 /// A frame to put on the TAP.
@@ -147,6 +151,23 @@ impl Endpoint {
         }
     }
 
+    /// The handshake is done.
+    pub fn established(&self) -> bool {
+        self.st.synchronized()
+    }
+
+    /// Bytes the peer's window takes past what we sent.
+    pub fn send_room(&self) -> u64 {
+        (self.snd.una + self.snd.wnd).saturating_sub(self.snd.nxt)
+    }
+
+    /// Sets the window we announce and says so at once (a window update); 0 holds the peer's
+    /// sender: the kernel oracle's held queue keeps every skb on the kernel's write queue.
+    pub fn announce_window(&mut self, bytes: u32) {
+        self.cfg.rcv_wnd = bytes;
+        self.send_ack();
+    }
+
     /// Both FINs sent and acknowledged.
     pub fn done(&self) -> bool {
         self.st.done()
@@ -209,6 +230,12 @@ impl Endpoint {
         }
     }
 
+    /// Waits for the peer's SYN instead (RFC 9293's passive open), answering ARP meanwhile.
+    #[cfg(test)]
+    pub fn listen(&mut self) {
+        self.st = St::Listen;
+    }
+
     /// Starts the connection: ARP for the kernel's MAC.
     pub fn start(&mut self, now: Duration) {
         self.now = now;
@@ -267,18 +294,31 @@ impl Endpoint {
         (self.cfg.rcv_wnd >> self.cfg.wscale).min(65_535) as u16
     }
 
+    /// The SYN, or the SYN-ACK answering the peer's (SACK and timestamps only if both offer),
+    /// its options laid out as the kernel's `tcp_options_write` lays them. Its window is
+    /// never scaled (RFC 7323 2.2): it offers the field's widest, and the window after the
+    /// handshake says what we take.
     fn send_syn(&mut self) {
-        let opts = vec![
-            Opt::MaximumSegmentSize(self.cfg.mss),
-            Opt::SelectiveAcknowledgementPermitted,
-            Opt::Timestamp(self.tsval(), 0),
-            Opt::Noop,
-            Opt::WindowScale(self.cfg.wscale),
-        ];
+        let passive = self.st == St::SynRcvd;
+        let mut opts = vec![Opt::MaximumSegmentSize(self.cfg.mss)];
+        let ts = Opt::Timestamp(self.tsval(), if passive { self.ts_recent } else { 0 });
+        let sack = Opt::SelectiveAcknowledgementPermitted;
+        let offer = match passive {
+            true => (self.sack_ok, self.ts_ok),
+            false => (self.cfg.sack, self.cfg.timestamps),
+        };
+        match offer {
+            (true, true) => opts.extend([sack, ts]),
+            (true, false) => opts.extend([Opt::Noop, Opt::Noop, sack]),
+            (false, true) => opts.extend([Opt::Noop, Opt::Noop, ts]),
+            (false, false) => {}
+        }
+        opts.extend([Opt::Noop, Opt::WindowScale(self.cfg.wscale)]);
         let t = TcpOut {
             seq: self.snd.iss,
+            ack: passive.then(|| self.rcv.wire(0)),
             syn: true,
-            wnd: self.cfg.rcv_wnd.min(65_535) as u16,
+            wnd: 65_535,
             opts,
             ..TcpOut::default()
         };
@@ -348,6 +388,23 @@ impl Endpoint {
                 }
                 Ok(())
             }
+            St::Listen | St::SynRcvd if t.syn && t.ack.is_none() => {
+                self.negotiate(&t);
+                self.st = St::SynRcvd;
+                self.send_syn();
+                self.timers.set(Timer::Rto, self.now + self.rtt.rto());
+                Ok(())
+            }
+            St::Listen => Ok(()),
+            St::SynRcvd => {
+                if t.ack == Some(self.snd.iss.wrapping_add(1)) {
+                    self.enter_established(&t);
+                    self.on_ack(&t);
+                    self.on_data(vnet, &t);
+                    self.transmit();
+                }
+                Ok(())
+            }
             _ => {
                 if t.syn {
                     // Our ACK of the SYN-ACK was lost: acknowledge again.
@@ -363,9 +420,17 @@ impl Endpoint {
     }
 
     fn on_syn_ack(&mut self, t: &TcpIn) {
+        self.negotiate(t);
+        self.enter_established(t);
+        self.send_ack();
+        self.transmit();
+    }
+
+    /// Takes in the peer's SYN or SYN-ACK: its sequence number and what both sides offered.
+    fn negotiate(&mut self, t: &TcpIn) {
         self.rcv.irs = t.seq;
-        self.ts_ok = t.ts.is_some();
-        self.sack_ok = t.sack_perm;
+        self.ts_ok = t.ts.is_some() && self.cfg.timestamps;
+        self.sack_ok = t.sack_perm && self.cfg.sack;
         self.peer_wscale = t.wscale.unwrap_or(0);
         if t.wscale.is_none() {
             self.cfg.wscale = 0;
@@ -382,12 +447,14 @@ impl Endpoint {
             .min(self.cfg.seg_cap)
             .clamp(1, MAX_SUPER_PAYLOAD);
         self.snd.wnd = u64::from(t.wnd);
+    }
+
+    /// The handshake's last segment arrived: data may flow.
+    fn enter_established(&mut self, t: &TcpIn) {
         self.cc.on_established(self.mss);
         self.st = St::Established;
         self.timers.stop(Timer::Rto);
         self.rto_sample(t);
-        self.send_ack();
-        self.transmit();
     }
 
     /// Runs the timers: ARP/SYN retries, retransmission timeout, zero-window probe, and
@@ -411,7 +478,7 @@ impl Endpoint {
             let rto = self.rtt.backoff();
             match self.st {
                 St::Arp => self.start(now),
-                St::SynSent => {
+                St::SynSent | St::SynRcvd => {
                     self.send_syn();
                     self.timers.set(Timer::Rto, now + rto);
                 }
@@ -435,14 +502,7 @@ mod tests {
     const KMAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
 
     fn ends() -> Ends {
-        Ends {
-            mac: [2, 0, 0, 0, 0, 2],
-            peer_mac: [0; 6],
-            ip: Ipv4Addr::new(192, 0, 2, 2),
-            peer_ip: Ipv4Addr::new(192, 0, 2, 1),
-            port: 40_000,
-            peer_port: 5001,
-        }
+        crate::tap::netns::runner_ends(40_000, 5001)
     }
 
     /// The kernel's side of the wire.
@@ -461,6 +521,8 @@ mod tests {
     fn endpoint(len: usize, chunks: &[u64], gso: bool) -> Endpoint {
         let cfg = Config {
             ends: ends(),
+            timestamps: true,
+            sack: true,
             mss: 1460,
             wscale: 7,
             rcv_wnd: 1 << 20,

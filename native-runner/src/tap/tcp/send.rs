@@ -225,9 +225,26 @@ impl Endpoint {
         if resent {
             self.stats.retransmitted_segments += segs;
         }
+        self.data_frame(off, end, psh, resent, vnet);
+    }
+
+    /// Sends `payload` at once as one frame behind `vnet`, whatever the congestion window:
+    /// the kernel oracle's skbs, each one TAP write as the model built it, paced by the
+    /// model's `arrive` ops (the caller waits for [`Endpoint::send_room`]).
+    pub fn push(&mut self, payload: &[u8], vnet: VnetHdr) {
+        let off = self.snd.len();
+        self.snd.tx.extend_from_slice(payload);
+        let end = self.snd.len();
+        self.snd.chunks.push(Chunk { end, psh: false });
+        self.data_frame(off, end, false, false, vnet);
+        self.snd.nxt = end;
+    }
+
+    /// The frame of stream bytes `off..end`.
+    fn data_frame(&mut self, off: u64, end: u64, psh: bool, resent: bool, vnet: VnetHdr) {
         self.rec.rack.on_sent(off, end, self.now, resent);
-        self.stats.segments_out += segs;
-        self.stats.bytes_out += len;
+        self.stats.segments_out += (end - off).div_ceil(self.mss);
+        self.stats.bytes_out += end - off;
         let t = TcpOut {
             seq: self.snd.wire(off),
             ack: self.ack_field(),

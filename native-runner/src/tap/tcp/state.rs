@@ -7,6 +7,12 @@
 pub enum St {
     Arp,
     SynSent,
+    /// Waiting for the peer's SYN: a passive open, which only the in-memory tests' second
+    /// endpoint makes (the kernel's socket listens on the TAP).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Listen,
+    /// The peer's SYN answered with our SYN-ACK, not acknowledged yet.
+    SynRcvd,
     Established,
     /// Our FIN sent, not acknowledged; no FIN from the peer yet.
     FinWait1,
@@ -49,7 +55,7 @@ impl St {
 
     /// The handshake is done: data and FINs flow.
     pub fn synchronized(self) -> bool {
-        !matches!(self, St::Arp | St::SynSent)
+        !matches!(self, St::Arp | St::SynSent | St::Listen | St::SynRcvd)
     }
 
     /// Both FINs sent and acknowledged.
