@@ -8,7 +8,7 @@
 //! own address, to an address in 192.0.2.0/24 (the private namespace's).
 
 use arbitrary::{Arbitrary, Unstructured};
-use skblab_runner::tap::fuzzing::{
+use skblab_runner::net::fuzzing::{
     complete_tcp_checksum, parse, runner_ends, tcp_checksum_ok, Chunk, Config, Endpoint, Ends,
     Frame, Out, VnetHdr, ETH_LEN,
 };

@@ -21,7 +21,7 @@ mod send;
 pub mod verdict;
 
 use crate::cli::read_scenario;
-use crate::tap::netns;
+use crate::net::netns;
 use serde::Serialize;
 use skblab_core::error::escape_controls;
 use skblab_core::Scenario;

@@ -455,8 +455,8 @@ pub fn run_kernel(
     writes: Vec<Write>,
     port: u16,
 ) -> Result<(Vec<String>, Written), String> {
-    crate::tap::netns::set_mtu("lo", mtu)?;
-    crate::tap::netns::link_up("lo")?;
+    crate::net::netns::set_mtu("lo", mtu)?;
+    crate::net::netns::link_up("lo")?;
     let (w, peer) = connect(port)?;
     warm_up(&w, &peer)?;
     // Let the warm-up's acknowledgements land: its skbs leave the queue.

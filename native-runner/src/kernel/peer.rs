@@ -10,9 +10,9 @@
 //! builds on its write queue, which is the model's held queue (`device.drain = false`). For
 //! seeds 001 and 002 it writes the model's skbs ([`Endpoint::push`]).
 
-use crate::tap::netns::{runner_ends, Tap};
-use crate::tap::tcp::{Config, Endpoint};
-use crate::tap::vnet::{self, VnetHdr};
+use crate::net::netns::{runner_ends, Tap};
+use crate::net::tcp::{Config, Endpoint};
+use crate::net::vnet::{self, VnetHdr};
 use std::time::{Duration, Instant};
 
 /// The runner's window scale: 2^7 lets a 16-bit field announce up to 8 MiB.

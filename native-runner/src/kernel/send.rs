@@ -10,7 +10,7 @@
 
 use super::probe::END_PROBE;
 use super::verdict::{Inconclusive, Side, SkbView};
-use crate::tap::netns::Tap;
+use crate::net::netns::Tap;
 use skblab_core::send::{iov_lengths, SendOp, SendScenario, SendSock, Variant};
 use skblab_core::trace::Events;
 use std::collections::HashMap;
@@ -107,7 +107,7 @@ pub fn plan(sc: &SendScenario) -> Result<Plan, String> {
 /// The settings the kernel run cannot give the kernel, refused by name before any set-up (a
 /// setting the kernel did not get would be judged against the model anyway).
 fn settings_applied(sc: &SendScenario) -> Result<(), String> {
-    use crate::tap::netns::{TAP_MAX_MTU, TAP_MIN_MTU};
+    use crate::net::netns::{TAP_MAX_MTU, TAP_MIN_MTU};
     let (s, d) = (sc.socket, sc.device);
     if d.high_order_alloc_disable {
         return Err(HIGH_ORDER_ALLOC_DISABLE.replace("{field}", "device.high_order_alloc_disable"));
@@ -487,7 +487,7 @@ pub fn kernel_mss(sock: &TcpStream) -> Result<u32, String> {
 /// Reads whatever the kernel put on the TAP since the handshake and fails if any of it
 /// carried data: the window was meant to hold every byte.
 pub fn check_nothing_sent(tap: &Tap) -> Result<(), String> {
-    use crate::tap::{vnet, wire};
+    use crate::net::{vnet, wire};
     let mut buf = vec![0u8; 65_536 + vnet::LEN];
     while let Some(n) = tap.read(&mut buf)? {
         if let wire::Frame::Tcp(t) = wire::parse(&buf[vnet::LEN..n]) {

@@ -1,7 +1,7 @@
 //! The kernel's side: an ordinary `std::net` socket on a thread inside the namespace, and the
 //! namespace's own TCP counters (/proc/net/snmp, /proc/net/netstat).
 
-use super::netns::KERNEL_IP;
+use crate::net::netns::KERNEL_IP;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

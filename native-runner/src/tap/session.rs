@@ -1,13 +1,13 @@
 //! One transfer across the TAP: the runner's endpoint, the kernel's socket, the wire with its
 //! faults, the capture and the progress bar, driven until both FINs are acknowledged.
 
-use super::faults::{Rates, Tally, Wire};
 use super::kernel::{self, SlowReader};
-use super::netns::{self, Tap};
-use super::pcap::Pcap;
-use super::tcp::{self, Chunk, Config, Endpoint, Event, Out, Stats};
-use super::vnet::{self, VnetHdr};
-use super::wire;
+use crate::net::faults::{Rates, Tally, Wire};
+use crate::net::netns::{self, Tap};
+use crate::net::pcap::Pcap;
+use crate::net::tcp::{self, Chunk, Config, Endpoint, Event, Out, Stats};
+use crate::net::vnet::{self, VnetHdr};
+use crate::net::wire;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -298,7 +298,7 @@ mod tests {
     fn ends() -> Ends {
         Ends {
             peer_mac: [2, 0, 0, 0, 0, 1],
-            ..crate::tap::netns::runner_ends(40000, 5001)
+            ..crate::net::netns::runner_ends(40000, 5001)
         }
     }
 

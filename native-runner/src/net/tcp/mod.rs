@@ -24,7 +24,6 @@ mod stats;
 mod timer;
 mod undo;
 
-
 pub use stats::Stats;
 
 use super::vnet::VnetHdr;
@@ -494,7 +493,7 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tap::wire::parse;
+    use crate::net::wire::parse;
     use std::net::Ipv4Addr;
 
     const ISS: u32 = 1000;
@@ -502,7 +501,7 @@ mod tests {
     const KMAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
 
     fn ends() -> Ends {
-        crate::tap::netns::runner_ends(40_000, 5001)
+        crate::net::netns::runner_ends(40_000, 5001)
     }
 
     /// The kernel's side of the wire.

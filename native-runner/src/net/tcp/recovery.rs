@@ -10,7 +10,7 @@ use super::sack::{self, Scoreboard};
 use super::timer::Timer;
 use super::undo::Undo;
 use super::Endpoint;
-use crate::tap::wire::{before, TcpIn};
+use crate::net::wire::{before, TcpIn};
 
 /// The sender's loss state, as the kernel's `icsk_ca_state` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

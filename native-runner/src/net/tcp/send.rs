@@ -8,8 +8,8 @@ use super::recovery::Ca;
 use super::sack::{self, NextSeg};
 use super::timer::{Timer, RTO_MIN};
 use super::{Chunk, Endpoint, HDR_LEN, MAX_SUPER_PAYLOAD};
-use crate::tap::vnet::VnetHdr;
-use crate::tap::wire::{TcpIn, TcpOut};
+use crate::net::vnet::VnetHdr;
+use crate::net::wire::{TcpIn, TcpOut};
 use std::time::Duration;
 
 /// The sending half of the connection: our stream and where it stands. Sequence numbers are

@@ -127,12 +127,12 @@ impl Wire {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tap::wire::{tcp_checksum_ok, tcp_frame, Ends, TcpOut};
+    use crate::net::wire::{tcp_checksum_ok, tcp_frame, Ends, TcpOut};
 
     fn frame(seq: u32) -> Out {
         let e = Ends {
             peer_mac: [2, 0, 0, 0, 0, 1],
-            ..crate::tap::netns::runner_ends(1, 2)
+            ..crate::net::netns::runner_ends(1, 2)
         };
         let frame = tcp_frame(
             &e,

@@ -2,8 +2,8 @@
 //! held out of order, a D-SACK block (RFC 2883) for what came twice, and our ACKs.
 
 use super::{Arrival, Endpoint, Event};
-use crate::tap::vnet::VnetHdr;
-use crate::tap::wire::{TcpIn, TcpOut};
+use crate::net::vnet::VnetHdr;
+use crate::net::wire::{TcpIn, TcpOut};
 use etherparse::TcpOptionElement as Opt;
 use std::collections::{BTreeMap, VecDeque};
 
