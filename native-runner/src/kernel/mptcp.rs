@@ -461,7 +461,7 @@ pub fn run_kernel(
     warm_up(&w, &peer)?;
     // Let the warm-up's acknowledgements land: its skbs leave the queue.
     std::thread::sleep(std::time::Duration::from_millis(100));
-    send::setsockopt(&w, libc::IPPROTO_TCP, libc::TCP_CORK, 1)
+    crate::net::sockopt::setsockopt(&w, libc::IPPROTO_TCP, libc::TCP_CORK, 1)
         .map_err(|e| format!("TCP_CORK on the MPTCP socket: {e}"))?;
     let plan = send::Plan {
         writes,

@@ -453,7 +453,7 @@ pub fn run_kernel(mss: u32, reader_cpu: Cpu, steps: &[Step]) -> Result<Vec<Strin
     let listener = TcpListener::bind((KERNEL_IP, PORT))
         .map_err(|e| format!("bind {KERNEL_IP}:{PORT} in the namespace: {e}"))?;
     // Room for every skb an arrive delivers before a read (tcp_try_rmem_schedule).
-    super::send::setsockopt(&listener, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
+    crate::net::sockopt::setsockopt(&listener, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
         .map_err(|e| format!("SO_RCVBUFFORCE on the listener: {e}"))?;
     let p = PeerParams {
         port: PORT,

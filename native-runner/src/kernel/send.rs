@@ -432,35 +432,13 @@ fn sendmsg(fd: i32, buf: &[u8], iov: &[u32], flags: i32) -> Result<Sent, String>
 /// Sets sk_sndbuf to exactly `bytes` (SO_SNDBUFFORCE stores twice the value given, and
 /// locks it against autotuning).
 pub fn set_sndbuf(sock: &TcpStream, bytes: u32) -> Result<(), String> {
-    setsockopt(
+    crate::net::sockopt::setsockopt(
         sock,
         libc::SOL_SOCKET,
         libc::SO_SNDBUFFORCE,
         (bytes / 2) as i32,
     )
     .map_err(|e| format!("SO_SNDBUFFORCE: {e}"))
-}
-
-pub(super) fn setsockopt(
-    sock: &impl AsRawFd,
-    level: i32,
-    name: i32,
-    v: i32,
-) -> Result<(), std::io::Error> {
-    // SAFETY: an int option on our own socket.
-    let r = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            level,
-            name,
-            (&v as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// The kernel's mss_now (`tcpi_snd_mss`, tp->mss_cache) on `sock`.

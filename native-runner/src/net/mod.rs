@@ -1,11 +1,12 @@
 //! The network layer that `skblab tap` and `skblab kernel` share: [`netns`] (the private
 //! namespace, the TAP, addresses), [`wire`] (Ethernet, ARP, IPv4 and TCP frames), [`vnet`]
 //! (the virtio-net header), [`tcp`] (the runner's sans-IO TCP endpoint), [`faults`] (seeded
-//! drop, reordering and corruption), [`pcap`] (the capture).
+//! drop, reordering and corruption), [`pcap`] (the capture), [`sockopt`] (socket options).
 
 pub(crate) mod faults;
 pub(crate) mod netns;
 pub(crate) mod pcap;
+pub(crate) mod sockopt;
 pub(crate) mod tcp;
 pub(crate) mod vnet;
 pub(crate) mod wire;

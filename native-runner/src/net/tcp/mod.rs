@@ -24,6 +24,7 @@ mod stats;
 mod timer;
 mod undo;
 
+
 pub use stats::Stats;
 
 use super::vnet::VnetHdr;
