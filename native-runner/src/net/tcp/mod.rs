@@ -24,6 +24,8 @@ mod stats;
 mod timer;
 mod undo;
 
+#[cfg(test)]
+mod pair;
 
 pub use stats::Stats;
 
