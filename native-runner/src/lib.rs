@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod engine;
 pub mod kernel;
+pub mod net;
 pub mod output;
 pub mod quiz;
 pub mod render;

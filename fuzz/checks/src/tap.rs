@@ -8,9 +8,9 @@
 //! own address, to an address in 192.0.2.0/24 (the private namespace's).
 
 use arbitrary::{Arbitrary, Unstructured};
-use skblab_runner::tap::fuzzing::{
-    complete_tcp_checksum, parse, tcp_checksum_ok, Chunk, Config, Endpoint, Ends, Frame, Out,
-    VnetHdr, ETH_LEN,
+use skblab_runner::net::fuzzing::{
+    complete_tcp_checksum, parse, runner_ends, tcp_checksum_ok, Chunk, Config, Endpoint, Ends,
+    Frame, Out, VnetHdr, ETH_LEN,
 };
 use std::net::Ipv4Addr;
 use std::time::Duration;
@@ -18,14 +18,7 @@ use std::time::Duration;
 const ISS: u32 = 1000;
 const IRS: u32 = 5000;
 const KERNEL_MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
-const US: Ends = Ends {
-    mac: [2, 0, 0, 0, 0, 2],
-    peer_mac: [0; 6],
-    ip: Ipv4Addr::new(192, 0, 2, 2),
-    peer_ip: Ipv4Addr::new(192, 0, 2, 1),
-    port: 40_000,
-    peer_port: 5001,
-};
+const US: Ends = runner_ends(40_000, 5001);
 
 #[derive(Debug)]
 struct Run {
@@ -193,6 +186,8 @@ pub fn tap_frames(data: &[u8]) {
         close_first: run.close_first,
         csum_offload: run.csum_offload,
         seg_cap: u64::from(run.seg_cap),
+        timestamps: true,
+        sack: true,
     };
     let tx = (0..run.tx_len).map(|i| i as u8).collect();
     let mut ep = Endpoint::new(cfg, tx, chunks, ISS);

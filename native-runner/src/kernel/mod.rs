@@ -6,7 +6,8 @@
 //! network namespace (and a mount namespace for tracefs), which moves only the calling thread.
 //!
 //! One concern per module: [`probe`] (namespaces, tracefs, the bpftrace child), [`peer`]
-//! (a TCP peer on the TAP whose window is closed), [`send`] (seed 000: the writes, the
+//! (the runner's TCP endpoint, `net::tcp`, as the peer on the TAP: its window closed for seed
+//! 000, the model's skbs written for 001 and 002), [`send`] (seed 000: the writes, the
 //! tracepoint lines, the model's queue), [`mptcp`] (seed 003: MPTCP over lo, the DSS
 //! mappings), [`rx`] (seeds 002 and 001: skbs into a kernel socket on CPU 0, read on CPU 1,
 //! where each is freed), [`napi_frags`] (seed 001 judged: UDP frames through a TAP's NAPI
@@ -24,7 +25,7 @@ mod send;
 pub mod verdict;
 
 use crate::cli::read_scenario;
-use crate::tap::netns;
+use crate::net::netns;
 use skblab_core::consts::wire::mss_option;
 use skblab_core::error::escape_controls;
 use skblab_core::mechanism::Mechanism;

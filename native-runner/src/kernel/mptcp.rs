@@ -482,8 +482,8 @@ pub fn run_kernel(
     writes: Vec<Write>,
     port: u16,
 ) -> Result<(Vec<String>, Written), String> {
-    crate::tap::netns::set_mtu("lo", mtu)?;
-    crate::tap::netns::link_up("lo")?;
+    crate::net::netns::set_mtu("lo", mtu)?;
+    crate::net::netns::link_up("lo")?;
     let (w, peer) = connect(port)?;
     warm_up(&w, &peer)?;
     // The warm-up's acknowledgements land: its skbs and dfrags leave the queues, and the
@@ -491,7 +491,7 @@ pub fn run_kernel(
     // sent as it read (tcp_cleanup_rbuf), which follow the last data acknowledgement.
     wait_outq(&w, Outq::Unacked, PATIENCE)?;
     std::thread::sleep(std::time::Duration::from_millis(100));
-    send::setsockopt(&w, libc::IPPROTO_TCP, libc::TCP_CORK, 1)
+    crate::net::sockopt::setsockopt(&w, libc::IPPROTO_TCP, libc::TCP_CORK, 1)
         .map_err(|e| format!("TCP_CORK on the MPTCP socket: {e}"))?;
     let plan = send::Plan {
         writes,
@@ -534,7 +534,7 @@ mod tests {
         let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
         let mut w = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let _peer = l.accept().unwrap();
-        send::setsockopt(&w, libc::IPPROTO_TCP, libc::TCP_CORK, 1).unwrap();
+        crate::net::sockopt::setsockopt(&w, libc::IPPROTO_TCP, libc::TCP_CORK, 1).unwrap();
         w.write_all(&[7; 100]).unwrap();
         let short = std::time::Duration::from_millis(30);
         for (q, what) in [(Outq::Unmapped, "pushed"), (Outq::Unacked, "acknowledged")] {
@@ -546,7 +546,7 @@ mod tests {
             );
         }
         // Uncorked, the bytes go out and lo acknowledges them.
-        send::setsockopt(&w, libc::IPPROTO_TCP, libc::TCP_CORK, 0).unwrap();
+        crate::net::sockopt::setsockopt(&w, libc::IPPROTO_TCP, libc::TCP_CORK, 0).unwrap();
         wait_outq(&w, Outq::Unacked, PATIENCE).unwrap();
     }
 

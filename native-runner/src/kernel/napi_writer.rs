@@ -6,7 +6,7 @@
 use super::napi_frags::{parse, prime_max, refill_base, script, Reader, PORT, WRITER};
 use super::pinned::Pinned;
 use super::probe::Tracer;
-use crate::tap::netns::{self, KERNEL_IP, RUNNER_IP, RUNNER_MAC};
+use crate::net::netns::{self, KERNEL_IP, RUNNER_IP, RUNNER_MAC};
 use std::net::UdpSocket;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -145,7 +145,7 @@ pub fn run_kernel(payloads: &[u32], reader: Reader) -> Result<(Vec<String>, u64)
         .map_err(|e| format!("bind {KERNEL_IP}:{PORT} in the namespace: {e}"))?;
     sock.set_nonblocking(true)
         .map_err(|e| format!("nonblocking: {e}"))?;
-    super::send::setsockopt(&sock, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 64 << 20)
+    crate::net::sockopt::setsockopt(&sock, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 64 << 20)
         .map_err(|e| format!("SO_RCVBUFFORCE: {e}"))?;
     let w = Writer {
         tap,

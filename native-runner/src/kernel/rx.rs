@@ -34,13 +34,12 @@
 //! after it that sends the same payload again as plain frames through `tun_build_skb`
 //! (the writer's `task_frag`). A `close` op waits until then: it frees only unread skbs.
 
-use super::peer::{self, Conn, PeerParams};
+use super::peer::{Peer, PeerParams};
 use super::pinned::{raise_net_rx, softirq_on, Pinned};
 use super::probe;
 use super::verdict::{Side, SkbView};
-use crate::tap::netns::{Tap, KERNEL_IP};
-use crate::tap::vnet::{self, VnetHdr};
-use crate::tap::wire::{self, Frame};
+use crate::net::netns::{Tap, KERNEL_IP};
+use crate::net::vnet::VnetHdr;
 use skblab_core::consts::wire::{hdr_len, mss_option};
 use skblab_core::mechanism::Mechanism;
 use skblab_core::rx::{self, Proto, RxOp, RxScenario, BH_CPU};
@@ -255,9 +254,8 @@ pub fn kernel_side(lines: &[String]) -> Result<(Side, Pages), String> {
 /// The CPU-0 side: the TAP and the runner's end of the connection.
 struct Bh {
     tap: Tap,
-    conn: Conn,
+    peer: Peer,
     mss: u32,
-    buf: Vec<u8>,
 }
 
 enum BhCmd {
@@ -285,25 +283,13 @@ impl Bh {
         Ok(())
     }
 
-    /// Reads what the kernel sent (ACKs, ARP) without waiting.
-    fn pump(&mut self) -> Result<(), String> {
-        while let Some(n) = self.tap.read(&mut self.buf)? {
-            match wire::parse(&self.buf[vnet::LEN..n]) {
-                Frame::Arp(a) => peer::answer_arp(&self.tap, &a)?,
-                Frame::Tcp(t) => self.conn.absorb(&t),
-                Frame::Other => {}
-            }
-        }
-        Ok(())
-    }
-
     /// Waits until the kernel's window takes `len` more bytes.
     fn wait_window(&mut self, len: u32) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            self.pump()?;
-            let room = self.conn.wnd_end.wrapping_sub(self.conn.snd_nxt) as i32;
-            if room >= len as i32 {
+            self.peer.pump(&self.tap)?;
+            let room = self.peer.ep.send_room();
+            if room >= u64::from(len) {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -320,7 +306,6 @@ impl Bh {
     /// plain frame; the head holds the headers and one payload byte (`hdr_len`).
     fn write_skb(&mut self, len: u32) -> Result<(), String> {
         let payload = vec![0x5a; len as usize];
-        let frame = wire::tcp_frame(&self.conn.ends, &self.conn.segment(8 << 20, &payload))?;
         let hdr_len = (hdr_len(true) + 1) as u16;
         let hdr = if len > self.mss {
             VnetHdr::tcpv4(hdr_len, self.mss as u16)
@@ -330,11 +315,8 @@ impl Bh {
                 ..VnetHdr::default()
             }
         };
-        let mut b = hdr.to_bytes().to_vec();
-        b.extend_from_slice(&frame);
-        self.tap.write(&b)?;
-        self.conn.snd_nxt = self.conn.snd_nxt.wrapping_add(len);
-        Ok(())
+        self.peer.ep.push(&payload, hdr);
+        self.peer.flush(&self.tap)
     }
 }
 
@@ -405,7 +387,7 @@ pub fn run_kernel(
     let listener = TcpListener::bind((KERNEL_IP, port))
         .map_err(|e| format!("bind {KERNEL_IP}:{port} in the namespace: {e}"))?;
     // Room for every skb an arrive delivers before a read (tcp_try_rmem_schedule).
-    super::send::setsockopt(&listener, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
+    crate::net::sockopt::setsockopt(&listener, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
         .map_err(|e| format!("SO_RCVBUFFORCE on the listener: {e}"))?;
     let p = PeerParams {
         port,
@@ -413,20 +395,11 @@ pub fn run_kernel(
         timestamps: true,
         window: 8 << 20,
     };
-    let conn = peer::handshake(&tap, &p)?;
-    peer::send_plain(
-        &tap,
-        &wire::tcp_frame(&conn.ends, &conn.segment(p.window, &[]))?,
-    )?;
+    let peer = Peer::open(&tap, &p)?;
     let (sock, _) = listener
         .accept()
         .map_err(|e| format!("kernel accept: {e}"))?;
-    let bh = Bh {
-        tap,
-        conn,
-        mss,
-        buf: vec![0u8; 65_536 + vnet::LEN],
-    };
+    let bh = Bh { tap, peer, mss };
     let bh = Pinned::spawn(BH_THREAD, BH_CPU, bh, Bh::run)?;
     let reader = Pinned::spawn(APP_THREAD, reader_cpu, Some(sock), reader_run)?;
     let tracer = probe::Tracer::start(&script())?;

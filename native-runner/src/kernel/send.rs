@@ -10,7 +10,7 @@
 
 use super::probe::END_PROBE;
 use super::verdict::{Inconclusive, Side, SkbView};
-use crate::tap::netns::Tap;
+use crate::net::netns::Tap;
 use skblab_core::consts::wire::{IPV4_HLEN, TCP_HLEN, TCP_TS_HLEN};
 use skblab_core::mechanism::{Mechanism, RunOptions};
 use skblab_core::send::{iov_lengths, SendOp, SendScenario, Variant};
@@ -110,7 +110,7 @@ pub fn plan(sc: &SendScenario) -> Result<Plan, String> {
 /// The settings the kernel run cannot give the kernel, refused by name before any set-up (a
 /// setting the kernel did not get would be judged against the model anyway).
 fn settings_applied(sc: &SendScenario) -> Result<(), String> {
-    use crate::tap::netns::{TAP_MAX_MTU, TAP_MIN_MTU};
+    use crate::net::netns::{TAP_MAX_MTU, TAP_MIN_MTU};
     let (s, d) = (sc.socket, sc.device);
     if d.high_order_alloc_disable {
         return Err(HIGH_ORDER_ALLOC_DISABLE.replace("{field}", "device.high_order_alloc_disable"));
@@ -423,35 +423,13 @@ fn sendmsg(fd: i32, buf: &[u8], iov: &[u32], flags: i32) -> Result<Sent, String>
 /// Sets sk_sndbuf to exactly `bytes` (SO_SNDBUFFORCE stores twice the value given, and
 /// locks it against autotuning).
 pub fn set_sndbuf(sock: &TcpStream, bytes: u32) -> Result<(), String> {
-    setsockopt(
+    crate::net::sockopt::setsockopt(
         sock,
         libc::SOL_SOCKET,
         libc::SO_SNDBUFFORCE,
         (bytes / 2) as i32,
     )
     .map_err(|e| format!("SO_SNDBUFFORCE: {e}"))
-}
-
-pub(super) fn setsockopt(
-    sock: &impl AsRawFd,
-    level: i32,
-    name: i32,
-    v: i32,
-) -> Result<(), std::io::Error> {
-    // SAFETY: an int option on our own socket.
-    let r = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            level,
-            name,
-            (&v as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// The kernel's mss_now (`tcpi_snd_mss`, tp->mss_cache) on `sock`.
@@ -478,7 +456,7 @@ pub fn kernel_mss(sock: &TcpStream) -> Result<u32, String> {
 /// Reads whatever the kernel put on the TAP since the handshake and fails if any of it
 /// carried data: the window was meant to hold every byte.
 pub fn check_nothing_sent(tap: &Tap) -> Result<(), String> {
-    use crate::tap::{vnet, wire};
+    use crate::net::{vnet, wire};
     let mut buf = vec![0u8; 65_536 + vnet::LEN];
     while let Some(n) = tap.read(&mut buf)? {
         if let wire::Frame::Tcp(t) = wire::parse(&buf[vnet::LEN..n]) {

@@ -8,8 +8,8 @@
 //! 192.0.2.128/25, more specific than the TAP's /24, so the two never mix.
 
 use super::kernel;
-use super::netns::{self, Tap};
 use super::session::{self, Dir};
+use crate::net::netns::{self, Tap};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
 use std::process::Command;
@@ -85,7 +85,7 @@ pub fn run(tap: &Tap, bytes: u64, json: bool) -> Result<(), String> {
 
 /// The send model's skbs for a bulk transfer: 2 MiB writes, each transmitted and
 /// acknowledged (the model's socket buffer holds 4 MiB), on today's kernel.
-fn chunks(bytes: u64, gso: bool) -> Result<Vec<super::tcp::Chunk>, String> {
+fn chunks(bytes: u64, gso: bool) -> Result<Vec<crate::net::tcp::Chunk>, String> {
     let mut text = format!("mechanism = \"sendmsg\"\n[device]\ngso = {gso}\n");
     let mut left = bytes;
     while left > 0 {

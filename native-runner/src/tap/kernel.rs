@@ -1,12 +1,12 @@
 //! The kernel's side: an ordinary `std::net` socket on a thread inside the namespace, and the
 //! namespace's own TCP counters (/proc/net/snmp, /proc/net/netstat).
 
-use super::netns::KERNEL_IP;
+use crate::net::netns::KERNEL_IP;
+use crate::net::sockopt::setsockopt;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -23,17 +23,9 @@ pub fn listen(port: u16, slow: Option<SlowReader>) -> Result<TcpListener, String
     let l = TcpListener::bind((KERNEL_IP, port))
         .map_err(|e| format!("bind {KERNEL_IP}:{port} in the namespace: {e}"))?;
     if let Some(s) = slow {
-        let v = s.rcvbuf as libc::c_int;
-        // SAFETY: SO_RCVBUF takes an int; accepted sockets inherit it.
-        unsafe {
-            libc::setsockopt(
-                l.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVBUF,
-                (&v as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
+        // Accepted sockets inherit it.
+        setsockopt(&l, libc::SOL_SOCKET, libc::SO_RCVBUF, s.rcvbuf as i32)
+            .map_err(|e| format!("SO_RCVBUF on the listener: {e}"))?;
     }
     Ok(l)
 }

@@ -5,35 +5,17 @@
 //! into a new network namespace with `unshare(CLONE_NEWNET)`, which moves only the calling
 //! thread (it refuses to run if other threads exist).
 //!
-//! One concern per module: [`netns`] (namespace, TAP, addresses), [`wire`] (frames),
-//! [`vnet`] (virtio-net header), [`tcp`] (the runner's TCP endpoint), [`sack`] (its loss
-//! recovery's scoreboard), [`kernel`] (the kernel's
-//! socket and counters), [`faults`], [`pcap`], [`plan`] (the send and receive models on this
-//! traffic), [`session`] (one transfer), [`bench`] (throughput against veth).
+//! One concern per module: [`kernel`] (the kernel's socket and counters), [`plan`] (the send
+//! and receive models on this traffic), [`session`] (one transfer), [`bench`] (throughput
+//! against veth); the namespace, the TAP, frames, the TCP endpoint, faults and the capture
+//! are the network layer's ([`crate::net`]).
 
 mod bench;
-mod faults;
 mod kernel;
-pub(crate) mod netns;
-mod pcap;
 mod plan;
-mod rack;
-mod sack;
 mod session;
-mod tcp;
-mod undo;
-pub(crate) mod vnet;
-pub(crate) mod wire;
 
-/// The frame parser and the TCP endpoint, for the fuzz targets (`fuzz/`): the only way in
-/// from outside the runner, and only with the `fuzzing` feature.
-#[cfg(feature = "fuzzing")]
-pub mod fuzzing {
-    pub use super::tcp::{Chunk, Config, Endpoint, Out};
-    pub use super::vnet::VnetHdr;
-    pub use super::wire::{complete_tcp_checksum, parse, tcp_checksum_ok, Ends, Frame, ETH_LEN};
-}
-
+use crate::net::{faults, netns, pcap, tcp};
 use faults::Rates;
 use session::{Dir, Outcome, Transfer};
 use skblab_core::Scenario;

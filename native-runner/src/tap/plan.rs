@@ -2,7 +2,7 @@
 //! receive model fed with the frames that really arrived. The runner computes no layout: it
 //! reads the core's trace and counters.
 
-use super::tcp::{Arrival, Chunk};
+use crate::net::tcp::{Arrival, Chunk};
 use skblab_core::consts::wire::{IPV4_HLEN, TCP_TS_HLEN};
 use skblab_core::consts::{Era, KernelConsts};
 use skblab_core::rx::{AppParams, Packet, RxScenario, SocketParams};

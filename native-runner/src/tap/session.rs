@@ -1,13 +1,13 @@
 //! One transfer across the TAP: the runner's endpoint, the kernel's socket, the wire with its
 //! faults, the capture and the progress bar, driven until both FINs are acknowledged.
 
-use super::faults::{Rates, Tally, Wire};
 use super::kernel::{self, SlowReader};
-use super::netns::{self, Tap, KERNEL_IP, RUNNER_IP, RUNNER_MAC};
-use super::pcap::Pcap;
-use super::tcp::{self, Chunk, Config, Endpoint, Out, Stats};
-use super::vnet::{self, VnetHdr};
-use super::wire::{self, Ends};
+use crate::net::faults::{Rates, Tally, Wire};
+use crate::net::netns::{self, Tap};
+use crate::net::pcap::Pcap;
+use crate::net::tcp::{self, Chunk, Config, Endpoint, Event, Out, Stats};
+use crate::net::vnet::{self, VnetHdr};
+use crate::net::wire;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -92,6 +92,28 @@ fn read_all(tap: &Tap, buf: &mut [u8]) -> Result<Vec<Out>, String> {
     Ok(got)
 }
 
+/// What the endpoint handed out: the stream's hash and length, and each data frame.
+#[derive(Default)]
+struct Received {
+    hash: Sha256,
+    len: u64,
+    arrivals: Vec<tcp::Arrival>,
+}
+
+impl Received {
+    fn take(&mut self, ep: &mut Endpoint) {
+        while let Some(e) = ep.poll_event() {
+            match e {
+                Event::Arrival(a) => self.arrivals.push(a),
+                Event::Data(d) => {
+                    self.len += d.len() as u64;
+                    self.hash.update(&d);
+                }
+            }
+        }
+    }
+}
+
 struct Progress {
     on: bool,
     start: Instant,
@@ -173,14 +195,7 @@ pub fn run(
         Dir::Recv => kernel::spawn_writer(listener, t.payload.clone()),
     };
     let cfg = Config {
-        ends: Ends {
-            mac: RUNNER_MAC,
-            peer_mac: [0; 6],
-            ip: RUNNER_IP,
-            peer_ip: KERNEL_IP,
-            port: 40_000 + t.port % 20_000,
-            peer_port: t.port,
-        },
+        ends: netns::runner_ends(40_000 + t.port % 20_000, t.port),
         mss: skblab_core::consts::wire::advmss(t.mtu) as u16,
         wscale: 7,
         rcv_wnd: 8 << 20,
@@ -188,6 +203,8 @@ pub fn run(
         close_first: t.dir == Dir::Send,
         csum_offload: t.csum_offload && t.rates.corrupt == 0.0,
         seg_cap: t.seg_cap,
+        timestamps: true,
+        sack: true,
     };
     // Complete the kernel's partial checksums only when someone looks at them: the capture,
     // or corruption that the runner must catch. Otherwise trust offload, as virtio-net does.
@@ -214,6 +231,7 @@ pub fn run(
         txbuf: Vec::with_capacity(vnet::LEN + 70_000),
     };
     let mut batches = Vec::new();
+    let mut rx = Received::default();
     ep.start(Duration::ZERO);
     loop {
         let now = start.elapsed();
@@ -221,7 +239,7 @@ pub fn run(
             progress.end();
             let (done, what) = match t.dir {
                 Dir::Send => (ep.acked(), "acknowledged by the kernel"),
-                Dir::Recv => (ep.rx.len() as u64, "received from the kernel"),
+                Dir::Recv => (rx.len, "received from the kernel"),
             };
             return Err(format!(
                 "transfer did not finish in {:?}: {done} of {} bytes {what}",
@@ -248,6 +266,7 @@ pub fn run(
                 cap.record(&o.frame)?;
                 ep.on_frame(o.vnet, &o.frame, start.elapsed())?;
                 ep.flush_ack();
+                rx.take(&mut ep);
             }
             if k.is_none() && r.is_none() {
                 let wait = ep
@@ -257,7 +276,7 @@ pub fn run(
                 tap.wait(wait.as_millis().max(1) as i32)?;
             }
         }
-        let before = ep.arrivals.len();
+        let before = rx.arrivals.len();
         for mut o in got {
             if o.vnet.needs_csum() && finish_csum {
                 // The "device" finishes the checksum before the wire, as a NIC would.
@@ -271,14 +290,15 @@ pub fn run(
                 ep.on_frame(a.vnet, &a.frame, start.elapsed())?;
             }
         }
-        if ep.arrivals.len() > before {
-            batches.push(ep.arrivals.len());
+        rx.take(&mut ep);
+        if rx.arrivals.len() > before {
+            batches.push(rx.arrivals.len());
         }
         ep.flush_ack();
         ep.poll(start.elapsed());
         progress.show(match t.dir {
             Dir::Send => ep.acked(),
-            Dir::Recv => ep.rx.len() as u64,
+            Dir::Recv => rx.len,
         });
     }
     progress.end();
@@ -288,19 +308,20 @@ pub fn run(
         .map_err(|_| "the kernel socket's thread panicked".to_string())??;
     let after = kernel::counters();
     let sent: [u8; 32] = Sha256::digest(&*t.payload).into();
-    let received = read_by_kernel.unwrap_or_else(|| Sha256::digest(&ep.rx).into());
+    rx.take(&mut ep);
+    let received = read_by_kernel.unwrap_or_else(|| rx.hash.finalize().into());
     let mut supers = BTreeMap::new();
-    for a in ep.arrivals.iter().filter(|a| a.gso_size > 0) {
+    for a in rx.arrivals.iter().filter(|a| a.gso_size > 0) {
         *supers.entry(a.len).or_insert(0) += 1;
     }
     let bytes = t.payload.len() as u64;
-    if batches.last() != Some(&ep.arrivals.len()) {
-        batches.push(ep.arrivals.len());
+    if batches.last() != Some(&rx.arrivals.len()) {
+        batches.push(rx.arrivals.len());
     }
     let mut arrivals = Vec::with_capacity(batches.len());
     let mut from = 0;
     for to in batches {
-        arrivals.push(ep.arrivals[from..to].to_vec());
+        arrivals.push(rx.arrivals[from..to].to_vec());
         from = to;
     }
     Ok(Outcome {
@@ -313,7 +334,7 @@ pub fn run(
         sha256_sent: hex(&sent),
         sha256_received: hex(&received),
         intact: sent == received,
-        runner: ep.stats.clone(),
+        runner: ep.stats().clone(),
         faults_to_kernel: to_kernel.tally,
         faults_to_runner: to_runner.tally,
         kernel_counters: kernel::delta(&before, &after),

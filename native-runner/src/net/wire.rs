@@ -2,15 +2,13 @@
 //! this module adds ARP (28 fixed bytes) and the checksum work the kernel leaves to a
 //! "device" with checksum offload.
 
-use etherparse::{NetSlice, PacketBuilder, SlicedPacket, TcpOptionElement, TransportSlice};
+use etherparse::{
+    ArpEthIpv4Packet, ArpOperation, ArpPacket, EtherType, Ethernet2Header, NetSlice, PacketBuilder,
+    SlicedPacket, TcpOptionElement, TransportSlice,
+};
 use std::net::Ipv4Addr;
 
 pub const ETH_LEN: usize = skblab_core::consts::wire::ETH_HLEN as usize;
-/// `sizeof(struct tcphdr)`: the TCP header without options.
-pub const TCP_HLEN: u32 = 20;
-const ETHERTYPE_ARP: u16 = 0x0806;
-const ARP_REQUEST: u16 = 1;
-const ARP_REPLY: u16 = 2;
 /// Offset of the TCP checksum inside the TCP header.
 pub const TCP_CSUM_OFFSET: usize = 16;
 /// RFC 7323 §2.3: a window scale above 14 is taken as 14 (the kernel's `TCP_MAX_WSCALE`).
@@ -112,41 +110,48 @@ pub struct Arp {
 }
 
 impl Arp {
+    /// The frame: Ethernet (broadcast for a request) and the ARP packet, both etherparse's.
     pub fn frame(&self) -> Vec<u8> {
-        let dst = if self.reply {
+        let destination = if self.reply {
             self.target_mac
         } else {
             [0xff; 6]
         };
-        let mut f = Vec::with_capacity(ETH_LEN + 28);
-        f.extend_from_slice(&dst);
-        f.extend_from_slice(&self.sender_mac);
-        f.extend_from_slice(&ETHERTYPE_ARP.to_be_bytes());
-        // htype Ethernet (1), ptype IPv4, hlen 6, plen 4, operation.
-        f.extend_from_slice(&[0, 1, 0x08, 0x00, 6, 4]);
-        let op = if self.reply { ARP_REPLY } else { ARP_REQUEST };
-        f.extend_from_slice(&op.to_be_bytes());
-        f.extend_from_slice(&self.sender_mac);
-        f.extend_from_slice(&self.sender_ip.octets());
-        f.extend_from_slice(&self.target_mac);
-        f.extend_from_slice(&self.target_ip.octets());
-        f
+        let eth = Ethernet2Header {
+            source: self.sender_mac,
+            destination,
+            ether_type: EtherType::ARP,
+        };
+        let arp = ArpEthIpv4Packet {
+            operation: match self.reply {
+                true => ArpOperation::REPLY,
+                false => ArpOperation::REQUEST,
+            },
+            sender_mac: self.sender_mac,
+            sender_ipv4: self.sender_ip.octets(),
+            target_mac: self.target_mac,
+            target_ipv4: self.target_ip.octets(),
+        };
+        [&eth.to_bytes()[..], &arp.to_bytes()].concat()
     }
 
+    /// An Ethernet/IPv4 request or reply; anything else is not ours to answer.
     fn parse(f: &[u8]) -> Option<Arp> {
-        let a = f.get(ETH_LEN..ETH_LEN + 28)?;
-        if a[..6] != [0, 1, 0x08, 0x00, 6, 4] {
-            return None;
-        }
-        let op = u16::from_be_bytes([a[6], a[7]]);
-        let mac = |i: usize| <[u8; 6]>::try_from(&a[i..i + 6]).expect("6 bytes");
-        let ip = |i: usize| Ipv4Addr::new(a[i], a[i + 1], a[i + 2], a[i + 3]);
-        (op == ARP_REQUEST || op == ARP_REPLY).then(|| Arp {
-            reply: op == ARP_REPLY,
-            sender_mac: mac(8),
-            sender_ip: ip(14),
-            target_mac: mac(18),
-            target_ip: ip(24),
+        let a = ArpPacket::from_slice(f.get(ETH_LEN..)?)
+            .ok()?
+            .try_eth_ipv4()
+            .ok()?;
+        let reply = match a.operation {
+            ArpOperation::REQUEST => false,
+            ArpOperation::REPLY => true,
+            _ => return None,
+        };
+        Some(Arp {
+            reply,
+            sender_mac: a.sender_mac,
+            sender_ip: a.sender_ipv4_addr(),
+            target_mac: a.target_mac,
+            target_ip: a.target_ipv4_addr(),
         })
     }
 }
@@ -181,7 +186,7 @@ pub enum Frame<'a> {
 }
 
 pub fn parse(f: &[u8]) -> Frame<'_> {
-    if f.len() >= ETH_LEN && u16::from_be_bytes([f[12], f[13]]) == ETHERTYPE_ARP {
+    if f.len() >= ETH_LEN && u16::from_be_bytes([f[12], f[13]]) == EtherType::ARP.0 {
         return Arp::parse(f).map_or(Frame::Other, Frame::Arp);
     }
     let Ok(p) = SlicedPacket::from_ethernet(f) else {
@@ -297,12 +302,8 @@ mod tests {
 
     fn ends() -> Ends {
         Ends {
-            mac: [2, 0, 0, 0, 0, 2],
             peer_mac: [2, 0, 0, 0, 0, 1],
-            ip: Ipv4Addr::new(192, 0, 2, 2),
-            peer_ip: Ipv4Addr::new(192, 0, 2, 1),
-            port: 40000,
-            peer_port: 5001,
+            ..crate::net::netns::runner_ends(40000, 5001)
         }
     }
 

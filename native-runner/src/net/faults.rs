@@ -127,17 +127,12 @@ impl Wire {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tap::wire::{tcp_checksum_ok, tcp_frame, Ends, TcpOut};
-    use std::net::Ipv4Addr;
+    use crate::net::wire::{tcp_checksum_ok, tcp_frame, Ends, TcpOut};
 
     fn frame(seq: u32) -> Out {
         let e = Ends {
-            mac: [2, 0, 0, 0, 0, 2],
             peer_mac: [2, 0, 0, 0, 0, 1],
-            ip: Ipv4Addr::new(192, 0, 2, 2),
-            peer_ip: Ipv4Addr::new(192, 0, 2, 1),
-            port: 1,
-            peer_port: 2,
+            ..crate::net::netns::runner_ends(1, 2)
         };
         let frame = tcp_frame(
             &e,

@@ -11,7 +11,7 @@
 //! kernel answers with a delayed ACK lets the runner's short timeout fire first, and without
 //! undo each such timeout would cost the whole window.
 
-use super::wire::before;
+use crate::net::wire::before;
 
 /// What one episode (a recovery or a timeout) changed, kept to put back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 //! inherit it). The namespace, its TAP and its addresses vanish when the process exits: nothing
 //! ever touches the host's network. Addresses come from 192.0.2.0/24 (TEST-NET-1, RFC 5737).
 
+use super::wire::Ends;
 use std::ffi::CString;
 use std::io;
 use std::net::Ipv4Addr;
@@ -16,20 +17,24 @@ pub const KERNEL_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
 pub const RUNNER_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 2);
 /// A locally administered MAC for the runner.
 pub const RUNNER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
+/// The runner's end of a connection from `port` to the kernel's `kernel_port` (the kernel's
+/// MAC is learnt by ARP).
+pub const fn runner_ends(port: u16, kernel_port: u16) -> Ends {
+    Ends {
+        mac: RUNNER_MAC,
+        peer_mac: [0; 6],
+        ip: RUNNER_IP,
+        peer_ip: KERNEL_IP,
+        port,
+        peer_port: kernel_port,
+    }
+}
+
 /// The TAP's name inside the namespace.
 pub const TAP_NAME: &str = "skbtap0";
 
-// <linux/if_tun.h>: _IOW('T', 202, int), _IOW('T', 208, unsigned int), _IOW('T', 212, int),
-// _IOW('T', 216, int).
-const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
-const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
-const TUNSETSNDBUF: libc::c_ulong = 0x4004_54d4;
-const TUNSETVNETHDRSZ: libc::c_ulong = 0x4004_54d8;
-const IFF_TAP: libc::c_short = 0x0002;
-const IFF_NO_PI: libc::c_short = 0x1000;
-const IFF_VNET_HDR: libc::c_short = 0x4000;
 /// TUN_F_CSUM | TUN_F_TSO4: the "device" takes partial checksums and TCPv4 super-packets.
-const TUN_F_CSUM_TSO4: libc::c_uint = 0x01 | 0x02;
+const TUN_F_CSUM_TSO4: libc::c_uint = libc::TUN_F_CSUM | libc::TUN_F_TSO4;
 
 /// `struct ifreq`: a name and a 24-byte union (sockaddr, flags, ...).
 #[repr(C)]
@@ -213,11 +218,11 @@ impl Tap {
         // SAFETY: fd is a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let mut r = IfReq::new(TAP_NAME);
-        r.set_flags(IFF_TAP | IFF_NO_PI | IFF_VNET_HDR);
-        ioctl(&fd, TUNSETIFF, &mut r, "TUNSETIFF")?;
+        r.set_flags((libc::IFF_TAP | libc::IFF_NO_PI | libc::IFF_VNET_HDR) as libc::c_short);
+        ioctl(&fd, libc::TUNSETIFF, &mut r, "TUNSETIFF")?;
         let hdr_len: libc::c_int = super::vnet::LEN as libc::c_int;
         // SAFETY: TUNSETVNETHDRSZ reads an int.
-        if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETVNETHDRSZ as _, &hdr_len) } != 0 {
+        if unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETVNETHDRSZ, &hdr_len) } != 0 {
             return Err(os_err("TUNSETVNETHDRSZ"));
         }
         // IPv6 would add router solicitations to the wire; the namespace is IPv4-only.
@@ -243,7 +248,7 @@ impl Tap {
         if unsafe {
             libc::ioctl(
                 self.fd.as_raw_fd(),
-                TUNSETOFFLOAD as _,
+                libc::TUNSETOFFLOAD,
                 off as libc::c_ulong,
             )
         } != 0
@@ -258,7 +263,7 @@ impl Tap {
     /// of a head in the writer's page frag (`tun_build_skb`); drivers/net/tun.c, v6.x.
     pub fn set_sndbuf(&self, bytes: i32) -> Result<(), String> {
         // SAFETY: TUNSETSNDBUF reads an int.
-        if unsafe { libc::ioctl(self.fd.as_raw_fd(), TUNSETSNDBUF as _, &bytes) } != 0 {
+        if unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::TUNSETSNDBUF, &bytes) } != 0 {
             return Err(os_err("TUNSETSNDBUF"));
         }
         Ok(())
