@@ -103,6 +103,18 @@ pub enum MptcpOp {
     Close,
 }
 
+impl MptcpOp {
+    /// The op's name, as a scenario writes it (`op = "transmit"`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            MptcpOp::Sendmsg { .. } => "sendmsg",
+            MptcpOp::Transmit { .. } => "transmit",
+            MptcpOp::Ack => "ack",
+            MptcpOp::Close => "close",
+        }
+    }
+}
+
 impl Mechanism for MptcpScenario {
     const NAME: &'static str = "mptcp";
     const VARIANTS: &'static [&'static str] = VARIANTS;
@@ -349,5 +361,25 @@ impl Machine for Msk {
             bytes_mapped: s.bytes_mapped,
         }
         .to_counters()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MptcpOp;
+
+    /// A host names an op with the scenario's own word, so a renamed op cannot leave a host
+    /// printing the old one.
+    #[test]
+    fn an_op_is_named_as_the_scenario_writes_it() {
+        let ops = [
+            MptcpOp::Sendmsg { bytes: 1, count: 1 },
+            MptcpOp::Transmit { subflow: None },
+            MptcpOp::Ack,
+            MptcpOp::Close,
+        ];
+        for op in ops {
+            assert_eq!(serde_json::to_value(&op).unwrap()["op"], op.name());
+        }
     }
 }

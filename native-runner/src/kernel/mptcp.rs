@@ -98,9 +98,7 @@ pub fn plan(sc: &MptcpScenario) -> Result<(Vec<Write>, Vec<String>), String> {
                     count: *count,
                 });
             }
-            MptcpOp::Transmit { .. } => not_driven.push(format!("ops[{i}] (transmit)")),
-            MptcpOp::Ack => not_driven.push(format!("ops[{i}] (ack)")),
-            MptcpOp::Close => not_driven.push(format!("ops[{i}] (close)")),
+            _ => not_driven.push(format!("ops[{i}] ({})", op.name())),
         }
     }
     if writes.iter().map(|w| w.count).sum::<u64>() > send::MAX_CALLS {
