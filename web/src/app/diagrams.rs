@@ -139,7 +139,11 @@ impl Component for Diagrams {
             }
             Msg::ExportJson(i) => {
                 if let Some(t) = p.session.traces.get(i) {
-                    let json = serde_json::to_string_pretty(t).expect("traces serialize");
+                    // Through a Value: the trace's types then have one serializer in the wasm,
+                    // the one an event's Display uses already, not a second one for text (8 KiB).
+                    let json = serde_json::to_value(t)
+                        .and_then(|v| serde_json::to_string_pretty(&v))
+                        .expect("traces serialize");
                     let name = format!("skblab-{}-{}.json", t.mechanism, t.variant);
                     dom::download(&name, "application/json", &json);
                 }
