@@ -3,10 +3,11 @@
 //! that leads moves with the keys, a click on an event leads from it, and in lockstep the
 //! other lane follows to the event of the same kind (or says it has none).
 //!
-//! The lists are markup (as Yew nodes, a step of 700 events cost a frame at every move), each
-//! a window of the step's events around the one selected, an item of markup per event keyed
-//! by it, so moving from one event to the next re-parses the two items whose mark moved, not
-//! the list; one click and one change listener act for all of them.
+//! Each list is a window of at most 100 of the step's events around the one selected, an item
+//! per event keyed by its number, so a step rewrites the items' texts in place and moving
+//! from one event to the next changes only the two items whose mark moved (as one block of
+//! markup, the whole list was parsed, styled and laid out again at every move); one click and
+//! one change listener act for all of them.
 
 use super::controls::Nav;
 use super::stepping::Lanes;
@@ -173,16 +174,13 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
             n if n + 1 == start => before = Some(k),
             n if n == start + WINDOW => after = Some(k),
             n if n >= start && n < start + WINDOW => {
-                let mark = match (at == Some(k), held) {
-                    (true, false) => r#" class="sel" aria-current="step""#,
-                    (true, true) => r#" class="sel""#,
-                    _ => "",
-                };
-                let li = format!(
-                    r#"<li value="{k}" data-k="{k}"{mark}>{}</li>"#,
-                    esc(&e.to_string())
-                );
-                items.push(item(k.to_string(), li));
+                let sel = at == Some(k);
+                let (class, current) = (sel.then_some("sel"), (sel && !held).then_some("step"));
+                let k = AttrValue::from(k.to_string());
+                let (value, key) = (k.clone(), k.to_string());
+                items.push(html! {
+                    <li {key} {value} data-k={k} {class} aria-current={current}>{ e.to_string() }</li>
+                });
             }
             _ => {}
         }
