@@ -22,7 +22,7 @@ mod svg;
 use crate::diff::Changed;
 use layout::{route, scale_to, Layout, BAR_Y, DFRAG_H, PAD, PAGE_W};
 use skblab_core::page::PageId;
-use skblab_core::skb::Frag;
+use skblab_core::skb::{Frag, SkbId};
 use skblab_core::trace::State;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -130,7 +130,7 @@ pub fn draw(
 /// What an arrow bundle leaves from: an skb (by queue and id) or a dfrag (by data_seq).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Owner {
-    Skb(usize, u32),
+    Skb(usize, SkbId),
     Dfrag(u64),
 }
 
@@ -351,22 +351,24 @@ impl Painter<'_> {
     /// from the gap above its highest page to the lowest of its gap and its pages' bars.
     fn arrows(&self) -> Vec<Piece> {
         let state = self.state;
-        let at = |page: PageId| {
+        // A state's pages are in id order (`PagePool::live`, and a replay inserts in order).
+        let spot = |page: PageId| {
             let i = state.pages.binary_search_by_key(&page, |p| p.id).ok()?;
-            Some((state.pages[i].size, self.at.pages[i]))
+            let (x, y) = self.at.pages[i];
+            Some((x, y, state.pages[i].size))
         };
         let gutter = self.at.gutter();
         let mut out = Vec::new();
         for run in self.ends.chunk_by(|a, b| a.0 == b.0) {
             let ends: Vec<_> = (run.iter())
-                .filter_map(|(_, e)| Some((e, at(e.page)?)))
+                .filter_map(|(_, e)| Some((e, spot(e.page)?)))
                 .collect();
             let Some(&(first, _)) = ends.first() else {
                 continue;
             };
             let band = ends.iter().fold(
                 (first.at.1, first.at.1),
-                |(top, bottom), (e, (_, (_, py)))| {
+                |(top, bottom), (e, (_, py, _))| {
                     (
                         top.min(py - layout::GAP / 2),
                         bottom.max(e.gap).max(py + BAR_Y),
@@ -377,7 +379,7 @@ impl Painter<'_> {
                 continue;
             }
             let mut body = String::new();
-            for (e, (size, (px, py))) in ends {
+            for (e, (px, py, size)) in ends {
                 let tx = px + 6 + scale_to(e.offset + e.size / 2, size, PAGE_W - 12);
                 let _ = write!(
                     body,
