@@ -12,7 +12,9 @@ use std::collections::BTreeSet;
 pub struct Changed {
     pub skbs: BTreeSet<SkbId>,
     pub pages: BTreeSet<PageId>,
-    pub cursors: BTreeSet<String>,
+    /// (A list: a state has a cursor or two, and a set of strings cost the download a
+    /// BTreeSet of its own.)
+    pub cursors: Vec<String>,
     /// Frag slots (skb, index) an event touched: outlined on their own. (A list: an event
     /// touches one, and a set of pairs would cost the bundle a BTreeMap of its own.)
     pub frags: Vec<(SkbId, u32)>,
@@ -140,7 +142,7 @@ mod tests {
         let c = Changed::between(Some(&a), &b);
         assert_eq!(c.skbs, BTreeSet::from([2, 3]));
         assert_eq!(c.pages, BTreeSet::from([1]));
-        assert_eq!(c.cursors, BTreeSet::from(["sk_page_frag".to_string()]));
+        assert_eq!(c.cursors, ["sk_page_frag"]);
         assert!(Changed::between(Some(&b), &b).is_empty());
         assert!(Changed::between(None, &b).is_empty());
         // Found wherever they moved to: skb 1 now last, 2 changed, a new one first.

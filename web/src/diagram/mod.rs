@@ -26,7 +26,6 @@ use layout::{route, scale_to, Layout, BAR_Y, DFRAG_H, PAD, PAGE_W};
 use skblab_core::page::PageId;
 use skblab_core::skb::{Frag, SkbId};
 use skblab_core::trace::State;
-use std::collections::BTreeMap;
 use std::fmt::Write;
 pub use svg::{esc, Drawing, Kind, Piece, ALL};
 
@@ -325,16 +324,18 @@ impl Painter<'_> {
                 );
             },
         );
-        let mut held: BTreeMap<PageId, Vec<(u32, u32)>> = BTreeMap::new();
+        // What each page's frags hold, by the page's place (pages are in id order).
+        let mut held = vec![Vec::new(); state.pages.len()];
         for (_, e) in &self.ends {
-            held.entry(e.page).or_default().push((e.offset, e.size));
+            if let Ok(i) = state.pages.binary_search_by_key(&e.page, |p| p.id) {
+                held[i].push((e.offset, e.size));
+            }
         }
-        for (p, &(x, y)) in state.pages.iter().zip(&at.pages) {
+        for ((p, &(x, y)), held) in state.pages.iter().zip(&at.pages).zip(&held) {
             let gone = Changed::freed_on(&marks.changed.gone, p.id).is_some();
             if !gone {
                 self.bottoms.push((Kind::Page, y + page_h));
             }
-            let held = held.get(&p.id).map_or(&[][..], Vec::as_slice);
             let key = || format!("p{}", p.id);
             self.add(key, (y, y + page_h), |b| {
                 page::draw_page(b, p, (x, y, page_h), held, state, marks)
