@@ -5,13 +5,14 @@ use skblab_core::page::PageId;
 use skblab_core::skb::SkbId;
 use skblab_core::trace::{Counters, State};
 use skblab_core::Cpu;
-use std::collections::BTreeSet;
 
 /// The items of a state that are new or different from another state.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Changed {
-    pub skbs: BTreeSet<SkbId>,
-    pub pages: BTreeSet<PageId>,
+    /// (Lists, in the state's order: a drawing asks of the few dozen items it writes, and a
+    /// set type cost the download its own tree and sort code.)
+    pub skbs: Vec<SkbId>,
+    pub pages: Vec<PageId>,
     /// (A list: a state has a cursor or two, and a set of strings cost the download a
     /// BTreeSet of its own.)
     pub cursors: Vec<String>,
@@ -140,15 +141,15 @@ mod tests {
         let a = state(&[(1, 10), (2, 20)], &[(0, 1), (1, 2)], 0);
         let b = state(&[(1, 10), (2, 25), (3, 0)], &[(0, 1), (1, 1)], 100);
         let c = Changed::between(Some(&a), &b);
-        assert_eq!(c.skbs, BTreeSet::from([2, 3]));
-        assert_eq!(c.pages, BTreeSet::from([1]));
+        assert_eq!(c.skbs, [2, 3]);
+        assert_eq!(c.pages, [1]);
         assert_eq!(c.cursors, ["sk_page_frag"]);
         assert!(Changed::between(Some(&b), &b).is_empty());
         assert!(Changed::between(None, &b).is_empty());
         // Found wherever they moved to: skb 1 now last, 2 changed, a new one first.
         let d = state(&[(4, 0), (2, 25), (1, 10)], &[(1, 2)], 0);
         let c = Changed::between(Some(&a), &d);
-        assert_eq!(c.skbs, BTreeSet::from([2, 4]));
+        assert_eq!(c.skbs, [4, 2]);
         assert!(c.pages.is_empty());
     }
 
