@@ -262,6 +262,12 @@ test('the trace exports as JSON and the diagram as SVG', async () => {
   assert.match(json.name, new RegExp(`-${variant}\\.json$`));
   const trace = JSON.parse(json.text);
   assert.equal(trace.variant, variant);
+  // Byte for byte what `skblab run --json` prints for the scenario (the page writes it through
+  // a serde_json Value, which keeps the fields' order).
+  const file = join(mkdtempSync(join(tmpdir(), 'skblab-scn-')), 'scenario.toml');
+  writeFileSync(file, await page.inputValue('#scenario'));
+  const native = execFileSync(BIN, ['run', file, '--json', '--variant', variant], { encoding: 'utf8' });
+  assert.equal(json.text + '\n', native);
   assert.deepEqual(await domCounters(page, variant), trace.counters);
   const svg = await save(`Download the ${variant} diagram as SVG`);
   assert.match(svg.name, /\.svg$/);

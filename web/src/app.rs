@@ -4,7 +4,8 @@
 //! - [`picker`]: the header and the walkthrough picker.
 //! - [`controls`]: the stepper; the keyboard asks for the same [`Nav`] moves.
 //! - [`narration`]: the walkthrough's text and the step's events.
-//! - [`diagrams`]: one SVG figure per trace, with its marks, downloads and legend.
+//! - [`diagrams`]: one SVG figure per trace, with its marks, downloads and legend; [`scene`]:
+//!   what each figure shows at the position.
 //! - [`panels`]: the counters and the chart.
 //! - [`editor`]: the scenario text and its form; running it hands the app a new session.
 //! - [`quiz`]: predict mode's question card, and the challenges.
@@ -27,6 +28,7 @@ mod opening;
 mod panels;
 mod picker;
 mod quiz;
+mod scene;
 mod stepping;
 
 use crate::dom;

@@ -5,14 +5,17 @@ use skblab_core::page::PageId;
 use skblab_core::skb::SkbId;
 use skblab_core::trace::{Counters, State};
 use skblab_core::Cpu;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// The items of a state that are new or different from another state.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Changed {
-    pub skbs: BTreeSet<SkbId>,
-    pub pages: BTreeSet<PageId>,
-    pub cursors: BTreeSet<String>,
+    /// (Lists, in the state's order: a drawing asks of the few dozen items it writes, and a
+    /// set type cost the download its own tree and sort code.)
+    pub skbs: Vec<SkbId>,
+    pub pages: Vec<PageId>,
+    /// (A list: a state has a cursor or two, and a set of strings cost the download a
+    /// BTreeSet of its own.)
+    pub cursors: Vec<String>,
     /// Frag slots (skb, index) an event touched: outlined on their own. (A list: an event
     /// touches one, and a set of pairs would cost the bundle a BTreeMap of its own.)
     pub frags: Vec<(SkbId, u32)>,
@@ -31,24 +34,34 @@ impl Changed {
         let Some(base) = base else {
             return Changed::default();
         };
-        let base_skbs: BTreeMap<_, _> = base
-            .queues
-            .iter()
-            .flat_map(|q| &q.skbs)
-            .map(|s| (s.id, s))
-            .collect();
+        // Skbs keep their order from state to state (queued at a tail, taken from a head),
+        // so each is looked for from where the last was found, wrapping around: one pass in
+        // the usual case, and no map of every skb (a map type of its own cost the download
+        // 3 KB).
+        let base_skbs: Vec<_> = base.queues.iter().flat_map(|q| &q.skbs).collect();
+        let mut at = 0;
         let skbs = cur
             .queues
             .iter()
             .flat_map(|q| &q.skbs)
-            .filter(|s| base_skbs.get(&s.id).copied() != Some(s))
+            .filter(|s| {
+                let n = base_skbs.len();
+                let found = (0..n)
+                    .map(|k| (at + k) % n)
+                    .find(|&i| base_skbs[i].id == s.id);
+                at = found.map_or(at, |i| i + 1);
+                found.map(|i| base_skbs[i]) != Some(*s)
+            })
             .map(|s| s.id)
             .collect();
-        let base_pages: BTreeMap<_, _> = base.pages.iter().map(|p| (p.id, p)).collect();
+        // A state's pages are in id order (`PagePool::live`).
         let pages = cur
             .pages
             .iter()
-            .filter(|p| base_pages.get(&p.id).copied() != Some(p))
+            .filter(|p| {
+                let i = base.pages.binary_search_by_key(&p.id, |b| b.id);
+                i.map(|i| &base.pages[i]).ok() != Some(*p)
+            })
             .map(|p| p.id)
             .collect();
         let cursors = cur
@@ -128,11 +141,16 @@ mod tests {
         let a = state(&[(1, 10), (2, 20)], &[(0, 1), (1, 2)], 0);
         let b = state(&[(1, 10), (2, 25), (3, 0)], &[(0, 1), (1, 1)], 100);
         let c = Changed::between(Some(&a), &b);
-        assert_eq!(c.skbs, BTreeSet::from([2, 3]));
-        assert_eq!(c.pages, BTreeSet::from([1]));
-        assert_eq!(c.cursors, BTreeSet::from(["sk_page_frag".to_string()]));
+        assert_eq!(c.skbs, [2, 3]);
+        assert_eq!(c.pages, [1]);
+        assert_eq!(c.cursors, ["sk_page_frag"]);
         assert!(Changed::between(Some(&b), &b).is_empty());
         assert!(Changed::between(None, &b).is_empty());
+        // Found wherever they moved to: skb 1 now last, 2 changed, a new one first.
+        let d = state(&[(4, 0), (2, 25), (1, 10)], &[(1, 2)], 0);
+        let c = Changed::between(Some(&a), &d);
+        assert_eq!(c.skbs, [4, 2]);
+        assert!(c.pages.is_empty());
     }
 
     #[test]

@@ -168,12 +168,17 @@ pub fn parse(text: &str) -> Result<Scenario, String> {
 /// early, where a counters-only check would run it whole). The run is kept for
 /// [`load_custom`], so a text runs once however often it is checked and shown.
 pub fn check(text: &str) -> Result<Scenario, String> {
-    traced(text).map(|(s, _)| s)
+    traced(text, false).0
 }
 
 /// Runs the learner's scenario, and a second variant beside it when `compare` names one.
 pub fn load_custom(text: &str, compare: Option<&str>) -> Result<Session, String> {
-    let (s, first) = traced(text)?;
+    let (s, first) = traced(text, true);
+    let s = s?;
+    let first = match first {
+        Some(t) => t,
+        None => run(&s, None)?,
+    };
     let mut traces = vec![first];
     if let Some(v) = compare.filter(|v| *v != traces[0].variant) {
         traces.push(run(&s, Some(v))?);
@@ -206,26 +211,34 @@ fn title(s: &Scenario) -> String {
     v["title"].as_str().unwrap_or("Your scenario").to_string()
 }
 
-type Checked = Result<(Scenario, Trace), String>;
+type Checked = Result<Scenario, String>;
 
 thread_local! {
-    /// The last text run and its result: the editor's check, the Run button, a permalink and
-    /// the editor taking the text back after a run all ask for the same text.
-    static LAST: std::cell::RefCell<Option<(String, Checked)>> = const { std::cell::RefCell::new(None) };
+    /// The last text run, its scenario and its traced run until a session takes it: the
+    /// editor's check, the Run button, a permalink and the editor taking the text back after
+    /// a run all ask for the same text. The run is moved, never copied (a copy of a trace
+    /// cost the download 2 KB).
+    static LAST: std::cell::RefCell<Option<(String, Checked, Option<Trace>)>> = const { std::cell::RefCell::new(None) };
 }
 
-/// The scenario in `text` and its traced run in the scenario's own variant, run once per text.
-fn traced(text: &str) -> Checked {
-    if let Some(hit) = LAST.with_borrow(|l| {
-        l.as_ref()
-            .filter(|(t, _)| t == text)
-            .map(|(_, r)| r.clone())
-    }) {
+/// The scenario in `text` and its traced run in the scenario's own variant, run once per text;
+/// `take`: the run is handed over (a session shows it), else it stays for the next call.
+/// The run is `None` when it was taken already.
+fn traced(text: &str, take: bool) -> (Checked, Option<Trace>) {
+    let hit = LAST.with_borrow_mut(|l| {
+        let (_, checked, trace) = l.as_mut().filter(|(t, ..)| t == text)?;
+        Some((checked.clone(), if take { trace.take() } else { None }))
+    });
+    if let Some(hit) = hit {
         return hit;
     }
-    let result = parse(text).and_then(|s| run(&s, None).map(|t| (s, t)));
-    LAST.set(Some((text.to_string(), result.clone())));
-    result
+    let (checked, trace) = match parse(text).and_then(|s| run(&s, None).map(|t| (s, t))) {
+        Ok((s, t)) => (Ok(s), Some(t)),
+        Err(e) => (Err(e), None),
+    };
+    let (kept, given) = if take { (None, trace) } else { (trace, None) };
+    LAST.set(Some((text.to_string(), checked.clone(), kept)));
+    (checked, given)
 }
 
 fn run(s: &Scenario, variant: Option<&str>) -> Result<Trace, String> {
@@ -252,13 +265,21 @@ mod tests {
     fn a_text_runs_once() {
         let text = "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 4096\n";
         check(text).unwrap();
-        let (_, first) = LAST.with_borrow(|l| l.clone()).unwrap().1.unwrap();
+        let kept = |l: &Option<(String, Checked, Option<Trace>)>| {
+            l.as_ref()
+                .filter(|(t, ..)| t == text)
+                .map(|(.., run)| run.clone())
+        };
+        let first = LAST
+            .with_borrow(kept)
+            .flatten()
+            .expect("the check's run is kept");
         let shown = load_custom(text, None).unwrap();
         check(text).unwrap();
-        // The same run (not merely an equal one) would need pointers; equal traces and the
-        // cache still holding this text are what the one-run path guarantees.
+        // The session took the check's run (moved, not run again), and the cache still
+        // holds the text, so the editor's check after it runs nothing.
         assert_eq!(shown.traces, vec![first]);
-        assert!(LAST.with_borrow(|l| l.as_ref().is_some_and(|(t, _)| t == text)));
+        assert_eq!(LAST.with_borrow(kept), Some(None));
     }
 
     /// The editor's check reports what the shown run would: a scenario too large to trace

@@ -1,22 +1,20 @@
 //! The diagram pane: one figure per trace with the state at the position drawn as SVG, the
 //! marks of what the step changed (and, side by side, what differs from the other variant),
-//! the downloads, the zoom and the legend. It keeps the drawings for the position, the zoom
-//! (kept for the tab's session) and, per figure, the band of the drawing the page holds as the
-//! learner scrolls ([`diagram::window`]).
+//! the downloads, the zoom and the legend. It keeps the scenes for the position (what each lane
+//! shows, replayed to its event), the zoom (kept for the tab's session) and, per figure, the
+//! band of the drawing the page holds as the learner scrolls ([`diagram::window`]): only that
+//! band is drawn, again when a scroll moves it.
 //!
 //! At 100 % a drawing unit is a pixel, so every text is at least 11 px; the drawings are
 //! sized so that a narrow window stacks the panes (style.css) rather than shrinking them.
 
+use super::scene::{scenes, Scene};
 use super::Shared;
-use crate::diagram::{self, Drawing, Marks};
-use crate::diff::Changed;
+use crate::diagram::{self, Drawing, ALL};
 use crate::dom;
 use crate::session::LANES;
 use gloo_events::EventListener;
-use skblab_core::events::EventKind;
-use skblab_core::freed::Freeable;
 use skblab_core::scenario::about_variant;
-use skblab_core::trace::State;
 use skblab_core::Trace;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -55,7 +53,8 @@ const ZOOMS: [u32; 9] = [50, 67, 80, 90, 100, 110, 125, 150, 200];
 const ZOOM_KEY: &str = "skblab.zoom";
 
 pub struct Diagrams {
-    /// The drawings for the position, one per trace.
+    /// What each trace shows at the position, and its drawing near the view.
+    scenes: Vec<Scene>,
     drawn: Vec<Shown>,
     /// Per trace, the height of its tallest drawing (computed when the session opens).
     canvas: Vec<u32>,
@@ -97,6 +96,7 @@ impl Component for Diagrams {
         };
         let present = dom::mode("present");
         let mut d = Diagrams {
+            scenes: Vec::new(),
             drawn: Vec::new(),
             canvas: canvas_heights(&ctx.props().session, present),
             windows: Vec::new(),
@@ -132,6 +132,9 @@ impl Component for Diagrams {
                     self.bottoms.resize(i + 1, u32::MAX);
                 }
                 let moved = std::mem::replace(&mut self.windows[i], band) != band;
+                if moved {
+                    self.draw_lane(p, i);
+                }
                 let cut = |d: &Self, b| d.drawn.get(i).map(|s| s.drawing.below(b));
                 let recount = cut(self, self.bottoms[i]) != cut(self, bottom);
                 self.bottoms[i] = bottom;
@@ -139,7 +142,11 @@ impl Component for Diagrams {
             }
             Msg::ExportJson(i) => {
                 if let Some(t) = p.session.traces.get(i) {
-                    let json = serde_json::to_string_pretty(t).expect("traces serialize");
+                    // Through a Value: the trace's types then have one serializer in the wasm,
+                    // the one an event's Display uses already, not a second one for text (8 KiB).
+                    let json = serde_json::to_value(t)
+                        .and_then(|v| serde_json::to_string_pretty(&v))
+                        .expect("traces serialize");
                     let name = format!("skblab-{}-{}.json", t.mechanism, t.variant);
                     dom::download(&name, "application/json", &json);
                 }
@@ -165,6 +172,9 @@ impl Component for Diagrams {
                 let (from, to) = (old.unwrap_or(100), self.zoom.unwrap_or(100));
                 for (top, bottom) in self.windows.iter_mut().filter(|_| to < from) {
                     *bottom = *top + (*bottom - *top) * from / to;
+                }
+                if to < from {
+                    (0..self.scenes.len()).for_each(|i| self.draw_lane(p, i));
                 }
                 return self.zoom != old;
             }
@@ -192,7 +202,7 @@ impl Component for Diagrams {
     fn view(&self, ctx: &Context<Self>) -> Html {
         let s = &ctx.props().session;
         if self.handout {
-            return super::handout::handout(s, &self.canvas, self.idle.as_deref());
+            return super::handout::handout(s, self.idle.as_deref());
         }
         let split = s.traces.len() > 1 || s.kernel.is_some();
         let link = ctx.link();
@@ -228,7 +238,7 @@ impl Component for Diagrams {
                             { freed(t, ctx.props().pos, ctx.props().events.get(i).copied().flatten()) }
                         </figcaption>
                         <div class="svgwrap" ref={self.wraps.get(i).cloned().unwrap_or_default()} onscroll={on_scroll(ctx, i, shown.drawing.width, zoom)}>
-                            { shown.view(self.windows.get(i).copied().unwrap_or(FIRST_WINDOW), zoom) }
+                            { shown.view(zoom) }
                             { more(shown.drawing.below(self.bottoms.get(i).copied().unwrap_or(u32::MAX))) }
                         </div>
                     </figure>
@@ -250,8 +260,8 @@ impl Diagrams {
     /// ([`diagram::figure`]), as SVG or as PNG, named for the moment each lane shows.
     fn export(&self, p: &Props, lane: Option<usize>, png: bool) {
         let s = &p.session;
-        let lanes: Vec<usize> = lane.map_or((0..self.drawn.len()).collect(), |i| vec![i]);
-        if lanes.is_empty() || lanes.iter().any(|&i| i >= self.drawn.len()) {
+        let lanes: Vec<usize> = lane.map_or((0..self.scenes.len()).collect(), |i| vec![i]);
+        if lanes.is_empty() || lanes.iter().any(|&i| i >= self.scenes.len()) {
             return;
         }
         let event = |i: usize| p.events.get(i).copied().flatten();
@@ -266,13 +276,12 @@ impl Diagrams {
                 format!("skblab-{mech}-step{pos}{}-both", each.collect::<String>())
             }
         };
-        let figs: Vec<_> = (lanes.iter())
-            .map(|&i| {
-                (
-                    &self.drawn[i].drawing,
-                    caption(s, &s.traces[i], pos, event(i)),
-                )
-            })
+        // Whole: the pane holds only the band near each view.
+        let whole: Vec<_> = (lanes.iter())
+            .map(|&i| self.scenes[i].draw(s, self.idle(), ALL))
+            .collect();
+        let figs: Vec<_> = (lanes.iter().zip(&whole))
+            .map(|(&i, d)| (d, caption(s, &s.traces[i], pos, event(i))))
             .collect();
         let svg = diagram::figure(&figs, &dom::inner_html("legend"));
         if png {
@@ -288,10 +297,30 @@ impl Diagrams {
             let idle = |t: &Trace| t.idle_queues().into_iter().map(String::from).collect();
             self.idle = Some(p.session.traces.iter().map(idle).collect());
         }
-        let idle = self.idle.as_deref().filter(|_| self.present);
-        self.drawn = draw_all(&p.session, p.pos, p.events, &self.canvas, idle);
+        self.scenes = scenes(&p.session, p.pos, p.events);
+        self.drawn.clear();
+        (0..self.scenes.len()).for_each(|i| self.draw_lane(p, i));
         self.wraps.resize_with(self.drawn.len(), NodeRef::default);
         dom::publish("drawMs", dom::now() - t0);
+    }
+
+    /// Per trace, the queues to leave out (presentation mode's idle queues).
+    fn idle(&self) -> Option<&[Vec<String>]> {
+        self.idle.as_deref().filter(|_| self.present)
+    }
+
+    /// Draws lane `i`'s scene for the band of it the page keeps.
+    fn draw_lane(&mut self, p: &Props, i: usize) {
+        let Some(scene) = self.scenes.get(i) else {
+            return;
+        };
+        let band = self.windows.get(i).copied().unwrap_or(FIRST_WINDOW);
+        let canvas = self.canvas.get(i).copied().unwrap_or(0);
+        let shown = Shown::new(scene.draw(&p.session, self.idle(), band), canvas);
+        match self.drawn.get_mut(i) {
+            Some(d) => *d = shown,
+            None => self.drawn.push(shown),
+        }
     }
 }
 
@@ -348,129 +377,10 @@ fn measure(el: &web_sys::Element, width: u32, zoom: Option<u32>) -> ((u32, u32),
     (band, (seen / f64::from(shown.max(1))) as u32)
 }
 
-/// Trace `t` after event `k` of step `pos` (1-based), marking what that event touched:
-/// its skbs, its frag slot, its pages (a page or a queued skb it freed stays in the state, to
-/// fade out, marked with the CPU that freed it) and its cursor (`None` when the events do not
-/// replay, which the core's tests rule out).
-fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
-    let e = t
-        .steps
-        .get(pos.checked_sub(1)?)?
-        .events
-        .get(k.checked_sub(1)?)?;
-    let mut state = t.state_at(pos - 1, k - 1).ok()?;
-    let touched = state.touched(e);
-    let cursors = (touched.cursor)
-        .and_then(|c| state.cursors.get(c))
-        .map(|c| c.name.clone());
-    let before = state.pages.clone();
-    // The skb a free takes off its queue, and where it stood there.
-    let queued = e
-        .skb()
-        .filter(|_| e.kind() == EventKind::FreeSkb)
-        .and_then(|id| {
-            state.queues.iter().enumerate().find_map(|(qi, q)| {
-                let at = q.skbs.iter().position(|s| s.id == id)?;
-                Some((qi, at, q.skbs[at].clone()))
-            })
-        });
-    state.apply(e).ok()?;
-    let freed_on = |what, id| t.freed_on(pos - 1, k, what, id);
-    let gone: Vec<_> = (before.into_iter())
-        .filter(|p| state.pages.binary_search_by_key(&p.id, |q| q.id).is_err())
-        .collect();
-    let skbs = touched.skbs.iter().copied();
-    let marks = Changed {
-        skbs: skbs.chain(touched.frags.iter().map(|f| f.0)).collect(),
-        pages: touched.pages.into_iter().collect(),
-        cursors: cursors.into_iter().collect(),
-        frags: touched.frags,
-        gone: (gone.iter())
-            .filter_map(|p| Some((p.id, freed_on(Freeable::Page, p.id)?)))
-            .collect(),
-        gone_skbs: (queued.iter())
-            .filter_map(|(_, _, s)| Some((s.id, freed_on(Freeable::Skb, s.id)?)))
-            .collect(),
-    };
-    if let Some((qi, at, skb)) = queued {
-        state.queues[qi].skbs.insert(at, skb);
-    }
-    for p in gone {
-        let at = state.pages.partition_point(|q| q.id < p.id);
-        state.pages.insert(at, p);
-    }
-    Some((state, marks))
-}
-
-/// The drawings of every trace at `pos`, marking what the step changed and, side by side,
-/// what differs from the other trace's step; stepping by event, each lane after its event,
-/// marking what it touched. `idle`, per trace: queues to leave out (presentation mode, which
-/// also draws them narrower: [`drawing_width`]).
-pub(super) fn draw_all(
-    s: &Shared,
-    pos: usize,
-    events: [Option<usize>; LANES],
-    canvas: &[u32],
-    idle: Option<&[Vec<String>]>,
-) -> Vec<Shown> {
-    let empty = State::default();
-    let n = s.traces.len();
-    let state = |i: usize, pos: usize| {
-        pos.checked_sub(1)
-            .and_then(|p| s.traces.get(i)?.steps.get(p))
-            .map(|st| &st.state)
-    };
-    (0..n)
-        .map(|i| {
-            let t = &s.traces[i];
-            let k = events.get(i).copied().flatten();
-            let stepped = k.and_then(|k| at_event(t, pos, k));
-            let (cur, changed) = match &stepped {
-                Some((st, touched)) => (st, touched.clone()),
-                None => {
-                    let cur = state(i, pos).unwrap_or(&empty);
-                    // Step 1 is measured against the empty start; position 0 marks nothing.
-                    let prev = match pos {
-                        0 => None,
-                        1 => Some(&empty),
-                        p => state(i, p - 1),
-                    };
-                    (cur, Changed::between(prev, cur))
-                }
-            };
-            let differs = match n {
-                2 => Changed::between(Some(state(1 - i, pos).unwrap_or(&empty)), cur),
-                _ => Changed::default(),
-            };
-            let label = match (&stepped, k) {
-                (Some(_), Some(k)) => {
-                    format!("{} ({}), step {pos}, event {k}", t.mechanism, t.variant)
-                }
-                _ => format!("{} ({}), step {pos}", t.mechanism, t.variant),
-            };
-            let marks = Marks {
-                changed: &changed,
-                differs: &differs,
-            };
-            let width = drawing_width(n, idle.is_some());
-            let kept;
-            let cur = match idle.and_then(|idle| idle.get(i)) {
-                Some(idle) => {
-                    let mut st = cur.clone();
-                    st.queues.retain(|q| !idle.contains(&q.name));
-                    kept = st;
-                    &kept
-                }
-                None => cur,
-            };
-            let drawing = diagram::draw(cur, &marks, t.consts.max_skb_frags, width, &label);
-            Shown::new(drawing, canvas.get(i).copied().unwrap_or(0))
-        })
-        .collect()
-}
-
-/// A drawing and its pieces as shared strings (cheap to hand to the virtual DOM each render).
+/// A drawing near the view, its pieces as shared strings (cheap to hand to the virtual DOM
+/// each render).
 pub(super) struct Shown {
+    /// Its size, label and what it cuts off (its pieces moved into `pieces`).
     pub(super) drawing: Drawing,
     pieces: Vec<(Key, AttrValue)>,
     /// The SVG's height for every step of the trace (see [`canvas_height`]).
@@ -478,10 +388,10 @@ pub(super) struct Shown {
 }
 
 impl Shown {
-    fn new(drawing: Drawing, canvas: u32) -> Shown {
+    fn new(mut drawing: Drawing, canvas: u32) -> Shown {
         let canvas = canvas.max(drawing.height);
-        let pieces = (drawing.pieces.iter())
-            .map(|p| (Key::from(p.key.as_str()), AttrValue::from(p.body.clone())))
+        let pieces = (std::mem::take(&mut drawing.pieces).into_iter())
+            .map(|p| (Key::from(p.key), AttrValue::from(p.body)))
             .collect();
         Shown {
             drawing,
@@ -490,13 +400,11 @@ impl Shown {
         }
     }
 
-    /// The markup of [`Drawing::to_svg`] near the view (the pieces meeting `window`), each
-    /// piece keyed so unchanged pieces stay. The SVG keeps the trace's canvas size at every
-    /// step (resizing an SVG lays out every node in it again); the box around it shows only
-    /// this step's drawing.
-    fn view(&self, (top, bottom): (u32, u32), zoom: Option<u32>) -> Html {
+    /// The markup of [`Drawing::to_svg`] near the view, each piece keyed so unchanged pieces
+    /// stay. The SVG keeps the trace's canvas size at every step (resizing an SVG lays out
+    /// every node in it again); the box around it shows only this step's drawing.
+    fn view(&self, zoom: Option<u32>) -> Html {
         let d = &self.drawing;
-        let near = (d.pieces.iter().zip(&self.pieces)).filter(|(p, _)| p.meets(top, bottom));
         let width = zoom.map_or(String::new(), |z| format!("width:{}px;", d.width * z / 100));
         html! {
             <div class="canvas" style={format!("{width}aspect-ratio:{}/{}", d.width, d.height)}>
@@ -505,7 +413,7 @@ impl Shown {
                     // Keyed too: `for` is flattened into the <svg>'s children, and Yew diffs them
                     // by key only when every child has one (else a new skb shifts every later piece).
                     <style key="style">{ Drawing::STYLE }</style>
-                    { for near.map(|(_, (k, body))| html! {
+                    { for self.pieces.iter().map(|(k, body)| html! {
                         <g key={k.clone()}>{ Html::from_html_unchecked(body.clone()) }</g>
                     }) }
                 </svg>
@@ -553,7 +461,7 @@ fn canvas_height(t: &Trace, width: u32) -> u32 {
 /// lane whatever the zoom ([`Diagrams::shown_zoom`]), it is drawn narrower so that its text
 /// grows as the narration's does (by 1.3 at 1280 px, where a lane is about 430 px wide and a
 /// lone drawing about 870 px).
-fn drawing_width(traces: usize, present: bool) -> u32 {
+pub(super) fn drawing_width(traces: usize, present: bool) -> u32 {
     match (traces == 2, present) {
         (true, false) => 500,
         (false, false) => 960,

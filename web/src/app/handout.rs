@@ -1,15 +1,16 @@
 //! The handout (`?handout`, and what the page prints): every step of the session one after
 //! another, each with its narration and its drawings, marks as the stepper shows them.
 
-use super::diagrams::draw_all;
+use super::scene::scenes;
 use super::Shared;
 use crate::diagram::esc;
+use crate::diagram::ALL;
 use crate::session::LANES;
 use std::fmt::Write;
 use yew::prelude::*;
 
 /// Every step, 0 (before the first operation) to the last, as markup.
-pub fn handout(s: &Shared, canvas: &[u32], idle: Option<&[Vec<String>]>) -> Html {
+pub fn handout(s: &Shared, idle: Option<&[Vec<String>]>) -> Html {
     let mut out = String::new();
     for pos in 0..=s.len() {
         let op = pos
@@ -26,8 +27,8 @@ pub fn handout(s: &Shared, canvas: &[u32], idle: Option<&[Vec<String>]>) -> Html
                 let _ = write!(out, "<p>{}</p>", esc(o));
             }
         }
-        for shown in draw_all(s, pos, [None; LANES], canvas, idle) {
-            out.push_str(&shown.drawing.to_svg());
+        for scene in scenes(s, pos, [None; LANES]) {
+            out.push_str(&scene.draw(s, idle, ALL).to_svg());
         }
         out.push_str("</section>");
     }

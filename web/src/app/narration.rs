@@ -3,9 +3,11 @@
 //! that leads moves with the keys, a click on an event leads from it, and in lockstep the
 //! other lane follows to the event of the same kind (or says it has none).
 //!
-//! The lists are markup (as Yew nodes, a step of 700 events cost a frame at every move), each
-//! a window of the step's events around the one selected, with one click and one change
-//! listener acting for all of them.
+//! Each list is a window of at most 100 of the step's events around the one selected, an item
+//! per event keyed by its number, so a step rewrites the items' texts in place and moving
+//! from one event to the next changes only the two items whose mark moved (as one block of
+//! markup, the whole list was parsed, styled and laid out again at every move); one click and
+//! one change listener act for all of them.
 
 use super::controls::Nav;
 use super::stepping::Lanes;
@@ -17,6 +19,7 @@ use std::fmt::Write;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlSelectElement};
 use yew::prelude::*;
+use yew::virtual_dom::VList;
 
 /// A list holds at most this many events, the window with the selected one; the events
 /// before and after it are one click away.
@@ -72,9 +75,7 @@ fn events(p: &Props) -> Html {
             r#"<label class="lockstep"><input type="checkbox" data-lockstep=""{on}> Lockstep: the other lane follows by kind of event</label>"#
         );
     }
-    for lane in 0..lanes {
-        lane_events(&mut o, p, lane);
-    }
+    let lists = (0..lanes).filter_map(|lane| lane_events(p, lane));
     let onclick = emit_some(&p.on_nav, clicked);
     // A kind is chosen by one of its events (the first), which the app reads it from.
     let onchange = emit_some(&p.on_nav, |e: Event| {
@@ -83,8 +84,17 @@ fn events(p: &Props) -> Html {
         Some(Nav::Filter(lane, el.value().parse().ok()))
     });
     html! {
-        <div class="lanes" {onclick} {onchange}>{ Html::from_html_unchecked(o.into()) }</div>
+        <div class="lanes" {onclick} {onchange}>
+            { Html::from_html_unchecked(o.into()) }
+            { for lists }
+        </div>
     }
+}
+
+/// Markup as an item of a keyed list.
+fn item(key: String, markup: String) -> Html {
+    let raw = Html::from_html_unchecked(markup.into());
+    VList::with_children(vec![raw], Some(key.into())).into()
 }
 
 /// What a click in the lists asks for: lockstep, or in a lane an event or the lane to lead.
@@ -108,19 +118,16 @@ fn clicked(e: MouseEvent) -> Option<Nav> {
 /// Lane `lane`'s events of the step: the selected one's kernel function, what lockstep could
 /// not match, the filter by kind (↑/↓ then move to the previous or next event of that kind),
 /// and the window of the list.
-fn lane_events(o: &mut String, p: &Props, lane: usize) {
+fn lane_events(p: &Props, lane: usize) -> Option<Html> {
     let s = &p.session;
     let (t, events) = (&s.traces[lane], s.events(lane, p.pos));
     if events.is_empty() {
-        return;
+        return None;
     }
     let (leads, at, two) = (lane == p.lead, p.lanes.at[lane], s.traces.len() > 1);
     let variant = esc(&t.variant);
-    let _ = write!(
-        o,
-        r#"<section class="lane{}" data-lane="{lane}"><h3>What the kernel did ({variant})"#,
-        if leads && two { " leads" } else { "" }
-    );
+    let o = &mut String::new();
+    let _ = write!(o, r#"<h3>What the kernel did ({variant})"#);
     // (The leading lane's heading says so through style.css.)
     if two && !leads {
         o.push_str(r#" <button class="small" data-lead="">Step this lane</button>"#);
@@ -159,7 +166,7 @@ fn lane_events(o: &mut String, p: &Props, lane: usize) {
     let here = at.filter(|&k| listed(&events[k - 1]));
     let here = here.map_or(0, |k| events[..k - 1].iter().filter(|e| listed(e)).count());
     let start = here / WINDOW * WINDOW;
-    let (held, mut n, mut items) = (leads && p.lanes.end, 0, String::new());
+    let (held, mut n, mut items) = (leads && p.lanes.end, 0, Vec::new());
     let (mut before, mut after) = (None, None);
     for (i, e) in events.iter().enumerate().filter(|(_, e)| listed(e)) {
         let k = i + 1;
@@ -167,40 +174,41 @@ fn lane_events(o: &mut String, p: &Props, lane: usize) {
             n if n + 1 == start => before = Some(k),
             n if n == start + WINDOW => after = Some(k),
             n if n >= start && n < start + WINDOW => {
-                let mark = match (at == Some(k), held) {
-                    (true, false) => r#" class="sel" aria-current="step""#,
-                    (true, true) => r#" class="sel""#,
-                    _ => "",
-                };
-                let _ = write!(
-                    items,
-                    r#"<li value="{k}" data-k="{k}"{mark}>{}</li>"#,
-                    esc(&e.to_string())
-                );
+                let sel = at == Some(k);
+                let (class, current) = (sel.then_some("sel"), (sel && !held).then_some("step"));
+                let k = AttrValue::from(k.to_string());
+                let (value, key) = (k.clone(), k.to_string());
+                items.push(html! {
+                    <li {key} {value} data-k={k} {class} aria-current={current}>{ e.to_string() }</li>
+                });
             }
             _ => {}
         }
         n += 1;
     }
-    let _ = write!(o, r#"<ol class="events" data-variant="{variant}">"#);
     if let Some(k) = before {
-        let _ = write!(
-            o,
-            r#"<li class="more" data-k="{k}">▲ {start} earlier events</li>"#
-        );
+        let li = format!(r#"<li class="more" data-k="{k}">▲ {start} earlier events</li>"#);
+        items.insert(0, item("before".into(), li));
     }
-    o.push_str(&items);
+    let mut last = String::new();
     match after {
         Some(k) => {
             let _ = write!(
-                o,
+                last,
                 r#"<li class="more" data-testid="more-events" data-k="{k}">▼ {} later events</li>"#,
                 n - start - WINDOW
             );
         }
-        None => end_marker(o, p, held),
+        None => end_marker(&mut last, p, held),
     }
-    o.push_str("</ol></section>");
+    items.push(item("after".into(), last));
+    let class = classes!("lane", (leads && two).then_some("leads"));
+    Some(html! {
+        <section {class} data-lane={lane.to_string()}>
+            { Html::from_html_unchecked(std::mem::take(o).into()) }
+            <ol class="events" data-variant={t.variant.clone()}>{ for items }</ol>
+        </section>
+    })
 }
 
 /// The end of the step's list; where the leading lane rests at it, what the next ↓ does.

@@ -203,6 +203,7 @@ mod tests {
                 bottom: 100,
                 body: body.into(),
             }],
+            bottoms: Vec::new(),
         }
     }
 

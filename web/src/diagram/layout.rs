@@ -48,10 +48,8 @@ pub struct Spot {
 }
 
 pub struct Layout {
-    /// The widest an skb may be: its frag cells wrap to fit.
-    pub room: u32,
-    /// Per queue: its label's baseline and each skb's spot.
-    pub queues: Vec<(u32, Vec<Spot>)>,
+    /// Per queue: its label's baseline, and each skb's spot and shape.
+    pub queues: Vec<(u32, Vec<(Spot, Shape)>)>,
     /// The dfrags' label baseline and each dfrag's spot.
     pub dfrags: (u32, Vec<Spot>),
     /// The page column's left edge and its label's baseline; each page's corner.
@@ -91,15 +89,14 @@ impl Layout {
         let queues = (state.queues.iter())
             .map(|q| {
                 let label = labelled(&mut y);
-                let sizes = (q.skbs.iter()).map(|s| {
-                    let shape = Shape::of(s, &state.linearized, max_frags, room);
-                    (shape.w, shape.h)
-                });
-                let spots = flow(&mut y, right, sizes);
+                let shapes: Vec<Shape> = (q.skbs.iter())
+                    .map(|s| Shape::of(s, &state.linearized, max_frags, room))
+                    .collect();
+                let spots = flow(&mut y, right, shapes.iter().map(|s| (s.w, s.h)));
                 if spots.is_empty() {
                     y += 20; // "empty"
                 }
-                (label, spots)
+                (label, spots.into_iter().zip(shapes).collect())
             })
             .collect();
         let dfrags = if state.dfrags.is_empty() {
@@ -121,7 +118,6 @@ impl Layout {
         let idle_cursors = pages_top + rows * (page_h + GAP);
         let idle = state.cursors.iter().filter(|c| c.page.is_none()).count() as u32;
         Layout {
-            room,
             queues,
             dfrags,
             px0,

@@ -22,13 +22,12 @@ mod svg;
 
 use crate::diff::Changed;
 pub use figure::figure;
-use layout::{route, scale_to, Layout, Shape, BAR_Y, DFRAG_H, PAD, PAGE_W};
+use layout::{route, scale_to, Layout, BAR_Y, DFRAG_H, PAD, PAGE_W};
 use skblab_core::page::PageId;
-use skblab_core::skb::Frag;
+use skblab_core::skb::{Frag, SkbId};
 use skblab_core::trace::State;
-use std::collections::BTreeMap;
 use std::fmt::Write;
-pub use svg::{esc, Drawing, Piece};
+pub use svg::{esc, Drawing, Kind, Piece, ALL};
 
 /// How to mark items: `changed` by the current step, `differs` from the other variant.
 pub struct Marks<'a> {
@@ -91,27 +90,116 @@ pub fn height(state: &State, max_frags: u32, width: u32) -> u32 {
 }
 
 /// Draws `state` `width` units wide (skbs and pages wrap); `max_frags` is the era's
-/// MAX_SKB_FRAGS (the empty slots are summarised in one cell).
-pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &str) -> Drawing {
+/// MAX_SKB_FRAGS (the empty slots are summarised in one cell). Only the pieces that meet
+/// `band` (top and bottom y) are written: a step of a 500-skb queue writes the few dozen near
+/// the view, and the page draws again as it scrolls ([`window`]); [`ALL`] writes them all.
+pub fn draw(
+    state: &State,
+    marks: &Marks,
+    (max_frags, width): (u32, u32),
+    label: &str,
+    band: (u32, u32),
+) -> Drawing {
     let at = Layout::new(state, max_frags, width);
-    let mut pieces = Vec::with_capacity(2 * skb_count(state) + state.pages.len() + 8);
-    let mut piece = |key: String, (top, bottom): (u32, u32), body: String| {
-        pieces.push(Piece {
-            key,
-            top,
-            bottom,
-            body,
-        })
+    let mut p = Painter {
+        state,
+        marks,
+        max_frags,
+        at: &at,
+        band,
+        boxes: Vec::new(),
+        outlines: Vec::new(),
+        ends: Vec::new(),
+        bottoms: Vec::with_capacity(skb_count(state) + state.pages.len() + state.dfrags.len()),
     };
-    // The band a line of text at baseline `y` covers.
-    let line = |y: u32| (y - 12, y + 4);
-    // The marks: outlines over the boxes, each a piece of its own (painted after every box),
-    // so a step that only unmarks what the step before changed leaves the boxes alone.
-    let mut outlines = Vec::new();
-    let mut outline = |key: &str, (x, y, w, h): (u32, u32, u32, u32), mark: &str| {
-        if !mark.is_empty() {
-            outlines.push(Piece {
-                key: format!("m{key}"),
+    p.queues();
+    p.dfrags();
+    p.pages();
+    let arrows = p.arrows();
+    let mut pieces = p.boxes;
+    pieces.extend(p.outlines);
+    pieces.extend(arrows);
+    Drawing {
+        width,
+        height: at.height,
+        label: label.to_string(),
+        pieces,
+        bottoms: p.bottoms,
+    }
+}
+
+/// What an arrow bundle leaves from: an skb (by queue and id) or a dfrag (by data_seq).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Skb(usize, SkbId),
+    Dfrag(u64),
+}
+
+impl Owner {
+    fn key(self) -> String {
+        match self {
+            Owner::Skb(q, id) => format!("s{q}-{id}"),
+            Owner::Dfrag(seq) => format!("d{seq}"),
+        }
+    }
+}
+
+/// The band a line of text at baseline `y` covers.
+fn line(y: u32) -> (u32, u32) {
+    (y - 12, y + 4)
+}
+
+/// One drawing under way: what it draws, the pieces written so far (boxes, and the marks'
+/// outlines painted over them), where arrows start and how low each item reaches.
+struct Painter<'a> {
+    state: &'a State,
+    marks: &'a Marks<'a>,
+    max_frags: u32,
+    at: &'a Layout,
+    band: (u32, u32),
+    boxes: Vec<Piece>,
+    outlines: Vec<Piece>,
+    /// Where arrows start, by owner, in drawing order.
+    ends: Vec<(Owner, FragEnd)>,
+    bottoms: Vec<(Kind, u32)>,
+}
+
+impl Painter<'_> {
+    fn meets(&self, (top, bottom): (u32, u32)) -> bool {
+        top <= self.band.1 && self.band.0 <= bottom
+    }
+
+    /// Writes the piece `key` that covers `span` with `body`, if it meets the band.
+    fn add(
+        &mut self,
+        key: impl FnOnce() -> String,
+        span: (u32, u32),
+        body: impl FnOnce(&mut String),
+    ) {
+        if self.meets(span) {
+            let mut b = String::new();
+            body(&mut b);
+            let (top, bottom) = span;
+            self.boxes.push(Piece {
+                key: key(),
+                top,
+                bottom,
+                body: b,
+            });
+        }
+    }
+
+    /// Outlines box `key` with `mark`, if any, in a piece of its own (painted after every
+    /// box), so a step that only unmarks what the step before changed leaves the boxes alone.
+    fn outline(
+        &mut self,
+        key: impl FnOnce() -> String,
+        (x, y, w, h): (u32, u32, u32, u32),
+        mark: &str,
+    ) {
+        if !mark.is_empty() && self.meets((y, y + h)) {
+            self.outlines.push(Piece {
+                key: format!("m{}", key()),
                 top: y,
                 bottom: y + h,
                 body: format!(
@@ -119,146 +207,212 @@ pub fn draw(state: &State, marks: &Marks, max_frags: u32, width: u32, label: &st
                 ),
             });
         }
-    };
-    // Where arrows start, by owner, in drawing order.
-    let mut frag_ends: Vec<(String, FragEnd)> = Vec::new();
-    let gone_skbs = &marks.changed.gone_skbs;
-    for (qi, (q, (ly, spots))) in state.queues.iter().zip(&at.queues).enumerate() {
-        // A skb the event freed is drawn once more, fading, but no longer counted.
-        let live = (q.skbs.iter())
-            .filter(|s| Changed::freed_on(gone_skbs, s.id).is_none())
-            .count();
-        piece(
-            format!("q{qi}"),
-            line(*ly),
-            format!(
-                r#"<text class="q" x="{PAD}" y="{ly}">{} ({live} skb{})</text>"#,
-                esc(&q.name),
-                if live == 1 { "" } else { "s" }
-            ),
-        );
-        for (skb, spot) in q.skbs.iter().zip(spots) {
-            let (x, y) = (spot.x, spot.y);
-            let mut body = String::with_capacity(1200);
-            let mut ends = Vec::new();
-            let shape = Shape::of(skb, &state.linearized, max_frags, at.room);
-            let gone = Changed::freed_on(gone_skbs, skb.id);
-            skb::draw_skb(&mut body, skb, (x, y), (&shape, max_frags, gone), &mut ends);
-            let key = format!("s{qi}-{}", skb.id);
-            if gone.is_some() {
-                piece(key, (y, y + shape.h), body);
-                continue;
+    }
+
+    /// Each queue: its label and its skbs, or "empty".
+    fn queues(&mut self) {
+        let (state, marks, max_frags) = (self.state, self.marks, self.max_frags);
+        let mut starts = Vec::new();
+        let gone_skbs = &marks.changed.gone_skbs;
+        for (qi, (q, (ly, placed))) in state.queues.iter().zip(&self.at.queues).enumerate() {
+            let ly = *ly;
+            // A skb the event freed is drawn once more, fading, but no longer counted.
+            let n = (q.skbs.iter())
+                .filter(|s| Changed::freed_on(gone_skbs, s.id).is_none())
+                .count();
+            self.add(
+                || format!("q{qi}"),
+                line(ly),
+                |b| {
+                    let s = if n == 1 { "" } else { "s" };
+                    let _ = write!(
+                        b,
+                        r#"<text class="q" x="{PAD}" y="{ly}">{} ({n} skb{s})</text>"#,
+                        esc(&q.name)
+                    );
+                },
+            );
+            for (skb, (spot, shape)) in q.skbs.iter().zip(placed) {
+                let (x, y) = (spot.x, spot.y);
+                let owner = Owner::Skb(qi, skb.id);
+                let gone = Changed::freed_on(gone_skbs, skb.id);
+                if gone.is_none() {
+                    self.bottoms.push((Kind::Skb, y + shape.h));
+                }
+                self.add(
+                    || owner.key(),
+                    (y, y + shape.h),
+                    |b| skb::draw_skb(b, skb, (x, y), (shape, max_frags, gone)),
+                );
+                if gone.is_some() {
+                    continue;
+                }
+                skb::frag_ends(skb, (x, y), (shape, max_frags), &mut starts);
+                (self.ends).extend(starts.drain(..).map(|e| (owner, e.below(spot.gap))));
+                let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
+                let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
+                self.outline(|| owner.key(), (x, y, shape.w, shape.h), mark);
+                for &(_, i) in (marks.changed.frags.iter())
+                    .filter(|&&(s, i)| s == skb.id && (i as usize) < skb.frags.len())
+                {
+                    let (fx, fy) = shape.cell((x, y), i);
+                    let key = || format!("{}f{i}", owner.key());
+                    self.outline(key, (fx, fy, layout::FRAG_W, 16), " chg");
+                }
             }
-            let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
-            let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
-            outline(&key, (x, y, shape.w, shape.h), mark);
-            for &(_, i) in (marks.changed.frags.iter())
-                .filter(|&&(s, i)| s == skb.id && (i as usize) < skb.frags.len())
-            {
-                let (fx, fy) = shape.cell((x, y), i);
-                outline(&format!("{key}f{i}"), (fx, fy, layout::FRAG_W, 16), " chg");
+            if q.skbs.is_empty() {
+                self.add(
+                    || format!("q{qi}e"),
+                    line(ly + 22),
+                    |b| {
+                        let _ = write!(
+                            b,
+                            r#"<text class="s" x="{PAD}" y="{}">empty</text>"#,
+                            ly + 22
+                        );
+                    },
+                );
             }
-            frag_ends.extend(ends.into_iter().map(|e| (key.clone(), e.below(spot.gap))));
-            piece(key, (y, y + shape.h), body);
         }
-        if q.skbs.is_empty() {
-            piece(
-                format!("q{qi}e"),
-                line(ly + 22),
-                format!(r#"<text class="s" x="{PAD}" y="{}">empty</text>"#, ly + 22),
+    }
+
+    /// MPTCP's data frags, under a label of their own.
+    fn dfrags(&mut self) {
+        let state = self.state;
+        if state.dfrags.is_empty() {
+            return;
+        }
+        let (label, spots) = &self.at.dfrags;
+        let label = *label;
+        self.add(
+            || "dl".into(),
+            line(label),
+            |b| {
+                let n = state.dfrags.len();
+                let _ = write!(
+                    b,
+                    r#"<text class="q" x="{PAD}" y="{label}">MPTCP data frags ({n})</text>"#
+                );
+            },
+        );
+        for (d, s) in state.dfrags.iter().zip(spots) {
+            let owner = Owner::Dfrag(d.data_seq);
+            self.ends.push((owner, page::dfrag_end(d, s)));
+            self.bottoms.push((Kind::Dfrag, s.y + DFRAG_H));
+            self.add(
+                || owner.key(),
+                (s.y, s.y + DFRAG_H),
+                |b| b.push_str(&page::draw_dfrag(d, (s.x, s.y))),
             );
         }
     }
-    if !state.dfrags.is_empty() {
-        let (label, spots) = &at.dfrags;
-        let text = format!(
-            r#"<text class="q" x="{PAD}" y="{label}">MPTCP data frags ({})</text>"#,
-            state.dfrags.len()
+
+    /// The page column: its label, each page with the bytes that frags (and heads, dfrags)
+    /// hold drawn where they sit, and the cursors that hold no page.
+    fn pages(&mut self) {
+        let (state, marks, at) = (self.state, self.marks, self.at);
+        let (px0, page_h) = (at.px0, at.page_h);
+        self.add(
+            || "pl".into(),
+            line(at.pages_label),
+            |b| {
+                let live = state.pages.len() - marks.changed.gone.len();
+                let y = at.pages_label;
+                let _ = write!(
+                    b,
+                    r#"<text class="q" x="{px0}" y="{y}">pages ({live} live)</text>"#
+                );
+            },
         );
-        piece("dl".into(), line(*label), text);
-        for (d, s) in state.dfrags.iter().zip(spots) {
-            let key = format!("d{}", d.data_seq);
-            frag_ends.push((key.clone(), page::dfrag_end(d, s)));
-            piece(key, (s.y, s.y + DFRAG_H), page::draw_dfrag(d, (s.x, s.y)));
+        // What each page's frags hold, by the page's place (pages are in id order).
+        let mut held = vec![Vec::new(); state.pages.len()];
+        for (_, e) in &self.ends {
+            if let Ok(i) = state.pages.binary_search_by_key(&e.page, |p| p.id) {
+                held[i].push((e.offset, e.size));
+            }
+        }
+        for ((p, &(x, y)), held) in state.pages.iter().zip(&at.pages).zip(&held) {
+            let gone = Changed::freed_on(&marks.changed.gone, p.id).is_some();
+            if !gone {
+                self.bottoms.push((Kind::Page, y + page_h));
+            }
+            let key = || format!("p{}", p.id);
+            self.add(key, (y, y + page_h), |b| {
+                page::draw_page(b, p, (x, y, page_h), held, state, marks)
+            });
+            if !gone {
+                let (c, d) = (&marks.changed.pages, &marks.differs.pages);
+                let mark = mark_class(c.contains(&p.id), d.contains(&p.id));
+                self.outline(key, (x, y, PAGE_W, page_h), mark);
+            }
+        }
+        let mut py = at.idle_cursors;
+        for c in state.cursors.iter().filter(|c| c.page.is_none()) {
+            py += 14;
+            self.add(
+                || format!("c{}", c.name),
+                line(py),
+                |b| {
+                    let _ = write!(
+                        b,
+                        r#"<text class="s" x="{px0}" y="{py}">{}: no page</text>"#,
+                        esc(&c.name)
+                    );
+                },
+            );
         }
     }
-    let px0 = at.px0;
-    piece(
-        "pl".into(),
-        line(at.pages_label),
-        format!(
-            r#"<text class="q" x="{px0}" y="{}">pages ({} live)</text>"#,
-            at.pages_label,
-            state.pages.len() - marks.changed.gone.len()
-        ),
-    );
-    // The bytes of each page that frags (and heads, dfrags) hold, drawn where they sit.
-    let mut held: BTreeMap<PageId, Vec<(u32, u32)>> = BTreeMap::new();
-    for (_, e) in &frag_ends {
-        held.entry(e.page).or_default().push((e.offset, e.size));
-    }
-    let mut page_pos = BTreeMap::new();
-    for (p, &(x, y)) in state.pages.iter().zip(&at.pages) {
-        page_pos.insert(p.id, (x, y, p.size));
-        let mut body = String::with_capacity(700);
-        let held = held.get(&p.id).map_or(&[][..], Vec::as_slice);
-        page::draw_page(&mut body, p, (x, y, at.page_h), held, state, marks);
-        let key = format!("p{}", p.id);
-        if Changed::freed_on(&marks.changed.gone, p.id).is_some() {
-            piece(key, (y, y + at.page_h), body);
-            continue;
-        }
-        let (c, d) = (&marks.changed.pages, &marks.differs.pages);
-        let mark = mark_class(c.contains(&p.id), d.contains(&p.id));
-        outline(&key, (x, y, PAGE_W, at.page_h), mark);
-        piece(key, (y, y + at.page_h), body);
-    }
-    let mut py = at.idle_cursors;
-    for c in state.cursors.iter().filter(|c| c.page.is_none()) {
-        py += 14;
-        piece(
-            format!("c{}", c.name),
-            line(py),
-            format!(
-                r#"<text class="s" x="{px0}" y="{py}">{}: no page</text>"#,
-                esc(&c.name)
-            ),
-        );
-    }
-    for m in outlines {
-        piece(m.key, (m.top, m.bottom), m.body);
-    }
-    // One arrow bundle per owner (an skb, or the dfrags), drawn over the boxes.
-    let gutter = at.gutter;
-    let mut bundle: Option<(String, (u32, u32), String)> = None;
-    for (owner, e) in frag_ends {
-        let Some(&(px, py, size)) = page_pos.get(&e.page) else {
-            continue;
+
+    /// One arrow bundle per owner (an skb, or a dfrag), drawn over the boxes: its band runs
+    /// from the gap above its highest page to the lowest of its gap and its pages' bars.
+    fn arrows(&self) -> Vec<Piece> {
+        let state = self.state;
+        // A state's pages are in id order (`PagePool::live`, and a replay inserts in order).
+        let spot = |page: PageId| {
+            let i = state.pages.binary_search_by_key(&page, |p| p.id).ok()?;
+            let (x, y) = self.at.pages[i];
+            Some((x, y, state.pages[i].size))
         };
-        if bundle.as_ref().is_some_and(|(o, ..)| *o != owner) {
-            let (o, band, b) = bundle.take().expect("checked");
-            piece(format!("a{o}"), band, b);
+        let gutter = self.at.gutter;
+        let mut out = Vec::new();
+        for run in self.ends.chunk_by(|a, b| a.0 == b.0) {
+            let ends: Vec<_> = (run.iter())
+                .filter_map(|(_, e)| Some((e, spot(e.page)?)))
+                .collect();
+            let Some(&(first, _)) = ends.first() else {
+                continue;
+            };
+            let band = ends.iter().fold(
+                (first.at.1, first.at.1),
+                |(top, bottom), (e, (_, py, _))| {
+                    (
+                        top.min(py - layout::GAP / 2),
+                        bottom.max(e.gap).max(py + BAR_Y),
+                    )
+                },
+            );
+            if !self.meets(band) {
+                continue;
+            }
+            let mut body = String::new();
+            for (e, (px, py, size)) in ends {
+                let tx = px + 6 + scale_to(e.offset + e.size / 2, size, PAGE_W - 12);
+                let _ = write!(
+                    body,
+                    r#"<path class="{}" d="{}"/>"#,
+                    if e.head { "harrow" } else { "arrow" },
+                    route(e.at, e.between, e.gap, gutter, (tx, py)),
+                );
+            }
+            let (top, bottom) = band;
+            out.push(Piece {
+                key: format!("a{}", run[0].0.key()),
+                top,
+                bottom,
+                body,
+            });
         }
-        let (_, band, body) =
-            bundle.get_or_insert_with(|| (owner, (e.at.1, e.at.1), String::new()));
-        let tx = px + 6 + scale_to(e.offset + e.size / 2, size, PAGE_W - 12);
-        let top = py - layout::GAP / 2;
-        *band = (band.0.min(top), band.1.max(e.gap).max(py + BAR_Y));
-        let _ = write!(
-            body,
-            r#"<path class="{}" d="{}"/>"#,
-            if e.head { "harrow" } else { "arrow" },
-            route(e.at, e.between, e.gap, gutter, (tx, py)),
-        );
-    }
-    if let Some((o, band, b)) = bundle {
-        piece(format!("a{o}"), band, b);
-    }
-    Drawing {
-        width,
-        height: at.height,
-        label: label.to_string(),
-        pieces,
+        out
     }
 }
 
@@ -293,7 +447,7 @@ mod tests {
 
     /// `s` drawn 1000 wide with nothing marked, as one SVG document.
     fn unmarked(s: &State) -> String {
-        draw(s, &marks_none(), 17, 1000, "test").to_svg()
+        draw(s, &marks_none(), (17, 1000), "test", ALL).to_svg()
     }
 
     fn sample() -> State {
@@ -358,6 +512,36 @@ mod tests {
     }
 
     #[test]
+    fn a_band_writes_only_the_pieces_near_it_and_still_counts_what_lies_below() {
+        // 40 skbs, one frag each on page 2: two skbs a row, 106 units a row, so 20 rows.
+        let mut s = sample();
+        let first = s.queues[0].skbs[0].clone();
+        s.queues[0].skbs = (0..40)
+            .map(|id| Skb {
+                id,
+                ..first.clone()
+            })
+            .collect();
+        let whole = draw(&s, &marks_none(), (17, 1000), "band", ALL);
+        let near = draw(&s, &marks_none(), (17, 1000), "band", (0, 300));
+        let keys = |d: &Drawing| d.pieces.iter().map(|p| p.key.clone()).collect::<Vec<_>>();
+        // Rows at 32, 138, 244 and 350 (past the band): six skbs; every arrow runs up to the
+        // page at the top, through the band. The queue's label, the pages' and the page.
+        let count = |d: &Drawing, c: char| d.pieces.iter().filter(|p| p.key.starts_with(c)).count();
+        assert_eq!((count(&near, 's'), count(&near, 'a')), (6, 40));
+        assert_eq!(keys(&whole).len(), 40 * 2 + 3, "{:?}", keys(&whole));
+        assert!(near.pieces.iter().all(|p| p.meets(0, 300)));
+        assert!(whole.pieces.iter().any(|p| !p.meets(0, 300)));
+        // What is written is written as in the whole drawing, and the cue counts every skb.
+        for p in &near.pieces {
+            assert!(whole.pieces.contains(p), "{}", p.key);
+        }
+        assert_eq!(near.below(300), whole.below(300));
+        // Only the first two rows end above 300.
+        assert_eq!(near.below(300).0, 40 - 4);
+    }
+
+    #[test]
     fn draws_skbs_frags_pages_arrows_cursors() {
         let s = sample();
         let changed = Changed {
@@ -370,9 +554,9 @@ mod tests {
                 changed: &changed,
                 differs: &Changed::default(),
             },
-            17,
-            1000,
+            (17, 1000),
             "modern",
+            ALL,
         );
         let keys: Vec<(&str, u32, u32)> = (drawing.pieces.iter())
             .map(|p| (p.key.as_str(), p.top, p.bottom))
@@ -425,7 +609,7 @@ mod tests {
     fn a_drawing_too_narrow_for_a_page_column_has_the_pages_below_the_skbs() {
         // 330 wide (presentation mode's lanes): the skb's row ends at 32 + 96 + 10 = 138, its
         // gap at 133; the pages' label 22 below that, the page at 160, at the left margin.
-        let d = draw(&sample(), &marks_none(), 17, 330, "narrow");
+        let d = draw(&sample(), &marks_none(), (17, 330), "narrow", ALL);
         let svg = d.to_svg();
         // The arrow: down to the row's gap, left to the gutter at 5 (left of every label),
         // down it to the gap above the page (155), along to the frag's bytes (10 + 6 + 39)
@@ -512,7 +696,7 @@ mod tests {
             changed: &touched,
             differs: &Changed::default(),
         };
-        let d = draw(&s, &marks, 17, 1000, "modern");
+        let d = draw(&s, &marks, (17, 1000), "modern", ALL);
         let slot = d
             .pieces
             .iter()
@@ -549,7 +733,7 @@ mod tests {
             changed: &freed,
             differs: &Changed::default(),
         };
-        let d = draw(&s, &marks, 17, 1000, "freed");
+        let d = draw(&s, &marks, (17, 1000), "freed", ALL);
         let svg = d.to_svg();
         assert!(
             svg.contains(r#"<g class="gone" data-gone-skb="7">"#),
@@ -600,7 +784,7 @@ mod tests {
                 size: 100 + i,
             });
         }
-        let d = draw(&s, &marks_none(), 21, 1000, "many");
+        let d = draw(&s, &marks_none(), (21, 1000), "many", ALL);
         let svg = d.to_svg();
         // frags[19]: row 1, column 9 (x 16 + 9 * 43 = 403, y 104 + 19 = 123), its size shown.
         let want = r#"<rect class="fr" data-frag="19" x="403" y="123" width="40" height="16" rx="2"><title>frags[19]: page 2, offset 1900, size 119</title></rect><text class="w" x="405" y="135">119</text>"#;
@@ -623,7 +807,7 @@ mod tests {
         let mut s = sample();
         s.pages[0].count = 5;
         s.cursors[0].bias = Some(3);
-        let d = draw(&s, &marks_none(), 17, 1000, "bias");
+        let d = draw(&s, &marks_none(), (17, 1000), "bias", ALL);
         let svg = d.to_svg();
         for want in [
             r#"<text class="s" x="514" y="97">pagecnt_bias 3 · 2 frag(s) out</text>"#,
@@ -647,7 +831,7 @@ mod tests {
             data_len: 1448,
             frozen: false,
         });
-        let d = draw(&s, &marks_none(), 17, 1000, "map");
+        let d = draw(&s, &marks_none(), (17, 1000), "map", ALL);
         let svg = d.to_svg();
         let want =
             "head 512 B · alloc cpu 0 · map data_seq 7 · subflow_seq 1 · data_len 1448</text>";

@@ -40,23 +40,42 @@ pub fn facts(skb: &Skb, copies: &[Linearized]) -> Vec<String> {
     facts
 }
 
-/// Draws `skb` at (`x`, `y`) in its `shape`, and lists where its arrows start; `gone`: the
-/// event shown freed it on that CPU, so it is drawn once more, fading, with no arrows.
+/// Where the arrows of `skb` at (`x`, `y`) in its `shape` start: the bottom of its box for a
+/// head in a page fragment and for chained skbs (GRO's frag_list), whose bytes are reached by
+/// dashed arrows; the bottom of each frag cell. Apart from the markup: a page's bytes and an
+/// arrow's band need every skb's, drawn or not.
+pub fn frag_ends(
+    skb: &Skb,
+    (x, y): (u32, u32),
+    (shape, max_frags): (&Shape, u32),
+    out: &mut Vec<FragEnd>,
+) {
+    let bottom = (x + shape.w / 2, y + shape.h);
+    for f in skb
+        .head_frag
+        .iter()
+        .chain(skb.frag_list.iter().flat_map(|c| &c.frags))
+    {
+        out.push(FragEnd::new(bottom, None, f, true));
+    }
+    let n = cells(skb, max_frags);
+    for (i, f) in skb.frags.iter().enumerate() {
+        let (fx, fy) = shape.cell((x, y), i as u32);
+        let between = shape.above_last_row(i as u32, n).then_some(fx - 2);
+        out.push(FragEnd::new((fx + FRAG_W / 2, fy + 16), between, f, false));
+    }
+}
+
+/// Draws `skb` at (`x`, `y`) in its `shape`; `gone`: the event shown freed it on that CPU,
+/// so it is drawn once more, fading (its arrows are not collected: see `frag_ends`).
 pub fn draw_skb(
     out: &mut String,
     skb: &Skb,
     (x, y): (u32, u32),
     (shape, max_frags, gone): (&Shape, u32, Option<Cpu>),
-    frag_ends: &mut Vec<FragEnd>,
 ) {
     let h = &skb.head;
     let w = shape.w;
-    let mut no_ends = Vec::new();
-    let frag_ends = if gone.is_some() {
-        &mut no_ends
-    } else {
-        frag_ends
-    };
     let (tag, title) = match gone {
         Some(cpu) => (
             r#"class="gone" data-gone-skb"#,
@@ -100,16 +119,6 @@ pub fn draw_skb(
             y + 15
         );
     }
-    // A head in a page fragment, and chained skbs (GRO's frag_list): their bytes are reached
-    // by dashed arrows from the bottom of the box.
-    let bottom = (x + w / 2, y + shape.h);
-    for f in skb
-        .head_frag
-        .iter()
-        .chain(skb.frag_list.iter().flat_map(|c| &c.frags))
-    {
-        frag_ends.push(FragEnd::new(bottom, None, f, true));
-    }
     let (hx, hy) = (x + 6, shape.buffer_y(y));
     draw_buffer(out, skb, (hx, hy));
     if let Some(goal) = skb.size_goal {
@@ -128,7 +137,6 @@ pub fn draw_skb(
         by = hy + 14,
         ly = fy - 3,
     );
-    let n = cells(skb, max_frags);
     for (i, f) in skb.frags.iter().enumerate() {
         let (fx, fy) = shape.cell((x, y), i as u32);
         let _ = write!(
@@ -141,8 +149,6 @@ pub fn draw_skb(
             fy + 12,
             f.size,
         );
-        let between = shape.above_last_row(i as u32, n).then_some(fx - 2);
-        frag_ends.push(FragEnd::new((fx + FRAG_W / 2, fy + 16), between, f, false));
     }
     let used = skb.frags.len() as u32;
     if used < max_frags {

@@ -14,9 +14,10 @@ const STYLE: &str =
 .psh{fill:#7a3db8}.gtrack{fill:#e2e8f0}.gfill{fill:#1f7a8c}.goal{stroke:#1d2430;stroke-width:2}.mk{fill:none;pointer-events:none}.chg{stroke:#e8590c;stroke-width:3}.dif{stroke:#7a3db8;stroke-width:2.5;\
 stroke-dasharray:6 3}.chg.dif{stroke:#e8590c;stroke-dasharray:6 3}";
 
-/// A drawing: an SVG cut into keyed pieces (one per skb, page, arrow bundle, label). The
-/// page keeps unchanged pieces in place between steps, so a step that touches one skb of 500
-/// costs one piece; [`Drawing::to_svg`] joins them into the file the export saves.
+/// A drawing: an SVG cut into keyed pieces (one per skb, page, arrow bundle, label), those
+/// that meet the band of y it was drawn for. The page keeps unchanged pieces in place between
+/// steps, so a step that touches one skb of 500 costs one piece; [`Drawing::to_svg`] joins
+/// them into the file the export saves (drawn for [`ALL`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Drawing {
     pub width: u32,
@@ -24,6 +25,19 @@ pub struct Drawing {
     pub label: String,
     /// In painting order.
     pub pieces: Vec<Piece>,
+    /// The bottom of every skb, page and dfrag (by kind: [`Kind`]), drawn or not.
+    pub bottoms: Vec<(Kind, u32)>,
+}
+
+/// The band that holds every piece: for a whole drawing (the export, the handout).
+pub const ALL: (u32, u32) = (0, u32::MAX);
+
+/// What a view can cut off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Skb,
+    Page,
+    Dfrag,
 }
 
 /// A keyed part of a drawing: SVG markup drawn inside a `<g>`, and the band of y it covers
@@ -64,14 +78,12 @@ impl Drawing {
 
     /// The skbs, pages and dfrags that reach below `y`: what a view ending there cuts off.
     pub fn below(&self, y: u32) -> (usize, usize, usize) {
-        let cut = |kind: u8| {
-            let is =
-                |k: &[u8]| k.first() == Some(&kind) && k.get(1).is_some_and(u8::is_ascii_digit);
-            (self.pieces.iter())
-                .filter(|p| is(p.key.as_bytes()) && p.bottom > y)
+        let cut = |kind| {
+            (self.bottoms.iter())
+                .filter(|&&(k, bottom)| k == kind && bottom > y)
                 .count()
         };
-        (cut(b's'), cut(b'p'), cut(b'd'))
+        (cut(Kind::Skb), cut(Kind::Page), cut(Kind::Dfrag))
     }
 }
 

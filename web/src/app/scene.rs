@@ -1,0 +1,170 @@
+//! What a lane shows at a position: the step's state, or the state replayed to the lane's
+//! event ([`Trace::state_at`]), with the marks of what the step or event changed and, side by
+//! side, of what differs from the other lane. The diagram pane keeps the scenes while the
+//! position stays, so a scroll draws the part of a scene newly near the view without
+//! replaying it.
+
+use super::diagrams::drawing_width;
+use super::Shared;
+use crate::diagram::{self, Drawing, Marks};
+use crate::diff::Changed;
+use crate::session::LANES;
+use skblab_core::events::EventKind;
+use skblab_core::freed::Freeable;
+use skblab_core::trace::State;
+use skblab_core::Trace;
+
+/// Trace `t` after event `k` of step `pos` (1-based), marking what that event touched:
+/// its skbs, its frag slot, its pages (a page or a queued skb it freed stays in the state, to
+/// fade out, marked with the CPU that freed it) and its cursor (`None` when the events do not
+/// replay, which the core's tests rule out).
+fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
+    let e = t
+        .steps
+        .get(pos.checked_sub(1)?)?
+        .events
+        .get(k.checked_sub(1)?)?;
+    let mut state = t.state_at(pos - 1, k - 1).ok()?;
+    let touched = state.touched(e);
+    let cursors = (touched.cursor)
+        .and_then(|c| state.cursors.get(c))
+        .map(|c| c.name.clone());
+    let before = state.pages.clone();
+    // The skb a free takes off its queue, and where it stood there.
+    let queued = e
+        .skb()
+        .filter(|_| e.kind() == EventKind::FreeSkb)
+        .and_then(|id| {
+            state.queues.iter().enumerate().find_map(|(qi, q)| {
+                let at = q.skbs.iter().position(|s| s.id == id)?;
+                Some((qi, at, q.skbs[at].clone()))
+            })
+        });
+    state.apply(e).ok()?;
+    let freed_on = |what, id| t.freed_on(pos - 1, k, what, id);
+    let gone: Vec<_> = (before.into_iter())
+        .filter(|p| state.pages.binary_search_by_key(&p.id, |q| q.id).is_err())
+        .collect();
+    let skbs = touched.skbs.iter().copied();
+    let marks = Changed {
+        skbs: skbs.chain(touched.frags.iter().map(|f| f.0)).collect(),
+        pages: touched.pages.into_iter().collect(),
+        cursors: cursors.into_iter().collect(),
+        frags: touched.frags,
+        gone: (gone.iter())
+            .filter_map(|p| Some((p.id, freed_on(Freeable::Page, p.id)?)))
+            .collect(),
+        gone_skbs: (queued.iter())
+            .filter_map(|(_, _, s)| Some((s.id, freed_on(Freeable::Skb, s.id)?)))
+            .collect(),
+    };
+    if let Some((qi, at, skb)) = queued {
+        state.queues[qi].skbs.insert(at, skb);
+    }
+    for p in gone {
+        let at = state.pages.partition_point(|q| q.id < p.id);
+        state.pages.insert(at, p);
+    }
+    Some((state, marks))
+}
+
+/// What lane `lane` shows at position `pos`: the step's state (in the session), or the state
+/// replayed to the lane's event; what to mark (what the step or event changed and, side by
+/// side, what differs from the other lane) and the figure's label.
+pub(super) struct Scene {
+    lane: usize,
+    pos: usize,
+    /// After the lane's event, when stepping by event.
+    replayed: Option<State>,
+    changed: Changed,
+    differs: Changed,
+    label: String,
+}
+
+/// The state after step `pos` of trace `i` (`None` before the first).
+fn step_state(s: &Shared, i: usize, pos: usize) -> Option<&State> {
+    let p = pos.checked_sub(1)?;
+    Some(&s.traces.get(i)?.steps.get(p)?.state)
+}
+
+/// The scenes of every trace at `pos`; stepping by event, each lane after its event.
+pub(super) fn scenes(s: &Shared, pos: usize, events: [Option<usize>; LANES]) -> Vec<Scene> {
+    let empty = State::default();
+    let n = s.traces.len();
+    (0..n)
+        .map(|i| {
+            let t = &s.traces[i];
+            let k = events.get(i).copied().flatten();
+            let (replayed, changed) = match k.and_then(|k| at_event(t, pos, k)) {
+                Some((st, touched)) => (Some(st), touched),
+                None => {
+                    let cur = step_state(s, i, pos).unwrap_or(&empty);
+                    // Step 1 is measured against the empty start; position 0 marks nothing.
+                    let prev = match pos {
+                        0 => None,
+                        1 => Some(&empty),
+                        p => step_state(s, i, p - 1),
+                    };
+                    (None, Changed::between(prev, cur))
+                }
+            };
+            let cur = (replayed.as_ref())
+                .or_else(|| step_state(s, i, pos))
+                .unwrap_or(&empty);
+            let differs = match n {
+                2 => Changed::between(Some(step_state(s, 1 - i, pos).unwrap_or(&empty)), cur),
+                _ => Changed::default(),
+            };
+            let label = match (&replayed, k) {
+                (Some(_), Some(k)) => {
+                    format!("{} ({}), step {pos}, event {k}", t.mechanism, t.variant)
+                }
+                _ => format!("{} ({}), step {pos}", t.mechanism, t.variant),
+            };
+            Scene {
+                lane: i,
+                pos,
+                replayed,
+                changed,
+                differs,
+                label,
+            }
+        })
+        .collect()
+}
+
+impl Scene {
+    /// The scene drawn for `band` (the pieces meeting it; [`ALL`]: the whole drawing).
+    /// `idle`, per trace: queues to leave out (presentation mode).
+    pub(super) fn draw(
+        &self,
+        s: &Shared,
+        idle: Option<&[Vec<String>]>,
+        band: (u32, u32),
+    ) -> Drawing {
+        let empty = State::default();
+        let cur = (self.replayed.as_ref())
+            .or_else(|| step_state(s, self.lane, self.pos))
+            .unwrap_or(&empty);
+        let kept;
+        let cur = match idle.and_then(|idle| idle.get(self.lane)) {
+            Some(idle) => {
+                let mut st = cur.clone();
+                st.queues.retain(|q| !idle.contains(&q.name));
+                kept = st;
+                &kept
+            }
+            None => cur,
+        };
+        let marks = Marks {
+            changed: &self.changed,
+            differs: &self.differs,
+        };
+        let t = &s.traces[self.lane];
+        let size = (
+            t.consts.max_skb_frags,
+            drawing_width(s.traces.len(), idle.is_some()),
+        );
+        diagram::draw(cur, &marks, size, &self.label, band)
+    }
+}
