@@ -211,10 +211,15 @@ fn check(c: &Case) -> Value {
                 "{n}: {v}"
             );
         } else if v["faults_to_kernel"]["dropped"].as_u64() > Some(10) {
-            // Loss is repaired by fast recovery, not by timeouts alone, and RACK finds some
-            // of it by time.
-            assert!(runner["fast_retransmits"].as_u64() > Some(0), "{n}: {v}");
-            assert!(runner["rack_lost"].as_u64() > Some(0), "{n}: {v}");
+            // Loss is repaired (the bytes arrived intact, above), and found from the ACKs,
+            // not by timeouts alone. Which of the SACK rule or RACK marks a hole first
+            // depends on the timing: RACK waits the RTT plus a reordering window, the SACK
+            // rule only for three SACKed segments above the hole, so on a fast run it may
+            // find every loss. RACK's own finding is pinned where the clock is simulated
+            // (net/tcp/pair.rs, a lost retransmission only RACK can find).
+            let get = |k: &str| runner[k].as_u64().unwrap();
+            assert!(get("retransmitted_segments") > 0, "{n}: {v}");
+            assert!(get("fast_retransmits") + get("rack_lost") > 0, "{n}: {v}");
         }
     } else {
         assert_eq!(v["model"]["variant"], c.variant, "{n}");
