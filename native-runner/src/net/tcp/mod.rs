@@ -369,6 +369,12 @@ impl Endpoint {
 
     fn on_tcp(&mut self, vnet: VnetHdr, t: TcpIn) -> Result<(), String> {
         self.stats.frames_in += 1;
+        if t.rst && self.st.done() {
+            // Both FINs are acknowledged: this RST answers our ACK of the peer's FIN sent
+            // again (see `Stats::peer_fins_again`) and ends nothing the transfer needs (the
+            // kernel, without `tcp_rfc1337`, lets a RST end its TIME_WAIT too).
+            return Ok(());
+        }
         if t.rst {
             return Err("the kernel reset the connection (RST)".into());
         }
@@ -1261,6 +1267,42 @@ mod tests {
         kernel_fin(&mut ep, 101, 0, true);
         assert_eq!(ep.st, St::TimeWait);
         assert!(ep.done());
+    }
+
+    /// Under load our ACK of the kernel's FIN may come after its timeout sent the FIN
+    /// again: both copies are acknowledged, the first ACK closes the kernel's socket, and it
+    /// answers the second with a RST, which ends nothing (reproduced on the TAP by delaying
+    /// the runner's reads 300 ms: the kernel counted it in `Tcp.OutRsts`). Before both FINs
+    /// are acknowledged a RST is an error.
+    #[test]
+    fn a_fin_sent_again_is_acknowledged_again_and_a_reset_after_the_close_ends_nothing() {
+        let mut ep = endpoint(100, &[100], false);
+        establish(&mut ep);
+        let rst = TcpOut {
+            seq: IRS + 1,
+            rst: true,
+            ..TcpOut::default()
+        };
+        let rst = wire::tcp_frame(&kernel_ends(), &rst).unwrap();
+        assert!(ep.on_frame(VnetHdr::default(), &rst, ms(4)).is_err());
+        kernel_fin(&mut ep, 101, 0, true);
+        kernel_fin(&mut ep, 101, 0, true);
+        assert!(ep.done());
+        let acks: Vec<Option<u32>> = ep
+            .take_out()
+            .iter()
+            .map(|o| match parse(&o.frame) {
+                Frame::Tcp(t) => t.ack,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            acks,
+            [Some(IRS + 2); 2],
+            "each copy of the FIN acknowledged"
+        );
+        assert_eq!(ep.stats.peer_fins_again, 1);
+        assert_eq!(ep.on_frame(VnetHdr::default(), &rst, ms(9)), Ok(()));
     }
 
     #[test]
