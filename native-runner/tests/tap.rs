@@ -195,9 +195,10 @@ fn check(c: &Case) -> Value {
     // The kernel reset no live or opening connection. It may answer with a RST one ACK
     // that reached its socket closed: under load our ACK of its FIN came after its timeout
     // had sent the FIN again, we acknowledged both copies (as the kernel would), the first
-    // closed its LAST_ACK socket and the second met none (`tcp_v4_send_reset`). A clean
-    // run on a busy machine showed it; delaying the runner's reads by 300 ms reproduces it:
-    // the FIN, the FIN again 1.44 s later, two ACKs, `Tcp.OutRsts` 1.
+    // closed its LAST_ACK socket and the second met none (`tcp_v4_send_reset`). Delaying
+    // the runner's reads by 300 ms reproduces it on a clean wire, main's runner too: the
+    // FIN, the FIN again 1.44 s later, two ACKs, `Tcp.OutRsts` 1, and the tracepoint
+    // `tcp:tcp_send_reset` with no socket (reason NO_SOCKET).
     for k in ["Tcp.EstabResets", "Tcp.AttemptFails"] {
         assert_eq!(
             counter(&v, k),
