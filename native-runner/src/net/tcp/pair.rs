@@ -171,15 +171,15 @@ fn loss_reordering_and_corruption_are_recovered_in_memory() {
     }
 }
 
-/// RACK finds what the SACK rule cannot: a lost retransmission. The 31st data segment (in the
-/// first 64 KiB skb) is dropped twice, first sent and first resent; the SACK rule marks a hole lost once
-/// (RFC 6675 never marks a range resent since as lost again), so only RACK, by time, or the
-/// timeout can find the lost resend. On the simulated clock RACK's reordering window ends
-/// long before the 30 ms timeout, so RACK finds it, and the stream arrives intact.
+/// RACK finds what the SACK rule cannot: a lost retransmission. The 31st data segment (in
+/// the first 64 KiB skb) is dropped twice, first sent and first resent. The SACK rule marks
+/// a hole lost once (RFC 6675 never marks a range resent since as lost again), so only RACK,
+/// by time, or the timeout can find the lost resend. On the simulated clock RACK's reordering
+/// window ends long before the 30 ms timeout, so RACK finds it, and the stream arrives intact.
 #[test]
 fn rack_finds_a_lost_retransmission_that_the_sack_rule_cannot() {
-    let data = payload(300_000);
     use skblab_core::consts::wire::{advmss, TCPOLEN_TSTAMP_ALIGNED};
+    let data = payload(300_000);
     // The sender's ISS is 1000; each segment carries the MSS less the timestamp option.
     let seq = 1001 + 30 * (advmss(1500) - TCPOLEN_TSTAMP_ALIGNED);
     let mut drops = 0;
