@@ -484,7 +484,7 @@ impl Endpoint {
                     self.timers.set(Timer::Rto, now + rto);
                 }
                 _ if self.snd.in_flight() => self.enter_loss(),
-                _ if self.snd.wnd == 0 && self.snd.unsent() => self.send_zero_window_probe(),
+                _ if self.snd.unsent() && self.window_shut() => self.send_zero_window_probe(),
                 _ => {}
             }
         }
@@ -946,6 +946,25 @@ mod tests {
         ep.poll(ep.deadline().expect("armed"));
         assert_eq!(data(&ep.take_out()), [((9 * SEG) as u32, SEG as usize, 0)]);
         assert_eq!((ep.snd.nxt, ep.stats.loss_probes), (10 * SEG, 1));
+    }
+
+    /// A window shorter than the next segment, with nothing out, is waited out with a probe,
+    /// not filled with a short segment (`tcp_snd_wnd_test`), so the segments stay the
+    /// model's. A kernel reader starved on a busy machine announced 1,024 bytes this way.
+    #[test]
+    fn a_window_shorter_than_a_segment_sends_nothing_and_is_probed() {
+        let mut ep = endpoint(20 * SEG as usize, &[20 * SEG], false);
+        assert_eq!(data(&establish(&mut ep)).len(), 10);
+        // All ten acknowledged, 1 << 10 = 1,024 bytes of window.
+        from_kernel(&mut ep, 10 * SEG, 1, &[], 0);
+        assert_eq!(data(&ep.take_out()), [], "no 1,024-byte segment");
+        ep.poll(ep.deadline().expect("the probe is armed"));
+        assert_eq!(ep.stats.zero_window_probes, 1);
+        from_kernel(&mut ep, 10 * SEG, 64, &[], 0);
+        assert_eq!(
+            data(&ep.take_out())[0],
+            ((10 * SEG) as u32, SEG as usize, 0)
+        );
     }
 
     /// A lost retransmission, found by RACK's reordering timer, not a timeout. Ten segments
