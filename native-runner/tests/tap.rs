@@ -192,9 +192,26 @@ fn check(c: &Case) -> Value {
     assert_eq!(v["intact"], true, "{n}: {v}");
     assert_eq!(v["sha256_sent"], v["sha256_received"], "{n}");
     assert_eq!(v["bytes"], 1 << 20, "{n}");
-    for k in ["Tcp.OutRsts", "Tcp.EstabResets", "Tcp.AttemptFails"] {
-        assert_eq!(counter(&v, k), 0, "{n}: the kernel counted {k}: {v}");
+    // The kernel reset no live or opening connection. It may answer with a RST one ACK
+    // that reached its socket closed: under load our ACK of its FIN came after its timeout
+    // had sent the FIN again, we acknowledged both copies (as the kernel would), the first
+    // closed its LAST_ACK socket and the second met none (`tcp_v4_send_reset`). Delaying
+    // the runner's reads by 300 ms reproduces it on a clean wire, main's runner too: the
+    // FIN, the FIN again 1.44 s later, two ACKs, `Tcp.OutRsts` 1, and the tracepoint
+    // `tcp:tcp_send_reset` with no socket (reason NO_SOCKET).
+    for k in ["Tcp.EstabResets", "Tcp.AttemptFails"] {
+        assert_eq!(
+            counter(&v, k),
+            0,
+            "{n}: the kernel counted {k} (wire in {pcap:?}): {v}"
+        );
     }
+    let fins_again = v["runner"]["peer_fins_again"].as_u64().unwrap();
+    assert!(
+        counter(&v, "Tcp.OutRsts") <= fins_again,
+        "{n}: the kernel sent more RSTs than the ACKs of its FIN sent again, {fins_again} \
+         (wire in {pcap:?}): {v}"
+    );
     // The model ran on this very traffic.
     let (model, runner) = (&v["model"]["counters"], &v["runner"]);
     if c.cmd.starts_with("send") {
@@ -211,10 +228,15 @@ fn check(c: &Case) -> Value {
                 "{n}: {v}"
             );
         } else if v["faults_to_kernel"]["dropped"].as_u64() > Some(10) {
-            // Loss is repaired by fast recovery, not by timeouts alone, and RACK finds some
-            // of it by time.
-            assert!(runner["fast_retransmits"].as_u64() > Some(0), "{n}: {v}");
-            assert!(runner["rack_lost"].as_u64() > Some(0), "{n}: {v}");
+            // Loss is repaired (the bytes arrived intact, above), and found from the ACKs,
+            // not by timeouts alone. Which of the SACK rule or RACK marks a hole first
+            // depends on the timing: RACK waits the RTT plus a reordering window, the SACK
+            // rule only for three SACKed segments above the hole, so on a fast run it may
+            // find every loss. RACK's own finding is pinned where the clock is simulated
+            // (net/tcp/pair.rs, a lost retransmission only RACK can find).
+            let get = |k: &str| runner[k].as_u64().unwrap();
+            assert!(get("retransmitted_segments") > 0, "{n}: {v}");
+            assert!(get("fast_retransmits") + get("rack_lost") > 0, "{n}: {v}");
         }
     } else {
         assert_eq!(v["model"]["variant"], c.variant, "{n}");

@@ -513,6 +513,14 @@ fn render(r: &Report) -> String {
         s.dsacks_out,
         s.dsacks_out_closing
     );
+    if s.peer_fins_again > 0 {
+        let _ = writeln!(
+            t,
+            "  {:<26} {}, each copy acknowledged (an ACK that finds the kernel's socket \
+             closed is answered with a RST: Tcp.OutRsts)",
+            "kernel's FIN sent again", s.peer_fins_again
+        );
+    }
     if !r.skbs.is_empty() {
         let list: Vec<String> = r
             .skbs

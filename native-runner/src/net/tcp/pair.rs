@@ -52,8 +52,15 @@ fn arrive(
 }
 
 /// Sends `payload` in 64 KiB skbs from one endpoint to the other over `rates`, until both
-/// FINs are acknowledged or ten simulated minutes pass.
-fn transfer(payload: &[u8], gso: bool, rates: Rates, seed: u64) -> Run {
+/// FINs are acknowledged or ten simulated minutes pass. `lose` drops a sender's frame before
+/// the wire when it says so.
+fn transfer(
+    payload: &[u8],
+    gso: bool,
+    rates: Rates,
+    seed: u64,
+    mut lose: impl FnMut(&Out) -> bool,
+) -> Run {
     let a_ends = runner_ends(40_000, 5001);
     let b_ends = Ends {
         mac: [2, 0, 0, 0, 0, 1],
@@ -91,7 +98,9 @@ fn transfer(payload: &[u8], gso: bool, rates: Rates, seed: u64) -> Run {
         } else {
             now += MS / 10;
             arrive(
-                to_b.into_iter().flat_map(|o| ab.pass(o)),
+                to_b.into_iter()
+                    .filter(|o| !lose(o))
+                    .flat_map(|o| ab.pass(o)),
                 &mut b,
                 now,
                 &mut received,
@@ -126,7 +135,7 @@ fn payload(len: usize) -> Vec<u8> {
 fn a_clean_wire_carries_the_stream_without_a_resend() {
     for gso in [false, true] {
         let data = payload(300_000);
-        let run = transfer(&data, gso, Rates::default(), 1);
+        let run = transfer(&data, gso, Rates::default(), 1, |_| false);
         assert!(run.received == data, "gso {gso}: the stream arrived intact");
         assert_eq!(run.sender.stats().retransmitted_segments, 0, "gso {gso}");
     }
@@ -145,7 +154,7 @@ fn loss_reordering_and_corruption_are_recovered_in_memory() {
     let data = payload(300_000);
     for gso in [false, true] {
         for seed in 1..=4 {
-            let run = transfer(&data, gso, rates, seed);
+            let run = transfer(&data, gso, rates, seed, |_| false);
             let s = run.sender.stats();
             let what = format!("gso {gso}, seed {seed}: {s:?}, faults {:?}", run.faults);
             assert!(run.received == data, "{what}: the stream arrived intact");
@@ -160,4 +169,35 @@ fn loss_reordering_and_corruption_are_recovered_in_memory() {
             );
         }
     }
+}
+
+/// RACK finds what the SACK rule cannot: a lost retransmission. The 31st data segment (in
+/// the first 64 KiB skb) is dropped twice, first sent and first resent. The SACK rule marks
+/// a hole lost once (RFC 6675 never marks a range resent since as lost again), so only RACK,
+/// by time, or the timeout can find the lost resend. On the simulated clock RACK's reordering
+/// window ends long before the 30 ms timeout, so RACK finds it, and the stream arrives intact.
+#[test]
+fn rack_finds_a_lost_retransmission_that_the_sack_rule_cannot() {
+    use skblab_core::consts::wire::{advmss, TCPOLEN_TSTAMP_ALIGNED};
+    let data = payload(300_000);
+    // The sender's ISS is 1000; each segment carries the MSS less the timestamp option.
+    let seq = 1001 + 30 * (advmss(1500) - TCPOLEN_TSTAMP_ALIGNED);
+    let mut drops = 0;
+    let run = transfer(&data, false, Rates::default(), 1, |o| {
+        let hit = matches!(
+            crate::net::wire::parse(&o.frame),
+            crate::net::wire::Frame::Tcp(t) if t.seq == seq && !t.payload.is_empty()
+        );
+        let lost = hit && drops < 2;
+        drops += u32::from(lost);
+        lost
+    });
+    let s = run.sender.stats();
+    assert!(run.received == data, "the stream arrived intact: {s:?}");
+    assert_eq!(drops, 2, "both sends of the segment were dropped: {s:?}");
+    assert_eq!(
+        (s.rack_lost_resends, s.timeouts),
+        (1, 0),
+        "RACK found the lost resend, before any timeout: {s:?}"
+    );
 }

@@ -188,6 +188,7 @@ impl Endpoint {
         }
         self.rcv.take(start, t.payload, &mut self.events);
         if t.fin {
+            self.stats.peer_fins_again += u64::from(self.st.peer_closed());
             self.rcv.peer_fin = Some(end);
         }
         if self.rcv.peer_fin == Some(self.rcv.nxt) {

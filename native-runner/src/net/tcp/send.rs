@@ -156,7 +156,7 @@ impl Endpoint {
             self.cc.on_ack(d, self.mss);
         }
         let rto_idle = self.timers.get(Timer::Rto).is_none();
-        if wnd == 0 && !self.snd.in_flight() && self.snd.unsent() && rto_idle {
+        if !self.snd.in_flight() && self.snd.unsent() && rto_idle && self.window_shut() {
             self.timers.set(Timer::Rto, self.now + self.rtt.rto());
         }
     }
@@ -310,8 +310,9 @@ impl Endpoint {
                 .min(self.cc.window().saturating_sub(pipe));
             let want = self.snd.chunk_end(self.snd.nxt) - self.snd.nxt;
             let len = self.cut(self.snd.nxt, data_len, room);
-            // No silly windows: a short segment only when it ends the skb or nothing is out.
-            if len == 0 || (len < self.mss.min(want) && flight > 0) {
+            // No silly windows: a segment shorter than the skb's next one never goes, even
+            // with nothing out (`tcp_snd_wnd_test`); a window too small for it is probed.
+            if len == 0 || len < self.mss.min(want) {
                 break;
             }
             self.send_data(self.snd.nxt, len);
@@ -397,6 +398,15 @@ impl Endpoint {
         }
         self.rec.tlp_end = Some(self.snd.nxt);
         self.timers.set(Timer::Rto, self.now + self.rtt.rto());
+    }
+
+    /// The peer's window cannot hold the next segment (a whole MSS, or the rest of its skb),
+    /// so nothing is sent until it opens (`tcp_snd_wnd_test`, v6.12); the probes ask for it.
+    /// Call only with data unsent.
+    pub(super) fn window_shut(&self) -> bool {
+        let want = self.snd.chunk_end(self.snd.nxt) - self.snd.nxt;
+        let room = self.snd.wnd.saturating_sub(self.snd.nxt - self.snd.una);
+        room < self.mss.min(want)
     }
 
     /// Zero-window probe: an old sequence number makes the peer answer with its current

@@ -28,6 +28,12 @@ pub struct Stats {
     /// by then, where the kernel's `tcp_timewait_state_process` reads no SACK, or gone.
     pub dsacks_out_closing: u64,
     pub zero_window_probes: u64,
+    /// The peer's FIN received again once we had it: its retransmission, because our ACK
+    /// came late. Each copy is acknowledged (RFC 9293's TIME-WAIT, as the kernel's
+    /// `tcp_timewait_state_process` does); when an earlier ACK has already closed the
+    /// peer's socket, the kernel answers the next with a RST (`tcp_v4_send_reset`, counted
+    /// in its `Tcp.OutRsts`).
+    pub peer_fins_again: u64,
     pub frames_in: u64,
     pub segments_in: u64,
     pub super_packets_in: u64,
