@@ -68,12 +68,10 @@ struct Writer {
 
 enum Cmd {
     /// One frame of this payload, then the marker; `read`: then read every datagram queued.
-    Frame {
-        payload: u32,
-        read: bool,
-    },
+    Frame { payload: u32, read: bool },
     /// Read every datagram queued.
     Drain,
+    /// Read what is left, then close the socket.
     Close,
 }
 
@@ -91,6 +89,11 @@ impl Writer {
             }
             Cmd::Drain => self.drain(),
             Cmd::Close => {
+                // What a reader left is read first: a UDP socket frees its queue only after an
+                // RCU grace period (SOCK_RCU_FREE: __sk_destruct, udp_destruct_common), which
+                // under load can come after the probe stops; a read frees each skb at once
+                // (skb_consume_udp, on the CPU that built it), giving back the same fragments.
+                self.drain()?;
                 drop(self.sock.take());
                 Ok(())
             }
