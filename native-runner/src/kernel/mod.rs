@@ -459,6 +459,15 @@ pub fn render(r: &Report) -> String {
     o
 }
 
+/// An rx scenario from its text, for the tests of the rx runs.
+#[cfg(test)]
+fn rx_scenario(text: &str) -> skblab_core::rx::RxScenario {
+    match skblab_core::Scenario::parse(text).unwrap() {
+        skblab_core::Scenario::Rx(s) => s,
+        _ => panic!("not an rx scenario"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

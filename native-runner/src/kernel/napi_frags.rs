@@ -450,12 +450,7 @@ pub fn kernel_pages(lines: &[String], first: u64, payloads: &[u32]) -> Result<Pa
 mod tests {
     use super::*;
 
-    fn scenario(text: &str) -> RxScenario {
-        match skblab_core::Scenario::parse(text).unwrap() {
-            skblab_core::Scenario::Rx(s) => s,
-            _ => panic!("not an rx scenario"),
-        }
-    }
+    use crate::kernel::rx_scenario as scenario;
 
     const BASE: u64 = 0xffff_ea00_0000_0000;
 

@@ -430,12 +430,7 @@ pub fn run_kernel(
 mod tests {
     use super::*;
 
-    fn scenario(text: &str) -> RxScenario {
-        match skblab_core::Scenario::parse(text).unwrap() {
-            skblab_core::Scenario::Rx(s) => s,
-            _ => panic!("not an rx scenario"),
-        }
-    }
+    use crate::kernel::rx_scenario as scenario;
 
     #[test]
     fn the_model_frees_consumed_skbs_on_the_allocating_cpu() {
