@@ -544,9 +544,8 @@ mod tests {
 
     #[test]
     fn only_a_private_cache_directory_and_our_own_files_are_trusted() {
-        let base = std::env::temp_dir().join(format!("skblab-cache-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        std::fs::create_dir_all(&base).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
 
         let fresh = base.join("fresh/skblab");
@@ -568,13 +567,12 @@ mod tests {
         assert!(!is_ours(&meta()), "a file others can write");
         std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert!(is_ours(&meta()));
-        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
     fn a_cache_file_whose_code_changed_is_not_loaded() {
-        let dir = std::env::temp_dir().join(format!("skblab-cache-sum-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let engine = new_engine();
         let module = Module::new(&engine, b"\0asm\x01\0\0\0").unwrap();
         let path = dir.join("m.cwasm");
@@ -594,7 +592,6 @@ mod tests {
         assert!(read_cache(&path).is_none(), "shorter than its checksum");
         std::fs::write(&path, &good).unwrap();
         assert!(read_cache(&path).is_some(), "whole again");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -72,12 +72,10 @@ mod tests {
 
     #[test]
     fn create_refuses_existing_files_and_symlinks() {
-        let dir = std::env::temp_dir().join(format!("skblab-output-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let (file, link, new) = (dir.join("kept"), dir.join("link"), dir.join("new"));
         std::fs::write(&file, "precious").unwrap();
-        let _ = std::fs::remove_file(&link);
-        let _ = std::fs::remove_file(&new);
         std::os::unix::fs::symlink(&file, &link).unwrap();
 
         let err = create(&file, false, "--pcap").unwrap_err();
@@ -99,7 +97,7 @@ mod tests {
                 err.contains("is not a regular file"),
                 "force {force}: {err}"
             );
-            let err = create(&dir, force, "--pcap").unwrap_err();
+            let err = create(dir, force, "--pcap").unwrap_err();
             assert!(
                 err.contains("is not a regular file"),
                 "force {force}: {err}"
@@ -113,6 +111,5 @@ mod tests {
             "",
             "--force truncates"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -491,17 +491,20 @@ fn head(status: &str, mime: &str, len: u64) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn root() -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("skblab-serve-test-{}", std::process::id()));
+    /// A served folder (removed when the `TempDir` drops) and its canonical path.
+    fn root() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         std::fs::create_dir_all(dir.join("sub")).unwrap();
         std::fs::write(dir.join("index.html"), "<p>hi</p>").unwrap();
         std::fs::write(dir.join("sub/a.wasm"), "\0asm").unwrap();
-        dir.canonicalize().unwrap()
+        let root = dir.canonicalize().unwrap();
+        (tmp, root)
     }
 
     #[test]
     fn paths_resolve_inside_root_only() {
-        let root = root();
+        let (_tmp, root) = root();
         let cases: &[(&str, Option<&str>)] = &[
             ("/", Some("index.html")),
             ("/index.html?x=1", Some("index.html")),
@@ -523,13 +526,13 @@ mod tests {
         }
     }
 
-    /// A server on a free port with small bounds, for the tests below.
-    fn start(bounds: Bounds) -> std::net::SocketAddr {
+    /// A server on a free port with small bounds, for the tests below, and its folder.
+    fn start(bounds: Bounds) -> (std::net::SocketAddr, tempfile::TempDir) {
         let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
         let addr = listener.local_addr().unwrap();
-        let root = root();
+        let (tmp, root) = root();
         std::thread::spawn(move || run(listener, root, bounds));
-        addr
+        (addr, tmp)
     }
 
     fn small() -> Bounds {
@@ -555,7 +558,7 @@ mod tests {
 
     #[test]
     fn oversized_heads_are_refused_with_414_and_431() {
-        let addr = start(small());
+        let (addr, _site) = start(small());
         let long_line = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(100));
         assert_eq!(
             status(addr, long_line.as_bytes()),
@@ -578,7 +581,7 @@ mod tests {
             idle: Duration::from_secs(2),
             ..small()
         };
-        let addr = start(bounds);
+        let (addr, _site) = start(bounds);
         // Five idle clients: two take the slots, and the server (which takes connections in
         // order) refuses at least one at once, well before the idle ones time out, rather than
         // let it wait.
@@ -611,8 +614,8 @@ mod tests {
 
     #[test]
     fn only_regular_files_are_served() {
-        let addr = start(small());
-        let fifo = root().join("fifo");
+        let (addr, site) = start(small());
+        let fifo = site.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: mkfifo reads a NUL-terminated path and touches no memory of ours.
         let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };

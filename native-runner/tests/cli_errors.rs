@@ -2,6 +2,9 @@
 
 use std::process::Command;
 
+mod common;
+use common::Scratch;
+
 fn skblab(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
         .args(args)
@@ -12,14 +15,6 @@ fn skblab(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into(),
         String::from_utf8_lossy(&out.stderr).into(),
     )
-}
-
-fn scenario_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("skblab-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_string_lossy().into_owned()
 }
 
 /// (file name, scenario text, extra args, what stderr must contain)
@@ -71,7 +66,7 @@ const CASES: &[(&str, &str, &[&str], &[&str])] = &[
 #[test]
 fn bad_scenarios_give_one_clear_error_and_exit_2() {
     for (name, text, extra, wants) in CASES {
-        let path = scenario_file(name, text);
+        let path = Scratch::file(name, text);
         let mut args = vec!["run", path.as_str()];
         args.extend_from_slice(extra);
         let (code, stdout, stderr) = skblab(&args);
@@ -106,8 +101,8 @@ fn missing_file_and_unknown_walkthrough_are_errors() {
 
 #[test]
 fn compare_needs_two_variants() {
-    let path = scenario_file("cmp.toml", "mechanism = \"sendmsg\"\nops = []\n");
-    let (code, _, stderr) = skblab(&["compare", &path, "--variant", "pre-2010"]);
+    let path = Scratch::file("cmp.toml", "mechanism = \"sendmsg\"\nops = []\n");
+    let (code, _, stderr) = skblab(&["compare", path.as_str(), "--variant", "pre-2010"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("exactly two variants"), "{stderr}");
 }
@@ -126,7 +121,7 @@ fn an_endless_input_is_refused_after_the_cap() {
 
 #[test]
 fn output_that_cannot_be_written_fails_but_a_closed_pipe_does_not() {
-    let path = scenario_file(
+    let path = Scratch::file(
         "out.toml",
         "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 4096\n",
     );
@@ -146,7 +141,7 @@ fn output_that_cannot_be_written_fails_but_a_closed_pipe_does_not() {
     }
     // A reader that went away (`| head`): quiet success.
     let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
-        .args(["run", &path])
+        .args(["run", path.as_str()])
         .stdout(closed_pipe())
         .output()
         .unwrap();
@@ -168,12 +163,10 @@ fn closed_pipe() -> std::fs::File {
 #[test]
 fn serve_keeps_serving_when_stdout_is_closed() {
     use std::io::{BufRead, Read, Write};
-    let dir = std::env::temp_dir().join(format!("skblab-serve-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("index.html"), "<p>hi</p>").unwrap();
+    let page = Scratch::file("index.html", "<p>hi</p>");
     let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
         .args(["serve", "--port", "0", "--dir"])
-        .arg(&dir)
+        .arg(page.parent().unwrap())
         .stdout(closed_pipe())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -414,15 +414,15 @@ fn the_compiled_module_is_cached() {
 /// prints, and the file is whole again afterwards. (Loaded as it was, it died with SIGTRAP.)
 #[test]
 fn a_damaged_cache_file_is_compiled_anew() {
-    let cache = std::env::temp_dir().join(format!("skblab-damaged-cache-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&cache);
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path();
     let module = module_path().unwrap_or_else(|e| panic!("{e}"));
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/sendmsg-nosg.toml");
     let run = |engine: &str| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_skblab"))
             .args(["--engine", engine, "run", "--json"])
             .arg(&scenario)
-            .env("XDG_CACHE_HOME", &cache)
+            .env("XDG_CACHE_HOME", cache)
             .env("SKBLAB_WASM", &module)
             .output()
             .unwrap();
@@ -454,7 +454,6 @@ fn a_damaged_cache_file_is_compiled_anew() {
         "the damaged file was replaced"
     );
     assert!(run("wasm") == native, "a run from the repaired cache");
-    std::fs::remove_dir_all(&cache).unwrap();
 }
 
 /// What a hand-made guest's `run` does.

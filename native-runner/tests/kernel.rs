@@ -5,11 +5,11 @@
 
 mod common;
 
-use common::{euid_is_root, skblab_unprivileged};
+use common::{euid_is_root, skblab_unprivileged, Scratch};
 
 use serde_json::Value;
 use skblab_core::kernel_report::KernelReport;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Whether this machine can run the kernel tests; prints why not, and fails unless skipping
@@ -44,15 +44,11 @@ fn kernel_available(test: &str) -> bool {
     panic!("{test} cannot run: no {why}; or set SKBLAB_ALLOW_NO_TAP=1 to skip");
 }
 
-fn scenario(name: &str, text: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("skblab-kernel-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    let p = d.join(format!("{name}.toml"));
-    std::fs::write(&p, text).unwrap();
-    p
+fn scenario(name: &str, text: &str) -> Scratch {
+    Scratch::file(&format!("{name}.toml"), text)
 }
 
-fn skblab_kernel(path: &PathBuf, extra: &[&str]) -> Output {
+fn skblab_kernel(path: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skblab"))
         .arg("kernel")
         .arg(path)
@@ -62,7 +58,7 @@ fn skblab_kernel(path: &PathBuf, extra: &[&str]) -> Output {
 }
 
 /// Runs `skblab kernel FILE --json`; returns the exit code and the report.
-fn report(path: &PathBuf) -> (i32, Value) {
+fn report(path: &Path) -> (i32, Value) {
     let out = skblab_kernel(path, &["--json"]);
     let code = out.status.code().unwrap_or(-1);
     let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -757,7 +753,7 @@ fn link_up(name: &str) {
 }
 
 /// A scenario in a directory and file nobody can read, for runs as nobody.
-fn readable_by_all(p: &PathBuf) {
+fn readable_by_all(p: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let mode = |m| std::fs::Permissions::from_mode(m);
     std::fs::set_permissions(p.parent().unwrap(), mode(0o755)).unwrap();
@@ -854,7 +850,7 @@ fn out_never_replaces_a_file_or_follows_a_symlink() {
         (&link, None, "is a symlink"),
         (&link, Some("--force"), "is a symlink"),
         // The scenario itself, through --out.
-        (&p, None, "exists; give --force"),
+        (&p.to_path_buf(), None, "exists; give --force"),
     ] {
         let mut args = vec!["--out", target.to_str().unwrap()];
         args.extend(extra);

@@ -4,6 +4,9 @@
 
 use std::process::Command;
 
+mod common;
+use common::Scratch;
+
 /// (exit code, stdout, stderr) of skblab run in the repository's root.
 fn skblab(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
@@ -22,15 +25,6 @@ fn skblab(args: &[&str]) -> (i32, String, String) {
 const LESSON: &str = "docs/examples/my-lesson.toml";
 const CHALLENGE: &str = "docs/examples/my-challenge.toml";
 const SOLUTION: &str = "docs/examples/my-challenge-solution.toml";
-
-/// A copy of `text` in a fresh temporary file named `name`.
-fn temp(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("skblab-lessons-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_string_lossy().into_owned()
-}
 
 fn repo_file(path: &str) -> String {
     std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -90,11 +84,11 @@ fn an_unknown_name_says_a_file_works_too() {
     assert_eq!(code, 2);
     assert!(err.contains("cannot read missing/lesson.toml"), "{err}");
     // A bad field is named, with the file.
-    let bad = temp(
+    let bad = Scratch::file(
         "bad.toml",
         &repo_file(LESSON).replacen("{ op = \"transmit\" },", "", 1),
     );
-    let (code, _, err) = skblab(&["walkthrough", &bad]);
+    let (code, _, err) = skblab(&["walkthrough", bad.as_str()]);
     assert_eq!(code, 2);
     assert!(
         err.contains("bad.toml: `my-lesson.say`: has 3 paragraphs for 2 operations"),
@@ -124,17 +118,17 @@ fn a_challenge_file_shows_and_checks_and_a_goal_not_met_exits_1() {
         "{out}"
     );
     // The start itself does not meet the goal: exit 1, with the values seen.
-    let start = temp(
+    let start = Scratch::file(
         "start.toml",
         repo_file(CHALLENGE).split("[scenario]\n").nth(1).unwrap(),
     );
-    let (code, out, _) = skblab(&["challenge", CHALLENGE, &start]);
+    let (code, out, _) = skblab(&["challenge", CHALLENGE, start.as_str()]);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.starts_with("not solved yet\n✗ skb 0 len >= 1448: 1000 >= 1448\n"),
         "{out}"
     );
-    let (code, out, _) = skblab(&["challenge", "bh-frees-three", &start]);
+    let (code, out, _) = skblab(&["challenge", "bh-frees-three", start.as_str()]);
     assert_eq!(code, 2, "another mechanism is an error: {out}");
 }
 
@@ -213,8 +207,9 @@ fn lint_names_each_finding_and_exits_1_or_2() {
     let broken = repo_file(LESSON)
         .replacen("equals = 2288", "equals = 2280", 1)
         .replacen("query = \"page 0 count\"", "query = \"page 7 count\"", 1);
-    let path = temp("broken.toml", &broken);
-    let (code, out, _) = skblab(&["lint", &path, CHALLENGE]);
+    let file = Scratch::file("broken.toml", &broken);
+    let path = file.as_str();
+    let (code, out, _) = skblab(&["lint", path, CHALLENGE]);
     assert_eq!(code, 1, "{out}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 3, "{out}");
@@ -232,11 +227,11 @@ fn lint_names_each_finding_and_exits_1_or_2() {
     );
     assert_eq!(lines[2], format!("{CHALLENGE}: ok (challenge)"));
     // A solution that changes a kept field.
-    let sol = temp(
+    let sol = Scratch::file(
         "sol.toml",
         &repo_file(SOLUTION).replace("gso = false", "gso = true"),
     );
-    let (code, out, _) = skblab(&["lint", CHALLENGE, &sol]);
+    let (code, out, _) = skblab(&["lint", CHALLENGE, sol.as_str()]);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.starts_with(&format!(
@@ -245,7 +240,7 @@ fn lint_names_each_finding_and_exits_1_or_2() {
         "{out}"
     );
     // Unreadable input: a missing file, a file that is no TOML, a scenario on its own.
-    let not_toml = temp("junk.toml", "this is = = not toml");
+    let not_toml = Scratch::file("junk.toml", "this is = = not toml");
     for (args, want) in [
         (
             vec!["lint", "/nonexistent/x.toml"],

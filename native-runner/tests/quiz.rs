@@ -5,6 +5,9 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+mod common;
+use common::Scratch;
+
 /// Runs skblab with `stdin` piped in (never a terminal): (exit code, stdout, stderr).
 fn skblab(args: &[&str], stdin: &str) -> (i32, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
@@ -51,9 +54,8 @@ fn piped_answers_are_judged_and_revealed() {
 
 #[test]
 fn a_wrong_answer_reveals_the_right_one() {
-    let path = std::env::temp_dir().join(format!("skblab-quiz-{}.txt", std::process::id()));
-    std::fs::write(&path, ANATOMY.replacen('2', "3", 1)).unwrap();
-    let (code, out, err) = quiz(&["--answers", path.to_str().unwrap()], "");
+    let answers = Scratch::file("answers.txt", &ANATOMY.replacen('2', "3", 1));
+    let (code, out, err) = quiz(&["--answers", answers.as_str()], "");
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("  wrong: the answer is 2\n"), "{out}");
     // How the answer is made up, as the playground shows it.

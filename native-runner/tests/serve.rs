@@ -7,27 +7,27 @@
 use skblab_runner::serve::{run, Bounds};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+mod common;
+use common::Scratch;
+
 const PAGE: &str = "<p>the playground</p>";
 
-/// A served folder of one page, per test.
-fn site(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("skblab-serve-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("index.html"), PAGE).unwrap();
-    dir
+/// A served folder of one page (its parent), per test.
+fn site() -> Scratch {
+    Scratch::file("index.html", PAGE)
 }
 
-/// A server in this process on a free loopback port.
-fn start(test: &str, bounds: Bounds) -> SocketAddr {
+/// A server in this process on a free loopback port, and the folder it serves.
+fn start(bounds: Bounds) -> (SocketAddr, Scratch) {
     let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let addr = listener.local_addr().unwrap();
-    let root = site(test).canonicalize().unwrap();
+    let page = site();
+    let root = page.parent().unwrap().canonicalize().unwrap();
     std::thread::spawn(move || run(listener, root, bounds));
-    addr
+    (addr, page)
 }
 
 fn connect(addr: SocketAddr) -> TcpStream {
@@ -63,7 +63,7 @@ fn slow_clients_do_not_keep_the_page_from_others() {
         idle: Duration::from_secs(300),
         ..Bounds::default()
     };
-    let addr = start("slow", bounds);
+    let (addr, _site) = start(bounds);
     const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: slow\r\n\r\n";
     let mut slow: Vec<TcpStream> = (0..100).map(|_| connect(addr)).collect();
     for sent in 0..4 {
@@ -103,7 +103,7 @@ fn a_refused_client_reads_its_503_to_an_orderly_end() {
         idle: Duration::from_secs(300),
         ..Bounds::default()
     };
-    let addr = start("refused", bounds);
+    let (addr, _site) = start(bounds);
     // Connected first, so accepted first: it takes the one slot.
     let _holder = connect(addr);
     let mut c = connect(addr);
@@ -123,20 +123,25 @@ fn a_refused_client_reads_its_503_to_an_orderly_end() {
 struct Served {
     child: Child,
     line: String,
+    _site: Scratch,
 }
 
 impl Served {
-    fn start(mut cmd: Command, test: &str, bind: &str) -> Served {
-        let dir = site(test);
+    fn start(mut cmd: Command, bind: &str) -> Served {
+        let site = site();
         cmd.args(["serve", "--port", "0", "--bind", bind, "--dir"])
-            .arg(&dir)
+            .arg(site.parent().unwrap())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let mut line = String::new();
         let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
         std::io::BufRead::read_line(&mut out, &mut line).unwrap();
-        Served { child, line }
+        Served {
+            child,
+            line,
+            _site: site,
+        }
     }
 
     fn addr(&self) -> SocketAddr {
@@ -199,7 +204,7 @@ fn out_of_descriptors_the_server_waits_then_serves_again() {
             }
         });
     }
-    let served = Served::start(cmd, "nofile", "127.0.0.1");
+    let served = Served::start(cmd, "127.0.0.1");
     let addr = served.addr();
     let idle: Vec<TcpStream> = (0..80).map(|_| connect(addr)).collect();
     std::thread::sleep(Duration::from_millis(500));
@@ -224,7 +229,7 @@ fn out_of_descriptors_the_server_waits_then_serves_again() {
 fn binding_beyond_loopback_warns() {
     let mut cmd = Command::new("unshare");
     cmd.args(["--net", "--map-root-user", env!("CARGO_BIN_EXE_skblab")]);
-    let served = Served::start(cmd, "bind", "0.0.0.0");
+    let served = Served::start(cmd, "0.0.0.0");
     assert!(served.addr().ip().is_unspecified(), "{}", served.line);
     let err = served.stop();
     assert!(

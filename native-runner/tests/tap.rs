@@ -5,10 +5,10 @@
 
 mod common;
 
-use common::{euid_is_root, skblab_unprivileged};
+use common::{euid_is_root, skblab_unprivileged, Scratch};
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// Whether this machine can run TAP tests; prints why not, and fails unless skipping is
@@ -38,25 +38,17 @@ fn tap_available(test: &str) -> bool {
     );
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("skblab-tap-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
-
-fn scenario(name: &str, gso: bool, bytes: u64) -> PathBuf {
-    let p = tmp(&format!("{name}.toml"));
+fn scenario(name: &str, gso: bool, bytes: u64) -> Scratch {
     let text = format!(
         "mechanism = \"sendmsg\"\n[device]\ngso = {gso}\n\
          [[ops]]\nop = \"sendmsg\"\nbytes = {bytes}\n[[ops]]\nop = \"transmit\"\n"
     );
-    std::fs::write(&p, text).unwrap();
-    p
+    Scratch::file(&format!("{name}.toml"), &text)
 }
 
 /// Runs `skblab tap ARGS --json --pcap FILE` and returns the report and the pcap path.
-fn tap(name: &str, args: &[&str]) -> (Value, PathBuf) {
-    let pcap = tmp(&format!("{name}.pcap"));
+fn tap(name: &str, args: &[&str]) -> (Value, Scratch) {
+    let pcap = Scratch::path(&format!("{name}.pcap"));
     let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
         .arg("tap")
         .args(args)
@@ -171,18 +163,17 @@ const EDGE: &[Case] = &[
 ];
 
 fn check(c: &Case) -> Value {
-    let mut args: Vec<String> = match c.cmd {
-        "send-plain" => vec![
-            "send".into(),
-            scenario(c.name, false, 1 << 20).display().to_string(),
-        ],
-        "send-gso" => vec![
-            "send".into(),
-            scenario(c.name, true, 1 << 20).display().to_string(),
-        ],
-        "recv-plain" => vec!["recv".into()],
-        "recv-gso" => vec!["recv".into(), "--gso".into()],
-        other => panic!("unknown case command {other}"),
+    let file = |gso| scenario(c.name, gso, 1 << 20);
+    let s = match c.cmd {
+        "send-plain" => Some(file(false)),
+        "send-gso" => Some(file(true)),
+        _ => None,
+    };
+    let mut args: Vec<String> = match (c.cmd, &s) {
+        (_, Some(s)) => vec!["send".into(), s.display().to_string()],
+        ("recv-plain", None) => vec!["recv".into()],
+        ("recv-gso", None) => vec!["recv".into(), "--gso".into()],
+        (other, _) => panic!("unknown case command {other}"),
     };
     args.extend(["--variant".to_string(), c.variant.to_string()]);
     args.extend(c.flags.iter().map(|s| s.to_string()));
@@ -453,13 +444,11 @@ fn every_example_send_scenario_crosses_the_wire_as_the_model_cut_it() {
 #[test]
 fn a_tap_mtu_past_the_kernels_max_mtu_is_refused_and_its_max_works() {
     let mtu = |name: &str, mtu: u32| {
-        let p = tmp(&format!("{name}.toml"));
         let text = format!(
             "mechanism = \"sendmsg\"\n[device]\nmtu = {mtu}\n\
              [[ops]]\nop = \"sendmsg\"\nbytes = 100000\n[[ops]]\nop = \"transmit\"\n"
         );
-        std::fs::write(&p, text).unwrap();
-        p
+        Scratch::file(&format!("{name}.toml"), &text)
     };
     for bad in [65_522, 65_535] {
         let p = mtu(&format!("mtu{bad}"), bad);
@@ -488,13 +477,13 @@ fn a_tap_mtu_past_the_kernels_max_mtu_is_refused_and_its_max_works() {
 /// 2. Opening a FIFO for writing waits for a reader, which kept `tap` past its own timeout.
 #[test]
 fn a_pcap_that_is_no_regular_file_is_refused_at_once() {
-    let fifo = tmp("capture.fifo");
+    let fifo = Scratch::path("capture.fifo");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: mkfifo reads a NUL-terminated path and touches no memory of ours.
     let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
     assert!(made == 0 || fifo.exists(), "mkfifo {fifo:?}");
     let s = scenario("pcap_fifo", false, 100_000);
-    for target in [fifo.as_path(), s.parent().unwrap()] {
+    for target in [&*fifo, s.parent().unwrap()] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
             .args(["tap", "send"])
             .arg(&s)

@@ -1,6 +1,77 @@
-//! What the tests that run as root share: who they run as, and how to drop to nobody.
+//! What the runner's tests share: who they run as, how to drop to nobody, and scratch files
+//! that leave nothing behind.
+#![allow(dead_code)] // each test crate uses its own part
 
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// A file in a folder of its own under the temp dir; dropping it removes both, so test runs
+/// (hundreds of them in a stress loop) leave nothing behind, but for a failing test's, whose
+/// message names the file (a pcap to open in Wireshark). Derefs to the file's path.
+pub struct Scratch {
+    path: PathBuf,
+    dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.dir.take().map(tempfile::TempDir::keep);
+        }
+    }
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.path.fmt(f)
+    }
+}
+
+impl Scratch {
+    /// `name` in a new folder, not yet created: for outputs such as a pcap.
+    pub fn path(name: &str) -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("skblab-")
+            .tempdir()
+            .unwrap();
+        Self {
+            path: dir.path().join(name),
+            dir: Some(dir),
+        }
+    }
+
+    /// The path as text, for a command line (the temp dir's paths are UTF-8 here).
+    pub fn as_str(&self) -> &str {
+        self.path.to_str().expect("a UTF-8 temp path")
+    }
+
+    /// `name` in a new folder, holding `text`.
+    pub fn file(name: &str, text: &str) -> Self {
+        let s = Self::path(name);
+        std::fs::write(&s.path, text).unwrap();
+        s
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<OsStr> for Scratch {
+    fn as_ref(&self) -> &OsStr {
+        self.path.as_os_str()
+    }
+}
 
 /// The effective uid is 0, read from /proc.
 pub fn euid_is_root() -> bool {
