@@ -4,20 +4,28 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launch, open, position, BIN, SHOTS } from './lib.mjs';
 
 let browser;
-before(async () => { browser = await launch(); });
-after(async () => { await browser?.close(); });
+// Files the tests write (scenarios for `skblab run`, downloads), removed at the end.
+let scratch;
+before(async () => {
+  browser = await launch();
+  scratch = mkdtempSync(join(tmpdir(), 'skblab-browser-'));
+});
+after(async () => {
+  await browser?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
 /** `skblab run --json` on the scenario text, in one variant. */
 function runNative(text, variant) {
-  const file = join(mkdtempSync(join(tmpdir(), 'skblab-scn-')), 'scenario.toml');
+  const file = join(scratch, 'scenario.toml');
   writeFileSync(file, text);
   const out = execFileSync(BIN, ['run', file, '--json', '--variant', variant], { encoding: 'utf8' });
   return JSON.parse(out);
@@ -254,7 +262,7 @@ test('the trace exports as JSON and the diagram as SVG', async () => {
       page.waitForEvent('download'),
       page.getByRole('button', { name }).click(),
     ]);
-    const file = join(mkdtempSync(join(tmpdir(), 'skblab-dl-')), download.suggestedFilename());
+    const file = join(scratch, download.suggestedFilename());
     await download.saveAs(file);
     return { name: download.suggestedFilename(), text: readFileSync(file, 'utf8') };
   };
@@ -264,7 +272,7 @@ test('the trace exports as JSON and the diagram as SVG', async () => {
   assert.equal(trace.variant, variant);
   // Byte for byte what `skblab run --json` prints for the scenario (the page writes it through
   // a serde_json Value, which keeps the fields' order).
-  const file = join(mkdtempSync(join(tmpdir(), 'skblab-scn-')), 'scenario.toml');
+  const file = join(scratch, 'scenario.toml');
   writeFileSync(file, await page.inputValue('#scenario'));
   const native = execFileSync(BIN, ['run', file, '--json', '--variant', variant], { encoding: 'utf8' });
   assert.equal(json.text + '\n', native);
