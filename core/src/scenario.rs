@@ -242,7 +242,8 @@ fn no_fields_on_bare_ops<T: serde::de::DeserializeOwned>(
     let Some(ops) = v.get("ops").and_then(Value::as_array) else {
         return Ok(());
     };
-    let mut bare: std::collections::BTreeMap<&str, bool> = Default::default();
+    // (tag, takes no fields) per op kind seen: a handful, so a list.
+    let mut bare: Vec<(&str, bool)> = Vec::new();
     for (i, op) in ops.iter().enumerate() {
         let Some((tag, key)) = op.as_object().and_then(|o| {
             let key = o.keys().find(|k| *k != "op")?;
@@ -250,9 +251,15 @@ fn no_fields_on_bare_ops<T: serde::de::DeserializeOwned>(
         }) else {
             continue;
         };
-        let takes_none = *bare.entry(tag).or_insert_with(|| {
-            try_op::<T>("ops", serde_json::json!({ "op": tag, "a made-up key": 0 })).is_ok()
-        });
+        let takes_none = match bare.iter().find(|(t, _)| *t == tag) {
+            Some(&(_, none)) => none,
+            None => {
+                let none = try_op::<T>("ops", serde_json::json!({ "op": tag, "a made-up key": 0 }))
+                    .is_ok();
+                bare.push((tag, none));
+                none
+            }
+        };
         if takes_none {
             return Err(Error::Parse {
                 format,
