@@ -22,6 +22,7 @@ macro_rules! toml_files {
 pub mod challenge;
 pub mod consts;
 pub mod counters;
+pub mod decimal;
 pub mod error;
 pub mod events;
 pub mod field_path;
@@ -46,6 +47,7 @@ pub mod scenario;
 pub mod send;
 pub mod size_goal;
 pub mod skb;
+pub mod toml_value;
 pub mod trace;
 pub mod walkthrough;
 

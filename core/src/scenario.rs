@@ -147,7 +147,7 @@ impl Scenario {
     }
 
     pub fn from_toml(text: &str) -> Result<Scenario, Error> {
-        let v = toml::from_str(text).map_err(|e: toml::de::Error| Error::Parse {
+        let v = crate::toml_value::from_str(text).map_err(|e| Error::Parse {
             format: "TOML",
             field: toml_location(text, e.span()),
             message: toml_message(text, &e),
@@ -306,7 +306,7 @@ fn try_op<T: serde::de::DeserializeOwned>(key: &str, op: Value) -> Result<(), St
 /// toml's message, except where what stands at the error says more plainly what is wrong:
 /// a control character (in a comment, say: found by fuzzing), or the end of the text where a
 /// value should be (toml asks for a quoted string there).
-fn toml_message(text: &str, e: &toml::de::Error) -> String {
+fn toml_message(text: &str, e: &crate::toml_value::Error) -> String {
     let rest = e.span().and_then(|s| text.get(s.start..)).unwrap_or("");
     match rest.chars().next() {
         // U+ form, not `{c:?}`: char's Debug pulls Unicode tables into the web bundle.

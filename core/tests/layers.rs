@@ -14,8 +14,16 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["lib", "error"],
     // Leaves: they know nothing of the model.
-    &["names", "limits", "counters", "field_path", "patches"],
-    &["consts"],
+    &[
+        "names",
+        "limits",
+        "counters",
+        "field_path",
+        "decimal",
+        "patches",
+    ],
+    // TOML text to a JSON value, its floats read by `decimal`.
+    &["consts", "toml_value"],
     // What the kernel did; no model type.
     &["events"],
     // Kernel objects: they emit events, never read a trace.
