@@ -1,7 +1,7 @@
 //! The f64 nearest to a decimal text, as `str::parse::<f64>` gives it, without std's parser:
 //! its table of powers of five (10 KB), with its code, cost the playground 14.8 KB of its
 //! 321 KB gzip (this reader and `toml_value`, which reads TOML's floats through it, cost
-//! 1.2 KB), for floats no lesson file may hold: a float only ever reaches an error message.
+//! 1.3 KB), for floats no lesson file may hold: a float only ever reaches an error message.
 
 use std::cmp::Ordering;
 
