@@ -22,7 +22,6 @@ macro_rules! toml_files {
 pub mod challenge;
 pub mod consts;
 pub mod counters;
-pub mod decimal;
 pub mod error;
 pub mod events;
 pub mod field_path;
@@ -47,7 +46,7 @@ pub mod scenario;
 pub mod send;
 pub mod size_goal;
 pub mod skb;
-pub mod toml_value;
+mod toml_value;
 pub mod trace;
 pub mod walkthrough;
 

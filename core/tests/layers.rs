@@ -19,11 +19,10 @@ const LAYERS: &[&[&str]] = &[
         "limits",
         "counters",
         "field_path",
-        "decimal",
+        "toml_value",
         "patches",
     ],
-    // TOML text to a JSON value, its floats read by `decimal`.
-    &["consts", "toml_value"],
+    &["consts"],
     // What the kernel did; no model type.
     &["events"],
     // Kernel objects: they emit events, never read a trace.
