@@ -46,6 +46,7 @@ pub mod scenario;
 pub mod send;
 pub mod size_goal;
 pub mod skb;
+mod toml_value;
 pub mod trace;
 pub mod walkthrough;
 

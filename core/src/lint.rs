@@ -71,11 +71,7 @@ impl fmt::Display for Kind {
 
 /// What `text` holds. An error is a text that is not TOML, or is none of the three.
 pub fn kind(text: &str) -> Result<Kind, Error> {
-    let v: serde_json::Value = toml::from_str(text).map_err(|e| Error::Parse {
-        format: "TOML",
-        field: String::new(),
-        message: e.to_string(),
-    })?;
+    let v: serde_json::Value = crate::toml_value::parse(text)?;
     let has = |k: &str| v.get(k).is_some();
     Ok(if has("say") {
         Kind::Walkthrough

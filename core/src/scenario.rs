@@ -147,19 +147,7 @@ impl Scenario {
     }
 
     pub fn from_toml(text: &str) -> Result<Scenario, Error> {
-        let v = toml::from_str(text).map_err(|e: toml::de::Error| Error::Parse {
-            format: "TOML",
-            field: toml_location(text, e.span()),
-            message: toml_message(text, &e),
-        })?;
-        if let Some(field) = null_path(&v, String::new()) {
-            return Err(Error::Parse {
-                format: "TOML",
-                field,
-                message: "nan and inf are not allowed: give a number in range".into(),
-            });
-        }
-        Self::from_value(v, "TOML")
+        Self::from_value(crate::toml_value::parse(text)?, "TOML")
     }
 
     /// Builds the mechanism's scenario from a parsed value, naming the path of any bad field.
@@ -242,7 +230,8 @@ fn no_fields_on_bare_ops<T: serde::de::DeserializeOwned>(
     let Some(ops) = v.get("ops").and_then(Value::as_array) else {
         return Ok(());
     };
-    let mut bare: std::collections::BTreeMap<&str, bool> = Default::default();
+    // (tag, takes no fields) per op kind seen: a handful, so a list.
+    let mut bare: Vec<(&str, bool)> = Vec::new();
     for (i, op) in ops.iter().enumerate() {
         let Some((tag, key)) = op.as_object().and_then(|o| {
             let key = o.keys().find(|k| *k != "op")?;
@@ -250,9 +239,15 @@ fn no_fields_on_bare_ops<T: serde::de::DeserializeOwned>(
         }) else {
             continue;
         };
-        let takes_none = *bare.entry(tag).or_insert_with(|| {
-            try_op::<T>("ops", serde_json::json!({ "op": tag, "a made-up key": 0 })).is_ok()
-        });
+        let takes_none = match bare.iter().find(|(t, _)| *t == tag) {
+            Some(&(_, none)) => none,
+            None => {
+                let none = try_op::<T>("ops", serde_json::json!({ "op": tag, "a made-up key": 0 }))
+                    .is_ok();
+                bare.push((tag, none));
+                none
+            }
+        };
         if takes_none {
             return Err(Error::Parse {
                 format,
@@ -294,55 +289,6 @@ fn try_op<T: serde::de::DeserializeOwned>(key: &str, op: Value) -> Result<(), St
     field_path::from_value::<T>(&serde_json::json!({ key: [op] }))
         .map(drop)
         .map_err(|e| e.error.to_string())
-}
-
-/// toml's message, except where what stands at the error says more plainly what is wrong:
-/// a control character (in a comment, say: found by fuzzing), or the end of the text where a
-/// value should be (toml asks for a quoted string there).
-fn toml_message(text: &str, e: &toml::de::Error) -> String {
-    let rest = e.span().and_then(|s| text.get(s.start..)).unwrap_or("");
-    match rest.chars().next() {
-        // U+ form, not `{c:?}`: char's Debug pulls Unicode tables into the web bundle.
-        Some(c) if c.is_control() && !c.is_whitespace() => {
-            format!("unexpected control character U+{:04X}", u32::from(c))
-        }
-        _ if rest.trim().is_empty() && e.span().is_some() => {
-            "expected a value here (the text ends)".into()
-        }
-        _ => e.message().trim().to_string(),
-    }
-}
-
-/// The path of the first null in a value parsed from TOML. TOML has no null: the JSON value
-/// holds one only where the text had `nan` or `inf`, which JSON numbers cannot carry, and an
-/// optional field would take it silently as absent.
-fn null_path(v: &Value, path: String) -> Option<String> {
-    match v {
-        Value::Null => Some(path),
-        Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .find_map(|(i, x)| null_path(x, format!("{path}[{i}]"))),
-        Value::Object(o) => o.iter().find_map(|(k, x)| {
-            let field = if path.is_empty() {
-                k.clone()
-            } else {
-                format!("{path}.{k}")
-            };
-            null_path(x, field)
-        }),
-        _ => None,
-    }
-}
-
-fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
-    let Some(span) = span else {
-        return "scenario".into();
-    };
-    let before = &text[..span.start.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    format!("line {line} column {col}")
 }
 
 #[cfg(test)]

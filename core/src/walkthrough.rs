@@ -229,11 +229,7 @@ pub(crate) fn find_named<T>(
 /// as scenarios are, so the derived code is compiled for one deserializer only. Its text is
 /// printed to a terminal: a control character other than a newline or a tab is refused.
 pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
-    let v: serde_json::Value = toml::from_str(text).map_err(|e| Error::Parse {
-        format: "TOML",
-        field: String::new(),
-        message: e.to_string(),
-    })?;
+    let v: serde_json::Value = crate::toml_value::parse(text)?;
     plain_text(&v, &mut String::new())?;
     field_path::from_value(&v).map_err(|e| Error::Parse {
         format: "TOML",

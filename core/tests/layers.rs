@@ -14,7 +14,14 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["lib", "error"],
     // Leaves: they know nothing of the model.
-    &["names", "limits", "counters", "field_path", "patches"],
+    &[
+        "names",
+        "limits",
+        "counters",
+        "field_path",
+        "toml_value",
+        "patches",
+    ],
     &["consts"],
     // What the kernel did; no model type.
     &["events"],
