@@ -90,6 +90,8 @@ pub enum Msg {
     OpenChallenge(usize),
     /// Check the open challenge's goal on the editor's text.
     Check(String),
+    /// The link timer fired: write the URL if stepping has rested long enough.
+    Link,
 }
 
 /// What the editor starts from: a walkthrough's or a permalink's text. A new seed gets a new
@@ -117,10 +119,16 @@ pub struct App {
     /// The counter the learner charts.
     chart: Option<AttrValue>,
     seed: Seed,
+    /// The fragment last written into the URL.
     fragment: String,
-    /// Writes `fragment` into the URL once stepping pauses: `replaceState` costs milliseconds,
-    /// too much to pay on every step while playing or holding an arrow key.
-    pending_link: Option<Timeout>,
+    /// The session and position the URL is to follow, once stepping rests for
+    /// [`LINK_DELAY_MS`]: `replaceState` (and encoding the link) costs milliseconds, too much
+    /// to pay on every step while playing or holding an arrow key.
+    linked: Option<(Shared, Position)>,
+    /// When the URL may follow (`dom::now`), and the one timer that waits for it: a step
+    /// only pushes the time back, it sets no timer of its own.
+    link_due: f64,
+    link_timer: Option<Timeout>,
     started: Option<f64>,
     /// Predict mode is on; `quiz` holds the walkthrough's questions and what is being asked.
     predict: bool,
@@ -176,7 +184,9 @@ impl Component for App {
                 compare: AttrValue::default(),
             },
             fragment: String::new(),
-            pending_link: None,
+            linked: None,
+            link_due: 0.0,
+            link_timer: None,
             started: None,
             predict: dom::mode("predict"),
             quiz: Quiz::default(),
@@ -275,11 +285,16 @@ impl Component for App {
                 self.open_challenge(i, None, Position::default());
             }
             Msg::Check(text) => self.check(&text),
+            Msg::Link => {
+                self.link_timer = None;
+                self.follow_link(ctx);
+                return false;
+            }
         }
         true
     }
 
-    fn rendered(&mut self, _ctx: &Context<Self>, first: bool) {
+    fn rendered(&mut self, ctx: &Context<Self>, first: bool) {
         let now = dom::now();
         if first {
             dom::publish("firstRenderMs", now);
@@ -294,17 +309,13 @@ impl Component for App {
             dom::reveal("[data-lane] [aria-current]");
         }
         if let Some(s) = &self.session {
-            let f = s.link(self.position()).encode();
-            if f != self.fragment {
-                self.fragment = f.clone();
-                let write = move || dom::set_fragment(&f);
-                // Replacing the timer cancels the write it had pending.
-                self.pending_link = if first {
-                    write();
-                    None
-                } else {
-                    Some(Timeout::new(LINK_DELAY_MS, write))
-                };
+            let at = Some((s.clone(), self.position()));
+            if at != self.linked {
+                self.linked = at;
+                self.link_due = if first { 0.0 } else { now + f64::from(LINK_DELAY_MS) };
+                if self.link_timer.is_none() {
+                    self.follow_link(ctx);
+                }
             }
         }
     }
@@ -419,6 +430,23 @@ fn listeners(ctx: &Context<App>) -> [EventListener; 2] {
 }
 
 impl App {
+    /// Writes the link into the URL if stepping has rested since `link_due`, else waits for
+    /// that time.
+    fn follow_link(&mut self, ctx: &Context<Self>) {
+        let wait = self.link_due - dom::now();
+        if wait > 0.0 {
+            let link = ctx.link().clone();
+            let fire = move || link.send_message(Msg::Link);
+            self.link_timer = Some(Timeout::new(wait.ceil() as u32, fire));
+        } else if let Some((s, at)) = &self.linked {
+            let f = s.link(*at).encode();
+            if f != self.fragment {
+                dom::set_fragment(&f);
+                self.fragment = f;
+            }
+        }
+    }
+
     /// In predict mode, before a move forward to step `to`: when a step on the way has
     /// questions left, rests on the step before it (so it stays hidden), asks them, and says so.
     fn asks_before(&mut self, to: usize) -> bool {

@@ -133,6 +133,7 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
         o.push_str(r#" <button class="small" data-lead="">Step this lane</button>"#);
     }
     o.push_str("</h3>");
+    let heading = Html::from_html_unchecked(std::mem::take(o).into());
     if let Some(e) = at.and_then(|k| events.get(k.checked_sub(1)?)) {
         if let Some(f) = t.kernel_fn(e) {
             let _ = write!(
@@ -158,6 +159,9 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
             );
         }
     }
+    // Apart from the heading and the filter, which an event leaves alone: re-creating a
+    // `<select>` costs more than the rest of an event's markup.
+    let moment = std::mem::take(o);
     let filter = p.lanes.filter[lane];
     filter_select(o, lane, events, filter);
     // The events listed (those of the filter's kind, numbered as in the step), a window of
@@ -205,6 +209,8 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
     let class = classes!("lane", (leads && two).then_some("leads"));
     Some(html! {
         <section {class} data-lane={lane.to_string()}>
+            { heading }
+            { Html::from_html_unchecked(moment.into()) }
             { Html::from_html_unchecked(std::mem::take(o).into()) }
             <ol class="events" data-variant={t.variant.clone()}>{ for items }</ol>
         </section>
