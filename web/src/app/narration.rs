@@ -194,18 +194,16 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
         let li = format!(r#"<li class="more" data-k="{k}">▲ {start} earlier events</li>"#);
         items.insert(0, item("before".into(), li));
     }
-    let mut last = String::new();
-    match after {
+    items.push(match after {
         Some(k) => {
-            let _ = write!(
-                last,
-                r#"<li class="more" data-testid="more-events" data-k="{k}">▼ {} later events</li>"#,
-                n - start - WINDOW
+            let more = n - start - WINDOW;
+            let li = format!(
+                r#"<li class="more" data-testid="more-events" data-k="{k}">▼ {more} later events</li>"#
             );
+            item("after".into(), li)
         }
-        None => end_marker(&mut last, p, held),
-    }
-    items.push(item("after".into(), last));
+        None => end_marker(p, held),
+    });
     let class = classes!("lane", (leads && two).then_some("leads"));
     Some(html! {
         <section {class} data-lane={lane.to_string()}>
@@ -218,25 +216,19 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
 }
 
 /// The end of the step's list; where the leading lane rests at it, what the next ↓ does.
-fn end_marker(o: &mut String, p: &Props, held: bool) {
+/// A node of its own rather than markup: its text changes at every step.
+fn end_marker(p: &Props, held: bool) -> Html {
     let pos = p.pos;
-    let _ = match (held, pos < p.session.len()) {
-        (false, _) => write!(o, r#"<li class="more end">End of step {pos}</li>"#),
-        (true, more) => write!(
-            o,
-            r#"<li class="more end sel" aria-current="step" data-testid="step-end">End of step {pos}{}{}</li>"#,
-            if more {
-                ": ↓ goes on to step "
-            } else {
-                ", the last"
-            },
-            if more {
-                (pos + 1).to_string()
-            } else {
-                String::new()
-            }
-        ),
+    let next = match (held, pos < p.session.len()) {
+        (false, _) => String::new(),
+        (true, true) => format!(": ↓ goes on to step {}", pos + 1),
+        (true, false) => ", the last".into(),
     };
+    let class = classes!("more", "end", held.then_some("sel"));
+    html! {
+        <li key="after" {class} aria-current={held.then_some("step")} data-testid={held.then_some("step-end")}>
+            { format!("End of step {pos}{next}") }</li>
+    }
 }
 
 /// The list's filter by kind, for a long step with more than one kind (or while one is
