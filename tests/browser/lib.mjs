@@ -43,3 +43,13 @@ export async function position(page) {
   if (!m) throw new Error(`unexpected step text: ${text}`);
   return { at: Number(m[1]), len: Number(m[2]) };
 }
+
+/**
+ * How many events a lane's list holds in its window (`ol` matching `selector`): the items
+ * written and those its last empty item stands for (a list writes its items only down to the
+ * pane's view and its selected event; the rest as the pane scrolls).
+ */
+export function listed(page, selector = 'ol.events') {
+  return page.$$eval(selector, (ols) => ols.reduce((n, ol) => n + ol.querySelectorAll(':scope > li:not(.more)').length +
+    Number(ol.querySelector(':scope > li.rest')?.dataset.rest ?? 0), 0));
+}

@@ -8,6 +8,11 @@
 //! from one event to the next changes only the two items whose mark moved (as one block of
 //! markup, the whole list was parsed, styled and laid out again at every move); one click and
 //! one change listener act for all of them.
+//!
+//! Of the window, only the items down to the pane's view (and a margin) and past the selected
+//! one are written; one empty item of about their height stands for the rest, and the app
+//! writes more as the pane scrolls ([`reach`]). A step of the 500-skb bench lists 52 events,
+//! of which about 15 are in view: writing and laying out all of them was a third of a step.
 
 use super::controls::Nav;
 use super::stepping::Lanes;
@@ -26,6 +31,19 @@ use yew::virtual_dom::VList;
 const WINDOW: usize = 100;
 /// From this many events on, a lane offers to list one kind only.
 const LONG: usize = 20;
+/// An item's estimated height: a line of 11-px monospace (line-height 1.45) per this many
+/// characters of its text: about what a line of the 320-px pane holds (fewer in a narrower
+/// pane, whose items are then written further down than the view needs, never short of it).
+const LINE_PX: u32 = 16;
+const LINE_CHARS: u32 = 40;
+
+/// How far down the lists to write items, for a pane whose content is in view down to
+/// `seen` pixels: a quarter of a screen further, rounded up, so that a small scroll writes
+/// nothing new.
+pub fn reach(seen: f64) -> u32 {
+    const STEP: u32 = 250;
+    (seen.max(0.0) as u32 / STEP + 2) * STEP
+}
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -35,6 +53,8 @@ pub struct Props {
     /// The lane the keys step.
     pub lead: usize,
     pub on_nav: Callback<Nav>,
+    /// How far down (pixels from the pane's top) a list's items are written ([`reach`]).
+    pub reach: u32,
 }
 
 pub fn narration(p: &Props) -> Html {
@@ -172,18 +192,25 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
     let start = here / WINDOW * WINDOW;
     let (held, mut n, mut items) = (leads && p.lanes.end, 0, Vec::new());
     let (mut before, mut after) = (None, None);
+    // The items written so far: their estimated height, and the items not written.
+    let (mut drawn, mut rest) = (0, 0);
     for (i, e) in events.iter().enumerate().filter(|(_, e)| listed(e)) {
         let k = i + 1;
         match n {
             n if n + 1 == start => before = Some(k),
             n if n == start + WINDOW => after = Some(k),
+            n if n >= start && n < start + WINDOW && drawn >= p.reach && at.is_none_or(|a| k > a + 1) => {
+                rest += 1
+            }
             n if n >= start && n < start + WINDOW => {
+                let text = e.to_string();
+                drawn += LINE_PX * (text.len() as u32).div_ceil(LINE_CHARS).max(1);
                 let sel = at == Some(k);
                 let (class, current) = (sel.then_some("sel"), (sel && !held).then_some("step"));
                 let k = AttrValue::from(k.to_string());
                 let (value, key) = (k.clone(), k.to_string());
                 items.push(html! {
-                    <li {key} {value} data-k={k} {class} aria-current={current}>{ e.to_string() }</li>
+                    <li {key} {value} data-k={k} {class} aria-current={current}>{ text }</li>
                 });
             }
             _ => {}
@@ -193,6 +220,14 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
     if let Some(k) = before {
         let li = format!(r#"<li class="more" data-k="{k}">▲ {start} earlier events</li>"#);
         items.insert(0, item("before".into(), li));
+    }
+    if rest > 0 {
+        // As tall as the items not written would be, at the written ones' average.
+        let h = drawn / (n.min(start + WINDOW) - start - rest).max(1) as u32 * rest as u32;
+        let li = format!(
+            r#"<li class="more rest" aria-hidden="true" data-rest="{rest}" style="height:{h}px"></li>"#
+        );
+        items.push(item("rest".into(), li));
     }
     items.push(match after {
         Some(k) => {
