@@ -88,14 +88,15 @@ impl Shapes {
             .position(|o| o.as_ref().is_some_and(|(s, c, _)| s.id == skb.id && *c == copy && s == skb))
             .map(|i| *from + i);
         let (max_frags, room) = self.fit;
-        let shape = match hit {
+        let made = match hit {
             Some(i) => {
                 *from = i + 1;
-                old[i].take().expect("a match").2
+                old[i].take().expect("a match")
             }
-            None => Rc::new(Shape::of(skb, copies, max_frags, room)),
+            None => (skb.clone(), copy, Rc::new(Shape::of(skb, copies, max_frags, room))),
         };
-        self.made.push((skb.clone(), copy, shape.clone()));
+        let shape = made.2.clone();
+        self.made.push(made);
         shape
     }
 }
