@@ -38,11 +38,12 @@ const LINE_PX: u32 = 16;
 const LINE_CHARS: u32 = 40;
 
 /// How far down the lists to write items, for a pane whose content is in view down to
-/// `seen` pixels: a quarter of a screen further, rounded up, so that a small scroll writes
-/// nothing new.
+/// `seen` pixels: rounded up to a band of 200, so that a small scroll writes nothing new.
+/// (The lists start below the pane's top, under their headings: that, and the band, is the
+/// margin for an estimate that runs long.)
 pub fn reach(seen: f64) -> u32 {
-    const STEP: u32 = 250;
-    (seen.max(0.0) as u32 / STEP + 2) * STEP
+    const BAND: u32 = 200;
+    (seen.max(0.0) as u32 / BAND + 1) * BAND
 }
 
 #[derive(Properties, PartialEq)]
