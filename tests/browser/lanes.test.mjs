@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, listed, open, position, SHOTS } from './lib.mjs';
+import { eventItem, launch, listed, open, position, SHOTS } from './lib.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -367,7 +367,7 @@ test('where each skb and page was freed: each lane names the CPU and kernel func
   // step has freed so far.
   await page.getByRole('button', { name: 'Previous step' }).click();
   await settle(page);
-  await list(page, NONE).locator('li[data-k]', { hasText: /^free_skb skb=0 / }).click();
+  await (await eventItem(page, list(page, NONE), /^free_skb skb=0 /)).click();
   await settle(page);
   const fig = page.locator(`figure[data-variant="${NONE}"]`);
   assert.equal(await fig.locator('g[data-gone-skb="0"] text').first().textContent(), 'skb 0 · freed on cpu1');
@@ -375,7 +375,7 @@ test('where each skb and page was freed: each lane names the CPU and kernel func
   assert.equal(await fig.locator('svg text.q', { hasText: 'sk_receive_queue' }).textContent(), 'sk_receive_queue (0 skbs)');
   assert.deepEqual(await freed(page, NONE), ['pages 0, 1 freed on cpu1 by __folio_put', 'skbs 0, 18, 36 freed on cpu1 by __kfree_skb']);
   // The free of page 0, earlier in the step: the page fades, "freed on cpu1".
-  await list(page, NONE).locator('li[data-k]', { hasText: /^free_page page=0 / }).click();
+  await (await eventItem(page, list(page, NONE), /^free_page page=0 /)).click();
   await settle(page);
   assert.match(await fig.locator('g[data-gone="0"]').textContent(), /freed on cpu1 · used/);
   assert.deepEqual(await freed(page, NONE), ['page 0 freed on cpu1 by __folio_put']);
