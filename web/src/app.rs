@@ -244,7 +244,11 @@ impl Component for App {
             let at = Some((s.clone(), self.position()));
             if at != self.linked {
                 self.linked = at;
-                self.link_due = if first { 0.0 } else { now + f64::from(LINK_DELAY_MS) };
+                self.link_due = if first {
+                    0.0
+                } else {
+                    now + f64::from(LINK_DELAY_MS)
+                };
                 if self.link_timer.is_none() {
                     self.follow_link(ctx);
                 }

@@ -200,7 +200,11 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
         match n {
             n if n + 1 == start => before = Some(k),
             n if n == start + WINDOW => after = Some(k),
-            n if n >= start && n < start + WINDOW && drawn >= p.reach && at.is_none_or(|a| k > a + 1) => {
+            n if n >= start
+                && n < start + WINDOW
+                && drawn >= p.reach
+                && at.is_none_or(|a| k > a + 1) =>
+            {
                 rest += 1
             }
             n if n >= start && n < start + WINDOW => {

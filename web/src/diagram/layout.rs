@@ -48,9 +48,12 @@ pub struct Spot {
     pub gap: u32,
 }
 
+/// A queue's skbs: each one's spot and shape.
+pub type Placed = Vec<(Spot, Rc<Shape>)>;
+
 pub struct Layout {
     /// Per queue: its label's baseline, and each skb's spot and shape.
-    pub queues: Vec<(u32, Vec<(Spot, Rc<Shape>)>)>,
+    pub queues: Vec<(u32, Placed)>,
     /// The dfrags' label baseline and each dfrag's spot.
     pub dfrags: (u32, Vec<Spot>),
     /// The page column's left edge and its label's baseline; each page's corner.
@@ -65,6 +68,9 @@ pub struct Layout {
     pub height: u32,
 }
 
+/// A shape made, with the skb and the linearized copy's head it was made from.
+type Made = (Skb, Option<u32>, Rc<Shape>);
+
 /// The skbs' shapes of the layout made last, to make the next one with. A shape depends only
 /// on its skb, the skb's linearized copy, MAX_SKB_FRAGS and the room, and making one writes
 /// the skb's facts as text: a step that queues 25 skbs behind 475 reshapes 25, an event the
@@ -74,7 +80,7 @@ pub struct Shapes {
     /// The MAX_SKB_FRAGS and room they were made for.
     fit: (u32, u32),
     /// In the order of the state's queues: each skb as it was shaped, its copy's head.
-    made: Vec<(Skb, Option<u32>, Rc<Shape>)>,
+    made: Vec<Made>,
 }
 
 impl Shapes {
@@ -82,10 +88,22 @@ impl Shapes {
     /// shapes made last) when it holds the same skb at or after `*from`, else made anew.
     /// Skbs keep their order from one state to the next, so the search starts after the
     /// last match.
-    fn shape(&mut self, old: &mut [Option<(Skb, Option<u32>, Rc<Shape>)>], from: &mut usize, skb: &Skb, copies: &[Linearized]) -> Rc<Shape> {
-        let copy = copies.iter().find(|c| c.skb == skb.id).map(|c| c.head_bytes);
+    fn shape(
+        &mut self,
+        old: &mut [Option<Made>],
+        from: &mut usize,
+        skb: &Skb,
+        copies: &[Linearized],
+    ) -> Rc<Shape> {
+        let copy = copies
+            .iter()
+            .find(|c| c.skb == skb.id)
+            .map(|c| c.head_bytes);
         let hit = (old[*from..].iter())
-            .position(|o| o.as_ref().is_some_and(|(s, c, _)| s.id == skb.id && *c == copy && s == skb))
+            .position(|o| {
+                o.as_ref()
+                    .is_some_and(|(s, c, _)| s.id == skb.id && *c == copy && s == skb)
+            })
             .map(|i| *from + i);
         let (max_frags, room) = self.fit;
         let made = match hit {
@@ -93,7 +111,11 @@ impl Shapes {
                 *from = i + 1;
                 old[i].take().expect("a match")
             }
-            None => (skb.clone(), copy, Rc::new(Shape::of(skb, copies, max_frags, room))),
+            None => (
+                skb.clone(),
+                copy,
+                Rc::new(Shape::of(skb, copies, max_frags, room)),
+            ),
         };
         let shape = made.2.clone();
         self.made.push(made);
@@ -118,7 +140,10 @@ impl Layout {
         };
         let right = if beside { px0 - 2 * GAP } else { width - PAD };
         let room = right - PAD;
-        let mut old: Vec<_> = std::mem::take(&mut shapes.made).into_iter().map(Some).collect();
+        let mut old: Vec<_> = std::mem::take(&mut shapes.made)
+            .into_iter()
+            .map(Some)
+            .collect();
         if shapes.fit != (max_frags, room) {
             (shapes.fit, old) = ((max_frags, room), Vec::new());
         }

@@ -22,12 +22,12 @@ mod svg;
 
 use crate::diff::Changed;
 pub use figure::figure;
+pub use layout::Shapes;
 use layout::{route, scale_to, Layout, BAR_Y, DFRAG_H, PAD, PAGE_W};
 use skblab_core::page::PageId;
 use skblab_core::skb::{Frag, SkbId};
 use skblab_core::trace::State;
 use std::fmt::Write;
-pub use layout::Shapes;
 pub use svg::{esc, Drawing, Kind, Piece, ALL};
 
 /// How to mark items: `changed` by the current step, `differs` from the other variant.
@@ -452,7 +452,15 @@ mod tests {
 
     /// `s` drawn 1000 wide with nothing marked, as one SVG document.
     fn unmarked(s: &State) -> String {
-        draw(s, &marks_none(), (17, 1000), "test", ALL, &mut Shapes::default()).to_svg()
+        draw(
+            s,
+            &marks_none(),
+            (17, 1000),
+            "test",
+            ALL,
+            &mut Shapes::default(),
+        )
+        .to_svg()
     }
 
     fn sample() -> State {
@@ -520,9 +528,15 @@ mod tests {
         let fresh = Layout::new(&s, 17, 1000, &mut Shapes::default());
         for i in 0..4 {
             assert_eq!(shape(&after, i).lines, shape(&fresh, i).lines, "skb {i}");
-            assert_eq!((shape(&after, i).w, shape(&after, i).h), (shape(&fresh, i).w, shape(&fresh, i).h));
+            assert_eq!(
+                (shape(&after, i).w, shape(&after, i).h),
+                (shape(&fresh, i).w, shape(&fresh, i).h)
+            );
         }
-        assert!(shape(&after, 1).lines.iter().any(|l| l.contains("data_seq 1")));
+        assert!(shape(&after, 1)
+            .lines
+            .iter()
+            .any(|l| l.contains("data_seq 1")));
         // Another room (a narrower drawing) shapes them all anew.
         let narrow = Layout::new(&s, 17, 500, shapes);
         assert!(!Rc::ptr_eq(&shape(&after, 0), &shape(&narrow, 0)));
@@ -559,8 +573,22 @@ mod tests {
                 ..first.clone()
             })
             .collect();
-        let whole = draw(&s, &marks_none(), (17, 1000), "band", ALL, &mut Shapes::default());
-        let near = draw(&s, &marks_none(), (17, 1000), "band", (0, 300), &mut Shapes::default());
+        let whole = draw(
+            &s,
+            &marks_none(),
+            (17, 1000),
+            "band",
+            ALL,
+            &mut Shapes::default(),
+        );
+        let near = draw(
+            &s,
+            &marks_none(),
+            (17, 1000),
+            "band",
+            (0, 300),
+            &mut Shapes::default(),
+        );
         let keys = |d: &Drawing| d.pieces.iter().map(|p| p.key.clone()).collect::<Vec<_>>();
         // Rows at 32, 138, 244 and 350 (past the band): six skbs; every arrow runs up to the
         // page at the top, through the band. The queue's label, the pages' and the page.
@@ -647,7 +675,14 @@ mod tests {
     fn a_drawing_too_narrow_for_a_page_column_has_the_pages_below_the_skbs() {
         // 330 wide (presentation mode's lanes): the skb's row ends at 32 + 96 + 10 = 138, its
         // gap at 133; the pages' label 22 below that, the page at 160, at the left margin.
-        let d = draw(&sample(), &marks_none(), (17, 330), "narrow", ALL, &mut Shapes::default());
+        let d = draw(
+            &sample(),
+            &marks_none(),
+            (17, 330),
+            "narrow",
+            ALL,
+            &mut Shapes::default(),
+        );
         let svg = d.to_svg();
         // The arrow: down to the row's gap, left to the gutter at 5 (left of every label),
         // down it to the gap above the page (155), along to the frag's bytes (10 + 6 + 39)
@@ -734,7 +769,14 @@ mod tests {
             changed: &touched,
             differs: &Changed::default(),
         };
-        let d = draw(&s, &marks, (17, 1000), "modern", ALL, &mut Shapes::default());
+        let d = draw(
+            &s,
+            &marks,
+            (17, 1000),
+            "modern",
+            ALL,
+            &mut Shapes::default(),
+        );
         let slot = d
             .pieces
             .iter()
@@ -822,7 +864,14 @@ mod tests {
                 size: 100 + i,
             });
         }
-        let d = draw(&s, &marks_none(), (21, 1000), "many", ALL, &mut Shapes::default());
+        let d = draw(
+            &s,
+            &marks_none(),
+            (21, 1000),
+            "many",
+            ALL,
+            &mut Shapes::default(),
+        );
         let svg = d.to_svg();
         // frags[19]: row 1, column 9 (x 16 + 9 * 43 = 403, y 104 + 19 = 123), its size shown.
         let want = r#"<rect class="fr" data-frag="19" x="403" y="123" width="40" height="16" rx="2"><title>frags[19]: page 2, offset 1900, size 119</title></rect><text class="w" x="405" y="135">119</text>"#;
@@ -845,7 +894,14 @@ mod tests {
         let mut s = sample();
         s.pages[0].count = 5;
         s.cursors[0].bias = Some(3);
-        let d = draw(&s, &marks_none(), (17, 1000), "bias", ALL, &mut Shapes::default());
+        let d = draw(
+            &s,
+            &marks_none(),
+            (17, 1000),
+            "bias",
+            ALL,
+            &mut Shapes::default(),
+        );
         let svg = d.to_svg();
         for want in [
             r#"<text class="s" x="514" y="97">pagecnt_bias 3 · 2 frag(s) out</text>"#,
@@ -869,7 +925,14 @@ mod tests {
             data_len: 1448,
             frozen: false,
         });
-        let d = draw(&s, &marks_none(), (17, 1000), "map", ALL, &mut Shapes::default());
+        let d = draw(
+            &s,
+            &marks_none(),
+            (17, 1000),
+            "map",
+            ALL,
+            &mut Shapes::default(),
+        );
         let svg = d.to_svg();
         let want =
             "head 512 B · alloc cpu 0 · map data_seq 7 · subflow_seq 1 · data_len 1448</text>";
