@@ -157,6 +157,19 @@ test('a long list writes the items down to its pane\'s view, and the rest as the
   assert.ok(first.length >= 10 && first.length < 100, `${first.length} items written`);
   assert.equal(Number(await page.locator('ol.events > li.rest').getAttribute('data-rest')), 100 - first.length);
   assert.ok(await page.locator('ol.events > li.rest').evaluate((li) => li.offsetHeight) > 16 * (100 - first.length));
+  // The items written reach past the bottom of the pane's view, after a resize too (which
+  // sends no scroll: the next move follows it).
+  const covered = () => page.evaluate(() => {
+    const pane = document.querySelector('.narration').getBoundingClientRect();
+    const items = document.querySelectorAll('ol.events > li:not(.more)');
+    return items[items.length - 1].getBoundingClientRect().bottom >= Math.min(pane.bottom, innerHeight);
+  });
+  assert.equal(await covered(), true);
+  await page.setViewportSize({ width: 1400, height: 1600 });
+  await page.locator('body').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+  assert.equal(await covered(), true, 'after a resize and a move');
   // Scrolled to its bottom, again and again: every item is written, in order.
   for (let i = 0; i < 20 && await page.locator('ol.events > li.rest').count(); i++) {
     await page.locator('.narration').evaluate((e) => { e.scrollTop = e.scrollHeight; });

@@ -178,8 +178,7 @@ impl Component for App {
             pos: 0,
             lanes: Lanes::default(),
             reveal: false,
-            // Until the first scroll: a pane as tall as a laptop's screen leaves it.
-            reach: narration::reach(600.0),
+            reach: narration::reach(0.0),
             play: None,
             speed: 2,
             notice: None,
@@ -222,6 +221,8 @@ impl Component for App {
         let render = self.handle(ctx, msg);
         if render {
             self.started.get_or_insert(t0);
+            // A resize moves the lists' view too, and sends no scroll.
+            self.reach = narration::reach(dom::seen(".narration"));
         }
         render
     }

@@ -40,10 +40,11 @@ const LINE_CHARS: u32 = 40;
 /// How far down the lists to write items, for a pane whose content is in view down to
 /// `seen` pixels: rounded up to a band of 200, so that a small scroll writes nothing new.
 /// (The lists start below the pane's top, under their headings: that, and the band, is the
-/// margin for an estimate that runs long.)
+/// margin for an estimate that runs long.) At least what a pane on a laptop's screen shows:
+/// before the pane is drawn, it measures nothing.
 pub fn reach(seen: f64) -> u32 {
     const BAND: u32 = 200;
-    (seen.max(0.0) as u32 / BAND + 1) * BAND
+    (seen.max(600.0) as u32 / BAND + 1) * BAND
 }
 
 #[derive(Properties, PartialEq)]
