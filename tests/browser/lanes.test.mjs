@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, open, position, SHOTS } from './lib.mjs';
+import { eventItem, launch, listed, open, position, SHOTS } from './lib.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -129,7 +129,7 @@ test('lockstep: the other lane goes to the same kind of event, or says it has no
 
 test('a step\'s end is a stop: ↓ rests on it, says what comes next, and only the next ↓ moves on', async () => {
   const page = await open(browser, `${REUSE}&step=1`);
-  const n = await list(page, AFTER).locator('li[data-k]').count();
+  const n = await listed(page, `ol.events[data-variant="${AFTER}"]`);
   await page.locator('body').focus();
   for (let k = 1; k <= n; k++) await press(page, 'ArrowDown');
   assert.equal((await selected(page, AFTER)).k, n);
@@ -155,7 +155,7 @@ test('a step of over a thousand events: a window of the list, kept in view, a fi
   const page = await open(browser, `#s=${b64(text)}&step=1`);
   const ol = page.locator('ol.events');
   const items = () => ol.locator('li[data-k]:not(.more)');
-  assert.equal(await items().count(), 100);
+  assert.equal(await listed(page), 100);
   const later = await page.getByTestId('more-events').textContent();
   const total = Number(later.match(/▼ (\d+) later/)[1]) + 100;
   assert.ok(total > 1000, later);
@@ -367,7 +367,7 @@ test('where each skb and page was freed: each lane names the CPU and kernel func
   // step has freed so far.
   await page.getByRole('button', { name: 'Previous step' }).click();
   await settle(page);
-  await list(page, NONE).locator('li[data-k]', { hasText: /^free_skb skb=0 / }).click();
+  await (await eventItem(page, list(page, NONE), /^free_skb skb=0 /)).click();
   await settle(page);
   const fig = page.locator(`figure[data-variant="${NONE}"]`);
   assert.equal(await fig.locator('g[data-gone-skb="0"] text').first().textContent(), 'skb 0 · freed on cpu1');
@@ -375,7 +375,7 @@ test('where each skb and page was freed: each lane names the CPU and kernel func
   assert.equal(await fig.locator('svg text.q', { hasText: 'sk_receive_queue' }).textContent(), 'sk_receive_queue (0 skbs)');
   assert.deepEqual(await freed(page, NONE), ['pages 0, 1 freed on cpu1 by __folio_put', 'skbs 0, 18, 36 freed on cpu1 by __kfree_skb']);
   // The free of page 0, earlier in the step: the page fades, "freed on cpu1".
-  await list(page, NONE).locator('li[data-k]', { hasText: /^free_page page=0 / }).click();
+  await (await eventItem(page, list(page, NONE), /^free_page page=0 /)).click();
   await settle(page);
   assert.match(await fig.locator('g[data-gone="0"]').textContent(), /freed on cpu1 · used/);
   assert.deepEqual(await freed(page, NONE), ['page 0 freed on cpu1 by __folio_put']);

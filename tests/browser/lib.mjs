@@ -43,3 +43,29 @@ export async function position(page) {
   if (!m) throw new Error(`unexpected step text: ${text}`);
   return { at: Number(m[1]), len: Number(m[2]) };
 }
+
+/**
+ * How many events a lane's list holds in its window (`ol` matching `selector`): the items
+ * written and those its last empty item stands for (a list writes its items only down to the
+ * pane's view and its selected event; the rest as the pane scrolls).
+ */
+export function listed(page, selector = 'ol.events') {
+  return page.$$eval(selector, (ols) => ols.reduce((n, ol) => n + ol.querySelectorAll(':scope > li:not(.more)').length +
+    Number(ol.querySelector(':scope > li.rest')?.dataset.rest ?? 0), 0));
+}
+
+/**
+ * The item of list `ol` (a locator) whose text matches `re`, scrolled to as a learner would:
+ * a list writes its items as its pane (or the page) scrolls down to them.
+ */
+export async function eventItem(page, ol, re) {
+  for (let i = 0; i < 50; i++) {
+    const li = ol.locator('li[data-k]', { hasText: re });
+    if (await li.count()) return li;
+    const rest = ol.locator('li.rest');
+    if (!await rest.count()) break;
+    await rest.scrollIntoViewIfNeeded();
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+  }
+  throw new Error(`no event ${re} in the list`);
+}

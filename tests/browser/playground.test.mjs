@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { launch, open, position, BIN, SHOTS } from './lib.mjs';
+import { launch, listed, open, position, BIN, SHOTS } from './lib.mjs';
 
 let browser;
 // Files the tests write (scenarios for `skblab run`, downloads), removed at the end.
@@ -64,7 +64,7 @@ test('every walkthrough, stepped with Next, shows the counters of `skblab run --
       // Every variant's events are listed, as the native run records them (a window of 100).
       for (const v of variants) {
         const want = expected[v].steps[k - 1].events.length;
-        const shown = await page.locator(`ol.events[data-variant="${v}"] > li:not(.more)`).count();
+        const shown = await listed(page, `ol.events[data-variant="${v}"]`);
         assert.equal(shown, Math.min(want, 100), `${value} ${v} step ${k} events`);
       }
       for (const v of variants) {
@@ -146,10 +146,46 @@ test('a step with thousands of events lists the first 100 and counts the rest', 
   const events = runNative(text, 'pre-2010').steps[0].events.length;
   assert.ok(events > 1000, `${events} events`);
   const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=1`);
-  assert.equal(await page.locator('ol.events > li').count(), 101);
+  assert.equal(await listed(page), 100);
   assert.equal(await page.locator('ol.events > li').first().textContent(), 'alloc_skb skb=0 cpu=0 head_bytes=816 headroom=320 linear_room=0 seq=0 truesize=552 queue="write_queue" size_goal=65160');
   assert.equal(await page.getByTestId('more-events').textContent(),
     `▼ ${events - 100} later events`);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a long list writes the items down to its pane\'s view, and the rest as the pane scrolls', async () => {
+  const text = 'mechanism = "sendmsg"\n[[ops]]\nop = "sendmsg"\nbytes = 256\ncount = 300\n';
+  const want = runNative(text, 'pre-2010').steps[0].events.slice(0, 100);
+  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=1`);
+  const written = () => page.locator('ol.events > li:not(.more)').allTextContents();
+  const first = await written();
+  // The pane (675 px at this size) shows a few dozen; an empty item as tall as the rest
+  // stands for them.
+  assert.ok(first.length >= 10 && first.length < 100, `${first.length} items written`);
+  assert.equal(Number(await page.locator('ol.events > li.rest').getAttribute('data-rest')), 100 - first.length);
+  assert.ok(await page.locator('ol.events > li.rest').evaluate((li) => li.offsetHeight) > 16 * (100 - first.length));
+  // The items written reach past the bottom of the pane's view, after a resize too (which
+  // sends no scroll: the next move follows it).
+  const covered = () => page.evaluate(() => {
+    const pane = document.querySelector('.narration').getBoundingClientRect();
+    const items = document.querySelectorAll('ol.events > li:not(.more)');
+    return items[items.length - 1].getBoundingClientRect().bottom >= Math.min(pane.bottom, innerHeight);
+  });
+  assert.equal(await covered(), true);
+  await page.setViewportSize({ width: 1400, height: 1600 });
+  await page.locator('body').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+  assert.equal(await covered(), true, 'after a resize and a move');
+  // Scrolled to its bottom, again and again: every item is written, in order.
+  for (let i = 0; i < 20 && await page.locator('ol.events > li.rest').count(); i++) {
+    await page.locator('.narration').evaluate((e) => { e.scrollTop = e.scrollHeight; });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+  }
+  const all = await written();
+  assert.equal(all.length, 100);
+  assert.deepEqual(all.map((t) => t.split(' ')[0]), want.map((e) => e.ev));
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -90,6 +90,10 @@ pub enum Msg {
     OpenChallenge(usize),
     /// Check the open challenge's goal on the editor's text.
     Check(String),
+    /// The link timer fired: write the URL if stepping has rested long enough.
+    Link,
+    /// The page or a pane scrolled: how far down the event lists are in view.
+    Scrolled,
 }
 
 /// What the editor starts from: a walkthrough's or a permalink's text. A new seed gets a new
@@ -111,16 +115,24 @@ pub struct App {
     lanes: Lanes,
     /// Scroll the selected events into view once drawn (the selection moved).
     reveal: bool,
+    /// How far down the event lists write their items ([`narration::reach`]).
+    reach: u32,
     play: Option<Interval>,
     speed: u32,
     notice: Option<String>,
     /// The counter the learner charts.
     chart: Option<AttrValue>,
     seed: Seed,
+    /// The fragment last written into the URL.
     fragment: String,
-    /// Writes `fragment` into the URL once stepping pauses: `replaceState` costs milliseconds,
-    /// too much to pay on every step while playing or holding an arrow key.
-    pending_link: Option<Timeout>,
+    /// The session and position the URL is to follow, once stepping rests for
+    /// [`LINK_DELAY_MS`]: `replaceState` (and encoding the link) costs milliseconds, too much
+    /// to pay on every step while playing or holding an arrow key.
+    linked: Option<(Shared, Position)>,
+    /// When the URL may follow (`dom::now`), and the one timer that waits for it: a step
+    /// only pushes the time back, it sets no timer of its own.
+    link_due: f64,
+    link_timer: Option<Timeout>,
     started: Option<f64>,
     /// Predict mode is on; `quiz` holds the walkthrough's questions and what is being asked.
     predict: bool,
@@ -140,7 +152,7 @@ pub struct App {
     on_ask: Callback<quiz::Ask>,
     on_open: Callback<usize>,
     on_check: Callback<String>,
-    _listeners: [EventListener; 2],
+    _listeners: [EventListener; 3],
 }
 
 /// How long the position must rest before the URL follows it.
@@ -166,6 +178,7 @@ impl Component for App {
             pos: 0,
             lanes: Lanes::default(),
             reveal: false,
+            reach: narration::reach(0.0),
             play: None,
             speed: 2,
             notice: None,
@@ -176,7 +189,9 @@ impl Component for App {
                 compare: AttrValue::default(),
             },
             fragment: String::new(),
-            pending_link: None,
+            linked: None,
+            link_due: 0.0,
+            link_timer: None,
             started: None,
             predict: dom::mode("predict"),
             quiz: Quiz::default(),
@@ -200,7 +215,168 @@ impl Component for App {
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
-        self.started.get_or_insert_with(dom::now);
+        // The render a message asks for is timed from it (a message that renders nothing
+        // starts no timing).
+        let t0 = dom::now();
+        let render = self.handle(ctx, msg);
+        if render {
+            self.started.get_or_insert(t0);
+            // A resize moves the lists' view too, and sends no scroll.
+            self.reach = narration::reach(dom::seen(".narration"));
+        }
+        render
+    }
+
+    fn rendered(&mut self, ctx: &Context<Self>, first: bool) {
+        let now = dom::now();
+        if first {
+            dom::publish("firstRenderMs", now);
+        }
+        if let Some(t) = self.started.take() {
+            dom::publish("renderMs", now - t);
+        }
+        if std::mem::take(&mut self.focus_card) {
+            dom::focus(".quiz [data-focus], .quiz button");
+        }
+        if std::mem::take(&mut self.reveal) {
+            dom::reveal("[data-lane] [aria-current]");
+        }
+        if let Some(s) = &self.session {
+            let at = Some((s.clone(), self.position()));
+            if at != self.linked {
+                self.linked = at;
+                self.link_due = if first {
+                    0.0
+                } else {
+                    now + f64::from(LINK_DELAY_MS)
+                };
+                if self.link_timer.is_none() {
+                    self.follow_link(ctx);
+                }
+            }
+        }
+    }
+
+    fn view(&self, ctx: &Context<Self>) -> Html {
+        let picking = self
+            .quiz
+            .current()
+            .is_some_and(|i| i.q.kind() == Kind::Pick);
+        let current = (self.session.as_ref())
+            .and_then(|s| s.walk.as_ref())
+            .and_then(|w| self.walks.iter().position(|x| x.name == w.name));
+        let scores = self
+            .walks
+            .iter()
+            .map(|w| self.record.score(&w.name))
+            .collect();
+        let link = ctx.link();
+        let lead = self.lead();
+        html! {
+            <>
+                { picker::picker(&picker::Props { titles: self.titles.clone(), current, on_pick: self.on_pick.clone(),
+                    scores, on_reset: link.callback(|_| Msg::ResetScores), on_file: self.on_file.clone() }) }
+                if let Some(n) = &self.notice {
+                    <div class="notice" role="alert" data-testid="notice">{ n }</div>
+                }
+                if let Some(s) = &self.session {
+                    { controls::controls(&controls::Props { pos: self.pos, len: s.len(), playing: self.play.is_some(),
+                        speed: self.speed, op: self.op(s), on: self.on_nav.clone(),
+                        event: self.lanes.at[lead].map(|k| (k, s.events(lead, self.pos).len())), predict: self.predict,
+                        on_predict: link.callback(|_| Msg::Predict) }) }
+                    { quiz::card(&self.quiz, self.shown_state(s), &self.on_ask, &self.on_nav) }
+                    <main class={classes!("stage", picking.then_some("picking"))} onclick={picking.then(|| self.on_pick_click())}>
+                        { narration::narration(&narration::Props { session: s.clone(), pos: self.pos, lanes: self.lanes,
+                            lead, on_nav: self.on_nav.clone(), reach: self.reach }) }
+                        <Diagrams session={s.clone()} pos={self.pos} events={self.lanes.at} />
+                    </main>
+                    { panels::panels(&panels::Props { session: s.clone(), pos: self.pos, chart: self.chart.clone(),
+                        on_chart: self.on_chart.clone(), predict: self.predict }) }
+                }
+                <Editor key={self.seed.key} text={self.seed.text.clone()} compare={self.seed.compare.clone()}
+                    on_run={self.on_run.clone()} on_check={self.challenge.as_ref().map(|_| self.on_check.clone())} />
+                { quiz::challenges(&self.challenges, &self.record, self.challenge.as_ref(), &self.on_open) }
+            </>
+        }
+    }
+}
+
+/// Fetches the TOML files `names` served beside the page in `dir/` and reads each with
+/// `parse`.
+async fn fetch_files<T>(
+    dir: &str,
+    names: &[&str],
+    parse: fn(&str) -> Result<T, skblab_core::Error>,
+) -> Result<Vec<T>, String> {
+    let texts = dom::fetch_texts(dir, names).await?;
+    (texts.iter())
+        .map(|text| parse(text).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// A callback that emits on `to` what `f` makes of an event, when it makes something (a
+/// select or input whose value parses).
+fn emit_some<E: 'static, T: 'static>(
+    to: &Callback<T>,
+    f: impl Fn(E) -> Option<T> + 'static,
+) -> Callback<E> {
+    let to = to.clone();
+    Callback::from(move |e| {
+        if let Some(v) = f(e) {
+            to.emit(v)
+        }
+    })
+}
+
+/// Keeps the learner's record in localStorage.
+fn save(r: &Record) {
+    let [scores, solved] = r.texts();
+    dom::store(dom::Kept::Site, predict::SCORES, &scores);
+    dom::store(dom::Kept::Site, predict::SOLVED, &solved);
+}
+
+/// Keyboard shortcuts (outside text fields), `hashchange` (a pasted permalink) and any
+/// scroll (of the page or a pane: scroll events reach the window only as it captures them).
+fn listeners(ctx: &Context<App>) -> [EventListener; 3] {
+    let doc = web_sys::window()
+        .and_then(|w| w.document())
+        .expect("a document");
+    let link = ctx.link().clone();
+    let keys = EventListener::new_with_options(
+        &doc,
+        "keydown",
+        EventListenerOptions::enable_prevent_default(),
+        move |e| {
+            let Some(e) = e.dyn_ref::<KeyboardEvent>() else {
+                return;
+            };
+            // Esc skips the question asked, from anywhere (the answer field too).
+            if e.key() == "Escape" {
+                link.send_message(Msg::Ask(quiz::Ask::Skip));
+            } else if let Some(nav) = key_nav(e) {
+                e.prevent_default();
+                link.send_message(Msg::Nav(nav));
+            }
+        },
+    );
+    let link = ctx.link().clone();
+    let window = web_sys::window().expect("a window");
+    let hash = EventListener::new(&window, "hashchange", move |_| {
+        link.send_message(Msg::HashChanged)
+    });
+    let link = ctx.link().clone();
+    let scroll = EventListener::new_with_options(
+        &window,
+        "scroll",
+        EventListenerOptions::run_in_capture_phase(),
+        move |_| link.send_message(Msg::Scrolled),
+    );
+    [keys, hash, scroll]
+}
+
+impl App {
+    /// What message `msg` changes; whether the app renders again.
+    fn handle(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         match msg {
             Msg::Loaded(walks) => {
                 match walks {
@@ -275,150 +451,36 @@ impl Component for App {
                 self.open_challenge(i, None, Position::default());
             }
             Msg::Check(text) => self.check(&text),
+            Msg::Link => {
+                self.link_timer = None;
+                self.follow_link(ctx);
+                return false;
+            }
+            Msg::Scrolled => {
+                let reach = narration::reach(dom::seen(".narration"));
+                return std::mem::replace(&mut self.reach, reach) != reach;
+            }
         }
         true
     }
 
-    fn rendered(&mut self, _ctx: &Context<Self>, first: bool) {
-        let now = dom::now();
-        if first {
-            dom::publish("firstRenderMs", now);
-        }
-        if let Some(t) = self.started.take() {
-            dom::publish("renderMs", now - t);
-        }
-        if std::mem::take(&mut self.focus_card) {
-            dom::focus(".quiz [data-focus], .quiz button");
-        }
-        if std::mem::take(&mut self.reveal) {
-            dom::reveal("[data-lane] [aria-current]");
-        }
-        if let Some(s) = &self.session {
-            let f = s.link(self.position()).encode();
+    /// Writes the link into the URL if stepping has rested since `link_due`, else waits for
+    /// that time.
+    fn follow_link(&mut self, ctx: &Context<Self>) {
+        let wait = self.link_due - dom::now();
+        if wait > 0.0 {
+            let link = ctx.link().clone();
+            let fire = move || link.send_message(Msg::Link);
+            self.link_timer = Some(Timeout::new(wait.ceil() as u32, fire));
+        } else if let Some((s, at)) = &self.linked {
+            let f = s.link(*at).encode();
             if f != self.fragment {
-                self.fragment = f.clone();
-                let write = move || dom::set_fragment(&f);
-                // Replacing the timer cancels the write it had pending.
-                self.pending_link = if first {
-                    write();
-                    None
-                } else {
-                    Some(Timeout::new(LINK_DELAY_MS, write))
-                };
+                dom::set_fragment(&f);
+                self.fragment = f;
             }
         }
     }
 
-    fn view(&self, ctx: &Context<Self>) -> Html {
-        let picking = self
-            .quiz
-            .current()
-            .is_some_and(|i| i.q.kind() == Kind::Pick);
-        let current = (self.session.as_ref())
-            .and_then(|s| s.walk.as_ref())
-            .and_then(|w| self.walks.iter().position(|x| x.name == w.name));
-        let scores = self
-            .walks
-            .iter()
-            .map(|w| self.record.score(&w.name))
-            .collect();
-        let link = ctx.link();
-        let lead = self.lead();
-        html! {
-            <>
-                { picker::picker(&picker::Props { titles: self.titles.clone(), current, on_pick: self.on_pick.clone(),
-                    scores, on_reset: link.callback(|_| Msg::ResetScores), on_file: self.on_file.clone() }) }
-                if let Some(n) = &self.notice {
-                    <div class="notice" role="alert" data-testid="notice">{ n }</div>
-                }
-                if let Some(s) = &self.session {
-                    { controls::controls(&controls::Props { pos: self.pos, len: s.len(), playing: self.play.is_some(),
-                        speed: self.speed, op: self.op(s), on: self.on_nav.clone(),
-                        event: self.lanes.at[lead].map(|k| (k, s.events(lead, self.pos).len())), predict: self.predict,
-                        on_predict: link.callback(|_| Msg::Predict) }) }
-                    { quiz::card(&self.quiz, self.shown_state(s), &self.on_ask, &self.on_nav) }
-                    <main class={classes!("stage", picking.then_some("picking"))} onclick={picking.then(|| self.on_pick_click())}>
-                        { narration::narration(&narration::Props { session: s.clone(), pos: self.pos, lanes: self.lanes,
-                            lead, on_nav: self.on_nav.clone() }) }
-                        <Diagrams session={s.clone()} pos={self.pos} events={self.lanes.at} />
-                    </main>
-                    { panels::panels(&panels::Props { session: s.clone(), pos: self.pos, chart: self.chart.clone(),
-                        on_chart: self.on_chart.clone(), predict: self.predict }) }
-                }
-                <Editor key={self.seed.key} text={self.seed.text.clone()} compare={self.seed.compare.clone()}
-                    on_run={self.on_run.clone()} on_check={self.challenge.as_ref().map(|_| self.on_check.clone())} />
-                { quiz::challenges(&self.challenges, &self.record, self.challenge.as_ref(), &self.on_open) }
-            </>
-        }
-    }
-}
-
-/// Fetches the TOML files `names` served beside the page in `dir/` and reads each with
-/// `parse`.
-async fn fetch_files<T>(
-    dir: &str,
-    names: &[&str],
-    parse: fn(&str) -> Result<T, skblab_core::Error>,
-) -> Result<Vec<T>, String> {
-    let texts = dom::fetch_texts(dir, names).await?;
-    (texts.iter())
-        .map(|text| parse(text).map_err(|e| e.to_string()))
-        .collect()
-}
-
-/// A callback that emits on `to` what `f` makes of an event, when it makes something (a
-/// select or input whose value parses).
-fn emit_some<E: 'static, T: 'static>(
-    to: &Callback<T>,
-    f: impl Fn(E) -> Option<T> + 'static,
-) -> Callback<E> {
-    let to = to.clone();
-    Callback::from(move |e| {
-        if let Some(v) = f(e) {
-            to.emit(v)
-        }
-    })
-}
-
-/// Keeps the learner's record in localStorage.
-fn save(r: &Record) {
-    let [scores, solved] = r.texts();
-    dom::store(dom::Kept::Site, predict::SCORES, &scores);
-    dom::store(dom::Kept::Site, predict::SOLVED, &solved);
-}
-
-/// Keyboard shortcuts (outside text fields) and `hashchange` (a pasted permalink).
-fn listeners(ctx: &Context<App>) -> [EventListener; 2] {
-    let doc = web_sys::window()
-        .and_then(|w| w.document())
-        .expect("a document");
-    let link = ctx.link().clone();
-    let keys = EventListener::new_with_options(
-        &doc,
-        "keydown",
-        EventListenerOptions::enable_prevent_default(),
-        move |e| {
-            let Some(e) = e.dyn_ref::<KeyboardEvent>() else {
-                return;
-            };
-            // Esc skips the question asked, from anywhere (the answer field too).
-            if e.key() == "Escape" {
-                link.send_message(Msg::Ask(quiz::Ask::Skip));
-            } else if let Some(nav) = key_nav(e) {
-                e.prevent_default();
-                link.send_message(Msg::Nav(nav));
-            }
-        },
-    );
-    let link = ctx.link().clone();
-    let window = web_sys::window().expect("a window");
-    let hash = EventListener::new(&window, "hashchange", move |_| {
-        link.send_message(Msg::HashChanged)
-    });
-    [keys, hash]
-}
-
-impl App {
     /// In predict mode, before a move forward to step `to`: when a step on the way has
     /// questions left, rests on the step before it (so it stays hidden), asks them, and says so.
     fn asks_before(&mut self, to: usize) -> bool {

@@ -88,6 +88,9 @@ pub fn focus(selector: &str) {
 
 #[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function reveal(s) { \
     for (const e of document.querySelectorAll(s)) e.scrollIntoView({ block: 'nearest' }); } \
+    export function seen(s) { const e = document.querySelector(s); if (!e) return 0; \
+    const r = e.getBoundingClientRect(); \
+    return Math.max(0, e.scrollTop + Math.min(r.bottom, innerHeight) - r.top); } \
     export function png(svg, name) { const i = new Image(); i.onload = () => { \
     const c = document.createElement('canvas'); c.width = 2 * i.width; c.height = 2 * i.height; \
     const g = c.getContext('2d'); g.scale(2, 2); g.drawImage(i, 0, 0); c.toBlob((b) => { \
@@ -99,6 +102,10 @@ extern "C" {
     /// "nearest"`: an element already in view stays where it is). In JS: the same in Rust,
     /// through `Reflect`, cost the wasm a third of a kilobyte.
     pub fn reveal(selector: &str);
+
+    /// How far down the first element matching the selector its content is in view, in CSS
+    /// pixels from its top: whether the element scrolls (a pane) or the page does.
+    pub fn seen(selector: &str) -> f64;
 
     /// Offers `svg` drawn at twice its size (sharp on a slide) as a PNG file named `name`:
     /// the browser draws it on a canvas (in JS: the canvas and image bindings cost more).

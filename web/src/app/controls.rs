@@ -5,7 +5,6 @@
 
 use super::emit_some;
 use crate::diagram::esc;
-use std::fmt::Write;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -89,22 +88,21 @@ fn clicked(e: MouseEvent) -> Option<Nav> {
     MOVES.get(i).copied()
 }
 
-/// The step and, stepping by event, the event shown: markup, as it changes at every move.
-/// The event's place is always there (empty outside event mode), so what follows stays put.
-fn position(p: &Props) -> String {
+/// The step and, stepping by event, the event shown: nodes, not markup, as they change at
+/// every move (new markup is parsed, and the nodes it replaces removed). The event's place
+/// is always there (empty outside event mode), so what follows stays put.
+fn position(p: &Props) -> Html {
     let (pos, len) = (p.pos, p.len);
-    let mut o =
-        format!(r#"<output data-testid="step" data-step="{pos}">step {pos} / {len}</output>"#);
-    match p.event {
-        Some((k, n)) => {
-            let _ = write!(
-                o,
-                r#"<output class="ev" data-testid="event" data-event="{k}">event {k} / {n}</output>"#
-            );
-        }
-        None => o.push_str(r#"<output class="ev"></output>"#),
+    let (k, text) = match p.event {
+        Some((k, n)) => (Some(k.to_string()), format!("event {k} / {n}")),
+        None => (None, String::new()),
+    };
+    html! {
+        <>
+            <output data-testid="step" data-step={pos.to_string()}>{ format!("step {pos} / {len}") }</output>
+            <output class="ev" data-testid={k.as_ref().map(|_| "event")} data-event={k}>{ text }</output>
+        </>
     }
-    o
 }
 
 pub fn controls(p: &Props) -> Html {
@@ -122,7 +120,7 @@ pub fn controls(p: &Props) -> Html {
             </label>
             <input type="range" class="scrubber" aria-label="Step" min="0" max={len.to_string()} value={pos.to_string()}
                 oninput={emit_some(on, |e: InputEvent| e.target_unchecked_into::<HtmlInputElement>().value().parse().ok().map(Nav::Go))} />
-            { Html::from_html_unchecked(position(p).into()) }
+            { position(p) }
             <label class="predict" title="Answer each walkthrough question before its step is shown">
                 <input type="checkbox" data-testid="predict" checked={p.predict} onchange={p.on_predict.reform(|_| ())} />{ " Predict" }
             </label>

@@ -10,7 +10,7 @@
 
 use super::scene::{scenes, Scene};
 use super::Shared;
-use crate::diagram::{self, Drawing, ALL};
+use crate::diagram::{self, Drawing, Shapes, ALL};
 use crate::dom;
 use crate::session::LANES;
 use gloo_events::EventListener;
@@ -56,6 +56,8 @@ pub struct Diagrams {
     /// What each trace shows at the position, and its drawing near the view.
     scenes: Vec<Scene>,
     drawn: Vec<Shown>,
+    /// Per lane, the skbs' shapes of its last drawing ([`Shapes`]).
+    shapes: Vec<Shapes>,
     /// Per trace, the height of its tallest drawing (computed when the session opens).
     canvas: Vec<u32>,
     /// Per diagram, the band of it in the page.
@@ -98,6 +100,7 @@ impl Component for Diagrams {
         let mut d = Diagrams {
             scenes: Vec::new(),
             drawn: Vec::new(),
+            shapes: Vec::new(),
             canvas: canvas_heights(&ctx.props().session, present),
             windows: Vec::new(),
             wraps: Vec::new(),
@@ -278,7 +281,7 @@ impl Diagrams {
         };
         // Whole: the pane holds only the band near each view.
         let whole: Vec<_> = (lanes.iter())
-            .map(|&i| self.scenes[i].draw(s, self.idle(), ALL))
+            .map(|&i| self.scenes[i].draw(s, self.idle(), ALL, &mut Shapes::default()))
             .collect();
         let figs: Vec<_> = (lanes.iter().zip(&whole))
             .map(|(&i, d)| (d, caption(s, &s.traces[i], pos, event(i))))
@@ -316,7 +319,11 @@ impl Diagrams {
         };
         let band = self.windows.get(i).copied().unwrap_or(FIRST_WINDOW);
         let canvas = self.canvas.get(i).copied().unwrap_or(0);
-        let shown = Shown::new(scene.draw(&p.session, self.idle(), band), canvas);
+        self.shapes.resize_with(self.scenes.len(), Shapes::default);
+        // (The fields apart, not through `idle()`: the shapes are borrowed mutably.)
+        let idle = self.idle.as_deref().filter(|_| self.present);
+        let drawing = scene.draw(&p.session, idle, band, &mut self.shapes[i]);
+        let shown = Shown::new(drawing, canvas);
         match self.drawn.get_mut(i) {
             Some(d) => *d = shown,
             None => self.drawn.push(shown),
@@ -448,9 +455,9 @@ fn canvas_heights(s: &Shared, present: bool) -> Vec<u32> {
 
 /// The tallest drawing of trace `t` `width` units wide, over all its steps.
 fn canvas_height(t: &Trace, width: u32) -> u32 {
-    let max_frags = t.consts.max_skb_frags;
+    let (max_frags, shapes) = (t.consts.max_skb_frags, &mut Shapes::default());
     (t.steps.iter())
-        .map(|st| diagram::height(&st.state, max_frags, width))
+        .map(|st| diagram::height(&st.state, max_frags, width, shapes))
         .max()
         .unwrap_or(0)
 }

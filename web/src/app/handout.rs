@@ -4,7 +4,7 @@
 use super::scene::scenes;
 use super::Shared;
 use crate::diagram::esc;
-use crate::diagram::ALL;
+use crate::diagram::{Shapes, ALL};
 use crate::session::LANES;
 use std::fmt::Write;
 use yew::prelude::*;
@@ -12,6 +12,7 @@ use yew::prelude::*;
 /// Every step, 0 (before the first operation) to the last, as markup.
 pub fn handout(s: &Shared, idle: Option<&[Vec<String>]>) -> Html {
     let mut out = String::new();
+    let mut shapes: [Shapes; LANES] = Default::default();
     for pos in 0..=s.len() {
         let op = pos
             .checked_sub(1)
@@ -27,8 +28,8 @@ pub fn handout(s: &Shared, idle: Option<&[Vec<String>]>) -> Html {
                 let _ = write!(out, "<p>{}</p>", esc(o));
             }
         }
-        for scene in scenes(s, pos, [None; LANES]) {
-            out.push_str(&scene.draw(s, idle, ALL).to_svg());
+        for (scene, shapes) in scenes(s, pos, [None; LANES]).iter().zip(&mut shapes) {
+            out.push_str(&scene.draw(s, idle, ALL, shapes).to_svg());
         }
         out.push_str("</section>");
     }

@@ -8,6 +8,11 @@
 //! from one event to the next changes only the two items whose mark moved (as one block of
 //! markup, the whole list was parsed, styled and laid out again at every move); one click and
 //! one change listener act for all of them.
+//!
+//! Of the window, only the items down to the pane's view (and a margin) and past the selected
+//! one are written; one empty item of about their height stands for the rest, and the app
+//! writes more as the pane scrolls ([`reach`]). A step of the 500-skb bench lists 52 events,
+//! of which about 15 are in view: writing and laying out all of them was a third of a step.
 
 use super::controls::Nav;
 use super::stepping::Lanes;
@@ -26,6 +31,21 @@ use yew::virtual_dom::VList;
 const WINDOW: usize = 100;
 /// From this many events on, a lane offers to list one kind only.
 const LONG: usize = 20;
+/// An item's estimated height: a line of 11-px monospace (line-height 1.45) per this many
+/// characters of its text: about what a line of the 320-px pane holds (fewer in a narrower
+/// pane, whose items are then written further down than the view needs, never short of it).
+const LINE_PX: u32 = 16;
+const LINE_CHARS: u32 = 40;
+
+/// How far down the lists to write items, for a pane whose content is in view down to
+/// `seen` pixels: rounded up to a band of 200, so that a small scroll writes nothing new.
+/// (The lists start below the pane's top, under their headings: that, and the band, is the
+/// margin for an estimate that runs long.) At least what a pane on a laptop's screen shows:
+/// before the pane is drawn, it measures nothing.
+pub fn reach(seen: f64) -> u32 {
+    const BAND: u32 = 200;
+    (seen.max(600.0) as u32 / BAND + 1) * BAND
+}
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -35,6 +55,8 @@ pub struct Props {
     /// The lane the keys step.
     pub lead: usize,
     pub on_nav: Callback<Nav>,
+    /// How far down (pixels from the pane's top) a list's items are written ([`reach`]).
+    pub reach: u32,
 }
 
 pub fn narration(p: &Props) -> Html {
@@ -133,6 +155,7 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
         o.push_str(r#" <button class="small" data-lead="">Step this lane</button>"#);
     }
     o.push_str("</h3>");
+    let heading = Html::from_html_unchecked(std::mem::take(o).into());
     if let Some(e) = at.and_then(|k| events.get(k.checked_sub(1)?)) {
         if let Some(f) = t.kernel_fn(e) {
             let _ = write!(
@@ -158,6 +181,9 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
             );
         }
     }
+    // Apart from the heading and the filter, which an event leaves alone: re-creating a
+    // `<select>` costs more than the rest of an event's markup.
+    let moment = std::mem::take(o);
     let filter = p.lanes.filter[lane];
     filter_select(o, lane, events, filter);
     // The events listed (those of the filter's kind, numbered as in the step), a window of
@@ -168,18 +194,29 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
     let start = here / WINDOW * WINDOW;
     let (held, mut n, mut items) = (leads && p.lanes.end, 0, Vec::new());
     let (mut before, mut after) = (None, None);
+    // The items written so far: their estimated height, and the items not written.
+    let (mut drawn, mut rest) = (0, 0);
     for (i, e) in events.iter().enumerate().filter(|(_, e)| listed(e)) {
         let k = i + 1;
         match n {
             n if n + 1 == start => before = Some(k),
             n if n == start + WINDOW => after = Some(k),
+            n if n >= start
+                && n < start + WINDOW
+                && drawn >= p.reach
+                && at.is_none_or(|a| k > a + 1) =>
+            {
+                rest += 1
+            }
             n if n >= start && n < start + WINDOW => {
+                let text = e.to_string();
+                drawn += LINE_PX * (text.len() as u32).div_ceil(LINE_CHARS).max(1);
                 let sel = at == Some(k);
                 let (class, current) = (sel.then_some("sel"), (sel && !held).then_some("step"));
                 let k = AttrValue::from(k.to_string());
                 let (value, key) = (k.clone(), k.to_string());
                 items.push(html! {
-                    <li {key} {value} data-k={k} {class} aria-current={current}>{ e.to_string() }</li>
+                    <li {key} {value} data-k={k} {class} aria-current={current}>{ text }</li>
                 });
             }
             _ => {}
@@ -190,21 +227,29 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
         let li = format!(r#"<li class="more" data-k="{k}">▲ {start} earlier events</li>"#);
         items.insert(0, item("before".into(), li));
     }
-    let mut last = String::new();
-    match after {
-        Some(k) => {
-            let _ = write!(
-                last,
-                r#"<li class="more" data-testid="more-events" data-k="{k}">▼ {} later events</li>"#,
-                n - start - WINDOW
-            );
-        }
-        None => end_marker(&mut last, p, held),
+    if rest > 0 {
+        // As tall as the items not written would be, at the written ones' average.
+        let h = drawn / (n.min(start + WINDOW) - start - rest).max(1) as u32 * rest as u32;
+        let li = format!(
+            r#"<li class="more rest" aria-hidden="true" data-rest="{rest}" style="height:{h}px"></li>"#
+        );
+        items.push(item("rest".into(), li));
     }
-    items.push(item("after".into(), last));
+    items.push(match after {
+        Some(k) => {
+            let more = n - start - WINDOW;
+            let li = format!(
+                r#"<li class="more" data-testid="more-events" data-k="{k}">▼ {more} later events</li>"#
+            );
+            item("after".into(), li)
+        }
+        None => end_marker(p, held),
+    });
     let class = classes!("lane", (leads && two).then_some("leads"));
     Some(html! {
         <section {class} data-lane={lane.to_string()}>
+            { heading }
+            { Html::from_html_unchecked(moment.into()) }
             { Html::from_html_unchecked(std::mem::take(o).into()) }
             <ol class="events" data-variant={t.variant.clone()}>{ for items }</ol>
         </section>
@@ -212,25 +257,19 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
 }
 
 /// The end of the step's list; where the leading lane rests at it, what the next ↓ does.
-fn end_marker(o: &mut String, p: &Props, held: bool) {
+/// A node of its own rather than markup: its text changes at every step.
+fn end_marker(p: &Props, held: bool) -> Html {
     let pos = p.pos;
-    let _ = match (held, pos < p.session.len()) {
-        (false, _) => write!(o, r#"<li class="more end">End of step {pos}</li>"#),
-        (true, more) => write!(
-            o,
-            r#"<li class="more end sel" aria-current="step" data-testid="step-end">End of step {pos}{}{}</li>"#,
-            if more {
-                ": ↓ goes on to step "
-            } else {
-                ", the last"
-            },
-            if more {
-                (pos + 1).to_string()
-            } else {
-                String::new()
-            }
-        ),
+    let next = match (held, pos < p.session.len()) {
+        (false, _) => String::new(),
+        (true, true) => format!(": ↓ goes on to step {}", pos + 1),
+        (true, false) => ", the last".into(),
     };
+    let class = classes!("more", "end", held.then_some("sel"));
+    html! {
+        <li key="after" {class} aria-current={held.then_some("step")} data-testid={held.then_some("step-end")}>
+            { format!("End of step {pos}{next}") }</li>
+    }
 }
 
 /// The list's filter by kind, for a long step with more than one kind (or while one is

@@ -95,7 +95,7 @@ fn chart(p: &Props) -> Html {
             (t.variant.as_str(), vals.collect())
         })
         .collect();
-    let svg = chart::svg(&name, &series, p.pos);
+    let (w, h) = chart::SIZE;
     let onchange = (p.on_chart).reform(|e: Event| {
         e.target_unchecked_into::<HtmlSelectElement>()
             .value()
@@ -109,7 +109,11 @@ fn chart(p: &Props) -> Html {
                     { for names().map(|n| html! { <option value={n.to_string()} selected={n == name}>{ n }</option> }) }
                 </select>
             </label>
-            { Html::from_html_unchecked(AttrValue::from(svg)) }
+            <svg xmlns="http://www.w3.org/2000/svg" viewBox={format!("0 0 {w} {h}")} width={w.to_string()} height={h.to_string()}
+                role="img" aria-label={format!("{name} over the steps")}>
+                { Html::from_html_unchecked(chart::plot(&series).into()) }
+                <path d={chart::marker(&series, p.pos)} stroke="#c2412d" stroke-dasharray="3 2" />
+            </svg>
         </div>
     }
 }

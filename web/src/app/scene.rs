@@ -6,7 +6,7 @@
 
 use super::diagrams::drawing_width;
 use super::Shared;
-use crate::diagram::{self, Drawing, Marks};
+use crate::diagram::{self, Drawing, Marks, Shapes};
 use crate::diff::Changed;
 use crate::session::LANES;
 use skblab_core::events::EventKind;
@@ -135,12 +135,14 @@ pub(super) fn scenes(s: &Shared, pos: usize, events: [Option<usize>; LANES]) -> 
 
 impl Scene {
     /// The scene drawn for `band` (the pieces meeting it; [`ALL`]: the whole drawing).
-    /// `idle`, per trace: queues to leave out (presentation mode).
+    /// `idle`, per trace: queues to leave out (presentation mode); `shapes`: those of the
+    /// lane's drawing before.
     pub(super) fn draw(
         &self,
         s: &Shared,
         idle: Option<&[Vec<String>]>,
         band: (u32, u32),
+        shapes: &mut Shapes,
     ) -> Drawing {
         let empty = State::default();
         let cur = (self.replayed.as_ref())
@@ -165,6 +167,6 @@ impl Scene {
             t.consts.max_skb_frags,
             drawing_width(s.traces.len(), idle.is_some()),
         );
-        diagram::draw(cur, &marks, size, &self.label, band)
+        diagram::draw(cur, &marks, size, &self.label, band, shapes)
     }
 }

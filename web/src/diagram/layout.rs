@@ -10,6 +10,7 @@
 use super::skb::{facts, title};
 use skblab_core::skb::Skb;
 use skblab_core::trace::{Linearized, State};
+use std::rc::Rc;
 
 pub const PAD: u32 = 10;
 pub const GAP: u32 = 10;
@@ -47,9 +48,12 @@ pub struct Spot {
     pub gap: u32,
 }
 
+/// A queue's skbs: each one's spot and shape.
+pub type Placed = Vec<(Spot, Rc<Shape>)>;
+
 pub struct Layout {
     /// Per queue: its label's baseline, and each skb's spot and shape.
-    pub queues: Vec<(u32, Vec<(Spot, Shape)>)>,
+    pub queues: Vec<(u32, Placed)>,
     /// The dfrags' label baseline and each dfrag's spot.
     pub dfrags: (u32, Vec<Spot>),
     /// The page column's left edge and its label's baseline; each page's corner.
@@ -64,8 +68,64 @@ pub struct Layout {
     pub height: u32,
 }
 
+/// A shape made, with the skb and the linearized copy's head it was made from.
+type Made = (Skb, Option<u32>, Rc<Shape>);
+
+/// The skbs' shapes of the layout made last, to make the next one with. A shape depends only
+/// on its skb, the skb's linearized copy, MAX_SKB_FRAGS and the room, and making one writes
+/// the skb's facts as text: a step that queues 25 skbs behind 475 reshapes 25, an event the
+/// one or two it touched, a scroll none (the traces never change).
+#[derive(Default)]
+pub struct Shapes {
+    /// The MAX_SKB_FRAGS and room they were made for.
+    fit: (u32, u32),
+    /// In the order of the state's queues: each skb as it was shaped, its copy's head.
+    made: Vec<Made>,
+}
+
+impl Shapes {
+    /// The shape of `skb` (whose linearized copy's head is `copy`), taken from `old` (the
+    /// shapes made last) when it holds the same skb at or after `*from`, else made anew.
+    /// Skbs keep their order from one state to the next, so the search starts after the
+    /// last match.
+    fn shape(
+        &mut self,
+        old: &mut [Option<Made>],
+        from: &mut usize,
+        skb: &Skb,
+        copies: &[Linearized],
+    ) -> Rc<Shape> {
+        let copy = copies
+            .iter()
+            .find(|c| c.skb == skb.id)
+            .map(|c| c.head_bytes);
+        let hit = (old[*from..].iter())
+            .position(|o| {
+                o.as_ref()
+                    .is_some_and(|(s, c, _)| s.id == skb.id && *c == copy && s == skb)
+            })
+            .map(|i| *from + i);
+        let (max_frags, room) = self.fit;
+        let made = match hit {
+            Some(i) => {
+                *from = i + 1;
+                old[i].take().expect("a match")
+            }
+            None => (
+                skb.clone(),
+                copy,
+                Rc::new(Shape::of(skb, copies, max_frags, room)),
+            ),
+        };
+        let shape = made.2.clone();
+        self.made.push(made);
+        shape
+    }
+}
+
 impl Layout {
-    pub fn new(state: &State, max_frags: u32, width: u32) -> Layout {
+    /// Lays out `state` `width` units wide, reusing what `shapes` kept of the layout before.
+    pub fn new(state: &State, max_frags: u32, width: u32, shapes: &mut Shapes) -> Layout {
         // Pages stand in a column on the right, so a new skb never moves a page (nor a new page
         // an skb): a step then changes only the pieces it touched. A drawing too narrow for
         // that (presentation mode's lanes, drawn narrow to be shown large) has them below.
@@ -80,6 +140,14 @@ impl Layout {
         };
         let right = if beside { px0 - 2 * GAP } else { width - PAD };
         let room = right - PAD;
+        let mut old: Vec<_> = std::mem::take(&mut shapes.made)
+            .into_iter()
+            .map(Some)
+            .collect();
+        if shapes.fit != (max_frags, room) {
+            (shapes.fit, old) = ((max_frags, room), Vec::new());
+        }
+        let mut from = 0;
         let mut y = PAD;
         // A label's baseline, and room below it.
         let labelled = |y: &mut u32| {
@@ -89,14 +157,14 @@ impl Layout {
         let queues = (state.queues.iter())
             .map(|q| {
                 let label = labelled(&mut y);
-                let shapes: Vec<Shape> = (q.skbs.iter())
-                    .map(|s| Shape::of(s, &state.linearized, max_frags, room))
+                let placed: Vec<Rc<Shape>> = (q.skbs.iter())
+                    .map(|s| shapes.shape(&mut old, &mut from, s, &state.linearized))
                     .collect();
-                let spots = flow(&mut y, right, shapes.iter().map(|s| (s.w, s.h)));
+                let spots = flow(&mut y, right, placed.iter().map(|s| (s.w, s.h)));
                 if spots.is_empty() {
                     y += 20; // "empty"
                 }
-                (label, spots.into_iter().zip(shapes).collect())
+                (label, spots.into_iter().zip(placed).collect())
             })
             .collect();
         let dfrags = if state.dfrags.is_empty() {

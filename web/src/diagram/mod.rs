@@ -22,6 +22,7 @@ mod svg;
 
 use crate::diff::Changed;
 pub use figure::figure;
+pub use layout::Shapes;
 use layout::{route, scale_to, Layout, BAR_Y, DFRAG_H, PAD, PAGE_W};
 use skblab_core::page::PageId;
 use skblab_core::skb::{Frag, SkbId};
@@ -85,22 +86,25 @@ impl FragEnd {
 
 /// The height [`draw`] gives `state`: the app sizes one canvas for every step of a trace, so
 /// stepping never resizes the SVG (which would lay out all of it again).
-pub fn height(state: &State, max_frags: u32, width: u32) -> u32 {
-    Layout::new(state, max_frags, width).height
+/// `shapes`: those of the layout before (a trace's steps share most of their skbs).
+pub fn height(state: &State, max_frags: u32, width: u32, shapes: &mut Shapes) -> u32 {
+    Layout::new(state, max_frags, width, shapes).height
 }
 
 /// Draws `state` `width` units wide (skbs and pages wrap); `max_frags` is the era's
 /// MAX_SKB_FRAGS (the empty slots are summarised in one cell). Only the pieces that meet
 /// `band` (top and bottom y) are written: a step of a 500-skb queue writes the few dozen near
 /// the view, and the page draws again as it scrolls ([`window`]); [`ALL`] writes them all.
+/// `shapes`: the skbs' shapes of the drawing before, reused where its skbs are unchanged.
 pub fn draw(
     state: &State,
     marks: &Marks,
     (max_frags, width): (u32, u32),
     label: &str,
     band: (u32, u32),
+    shapes: &mut Shapes,
 ) -> Drawing {
-    let at = Layout::new(state, max_frags, width);
+    let at = Layout::new(state, max_frags, width, shapes);
     let mut p = Painter {
         state,
         marks,
@@ -436,6 +440,7 @@ mod tests {
     use skblab_core::skb::{Frag, Skb, SkbHead};
     use skblab_core::trace::Linearized;
     use skblab_core::trace::{Cursor, Queue};
+    use std::rc::Rc;
 
     fn marks_none() -> Marks<'static> {
         static NONE: std::sync::LazyLock<Changed> = std::sync::LazyLock::new(Changed::default);
@@ -447,7 +452,15 @@ mod tests {
 
     /// `s` drawn 1000 wide with nothing marked, as one SVG document.
     fn unmarked(s: &State) -> String {
-        draw(s, &marks_none(), (17, 1000), "test", ALL).to_svg()
+        draw(
+            s,
+            &marks_none(),
+            (17, 1000),
+            "test",
+            ALL,
+            &mut Shapes::default(),
+        )
+        .to_svg()
     }
 
     fn sample() -> State {
@@ -492,6 +505,44 @@ mod tests {
     }
 
     #[test]
+    fn a_layout_reshapes_only_the_skbs_that_changed() {
+        let mut s = sample();
+        let skb = s.queues[0].skbs[0].clone();
+        s.queues[0].skbs = (0..3).map(|id| Skb { id, ..skb.clone() }).collect();
+        let shapes = &mut Shapes::default();
+        let shape = |l: &Layout, i: usize| l.queues[0].1[i].1.clone();
+        let before = Layout::new(&s, 17, 1000, shapes);
+        // Skb 1 gains a fact (its mapping), skb 3 is new; 0 and 2 are as they were.
+        s.queues[0].skbs[1].mapping = Some(skblab_core::skb::Mapping {
+            data_seq: 1,
+            subflow_seq: 1,
+            data_len: 1000,
+            frozen: false,
+        });
+        s.queues[0].skbs.push(Skb { id: 3, ..skb });
+        let after = Layout::new(&s, 17, 1000, shapes);
+        assert!(Rc::ptr_eq(&shape(&before, 0), &shape(&after, 0)));
+        assert!(Rc::ptr_eq(&shape(&before, 2), &shape(&after, 2)));
+        assert!(!Rc::ptr_eq(&shape(&before, 1), &shape(&after, 1)));
+        // What it reuses is what a layout from nothing makes.
+        let fresh = Layout::new(&s, 17, 1000, &mut Shapes::default());
+        for i in 0..4 {
+            assert_eq!(shape(&after, i).lines, shape(&fresh, i).lines, "skb {i}");
+            assert_eq!(
+                (shape(&after, i).w, shape(&after, i).h),
+                (shape(&fresh, i).w, shape(&fresh, i).h)
+            );
+        }
+        assert!(shape(&after, 1)
+            .lines
+            .iter()
+            .any(|l| l.contains("data_seq 1")));
+        // Another room (a narrower drawing) shapes them all anew.
+        let narrow = Layout::new(&s, 17, 500, shapes);
+        assert!(!Rc::ptr_eq(&shape(&after, 0), &shape(&narrow, 0)));
+    }
+
+    #[test]
     fn window_keeps_a_view_above_and_below_in_whole_bands() {
         // (scroll_top, view_h, view_w, width) -> band, in drawing units.
         for (args, want) in [
@@ -522,8 +573,22 @@ mod tests {
                 ..first.clone()
             })
             .collect();
-        let whole = draw(&s, &marks_none(), (17, 1000), "band", ALL);
-        let near = draw(&s, &marks_none(), (17, 1000), "band", (0, 300));
+        let whole = draw(
+            &s,
+            &marks_none(),
+            (17, 1000),
+            "band",
+            ALL,
+            &mut Shapes::default(),
+        );
+        let near = draw(
+            &s,
+            &marks_none(),
+            (17, 1000),
+            "band",
+            (0, 300),
+            &mut Shapes::default(),
+        );
         let keys = |d: &Drawing| d.pieces.iter().map(|p| p.key.clone()).collect::<Vec<_>>();
         // Rows at 32, 138, 244 and 350 (past the band): six skbs; every arrow runs up to the
         // page at the top, through the band. The queue's label, the pages' and the page.
@@ -557,6 +622,7 @@ mod tests {
             (17, 1000),
             "modern",
             ALL,
+            &mut Shapes::default(),
         );
         let keys: Vec<(&str, u32, u32)> = (drawing.pieces.iter())
             .map(|p| (p.key.as_str(), p.top, p.bottom))
@@ -609,7 +675,14 @@ mod tests {
     fn a_drawing_too_narrow_for_a_page_column_has_the_pages_below_the_skbs() {
         // 330 wide (presentation mode's lanes): the skb's row ends at 32 + 96 + 10 = 138, its
         // gap at 133; the pages' label 22 below that, the page at 160, at the left margin.
-        let d = draw(&sample(), &marks_none(), (17, 330), "narrow", ALL);
+        let d = draw(
+            &sample(),
+            &marks_none(),
+            (17, 330),
+            "narrow",
+            ALL,
+            &mut Shapes::default(),
+        );
         let svg = d.to_svg();
         // The arrow: down to the row's gap, left to the gutter at 5 (left of every label),
         // down it to the gap above the page (155), along to the frag's bytes (10 + 6 + 39)
@@ -696,7 +769,14 @@ mod tests {
             changed: &touched,
             differs: &Changed::default(),
         };
-        let d = draw(&s, &marks, (17, 1000), "modern", ALL);
+        let d = draw(
+            &s,
+            &marks,
+            (17, 1000),
+            "modern",
+            ALL,
+            &mut Shapes::default(),
+        );
         let slot = d
             .pieces
             .iter()
@@ -733,7 +813,7 @@ mod tests {
             changed: &freed,
             differs: &Changed::default(),
         };
-        let d = draw(&s, &marks, (17, 1000), "freed", ALL);
+        let d = draw(&s, &marks, (17, 1000), "freed", ALL, &mut Shapes::default());
         let svg = d.to_svg();
         assert!(
             svg.contains(r#"<g class="gone" data-gone-skb="7">"#),
@@ -784,7 +864,14 @@ mod tests {
                 size: 100 + i,
             });
         }
-        let d = draw(&s, &marks_none(), (21, 1000), "many", ALL);
+        let d = draw(
+            &s,
+            &marks_none(),
+            (21, 1000),
+            "many",
+            ALL,
+            &mut Shapes::default(),
+        );
         let svg = d.to_svg();
         // frags[19]: row 1, column 9 (x 16 + 9 * 43 = 403, y 104 + 19 = 123), its size shown.
         let want = r#"<rect class="fr" data-frag="19" x="403" y="123" width="40" height="16" rx="2"><title>frags[19]: page 2, offset 1900, size 119</title></rect><text class="w" x="405" y="135">119</text>"#;
@@ -807,7 +894,14 @@ mod tests {
         let mut s = sample();
         s.pages[0].count = 5;
         s.cursors[0].bias = Some(3);
-        let d = draw(&s, &marks_none(), (17, 1000), "bias", ALL);
+        let d = draw(
+            &s,
+            &marks_none(),
+            (17, 1000),
+            "bias",
+            ALL,
+            &mut Shapes::default(),
+        );
         let svg = d.to_svg();
         for want in [
             r#"<text class="s" x="514" y="97">pagecnt_bias 3 · 2 frag(s) out</text>"#,
@@ -831,7 +925,14 @@ mod tests {
             data_len: 1448,
             frozen: false,
         });
-        let d = draw(&s, &marks_none(), (17, 1000), "map", ALL);
+        let d = draw(
+            &s,
+            &marks_none(),
+            (17, 1000),
+            "map",
+            ALL,
+            &mut Shapes::default(),
+        );
         let svg = d.to_svg();
         let want =
             "head 512 B · alloc cpu 0 · map data_seq 7 · subflow_seq 1 · data_len 1448</text>";
