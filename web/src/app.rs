@@ -27,6 +27,7 @@ mod narration;
 mod opening;
 mod panels;
 mod picker;
+mod pure;
 mod quiz;
 mod scene;
 mod stepping;
@@ -39,6 +40,7 @@ use diagrams::Diagrams;
 use editor::Editor;
 use gloo_events::{EventListener, EventListenerOptions};
 use gloo_timers::callback::{Interval, Timeout};
+use pure::pure;
 use skblab_core::challenge::{self, Challenge};
 use skblab_core::question::Kind;
 use skblab_core::trace::State;
@@ -148,6 +150,7 @@ pub struct App {
     on_pick: Callback<usize>,
     on_run: Callback<Box<Session>>,
     on_chart: Callback<AttrValue>,
+    on_reset: Callback<()>,
     on_file: Callback<web_sys::File>,
     on_ask: Callback<quiz::Ask>,
     on_open: Callback<usize>,
@@ -206,6 +209,7 @@ impl Component for App {
             on_pick: link.callback(Msg::Pick),
             on_run: link.callback(Msg::Ran),
             on_chart: link.callback(Msg::Chart),
+            on_reset: link.callback(|_| Msg::ResetScores),
             on_file: link.callback(Msg::File),
             on_ask: link.callback(Msg::Ask),
             on_open: link.callback(Msg::OpenChallenge),
@@ -274,8 +278,8 @@ impl Component for App {
         let lead = self.lead();
         html! {
             <>
-                { picker::picker(&picker::Props { titles: self.titles.clone(), current, on_pick: self.on_pick.clone(),
-                    scores, on_reset: link.callback(|_| Msg::ResetScores), on_file: self.on_file.clone() }) }
+                { pure(picker::Props { titles: self.titles.clone(), current, on_pick: self.on_pick.clone(),
+                    scores, on_reset: self.on_reset.clone(), on_file: self.on_file.clone() }) }
                 if let Some(n) = &self.notice {
                     <div class="notice" role="alert" data-testid="notice">{ n }</div>
                 }
@@ -290,7 +294,7 @@ impl Component for App {
                             lead, on_nav: self.on_nav.clone(), reach: self.reach }) }
                         <Diagrams session={s.clone()} pos={self.pos} events={self.lanes.at} />
                     </main>
-                    { panels::panels(&panels::Props { session: s.clone(), pos: self.pos, chart: self.chart.clone(),
+                    { pure(panels::Props { session: s.clone(), pos: self.pos, chart: self.chart.clone(),
                         on_chart: self.on_chart.clone(), predict: self.predict }) }
                 }
                 <Editor key={self.seed.key} text={self.seed.text.clone()} compare={self.seed.compare.clone()}

@@ -15,6 +15,7 @@
 //! of which about 15 are in view: writing and laying out all of them was a third of a step.
 
 use super::controls::Nav;
+use super::pure::{pure, View};
 use super::stepping::Lanes;
 use super::{emit_some, Shared};
 use crate::diagram::esc;
@@ -60,24 +61,41 @@ pub struct Props {
 }
 
 pub fn narration(p: &Props) -> Html {
-    let s = &p.session;
-    let mut o = format!(
-        r#"<div aria-live="polite"><h2 data-testid="title">{}</h2>"#,
-        esc(&s.title)
-    );
-    if let Some((main, outro)) = s.narration(p.pos) {
-        let _ = write!(o, r#"<p data-testid="narration">{}</p>"#, esc(main));
-        if let Some(outro) = outro {
-            let _ = write!(o, r#"<p class="outro">{}</p>"#, esc(outro));
-        }
-    }
-    o.push_str("</div>");
+    let text = Text {
+        session: p.session.clone(),
+        pos: p.pos,
+    };
     html! {
         // Focusable: a keyboard can scroll it when it overflows (axe: scrollable-region-focusable).
         <aside class="narration" tabindex="0">
-            { Html::from_html_unchecked(o.into()) }
+            { pure(text) }
             { events(p) }
         </aside>
+    }
+}
+
+/// The walkthrough's text at the position.
+#[derive(PartialEq)]
+struct Text {
+    session: Shared,
+    pos: usize,
+}
+
+impl View for Text {
+    fn view(&self) -> Html {
+        let s = &self.session;
+        let mut o = format!(
+            r#"<div aria-live="polite"><h2 data-testid="title">{}</h2>"#,
+            esc(&s.title)
+        );
+        if let Some((main, outro)) = s.narration(self.pos) {
+            let _ = write!(o, r#"<p data-testid="narration">{}</p>"#, esc(main));
+            if let Some(outro) = outro {
+                let _ = write!(o, r#"<p class="outro">{}</p>"#, esc(outro));
+            }
+        }
+        o.push_str("</div>");
+        Html::from_html_unchecked(o.into())
     }
 }
 
@@ -97,7 +115,7 @@ fn events(p: &Props) -> Html {
             r#"<label class="lockstep"><input type="checkbox" data-lockstep=""{on}> Lockstep: the other lane follows by kind of event</label>"#
         );
     }
-    let lists = (0..lanes).filter_map(|lane| lane_events(p, lane));
+    let lists = (0..lanes).map(|lane| pure(Lane::of(p, lane)));
     let onclick = emit_some(&p.on_nav, clicked);
     // A kind is chosen by one of its events (the first), which the app reads it from.
     let onchange = emit_some(&p.on_nav, |e: Event| {
@@ -137,16 +155,58 @@ fn clicked(e: MouseEvent) -> Option<Nav> {
     })
 }
 
+/// What lane `lane`'s list reads of the position: a move that leaves them alone (an event
+/// of the other lane, with lockstep off) leaves the lane alone.
+#[derive(PartialEq)]
+struct Lane {
+    session: Shared,
+    pos: usize,
+    lane: usize,
+    /// The lane the keys step.
+    lead: usize,
+    at: Option<usize>,
+    filter: Option<&'static str>,
+    /// Lockstep has this lane follow the leading lane's event `k`.
+    follows: Option<usize>,
+    /// The leading lane rests past its step's last event.
+    held: bool,
+    reach: u32,
+}
+
+impl Lane {
+    fn of(p: &Props, lane: usize) -> Lane {
+        let (leads, l) = (lane == p.lead, &p.lanes);
+        let two = p.session.traces.len() > 1;
+        Lane {
+            session: p.session.clone(),
+            pos: p.pos,
+            lane,
+            lead: p.lead,
+            at: l.at[lane],
+            filter: l.filter[lane],
+            follows: l.at[p.lead].filter(|_| two && !leads && !l.apart),
+            held: leads && l.end,
+            reach: p.reach,
+        }
+    }
+}
+
+impl View for Lane {
+    fn view(&self) -> Html {
+        lane_events(self).unwrap_or_default()
+    }
+}
+
 /// Lane `lane`'s events of the step: the selected one's kernel function, what lockstep could
 /// not match, the filter by kind (↑/↓ then move to the previous or next event of that kind),
 /// and the window of the list.
-fn lane_events(p: &Props, lane: usize) -> Option<Html> {
-    let s = &p.session;
+fn lane_events(p: &Lane) -> Option<Html> {
+    let (s, lane) = (&p.session, p.lane);
     let (t, events) = (&s.traces[lane], s.events(lane, p.pos));
     if events.is_empty() {
         return None;
     }
-    let (leads, at, two) = (lane == p.lead, p.lanes.at[lane], s.traces.len() > 1);
+    let (leads, at, two) = (lane == p.lead, p.at, s.traces.len() > 1);
     let variant = esc(&t.variant);
     let o = &mut String::new();
     let _ = write!(o, r#"<h3>What the kernel did ({variant})"#);
@@ -173,7 +233,7 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
             );
         }
     }
-    if let (true, false, false, Some(k)) = (two, leads, p.lanes.apart, p.lanes.at[p.lead]) {
+    if let Some(k) = p.follows {
         if let Err(kind) = s.counterpart(p.lead, lane, p.pos, k) {
             let _ = write!(
                 o,
@@ -184,7 +244,7 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
     // Apart from the heading and the filter, which an event leaves alone: re-creating a
     // `<select>` costs more than the rest of an event's markup.
     let moment = std::mem::take(o);
-    let filter = p.lanes.filter[lane];
+    let filter = p.filter;
     filter_select(o, lane, events, filter);
     // The events listed (those of the filter's kind, numbered as in the step), a window of
     // them: the one with the selected event.
@@ -192,7 +252,7 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
     let here = at.filter(|&k| listed(&events[k - 1]));
     let here = here.map_or(0, |k| events[..k - 1].iter().filter(|e| listed(e)).count());
     let start = here / WINDOW * WINDOW;
-    let (held, mut n, mut items) = (leads && p.lanes.end, 0, Vec::new());
+    let (held, mut n, mut items) = (p.held, 0, Vec::new());
     let (mut before, mut after) = (None, None);
     // The items written so far: their estimated height, and the items not written.
     let (mut drawn, mut rest) = (0, 0);
@@ -258,7 +318,7 @@ fn lane_events(p: &Props, lane: usize) -> Option<Html> {
 
 /// The end of the step's list; where the leading lane rests at it, what the next ↓ does.
 /// A node of its own rather than markup: its text changes at every step.
-fn end_marker(p: &Props, held: bool) -> Html {
+fn end_marker(p: &Lane, held: bool) -> Html {
     let pos = p.pos;
     let next = match (held, pos < p.session.len()) {
         (false, _) => String::new(),

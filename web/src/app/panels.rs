@@ -1,6 +1,7 @@
 //! The panels under the diagram: the counters of every trace at the position, with the step's
 //! change, and one counter charted over the steps.
 
+use super::pure::{pure, View};
 use super::Shared;
 use crate::{chart, diff};
 use web_sys::HtmlSelectElement;
@@ -17,12 +18,15 @@ pub struct Props {
     pub predict: bool,
 }
 
-pub fn panels(p: &Props) -> Html {
-    html! {
-        <section class="panels" aria-label="Counters and chart">
-            { counters(p) }
-            { chart(p) }
-        </section>
+/// An event leaves the panels alone: they show steps.
+impl View for Props {
+    fn view(&self) -> Html {
+        html! {
+            <section class="panels" aria-label="Counters and chart">
+                { counters(self) }
+                { chart(self) }
+            </section>
+        }
     }
 }
 
@@ -84,17 +88,14 @@ fn chart(p: &Props) -> Html {
     else {
         return html! {};
     };
-    let series: Vec<(&str, Vec<u64>)> = (s.traces.iter())
-        .map(|t| {
-            let shown = if p.predict {
-                p.pos.min(t.steps.len())
-            } else {
-                t.steps.len()
-            };
-            let vals = (t.steps[..shown].iter()).map(|st| st.counters.get(&name).unwrap_or(0));
-            (t.variant.as_str(), vals.collect())
-        })
-        .collect();
+    // In predict mode the plot stops at the position, so it changes with it; else it stays.
+    let shown = p.predict.then_some(p.pos);
+    let plot = Plot {
+        session: s.clone(),
+        name: name.clone().into(),
+        shown,
+    };
+    let marker = chart::marker(&plot.series(), p.pos);
     let (w, h) = chart::SIZE;
     let onchange = (p.on_chart).reform(|e: Event| {
         e.target_unchecked_into::<HtmlSelectElement>()
@@ -111,9 +112,37 @@ fn chart(p: &Props) -> Html {
             </label>
             <svg xmlns="http://www.w3.org/2000/svg" viewBox={format!("0 0 {w} {h}")} width={w.to_string()} height={h.to_string()}
                 role="img" aria-label={format!("{name} over the steps")}>
-                { Html::from_html_unchecked(chart::plot(&series).into()) }
-                <path d={chart::marker(&series, p.pos)} stroke="#c2412d" stroke-dasharray="3 2" />
+                { pure(plot) }
+                <path d={marker} stroke="#c2412d" stroke-dasharray="3 2" />
             </svg>
         </div>
+    }
+}
+
+/// The chart's plot of counter `name`, over the steps up to `shown` (all without it).
+#[derive(PartialEq)]
+struct Plot {
+    session: Shared,
+    name: AttrValue,
+    shown: Option<usize>,
+}
+
+impl Plot {
+    /// Each trace's variant and values of the counter, step by step.
+    fn series(&self) -> Vec<(&str, Vec<u64>)> {
+        (self.session.traces.iter())
+            .map(|t| {
+                let shown = self.shown.map_or(t.steps.len(), |p| p.min(t.steps.len()));
+                let vals = t.steps[..shown].iter();
+                let vals = vals.map(|st| st.counters.get(&self.name).unwrap_or(0));
+                (t.variant.as_str(), vals.collect())
+            })
+            .collect()
+    }
+}
+
+impl View for Plot {
+    fn view(&self) -> Html {
+        Html::from_html_unchecked(chart::plot(&self.series()).into())
     }
 }

@@ -3,6 +3,7 @@
 //! file) or a kernel report, which the app tells apart.
 
 use super::emit_some;
+use super::pure::View;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -20,7 +21,14 @@ pub struct Props {
     pub on_reset: Callback<()>,
 }
 
-pub fn picker(p: &Props) -> Html {
+/// Steps and events leave the picker alone.
+impl View for Props {
+    fn view(&self) -> Html {
+        picker(self)
+    }
+}
+
+fn picker(p: &Props) -> Html {
     let onchange = emit_some(&p.on_pick, |e: Event| {
         e.target_unchecked_into::<HtmlSelectElement>()
             .value()
