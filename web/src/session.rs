@@ -9,6 +9,8 @@ use skblab_core::kernel_report::KernelReport;
 pub use skblab_core::permalink::{Link, Position, LANES};
 use skblab_core::walkthrough::Walkthrough;
 use skblab_core::{RunOptions, Scenario, Trace};
+use std::cell::RefCell;
+use yew::AttrValue;
 
 /// A loaded scenario: its traces (one per variant shown) and its text for the editor.
 #[derive(Clone, Debug)]
@@ -25,6 +27,8 @@ pub struct Session {
     pub kernel: Option<KernelReport>,
     /// What the link names instead, when the session is a challenge's start or a lesson file.
     pub lesson: Option<Link>,
+    /// Per lane, the texts of the events of the step last listed ([`Session::event_text`]).
+    pub(crate) texts: RefCell<Vec<(usize, Vec<Option<AttrValue>>)>>,
 }
 
 impl Session {
@@ -61,6 +65,23 @@ impl Session {
             .checked_sub(1)
             .and_then(|i| self.traces.get(lane)?.steps.get(i));
         step.map_or(&[], |s| &s.events)
+    }
+
+    /// The text of event `k` (0-based) of step `pos` in lane `lane`, kept while that lane
+    /// lists this step: an event's `Display` goes through `serde_json::Value`, and moving
+    /// from one event to the next lists the same texts again.
+    pub fn event_text(&self, lane: usize, pos: usize, k: usize) -> AttrValue {
+        let mut texts = self.texts.borrow_mut();
+        if texts.len() <= lane {
+            texts.resize_with(lane + 1, Default::default);
+        }
+        let (at, kept) = &mut texts[lane];
+        if *at != pos || kept.is_empty() {
+            *at = pos;
+            *kept = vec![None; self.events(lane, pos).len()];
+        }
+        let text = kept[k].get_or_insert_with(|| self.events(lane, pos)[k].to_string().into());
+        text.clone()
     }
 
     /// From event `k` (1-based; `None`: the whole step) of step `pos` in lane `lane`, the
@@ -154,6 +175,7 @@ pub fn load_walkthrough(w: &Walkthrough) -> Result<Session, String> {
         traces,
         kernel: None,
         lesson: None,
+        texts: RefCell::default(),
     })
 }
 
@@ -190,6 +212,7 @@ pub fn load_custom(text: &str, compare: Option<&str>) -> Result<Session, String>
         traces,
         kernel: None,
         lesson: None,
+        texts: RefCell::default(),
     })
 }
 
@@ -333,6 +356,18 @@ mod tests {
 
     fn walk(name: &str) -> Session {
         load_walkthrough(&skblab_core::walkthrough::find(name).unwrap()).unwrap()
+    }
+
+    /// An event's text is its `Display`, for the step asked, whichever step came before.
+    #[test]
+    fn event_texts_follow_the_step() {
+        let s = walk("rx-page-reuse");
+        let (lane, steps) = (s.traces.len() - 1, s.len());
+        for pos in (1..=steps).chain((1..=steps).rev()) {
+            for (k, e) in s.events(lane, pos).iter().enumerate() {
+                assert_eq!(s.event_text(lane, pos, k).as_str(), e.to_string());
+            }
+        }
     }
 
     /// The patch's lane leads: Duyck's in rx-page-reuse (right), the only one in anatomy.

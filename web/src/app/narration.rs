@@ -256,7 +256,7 @@ fn lane_events(p: &Lane) -> Option<Html> {
     let (mut before, mut after) = (None, None);
     // The items written so far: their estimated height, and the items not written.
     let (mut drawn, mut rest) = (0, 0);
-    for (i, e) in events.iter().enumerate().filter(|(_, e)| listed(e)) {
+    for (i, _) in events.iter().enumerate().filter(|(_, e)| listed(e)) {
         let k = i + 1;
         match n {
             n if n + 1 == start => before = Some(k),
@@ -269,7 +269,7 @@ fn lane_events(p: &Lane) -> Option<Html> {
                 rest += 1
             }
             n if n >= start && n < start + WINDOW => {
-                let text = e.to_string();
+                let text = s.event_text(lane, p.pos, i);
                 drawn += LINE_PX * (text.len() as u32).div_ceil(LINE_CHARS).max(1);
                 let sel = at == Some(k);
                 let (class, current) = (sel.then_some("sel"), (sel && !held).then_some("step"));
