@@ -112,7 +112,7 @@ pub fn draw(
         at: &at,
         band,
         boxes: Vec::new(),
-        outlines: Vec::new(),
+        outlines: None,
         ends: Vec::new(),
         bottoms: Vec::with_capacity(skb_count(state) + state.pages.len() + state.dfrags.len()),
     };
@@ -162,7 +162,8 @@ struct Painter<'a> {
     at: &'a Layout,
     band: (u32, u32),
     boxes: Vec<Piece>,
-    outlines: Vec<Piece>,
+    /// Every mark's outline, in one piece.
+    outlines: Option<Piece>,
     /// Where arrows start, by owner, in drawing order.
     ends: Vec<(Owner, FragEnd)>,
     bottoms: Vec<(Kind, u32)>,
@@ -193,24 +194,24 @@ impl Painter<'_> {
         }
     }
 
-    /// Outlines box `key` with `mark`, if any, in a piece of its own (painted after every
-    /// box), so a step that only unmarks what the step before changed leaves the boxes alone.
-    fn outline(
-        &mut self,
-        key: impl FnOnce() -> String,
-        (x, y, w, h): (u32, u32, u32, u32),
-        mark: &str,
-    ) {
-        if !mark.is_empty() && self.meets((y, y + h)) {
-            self.outlines.push(Piece {
-                key: format!("m{}", key()),
-                top: y,
-                bottom: y + h,
-                body: format!(
-                    r#"<rect class="mk{mark}" x="{x}" y="{y}" width="{w}" height="{h}" rx="4"/>"#
-                ),
-            });
+    /// Outlines the box at (`x`, `y`), `w` by `h`, with `mark`, if any, in the one piece
+    /// of marks (painted after every box): a step that only unmarks what the step before
+    /// changed leaves the boxes alone, and the page parses one piece, not one per mark.
+    fn outline(&mut self, (x, y, w, h): (u32, u32, u32, u32), mark: &str) {
+        if mark.is_empty() || !self.meets((y, y + h)) {
+            return;
         }
+        let m = self.outlines.get_or_insert_with(|| Piece {
+            key: "m".into(),
+            top: y,
+            bottom: y + h,
+            body: String::new(),
+        });
+        (m.top, m.bottom) = (m.top.min(y), m.bottom.max(y + h));
+        let _ = write!(
+            m.body,
+            r#"<rect class="mk{mark}" x="{x}" y="{y}" width="{w}" height="{h}" rx="4"/>"#
+        );
     }
 
     /// Each queue: its label and its skbs, or "empty".
@@ -255,13 +256,12 @@ impl Painter<'_> {
                 (self.ends).extend(starts.drain(..).map(|e| (owner, e.below(spot.gap))));
                 let (c, d) = (&marks.changed.skbs, &marks.differs.skbs);
                 let mark = mark_class(c.contains(&skb.id), d.contains(&skb.id));
-                self.outline(|| owner.key(), (x, y, shape.w, shape.h), mark);
+                self.outline((x, y, shape.w, shape.h), mark);
                 for &(_, i) in (marks.changed.frags.iter())
                     .filter(|&&(s, i)| s == skb.id && (i as usize) < skb.frags.len())
                 {
                     let (fx, fy) = shape.cell((x, y), i);
-                    let key = || format!("{}f{i}", owner.key());
-                    self.outline(key, (fx, fy, layout::FRAG_W, 16), " chg");
+                    self.outline((fx, fy, layout::FRAG_W, 16), " chg");
                 }
             }
             if q.skbs.is_empty() {
@@ -340,14 +340,15 @@ impl Painter<'_> {
             if !gone {
                 self.bottoms.push((Kind::Page, y + page_h));
             }
-            let key = || format!("p{}", p.id);
-            self.add(key, (y, y + page_h), |b| {
-                page::draw_page(b, p, (x, y, page_h), held, state, marks)
-            });
+            self.add(
+                || format!("p{}", p.id),
+                (y, y + page_h),
+                |b| page::draw_page(b, p, (x, y, page_h), held, state, marks),
+            );
             if !gone {
                 let (c, d) = (&marks.changed.pages, &marks.differs.pages);
                 let mark = mark_class(c.contains(&p.id), d.contains(&p.id));
-                self.outline(key, (x, y, PAGE_W, page_h), mark);
+                self.outline((x, y, PAGE_W, page_h), mark);
             }
         }
         let mut py = at.idle_cursors;
@@ -636,7 +637,7 @@ mod tests {
                 ("s0-7", 32, 128),
                 ("pl", 9, 25),
                 ("p2", 32, 102),
-                ("ms0-7", 32, 128),
+                ("m", 32, 128),
                 ("as0-7", 27, 133)
             ]
         );
@@ -777,14 +778,10 @@ mod tests {
             ALL,
             &mut Shapes::default(),
         );
-        let slot = d
-            .pieces
-            .iter()
-            .find(|p| p.key == "ms0-7f0")
-            .expect("a slot outline");
-        // frags[0]'s cell: x 16, y 104 (under the buffer), 40 wide.
+        let marks = (d.pieces.iter()).find(|p| p.key == "m").expect("the marks");
+        // frags[0]'s cell: x 16, y 104 (under the buffer), 40 wide; the only mark.
         assert_eq!(
-            slot.body,
+            marks.body,
             r#"<rect class="mk chg" x="16" y="104" width="40" height="16" rx="4"/>"#
         );
         let svg = d.to_svg();
@@ -796,8 +793,9 @@ mod tests {
         );
         assert!(svg.contains("pages (1 live)"), "{svg}");
         assert_eq!(svg.matches("data-page=").count(), 1);
-        assert!(
-            !d.pieces.iter().any(|p| p.key == "mp5"),
+        assert_eq!(
+            svg.matches("class=\"mk").count(),
+            1,
             "a gone page is not outlined"
         );
     }
@@ -826,7 +824,7 @@ mod tests {
             "{svg}"
         );
         assert!(!svg.contains("data-skb=") && !svg.contains(r#"class="arrow""#));
-        assert!(!d.pieces.iter().any(|p| p.key.starts_with("ms")));
+        assert!(!d.pieces.iter().any(|p| p.key == "m"));
     }
 
     #[test]

@@ -14,7 +14,8 @@ const STYLE: &str =
 .psh{fill:#7a3db8}.gtrack{fill:#e2e8f0}.gfill{fill:#1f7a8c}.goal{stroke:#1d2430;stroke-width:2}.mk{fill:none;pointer-events:none}.chg{stroke:#e8590c;stroke-width:3}.dif{stroke:#7a3db8;stroke-width:2.5;\
 stroke-dasharray:6 3}.chg.dif{stroke:#e8590c;stroke-dasharray:6 3}";
 
-/// A drawing: an SVG cut into keyed pieces (one per skb, page, arrow bundle, label), those
+/// A drawing: an SVG cut into keyed pieces (one per skb, page, arrow bundle, label; one for
+/// all the marks), those
 /// that meet the band of y it was drawn for. The page keeps unchanged pieces in place between
 /// steps, so a step that touches one skb of 500 costs one piece; [`Drawing::to_svg`] joins
 /// them into the file the export saves (drawn for [`ALL`]).
