@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { eventItem, launch, listed, open, position, SHOTS } from './lib.mjs';
+import { drawn, eventItem, launch, listed, open, position, SHOTS } from './lib.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -15,7 +15,10 @@ after(async () => { await browser?.close(); });
 
 /** Lets the app finish rendering: Yew yields to the browser (setTimeout) during a long render,
  * so a key's effect may land after its handler returned. */
-const settle = (page) => page.evaluate(() => new Promise((r) => setTimeout(() => requestAnimationFrame(() => setTimeout(r, 0)), 0)));
+const settle = async (page) => {
+  await page.evaluate(() => new Promise((r) => setTimeout(() => requestAnimationFrame(() => setTimeout(r, 0)), 0)));
+  await drawn(page);
+};
 /** Presses `key` and waits for its render. */
 async function press(page, key) {
   await page.keyboard.press(key);

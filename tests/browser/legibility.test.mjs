@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { launch, open, position, SHOTS } from './lib.mjs';
+import { drawn, launch, open, position, SHOTS } from './lib.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -98,7 +98,10 @@ function faults() {
 const walkthroughs = (page) => page.$$eval('#walkthrough option', (os) =>
   os.filter((o) => o.value !== '').map((o) => [o.value, o.textContent]));
 
-const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+const settle = async (page) => {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await drawn(page);
+};
 
 /** Every step of every walkthrough in `page`, its faults counted; a screenshot (named with
  * `prefix`) of the steps `shots` names by walkthrough title. */

@@ -36,6 +36,12 @@ export async function open(browser, fragment = '') {
   return page;
 }
 
+/**
+ * Waits until no diagram holds pieces back: a move that adds many pieces below the view draws
+ * them in the frame after its own, its svg aria-busy till then.
+ */
+export const drawn = (page) => page.waitForFunction(() => !document.querySelector('svg[aria-busy]'));
+
 /** The position and the number of steps shown ("step 2 / 7"). */
 export async function position(page) {
   const text = await page.locator('[data-testid=step]').textContent();

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { launch, listed, open, position, BIN, SHOTS } from './lib.mjs';
+import { drawn, launch, listed, open, position, BIN, SHOTS } from './lib.mjs';
 
 let browser;
 // Files the tests write (scenarios for `skblab run`, downloads), removed at the end.
@@ -137,6 +137,59 @@ test('a 500-skb queue: the page holds the skbs near the view, scrolling reaches 
   assert.equal(await page.locator('.mk.chg').count(), 25);
   // Not full-page: resizing the viewport for that moves the diagram's scroll position.
   await page.screenshot({ path: join(SHOTS, 'long-queue-bottom.png') });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a step at the end of a long queue: the view stays put; what is in view is drawn at once, what is below it in the frame after', async () => {
+  const ops = '[[ops]]\nop = "sendmsg"\nbytes = 36200\n'.repeat(20);
+  const text = `mechanism = "sendmsg"\ntitle = "500 skbs"\n[device]\ngso = false\n[socket]\nmss = 1448\n${ops}`;
+  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=19`);
+  const wrap = page.locator('.svgwrap');
+  await wrap.evaluate((e) => { e.scrollTop = e.scrollHeight; });
+  await page.waitForSelector('[data-skb="474"]');
+  await page.waitForSelector('.svgwrap svg:not([aria-busy])');
+  // The page as the step's render leaves it, caught when the app publishes its render time
+  // (after the diagram's render, before any frame), then once the held pieces are drawn.
+  const { before, at, after } = await page.evaluate(() => new Promise((resolve) => {
+    const wrap = document.querySelector('.svgwrap');
+    const svg = () => wrap.querySelector('svg');
+    const skbs = () => [...wrap.querySelectorAll('[data-skb]')].map((e) => Number(e.dataset.skb));
+    const view = wrap.getBoundingClientRect();
+    const inView = () => [...wrap.querySelectorAll('[data-skb]')].filter((e) => {
+      const r = e.getBoundingClientRect();
+      return r.bottom > view.top && r.top < view.bottom;
+    }).map((e) => Number(e.dataset.skb));
+    const below = (ids) => ids.every((id) => wrap.querySelector(`[data-skb="${id}"]`).getBoundingClientRect().top >= view.bottom);
+    const before = wrap.scrollTop;
+    let at;
+    Object.defineProperty(window.__skblab, 'renderMs', {
+      configurable: true,
+      set() { at ??= { top: wrap.scrollTop, busy: svg().getAttribute('aria-busy'), skbs: skbs(), marks: wrap.querySelectorAll('.mk.chg').length }; },
+    });
+    document.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+    const settled = () => {
+      if (!at || svg().hasAttribute('aria-busy')) return setTimeout(settled, 10);
+      delete window.__skblab.renderMs;
+      const held = skbs().filter((id) => !at.skbs.includes(id));
+      const fresh = skbs().filter((id) => id >= 475).length;
+      resolve({ before, at, after: { top: wrap.scrollTop, inView: inView(), held, heldBelow: below(held), fresh, cue: wrap.querySelector('.more')?.textContent } });
+    };
+    settled();
+  }));
+  assert.equal(at.top, before, 'the step scrolled the diagram');
+  assert.equal(after.top, before);
+  assert.equal(at.busy, 'true', 'nothing was held back');
+  // Everything in view was there at the step's render, and the marks of the step's new skbs
+  // the page holds (those near the view: skbs 475 and on, to the end of its band).
+  assert.ok(after.inView.length > 0);
+  for (const id of after.inView) assert.ok(at.skbs.includes(id), `skb ${id} in view came a frame late`);
+  assert.ok(after.fresh > 6 && after.fresh < 25, `${after.fresh} new skbs in the page`);
+  assert.equal(at.marks, after.fresh);
+  // What came in the frame after: new skbs, all below the view, which its cue counts.
+  assert.ok(after.held.length > 6 && after.held.every((id) => id >= 475), `${after.held}`);
+  assert.ok(after.heldBelow, `${after.held} not all below the view`);
+  assert.match(after.cue, /^\d+ more skbs below/);
   assert.deepEqual(page.errors, []);
   await page.close();
 });
@@ -323,9 +376,12 @@ test('the trace exports as JSON and the diagram as SVG', async () => {
 
 /** Waits until the stepper shows step `n`, event `k`: Yew yields to the browser during a long
  * render, so a key's effect may land after its handler returned. */
-const shows = (page, n, k) => page.waitForFunction(([n, k]) =>
-  document.querySelector('[data-testid=step]').dataset.step === String(n) &&
-  document.querySelector('[data-testid=event]')?.dataset.event === String(k), [n, k]);
+const shows = async (page, n, k) => {
+  await page.waitForFunction(([n, k]) =>
+    document.querySelector('[data-testid=step]').dataset.step === String(n) &&
+    document.querySelector('[data-testid=event]')?.dataset.event === String(k), [n, k]);
+  await drawn(page);
+};
 
 /** Page and skb ids drawn in the first figure. */
 async function drawnIds(page) {

@@ -343,9 +343,7 @@ fn save(r: &Record) {
 /// Keyboard shortcuts (outside text fields), `hashchange` (a pasted permalink) and any
 /// scroll (of the page or a pane: scroll events reach the window only as it captures them).
 fn listeners(ctx: &Context<App>) -> [EventListener; 3] {
-    let doc = web_sys::window()
-        .and_then(|w| w.document())
-        .expect("a document");
+    let doc = dom::document();
     let link = ctx.link().clone();
     let keys = EventListener::new_with_options(
         &doc,

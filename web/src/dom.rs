@@ -10,6 +10,10 @@ fn window() -> web_sys::Window {
     web_sys::window().expect("a browser window")
 }
 
+pub fn document() -> web_sys::Document {
+    window().document().expect("a document")
+}
+
 /// The URL fragment, with its `#`.
 pub fn fragment() -> String {
     window().location().hash().unwrap_or_default()
@@ -62,15 +66,15 @@ pub fn store(kept: Kept, key: &str, value: &str) {
     }
 }
 
-/// The value of the form field with id `id` (an input or a select).
 /// The markup inside the element `id` of the page (empty if there is none).
 pub fn inner_html(id: &str) -> String {
-    let el = window().document().and_then(|d| d.get_element_by_id(id));
+    let el = document().get_element_by_id(id);
     el.map(|e| e.inner_html()).unwrap_or_default()
 }
 
+/// The value of the form field with id `id` (an input or a select).
 pub fn value_of(id: &str) -> Option<String> {
-    let el = window().document()?.get_element_by_id(id)?;
+    let el = document().get_element_by_id(id)?;
     js_sys::Reflect::get(&el, &JsValue::from_str("value"))
         .ok()?
         .as_string()
@@ -78,9 +82,7 @@ pub fn value_of(id: &str) -> Option<String> {
 
 /// Moves the keyboard focus to the first element matching `selector`.
 pub fn focus(selector: &str) {
-    let el = window()
-        .document()
-        .and_then(|d| d.query_selector(selector).ok().flatten());
+    let el = document().query_selector(selector).ok().flatten();
     if let Some(el) = el.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
         let _ = el.focus();
     }
@@ -88,6 +90,8 @@ pub fn focus(selector: &str) {
 
 #[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function reveal(s) { \
     for (const e of document.querySelectorAll(s)) e.scrollIntoView({ block: 'nearest' }); } \
+    export function after_paint(name) { requestAnimationFrame(() => setTimeout(() => \
+    document.dispatchEvent(new Event(name)), 0)); } \
     export function seen(s) { const e = document.querySelector(s); if (!e) return 0; \
     const r = e.getBoundingClientRect(); \
     return Math.max(0, e.scrollTop + Math.min(r.bottom, innerHeight) - r.top); } \
@@ -102,6 +106,10 @@ extern "C" {
     /// "nearest"`: an element already in view stays where it is). In JS: the same in Rust,
     /// through `Reflect`, cost the wasm a third of a kilobyte.
     pub fn reveal(selector: &str);
+
+    /// Sends the document an event `name` once the next frame is painted (a timeout from the
+    /// frame's callback).
+    pub fn after_paint(name: &str);
 
     /// How far down the first element matching the selector its content is in view, in CSS
     /// pixels from its top: whether the element scrolls (a pane) or the page does.
@@ -143,7 +151,7 @@ pub fn download(filename: &str, mime: &str, content: &str) {
     let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
         return;
     };
-    let doc = window().document().expect("a document");
+    let doc = document();
     if let Ok(a) = doc.create_element("a") {
         let a: web_sys::HtmlAnchorElement = a.unchecked_into();
         a.set_href(&url);

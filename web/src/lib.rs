@@ -28,9 +28,7 @@ pub fn start() {
              Reload the page; please report the scenario that caused it."
         ));
     }));
-    let doc = web_sys::window()
-        .and_then(|w| w.document())
-        .expect("a document");
+    let doc = dom::document();
     // The page's "About" line names the build it runs.
     if let Some(v) = doc.get_element_by_id("version") {
         v.set_text_content(Some(env!("CARGO_PKG_VERSION")));

@@ -10,7 +10,7 @@
 
 use super::scene::{scenes, Scene};
 use super::Shared;
-use crate::diagram::{self, Drawing, Shapes, ALL};
+use crate::diagram::{self, Drawing, Piece, Shapes, ALL};
 use crate::dom;
 use crate::session::LANES;
 use gloo_events::EventListener;
@@ -31,8 +31,10 @@ pub struct Props {
 #[derive(Clone)]
 pub enum Msg {
     /// Diagram `i` was scrolled or laid out: the band of it to keep in the page, and the
-    /// drawing unit at the bottom of its view.
-    Scroll(usize, (u32, u32), u32),
+    /// drawing units at the top and bottom of its view.
+    Scroll(usize, (u32, u32), (u32, u32)),
+    /// The frame after a render that held pieces back ([`Shown::new`]) was painted: draw them.
+    Settle,
     ExportJson(usize),
     /// Lane `Some(i)`, or every lane in one figure (`None`), as SVG, or (`true`) as PNG.
     Figure(Option<usize>, bool),
@@ -62,10 +64,12 @@ pub struct Diagrams {
     canvas: Vec<u32>,
     /// Per diagram, the band of it in the page.
     windows: Vec<(u32, u32)>,
-    /// Per diagram, its scroll area and the drawing unit at the bottom of its view (what lies
-    /// below is cut off, and a cue says how much).
+    /// Per diagram, its scroll area and the drawing units at the top and bottom of its view
+    /// (what lies below is cut off, and a cue says how much).
     wraps: Vec<NodeRef>,
-    bottoms: Vec<u32>,
+    views: Vec<(u32, u32)>,
+    /// When pieces were held back: whether their drawing is asked for, and when it started.
+    settle: (bool, Option<f64>),
     /// What every mark means: static markup, copied from index.html's `<template
     /// id="legend">` once drawn (as Yew nodes or a string it cost the bundle a kilobyte).
     legend: NodeRef,
@@ -81,7 +85,11 @@ pub struct Diagrams {
     /// presentation mode asks.
     idle: Option<Vec<Vec<String>>>,
     _keys: EventListener,
+    _settle: EventListener,
 }
+
+/// The event [`dom::after_paint`] sends when pieces were held back.
+const SETTLE: &str = "skblab-settle";
 
 /// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
 const FIRST_WINDOW: (u32, u32) = (0, 3000);
@@ -104,13 +112,20 @@ impl Component for Diagrams {
             canvas: canvas_heights(&ctx.props().session, present),
             windows: Vec::new(),
             wraps: Vec::new(),
-            bottoms: Vec::new(),
+            views: Vec::new(),
+            settle: (false, None),
             legend: NodeRef::default(),
             zoom,
             present,
             handout: dom::mode("handout"),
             idle: None,
             _keys: zoom_keys(ctx),
+            _settle: {
+                let link = ctx.link().clone();
+                EventListener::new(&dom::document(), SETTLE, move |_| {
+                    link.send_message(Msg::Settle)
+                })
+            },
         };
         d.redraw(ctx.props());
         d
@@ -129,19 +144,25 @@ impl Component for Diagrams {
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         let p = ctx.props();
         match msg {
-            Msg::Scroll(i, band, bottom) => {
+            Msg::Scroll(i, band, view) => {
                 if self.windows.len() <= i {
                     self.windows.resize(i + 1, FIRST_WINDOW);
-                    self.bottoms.resize(i + 1, u32::MAX);
+                    self.views.resize(i + 1, ALL);
                 }
+                let cut = |d: &Self, v: (u32, u32)| d.drawn.get(i).map(|s| s.drawing.below(v.1));
+                let recount = cut(self, self.views[i]) != cut(self, view);
+                self.views[i] = view;
                 let moved = std::mem::replace(&mut self.windows[i], band) != band;
                 if moved {
                     self.draw_lane(p, i);
                 }
-                let cut = |d: &Self, b| d.drawn.get(i).map(|s| s.drawing.below(b));
-                let recount = cut(self, self.bottoms[i]) != cut(self, bottom);
-                self.bottoms[i] = bottom;
                 return moved || recount;
+            }
+            Msg::Settle => {
+                let (t0, held) = (dom::now(), self.drawn.iter().any(Shown::holds));
+                self.drawn.iter_mut().for_each(Shown::settle);
+                self.settle = (false, held.then_some(t0));
+                return held;
             }
             Msg::ExportJson(i) => {
                 if let Some(t) = p.session.traces.get(i) {
@@ -186,7 +207,7 @@ impl Component for Diagrams {
     }
 
     /// After the first render, the legend is filled in; after any, a view whose height or drawing
-    /// changed has its cue recounted.
+    /// changed has its cue recounted, and pieces held back are drawn once this frame is painted.
     fn rendered(&mut self, ctx: &Context<Self>, first: bool) {
         if let Some(p) = self.legend.cast::<web_sys::Element>().filter(|_| first) {
             p.set_inner_html(&dom::inner_html("legend"));
@@ -195,10 +216,17 @@ impl Component for Diagrams {
             let Some(el) = wrap.cast::<web_sys::Element>() else {
                 continue;
             };
-            let (band, bottom) = measure(&el, shown.drawing.width, self.shown_zoom());
-            if self.bottoms.get(i) != Some(&bottom) {
-                ctx.link().send_message(Msg::Scroll(i, band, bottom));
+            let (band, view) = measure(&el, shown.drawing.width, self.shown_zoom());
+            if self.views.get(i) != Some(&view) {
+                ctx.link().send_message(Msg::Scroll(i, band, view));
             }
+        }
+        if let Some(t0) = self.settle.1.take() {
+            dom::publish("settleMs", dom::now() - t0);
+        }
+        if self.drawn.iter().any(Shown::holds) && !self.settle.0 {
+            self.settle.0 = true;
+            dom::after_paint(SETTLE);
         }
     }
 
@@ -242,7 +270,7 @@ impl Component for Diagrams {
                         </figcaption>
                         <div class="svgwrap" ref={self.wraps.get(i).cloned().unwrap_or_default()} onscroll={on_scroll(ctx, i, shown.drawing.width, zoom)}>
                             { shown.view(zoom) }
-                            { more(shown.drawing.below(self.bottoms.get(i).copied().unwrap_or(u32::MAX))) }
+                            { more(shown.drawing.below(self.views.get(i).map_or(u32::MAX, |v| v.1))) }
                         </div>
                     </figure>
                 }) }
@@ -301,7 +329,7 @@ impl Diagrams {
             self.idle = Some(p.session.traces.iter().map(idle).collect());
         }
         self.scenes = scenes(&p.session, p.pos, p.events);
-        self.drawn.clear();
+        self.drawn.truncate(self.scenes.len());
         (0..self.scenes.len()).for_each(|i| self.draw_lane(p, i));
         self.wraps.resize_with(self.drawn.len(), NodeRef::default);
         dom::publish("drawMs", dom::now() - t0);
@@ -323,7 +351,8 @@ impl Diagrams {
         // (The fields apart, not through `idle()`: the shapes are borrowed mutably.)
         let idle = self.idle.as_deref().filter(|_| self.present);
         let drawing = scene.draw(&p.session, idle, band, &mut self.shapes[i]);
-        let shown = Shown::new(drawing, canvas);
+        let view = self.views.get(i).copied().unwrap_or(ALL);
+        let shown = Shown::new(drawing, canvas, self.drawn.get(i), view);
         match self.drawn.get_mut(i) {
             Some(d) => *d = shown,
             None => self.drawn.push(shown),
@@ -376,12 +405,13 @@ fn more((skbs, pages, dfrags): (usize, usize, usize)) -> Html {
 }
 
 /// The band of a diagram `width` units wide, shown at `zoom` in scroll area `el`, to keep in
-/// the page, and the drawing unit at the bottom of its view.
-fn measure(el: &web_sys::Element, width: u32, zoom: Option<u32>) -> ((u32, u32), u32) {
+/// the page, and the drawing units at the top and bottom of its view.
+fn measure(el: &web_sys::Element, width: u32, zoom: Option<u32>) -> ((u32, u32), (u32, u32)) {
     let shown = zoom.map_or(el.client_width(), |z| (width * z / 100) as i32);
-    let band = diagram::window(el.scroll_top(), el.client_height(), shown, width);
-    let seen = f64::from(el.scroll_top() + el.client_height()) * f64::from(width);
-    (band, (seen / f64::from(shown.max(1))) as u32)
+    let (top, h) = (el.scroll_top(), el.client_height());
+    let band = diagram::window(top, h, shown, width);
+    let unit = |px: i32| (f64::from(px) * f64::from(width) / f64::from(shown.max(1))) as u32;
+    (band, (unit(top), unit(top + h)))
 }
 
 /// A drawing near the view, its pieces as shared strings (cheap to hand to the virtual DOM
@@ -389,22 +419,50 @@ fn measure(el: &web_sys::Element, width: u32, zoom: Option<u32>) -> ((u32, u32),
 pub(super) struct Shown {
     /// Its size, label and what it cuts off (its pieces moved into `pieces`).
     pub(super) drawing: Drawing,
-    pieces: Vec<(Key, AttrValue)>,
+    /// Each piece's key and markup, and whether it is held back until the frame after.
+    pieces: Vec<(Key, AttrValue, bool)>,
     /// The SVG's height for every step of the trace (see [`canvas_height`]).
     canvas: u32,
 }
 
+/// How many new pieces out of view a render writes at once. Past that (a step that adds a
+/// few dozen skbs below the view of a long queue), those pieces wait for the frame after the
+/// step's own, so the step shows within a frame; they are the band kept for scrolling, not
+/// what the learner sees.
+const HOLD_PAST: usize = 6;
+
 impl Shown {
-    fn new(mut drawing: Drawing, canvas: u32) -> Shown {
+    /// `before`: the drawing in the page; `view`: the units of the drawing in view.
+    fn new(mut drawing: Drawing, canvas: u32, before: Option<&Shown>, view: (u32, u32)) -> Shown {
         let canvas = canvas.max(drawing.height);
+        let written = before.map_or(&[][..], |b| &b.pieces[..]);
+        let new_off_view = |p: &Piece| {
+            !p.meets(view.0, view.1)
+                && !(written.iter())
+                    .any(|(k, body, held)| !held && **k == *p.key && *body == p.body)
+        };
+        let hold = drawing.pieces.iter().filter(|p| new_off_view(p)).count() > HOLD_PAST;
         let pieces = (std::mem::take(&mut drawing.pieces).into_iter())
-            .map(|p| (Key::from(p.key), AttrValue::from(p.body)))
+            .map(|p| {
+                let held = hold && new_off_view(&p);
+                (Key::from(p.key), AttrValue::from(p.body), held)
+            })
             .collect();
         Shown {
             drawing,
             pieces,
             canvas,
         }
+    }
+
+    /// Whether pieces are held back.
+    fn holds(&self) -> bool {
+        self.pieces.iter().any(|p| p.2)
+    }
+
+    /// Lets the held pieces be written.
+    fn settle(&mut self) {
+        self.pieces.iter_mut().for_each(|p| p.2 = false);
     }
 
     /// The markup of [`Drawing::to_svg`] near the view, each piece keyed so unchanged pieces
@@ -416,11 +474,12 @@ impl Shown {
         html! {
             <div class="canvas" style={format!("{width}aspect-ratio:{}/{}", d.width, d.height)}>
                 <svg xmlns="http://www.w3.org/2000/svg" viewBox={format!("0 0 {} {}", d.width, self.canvas)}
-                    width={d.width.to_string()} height={self.canvas.to_string()} role="img" aria-label={d.label.clone()}>
+                    width={d.width.to_string()} height={self.canvas.to_string()} role="img" aria-label={d.label.clone()}
+                    aria-busy={self.holds().then_some("true")}>
                     // Keyed too: `for` is flattened into the <svg>'s children, and Yew diffs them
                     // by key only when every child has one (else a new skb shifts every later piece).
                     <style key="style">{ Drawing::STYLE }</style>
-                    { for self.pieces.iter().map(|(k, body)| html! {
+                    { for self.pieces.iter().filter(|p| !p.2).map(|(k, body, _)| html! {
                         <g key={k.clone()}>{ Html::from_html_unchecked(body.clone()) }</g>
                     }) }
                 </svg>
@@ -488,11 +547,8 @@ fn on_scroll(ctx: &Context<Diagrams>, i: usize, width: u32, zoom: Option<u32>) -
 
 /// The zoom keys, outside text fields: + (or =) in, - out, 0 fit, 1 back to 100 %.
 fn zoom_keys(ctx: &Context<Diagrams>) -> EventListener {
-    let doc = web_sys::window()
-        .and_then(|w| w.document())
-        .expect("a document");
     let link = ctx.link().clone();
-    EventListener::new(&doc, "keydown", move |e| {
+    EventListener::new(&dom::document(), "keydown", move |e| {
         let Some(e) = e.dyn_ref::<web_sys::KeyboardEvent>() else {
             return;
         };
