@@ -227,7 +227,7 @@ impl Component for App {
         if render {
             self.started.get_or_insert(t0);
             // A resize moves the lists' view too, and sends no scroll.
-            self.reach = narration::reach(dom::seen(".narration"));
+            self.reach = narration::reach(dom::seen("#narration"));
         }
         render
     }
@@ -244,7 +244,7 @@ impl Component for App {
             dom::focus(".quiz [data-focus], .quiz button");
         }
         if std::mem::take(&mut self.reveal) {
-            dom::reveal("[data-lane] [aria-current]");
+            dom::reveal("#narration [data-lane] [aria-current]");
         }
         if let Some(s) = &self.session {
             let at = Some((s.clone(), self.position()));
@@ -460,7 +460,7 @@ impl App {
                 return false;
             }
             Msg::Scrolled => {
-                let reach = narration::reach(dom::seen(".narration"));
+                let reach = narration::reach(dom::seen("#narration"));
                 return std::mem::replace(&mut self.reach, reach) != reach;
             }
         }

@@ -67,7 +67,8 @@ pub fn narration(p: &Props) -> Html {
     };
     html! {
         // Focusable: a keyboard can scroll it when it overflows (axe: scrollable-region-focusable).
-        <aside class="narration" tabindex="0">
+        // The id lets a selector start from it rather than walk the whole page.
+        <aside class="narration" id="narration" tabindex="0">
             { pure(text) }
             { events(p) }
         </aside>
