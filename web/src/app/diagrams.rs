@@ -68,8 +68,10 @@ pub struct Diagrams {
     /// (what lies below is cut off, and a cue says how much).
     wraps: Vec<NodeRef>,
     views: Vec<(u32, u32)>,
-    /// When pieces were held back: whether their drawing is asked for, and when it started.
-    settle: (bool, Option<f64>),
+    /// Whether the frame after was asked for, to draw the pieces held back.
+    settle_asked: bool,
+    /// When the drawing of held pieces started (published once it is rendered).
+    settle_from: Option<f64>,
     /// What every mark means: static markup, copied from index.html's `<template
     /// id="legend">` once drawn (as Yew nodes or a string it cost the bundle a kilobyte).
     legend: NodeRef,
@@ -113,7 +115,8 @@ impl Component for Diagrams {
             windows: Vec::new(),
             wraps: Vec::new(),
             views: Vec::new(),
-            settle: (false, None),
+            settle_asked: false,
+            settle_from: None,
             legend: NodeRef::default(),
             zoom,
             present,
@@ -161,7 +164,7 @@ impl Component for Diagrams {
             Msg::Settle => {
                 let (t0, held) = (dom::now(), self.drawn.iter().any(Shown::holds));
                 self.drawn.iter_mut().for_each(Shown::settle);
-                self.settle = (false, held.then_some(t0));
+                (self.settle_asked, self.settle_from) = (false, held.then_some(t0));
                 return held;
             }
             Msg::ExportJson(i) => {
@@ -221,11 +224,11 @@ impl Component for Diagrams {
                 ctx.link().send_message(Msg::Scroll(i, band, view));
             }
         }
-        if let Some(t0) = self.settle.1.take() {
+        if let Some(t0) = self.settle_from.take() {
             dom::publish("settleMs", dom::now() - t0);
         }
-        if self.drawn.iter().any(Shown::holds) && !self.settle.0 {
-            self.settle.0 = true;
+        if self.drawn.iter().any(Shown::holds) && !self.settle_asked {
+            self.settle_asked = true;
             dom::after_paint(SETTLE);
         }
     }
