@@ -37,10 +37,11 @@ export async function open(browser, fragment = '') {
 }
 
 /**
- * Waits until no diagram holds pieces back: a move that adds many pieces below the view draws
- * them in the frame after its own, its svg aria-busy till then.
+ * Waits until the page holds nothing back: a move that adds many pieces below a diagram's
+ * view draws them in the frame after its own, and the panels below the window follow the
+ * position then too; each is aria-busy till then.
  */
-export const drawn = (page) => page.waitForFunction(() => !document.querySelector('svg[aria-busy]'));
+export const drawn = (page) => page.waitForFunction(() => !document.querySelector('[aria-busy]'));
 
 /** The position and the number of steps shown ("step 2 / 7"). */
 export async function position(page) {

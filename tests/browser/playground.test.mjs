@@ -31,8 +31,9 @@ function runNative(text, variant) {
   return JSON.parse(out);
 }
 
-/** The counters the DOM shows for `variant`: { name: number }. */
+/** The counters the DOM shows for `variant`, once they follow the position: { name: number }. */
 async function domCounters(page, variant) {
+  await drawn(page);
   return page.$$eval(`td[data-variant="${variant}"] [data-counter]`, (els) =>
     Object.fromEntries(els.map((e) => [e.dataset.counter, Number(e.textContent)])));
 }
@@ -190,6 +191,51 @@ test('a step at the end of a long queue: the view stays put; what is in view is 
   assert.ok(after.held.length > 6 && after.held.every((id) => id >= 475), `${after.held}`);
   assert.ok(after.heldBelow, `${after.held} not all below the view`);
   assert.match(after.cue, /^\d+ more skbs below/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the panels below the window follow a step in the frame after; in view, at once', async () => {
+  const ops = '[[ops]]\nop = "sendmsg"\nbytes = 7240\n'.repeat(20);
+  const text = `mechanism = "sendmsg"\ntitle = "100 skbs"\n[device]\ngso = false\n[socket]\nmss = 1448\n${ops}`;
+  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=12`);
+  const [variant] = await variantsShown(page);
+  const steps = runNative(text, variant).steps;
+  await drawn(page);
+  assert.deepEqual(await domCounters(page, variant), steps[11].counters);
+  // The counters and the marker as the step's render leaves them (caught when the app
+  // publishes its render time, before any frame), then once nothing is held back.
+  const step = () => page.evaluate((variant) => new Promise((resolve) => {
+    const panels = document.querySelector('.panels');
+    const counters = () => Object.fromEntries([...document.querySelectorAll(`td[data-variant="${variant}"] [data-counter]`)]
+      .map((e) => [e.dataset.counter, Number(e.textContent)]));
+    const seen = () => ({ busy: panels.parentElement.getAttribute('aria-busy'), counters: counters() });
+    const below = panels.getBoundingClientRect().top >= innerHeight;
+    let at;
+    Object.defineProperty(window.__skblab, 'renderMs', { configurable: true, set() { at ??= seen(); } });
+    document.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+    const settled = () => {
+      if (!at || document.querySelector('[aria-busy]')) return setTimeout(settled, 10);
+      delete window.__skblab.renderMs;
+      resolve({ below, at, after: seen() });
+    };
+    settled();
+  }), variant);
+  // Below the window (the diagram fills it at 1400x900): the step's render leaves the
+  // panels at step 12, marked busy; the frame after brings step 13.
+  const late = await step();
+  assert.ok(late.below, 'the panels are in the window');
+  assert.equal(late.at.busy, 'true');
+  assert.deepEqual(late.at.counters, steps[11].counters);
+  assert.equal(late.after.busy, null);
+  assert.deepEqual(late.after.counters, steps[12].counters);
+  // Scrolled into view, they follow within the step's own render.
+  await page.locator('.panels').scrollIntoViewIfNeeded();
+  const now = await step();
+  assert.ok(!now.below);
+  assert.equal(now.at.busy, null);
+  assert.deepEqual(now.at.counters, steps[13].counters);
+  await shot(page, 'panels-follow');
   assert.deepEqual(page.errors, []);
   await page.close();
 });

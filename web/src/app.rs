@@ -50,7 +50,7 @@ use std::ops::Deref;
 use std::rc::Rc;
 use stepping::{key_nav, Lanes};
 use wasm_bindgen::JsCast;
-use web_sys::KeyboardEvent;
+use web_sys::{EventTarget, KeyboardEvent};
 use yew::prelude::*;
 
 /// A loaded session, shared with the components. A session never changes once loaded, so
@@ -97,6 +97,8 @@ pub enum Msg {
     Link,
     /// The page or a pane scrolled: how far down the event lists are in view.
     Scrolled,
+    /// The frame after a render was painted: the panels below the window follow the position.
+    Settled,
 }
 
 /// What the editor starts from: a walkthrough's or a permalink's text. A new seed gets a new
@@ -114,6 +116,9 @@ pub struct App {
     titles: Vec<AttrValue>,
     session: Option<Shared>,
     pos: usize,
+    /// The position the panels show: below the window, they follow [`App::pos`] a frame
+    /// later ([`dom::after_paint`]), so that a step first shows what is in view.
+    panels_at: usize,
     /// Stepping by event, lane by lane.
     lanes: Lanes,
     /// Scroll the selected events into view once drawn (the selection moved).
@@ -156,7 +161,7 @@ pub struct App {
     on_ask: Callback<quiz::Ask>,
     on_open: Callback<usize>,
     on_check: Callback<String>,
-    _listeners: [EventListener; 3],
+    _listeners: [EventListener; 4],
 }
 
 /// How long the position must rest before the URL follows it.
@@ -180,6 +185,7 @@ impl Component for App {
             loaded: false,
             session: None,
             pos: 0,
+            panels_at: 0,
             lanes: Lanes::default(),
             reveal: false,
             reach: narration::reach(0.0),
@@ -228,6 +234,13 @@ impl Component for App {
             self.started.get_or_insert(t0);
             // A resize moves the lists' view too, and sends no scroll.
             self.reach = narration::reach(dom::seen("#narration"));
+            if self.panels_at != self.pos {
+                if dom::seen(".panels") > 0.0 {
+                    self.panels_at = self.pos;
+                } else {
+                    dom::after_paint(dom::SETTLE);
+                }
+            }
         }
         render
     }
@@ -295,8 +308,8 @@ impl Component for App {
                             lead, on_nav: self.on_nav.clone(), reach: self.reach }) }
                         <Diagrams session={s.clone()} pos={self.pos} events={self.lanes.at} />
                     </main>
-                    { pure(panels::Props { session: s.clone(), pos: self.pos, chart: self.chart.clone(),
-                        on_chart: self.on_chart.clone(), predict: self.predict }) }
+                    <div aria-busy={(self.panels_at != self.pos).then_some("true")}>{ pure(panels::Props { session: s.clone(), pos: self.panels_at, chart: self.chart.clone(),
+                        on_chart: self.on_chart.clone(), predict: self.predict }) }</div>
                 }
                 <Editor key={self.seed.key} text={self.seed.text.clone()} compare={self.seed.compare.clone()}
                     on_run={self.on_run.clone()} on_check={self.challenge.as_ref().map(|_| self.on_check.clone())} />
@@ -342,7 +355,7 @@ fn save(r: &Record) {
 
 /// Keyboard shortcuts (outside text fields), `hashchange` (a pasted permalink) and any
 /// scroll (of the page or a pane: scroll events reach the window only as it captures them).
-fn listeners(ctx: &Context<App>) -> [EventListener; 3] {
+fn listeners(ctx: &Context<App>) -> [EventListener; 4] {
     let doc = dom::document();
     let link = ctx.link().clone();
     let keys = EventListener::new_with_options(
@@ -362,19 +375,25 @@ fn listeners(ctx: &Context<App>) -> [EventListener; 3] {
             }
         },
     );
-    let link = ctx.link().clone();
+    // Each of the others sends the app one message.
+    let send = |target: &EventTarget, name, options, msg: fn() -> Msg| {
+        let link = ctx.link().clone();
+        EventListener::new_with_options(target, name, options, move |_| link.send_message(msg()))
+    };
     let window = web_sys::window().expect("a window");
-    let hash = EventListener::new(&window, "hashchange", move |_| {
-        link.send_message(Msg::HashChanged)
-    });
-    let link = ctx.link().clone();
-    let scroll = EventListener::new_with_options(
-        &window,
-        "scroll",
-        EventListenerOptions::run_in_capture_phase(),
-        move |_| link.send_message(Msg::Scrolled),
-    );
-    [keys, hash, scroll]
+    let plain = EventListenerOptions::default();
+    [
+        keys,
+        send(&window, "hashchange", plain, || Msg::HashChanged),
+        // Capturing, so that a pane's scroll (which does not bubble) is heard too.
+        send(
+            &window,
+            "scroll",
+            EventListenerOptions::run_in_capture_phase(),
+            || Msg::Scrolled,
+        ),
+        send(&doc, dom::SETTLE, plain, || Msg::Settled),
+    ]
 }
 
 impl App {
@@ -459,6 +478,7 @@ impl App {
                 self.follow_link(ctx);
                 return false;
             }
+            Msg::Settled => return std::mem::replace(&mut self.panels_at, self.pos) != self.pos,
             Msg::Scrolled => {
                 let reach = narration::reach(dom::seen("#narration"));
                 return std::mem::replace(&mut self.reach, reach) != reach;

@@ -100,7 +100,8 @@ pub fn focus(selector: &str) {
     const g = c.getContext('2d'); g.scale(2, 2); g.drawImage(i, 0, 0); c.toBlob((b) => { \
     const a = document.createElement('a'); a.href = URL.createObjectURL(b); a.download = name; \
     a.click(); URL.revokeObjectURL(a.href); }, 'image/png'); }; \
-    i.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(svg); }")]
+    i.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(svg); } \
+    export function publish(name, value) { (window.__skblab ??= {})[name] = value; }")]
 extern "C" {
     /// Scrolls each element matching the selector into view, as little as it takes (`block:
     /// "nearest"`: an element already in view stays where it is). In JS: the same in Rust,
@@ -118,26 +119,18 @@ extern "C" {
     /// Offers `svg` drawn at twice its size (sharp on a slide) as a PNG file named `name`:
     /// the browser draws it on a canvas (in JS: the canvas and image bindings cost more).
     pub fn png(svg: &str, name: &str);
+
+    /// Publishes a figure for the benchmark (`window.__skblab.NAME`). In JS: through
+    /// `Reflect`, it cost the wasm about a hundred bytes.
+    pub fn publish(name: &str, value: f64);
 }
+
+/// The event [`after_paint`] sends when a render leaves work for the frame after.
+pub const SETTLE: &str = "skblab-settle";
 
 /// Milliseconds since the page started loading.
 pub fn now() -> f64 {
     window().performance().map_or(0.0, |p| p.now())
-}
-
-/// Publishes a figure for the benchmark (`window.__skblab.NAME`).
-pub fn publish(name: &str, value: f64) {
-    let w: JsValue = window().into();
-    let key = JsValue::from_str("__skblab");
-    let obj = match js_sys::Reflect::get(&w, &key) {
-        Ok(o) if o.is_object() => o,
-        _ => {
-            let o: JsValue = js_sys::Object::new().into();
-            let _ = js_sys::Reflect::set(&w, &key, &o);
-            o
-        }
-    };
-    let _ = js_sys::Reflect::set(&obj, &JsValue::from_str(name), &JsValue::from_f64(value));
 }
 
 /// Offers `content` as a file download.

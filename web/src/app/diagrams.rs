@@ -70,8 +70,6 @@ pub struct Diagrams {
     views: Vec<(u32, u32)>,
     /// Whether the frame after was asked for, to draw the pieces held back.
     settle_asked: bool,
-    /// When the drawing of held pieces started (published once it is rendered).
-    settle_from: Option<f64>,
     /// What every mark means: static markup, copied from index.html's `<template
     /// id="legend">` once drawn (as Yew nodes or a string it cost the bundle a kilobyte).
     legend: NodeRef,
@@ -89,9 +87,6 @@ pub struct Diagrams {
     _keys: EventListener,
     _settle: EventListener,
 }
-
-/// The event [`dom::after_paint`] sends when pieces were held back.
-const SETTLE: &str = "skblab-settle";
 
 /// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
 const FIRST_WINDOW: (u32, u32) = (0, 3000);
@@ -116,7 +111,6 @@ impl Component for Diagrams {
             wraps: Vec::new(),
             views: Vec::new(),
             settle_asked: false,
-            settle_from: None,
             legend: NodeRef::default(),
             zoom,
             present,
@@ -125,7 +119,7 @@ impl Component for Diagrams {
             _keys: zoom_keys(ctx),
             _settle: {
                 let link = ctx.link().clone();
-                EventListener::new(&dom::document(), SETTLE, move |_| {
+                EventListener::new(&dom::document(), dom::SETTLE, move |_| {
                     link.send_message(Msg::Settle)
                 })
             },
@@ -162,9 +156,9 @@ impl Component for Diagrams {
                 return moved || recount;
             }
             Msg::Settle => {
-                let (t0, held) = (dom::now(), self.drawn.iter().any(Shown::holds));
+                let held = self.drawn.iter().any(Shown::holds);
                 self.drawn.iter_mut().for_each(Shown::settle);
-                (self.settle_asked, self.settle_from) = (false, held.then_some(t0));
+                self.settle_asked = false;
                 return held;
             }
             Msg::ExportJson(i) => {
@@ -224,12 +218,9 @@ impl Component for Diagrams {
                 ctx.link().send_message(Msg::Scroll(i, band, view));
             }
         }
-        if let Some(t0) = self.settle_from.take() {
-            dom::publish("settleMs", dom::now() - t0);
-        }
         if self.drawn.iter().any(Shown::holds) && !self.settle_asked {
             self.settle_asked = true;
-            dom::after_paint(SETTLE);
+            dom::after_paint(dom::SETTLE);
         }
     }
 
