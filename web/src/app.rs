@@ -234,6 +234,7 @@ impl Component for App {
             self.started.get_or_insert(t0);
             // A resize moves the lists' view too, and sends no scroll.
             self.reach = narration::reach(dom::seen("#narration"));
+            // Out of view, the panels wait for the frame after (a fifth of a step's work).
             if self.panels_at != self.pos {
                 if dom::seen(".panels") > 0.0 {
                     self.panels_at = self.pos;
@@ -353,8 +354,9 @@ fn save(r: &Record) {
     dom::store(dom::Kept::Site, predict::SOLVED, &solved);
 }
 
-/// Keyboard shortcuts (outside text fields), `hashchange` (a pasted permalink) and any
-/// scroll (of the page or a pane: scroll events reach the window only as it captures them).
+/// Keyboard shortcuts (outside text fields), `hashchange` (a pasted permalink), any scroll
+/// (of the page or a pane: scroll events reach the window only as it captures them) and the
+/// frame after a render ([`dom::SETTLE`]).
 fn listeners(ctx: &Context<App>) -> [EventListener; 4] {
     let doc = dom::document();
     let link = ctx.link().clone();
@@ -385,7 +387,6 @@ fn listeners(ctx: &Context<App>) -> [EventListener; 4] {
     [
         keys,
         send(&window, "hashchange", plain, || Msg::HashChanged),
-        // Capturing, so that a pane's scroll (which does not bubble) is heard too.
         send(
             &window,
             "scroll",
