@@ -270,8 +270,12 @@ fn run_rx(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
     let model = rx::model(sc, variant)?;
     let defer_max = rx::defer_max();
     isolate(rx::TRACEPOINTS)?;
-    let (lines, why) =
-        trusted(|n| rx::run_kernel(rx::PORT + n, sc.socket.mss, sc.app.cpu, &model.steps).map(Ok))?;
+    let frees = (model.side.skbs.iter())
+        .filter(|s| s.free_cpu.is_some())
+        .count();
+    let (lines, why) = trusted(|n| {
+        rx::run_kernel(rx::PORT + n, sc.socket.mss, sc.app.cpu, &model.steps, frees).map(Ok)
+    })?;
     let (kernel_side, pages) = rx::kernel_side(&lines)?;
     let setup = serde_json::json!({
         "path": "TAP, no NAPI: tun_get_user -> netif_receive_skb on CPU 0",

@@ -37,7 +37,7 @@
 use super::peer::{Peer, PeerParams};
 use super::pinned::{raise_net_rx, softirq_on, Pinned};
 use super::probe;
-use super::verdict::{Side, SkbView};
+use super::verdict::{too_slow, Side, SkbView};
 use crate::net::netns::{Tap, KERNEL_IP};
 use crate::net::vnet::VnetHdr;
 use skblab_core::consts::wire::{hdr_len, mss_option};
@@ -373,13 +373,14 @@ fn page_phase(
 }
 
 /// Sets up the TAP and the connection, runs the steps on the two pinned threads under the
-/// probe, then raises NET_RX on both CPUs so that every deferred skb is freed. The kernel
-/// listens on `port`.
+/// probe, then raises NET_RX on both CPUs and waits until the kernel has freed as many of
+/// the read skbs as the model frees (`frees`). The kernel listens on `port`.
 pub fn run_kernel(
     port: u16,
     mss: u32,
     reader_cpu: Cpu,
     steps: &[Step],
+    frees: usize,
 ) -> Result<Vec<String>, String> {
     let tap = Tap::open()?;
     tap.set_offload(true)?;
@@ -402,7 +403,7 @@ pub fn run_kernel(
     let bh = Bh { tap, peer, mss };
     let bh = Pinned::spawn(BH_THREAD, BH_CPU, bh, Bh::run)?;
     let reader = Pinned::spawn(APP_THREAD, reader_cpu, Some(sock), reader_run)?;
-    let tracer = probe::Tracer::start(&script())?;
+    let mut tracer = probe::Tracer::start(&script())?;
     for step in steps {
         match step {
             Step::Arrive(skbs) => bh.call(BhCmd::Arrive(skbs.clone()))?,
@@ -417,13 +418,44 @@ pub fn run_kernel(
     for cpu in 0..skblab_core::NR_CPUS as Cpu {
         softirq_on(cpu)?;
     }
-    // A softirq that ksoftirqd took over finishes on its own time.
-    std::thread::sleep(Duration::from_millis(50));
+    wait_frees(&mut tracer, frees)?;
     page_phase(&bh, &reader, mss, steps)?;
     reader.call(ReadCmd::Close)?;
     let lines = tracer.finish()?;
     drop((reader, bh));
     Ok(lines)
+}
+
+/// Reads the probe's lines until `frees` of the read skbs are freed. A deferred skb is freed
+/// when NET_RX runs on its CPU, which ksoftirqd may do late on a busy machine: a fixed wait
+/// here once ended a run before any of its 40 frees. Frees that do not come in time make
+/// the run too slow (retried, then inconclusive), and the reason says how many came.
+fn wait_frees(tracer: &mut probe::Tracer, frees: usize) -> Result<(), String> {
+    if frees == 0 {
+        return Ok(());
+    }
+    // Paired as the report pairs them (by head, in time order: lines from two CPUs may
+    // come out of order).
+    let freed = |lines: &[String]| {
+        kernel_side(lines).map_or(0, |(side, _)| {
+            side.skbs.iter().filter(|s| s.free_cpu.is_some()).count()
+        })
+    };
+    let seen = std::cell::RefCell::new(Vec::new());
+    let done = tracer.read_until(|l| {
+        if l.starts_with("copy ") || l.starts_with("free ") {
+            seen.borrow_mut().push(l.to_string());
+        }
+        freed(&seen.borrow()) >= frees
+    });
+    done.map(drop)
+        .map_err(|e| match e.starts_with(probe::LOST_EVENTS) {
+            true => e,
+            false => too_slow(&format!(
+                "{} of the {frees} read skbs the model frees were freed in the kernel ({e})",
+                freed(&seen.borrow())
+            )),
+        })
 }
 
 #[cfg(test)]
