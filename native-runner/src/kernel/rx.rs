@@ -441,21 +441,26 @@ fn wait_frees(tracer: &mut probe::Tracer, frees: usize) -> Result<(), String> {
             side.skbs.iter().filter(|s| s.free_cpu.is_some()).count()
         })
     };
-    let seen = std::cell::RefCell::new(Vec::new());
+    // Paired only once there are enough free lines: each freed skb has one.
+    let (seen, free_lines) = (std::cell::RefCell::new(Vec::new()), std::cell::Cell::new(0));
     let done = tracer.read_until(|l| {
+        if l.starts_with("free ") {
+            free_lines.set(free_lines.get() + 1);
+        }
         if l.starts_with("copy ") || l.starts_with("free ") {
             seen.borrow_mut().push(l.to_string());
         }
-        freed(&seen.borrow()) >= frees
+        free_lines.get() >= frees && freed(&seen.borrow()) >= frees
     });
-    done.map(drop)
-        .map_err(|e| match e.starts_with(probe::LOST_EVENTS) {
-            true => e,
-            false => too_slow(&format!(
-                "{} of the {frees} read skbs the model frees were freed in the kernel ({e})",
-                freed(&seen.borrow())
-            )),
-        })
+    done.map(drop).map_err(|e| {
+        if e.starts_with(probe::LOST_EVENTS) {
+            return e;
+        }
+        let came = freed(&seen.borrow());
+        too_slow(&format!(
+            "{came} of the {frees} read skbs the model frees were freed in the kernel ({e})"
+        ))
+    })
 }
 
 #[cfg(test)]
