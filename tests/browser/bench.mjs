@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { launch, position, URL } from './lib.mjs';
+import { growingQueue, launch, permalink, position, URL } from './lib.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const max = (xs) => Math.max(...xs);
@@ -52,9 +52,7 @@ async function bench(browser, throttle) {
   console.log(`first render:       ${fmt(median(firsts))} median of 5 (navigation start to the first drawn walkthrough)`);
 
   // No GSO: one MSS per skb, so 20 writes of 25 segments queue 500 skbs (nothing is acked).
-  const ops = Array.from({ length: 20 }, () => '[[ops]]\nop = "sendmsg"\nbytes = 36200\n').join('');
-  const text = `mechanism = "sendmsg"\ntitle = "500 skbs"\n[device]\ngso = false\n[socket]\nmss = 1448\n${ops}`;
-  const frag = '#s=' + Buffer.from(text).toString('base64url') + '&step=0';
+  const frag = permalink(growingQueue(36200), 0);
   const page = await open(browser, frag, throttle);
   const { len } = await position(page);
   const step = (key = 'ArrowRight') => page.evaluate(async (key) => {

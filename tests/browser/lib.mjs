@@ -76,3 +76,16 @@ export async function eventItem(page, ol, re) {
   }
   throw new Error(`no event ${re} in the list`);
 }
+
+/**
+ * A write queue that grows a step at a time: 20 writes of `bytes` on a device without GSO,
+ * nothing acknowledged (36,200 bytes: 25 skbs a step, 500 at the end).
+ */
+export function growingQueue(bytes) {
+  const ops = `[[ops]]\nop = "sendmsg"\nbytes = ${bytes}\n`.repeat(20);
+  const skbs = (20 * bytes) / 1448;
+  return `mechanism = "sendmsg"\ntitle = "${skbs} skbs"\n[device]\ngso = false\n[socket]\nmss = 1448\n${ops}`;
+}
+
+/** The permalink fragment of scenario `text` at `step`. */
+export const permalink = (text, step) => `#s=${Buffer.from(text).toString('base64url')}&step=${step}`;

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { drawn, launch, listed, open, position, BIN, SHOTS } from './lib.mjs';
+import { drawn, growingQueue, launch, listed, open, permalink, position, BIN, SHOTS } from './lib.mjs';
 
 let browser;
 // Files the tests write (scenarios for `skblab run`, downloads), removed at the end.
@@ -124,9 +124,7 @@ test('a permalink restores an edited scenario, its comparison and the step', asy
 });
 
 test('a 500-skb queue: the page holds the skbs near the view, scrolling reaches every one', async () => {
-  const ops = '[[ops]]\nop = "sendmsg"\nbytes = 36200\n'.repeat(20);
-  const text = `mechanism = "sendmsg"\ntitle = "500 skbs"\n[device]\ngso = false\n[socket]\nmss = 1448\n${ops}`;
-  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=20`);
+  const page = await open(browser, permalink(growingQueue(36200), 20));
   const ids = () => page.$$eval('[data-skb]', (els) => els.map((e) => Number(e.dataset.skb)));
   assert.match(await page.locator('svg text.q').first().textContent(), /\(500 skbs\)/);
   const top = await ids();
@@ -143,9 +141,7 @@ test('a 500-skb queue: the page holds the skbs near the view, scrolling reaches 
 });
 
 test('a step at the end of a long queue: the view stays put; what is in view is drawn at once, what is below it in the frame after', async () => {
-  const ops = '[[ops]]\nop = "sendmsg"\nbytes = 36200\n'.repeat(20);
-  const text = `mechanism = "sendmsg"\ntitle = "500 skbs"\n[device]\ngso = false\n[socket]\nmss = 1448\n${ops}`;
-  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=19`);
+  const page = await open(browser, permalink(growingQueue(36200), 19));
   const wrap = page.locator('.svgwrap');
   await wrap.evaluate((e) => { e.scrollTop = e.scrollHeight; });
   await page.waitForSelector('[data-skb="474"]');
@@ -196,9 +192,8 @@ test('a step at the end of a long queue: the view stays put; what is in view is 
 });
 
 test('the panels below the window follow a step in the frame after; in view, at once', async () => {
-  const ops = '[[ops]]\nop = "sendmsg"\nbytes = 7240\n'.repeat(20);
-  const text = `mechanism = "sendmsg"\ntitle = "100 skbs"\n[device]\ngso = false\n[socket]\nmss = 1448\n${ops}`;
-  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=12`);
+  const text = growingQueue(7240);
+  const page = await open(browser, permalink(text, 12));
   const [variant] = await variantsShown(page);
   const steps = runNative(text, variant).steps;
   await drawn(page);
@@ -244,7 +239,7 @@ test('a step with thousands of events lists the first 100 and counts the rest', 
   const text = 'mechanism = "sendmsg"\n[[ops]]\nop = "sendmsg"\nbytes = 256\ncount = 300\n';
   const events = runNative(text, 'pre-2010').steps[0].events.length;
   assert.ok(events > 1000, `${events} events`);
-  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=1`);
+  const page = await open(browser, permalink(text, 1));
   assert.equal(await listed(page), 100);
   assert.equal(await page.locator('ol.events > li').first().textContent(), 'alloc_skb skb=0 cpu=0 head_bytes=816 headroom=320 linear_room=0 seq=0 truesize=552 queue="write_queue" size_goal=65160');
   assert.equal(await page.getByTestId('more-events').textContent(),
@@ -256,7 +251,7 @@ test('a step with thousands of events lists the first 100 and counts the rest', 
 test('a long list writes the items down to its pane\'s view, and the rest as the pane scrolls', async () => {
   const text = 'mechanism = "sendmsg"\n[[ops]]\nop = "sendmsg"\nbytes = 256\ncount = 300\n';
   const want = runNative(text, 'pre-2010').steps[0].events.slice(0, 100);
-  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=1`);
+  const page = await open(browser, permalink(text, 1));
   const written = () => page.locator('ol.events > li:not(.more)').allTextContents();
   const first = await written();
   // The pane (675 px at this size) shows a few dozen; an empty item as tall as the rest
@@ -710,7 +705,7 @@ test('event by event, the drawing is the state after that many events: skbs, fra
     'device = { sg = false, gso = false, csum = true, mtu = 1500, drain = true }\n' +
     'ops = [{ op = "sendmsg", bytes = 4096 }, { op = "ack" }, { op = "close" }]\n';
   const steps = runNative(text, 'kumar-2010').steps;
-  const page = await open(browser, `#s=${Buffer.from(text).toString('base64url')}&step=0`);
+  const page = await open(browser, permalink(text, 0));
   await page.locator('body').focus();
   const skbs = new Map(); // id -> { queue, frags }
   const pages = new Set();
