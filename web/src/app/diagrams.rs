@@ -18,7 +18,7 @@ use skblab_core::scenario::about_variant;
 use skblab_core::Trace;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
-use yew::virtual_dom::Key;
+use yew::virtual_dom::{Key, VList};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -473,8 +473,9 @@ impl Shown {
                     // Keyed too: `for` is flattened into the <svg>'s children, and Yew diffs them
                     // by key only when every child has one (else a new skb shifts every later piece).
                     <style key="style">{ Drawing::STYLE }</style>
-                    { for self.pieces.iter().filter(|p| !p.2).map(|(k, body, _)| html! {
-                        <g key={k.clone()}>{ Html::from_html_unchecked(body.clone()) }</g>
+                    { for self.pieces.iter().filter(|p| !p.2).map(|(k, body, _)| {
+                        let raw = Html::from_html_unchecked(body.clone());
+                        Html::from(VList::with_children(vec![raw], Some(k.clone())))
                     }) }
                 </svg>
             </div>

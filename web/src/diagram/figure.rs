@@ -201,7 +201,7 @@ mod tests {
                 key: "p".into(),
                 top: 0,
                 bottom: 100,
-                body: body.into(),
+                body: format!("<g>{body}</g>"),
             }],
             bottoms: Vec::new(),
         }

@@ -121,7 +121,10 @@ pub fn draw(
     p.pages();
     let arrows = p.arrows();
     let mut pieces = p.boxes;
-    pieces.extend(p.outlines);
+    pieces.extend(p.outlines.map(|mut m| {
+        m.body.push_str("</g>");
+        m
+    }));
     pieces.extend(arrows);
     Drawing {
         width,
@@ -182,8 +185,9 @@ impl Painter<'_> {
         body: impl FnOnce(&mut String),
     ) {
         if self.meets(span) {
-            let mut b = String::new();
+            let mut b = String::from("<g>");
             body(&mut b);
+            b.push_str("</g>");
             let (top, bottom) = span;
             self.boxes.push(Piece {
                 key: key(),
@@ -205,7 +209,7 @@ impl Painter<'_> {
             key: "m".into(),
             top: y,
             bottom: y + h,
-            body: String::new(),
+            body: "<g>".into(),
         });
         (m.top, m.bottom) = (m.top.min(y), m.bottom.max(y + h));
         let _ = write!(
@@ -399,7 +403,7 @@ impl Painter<'_> {
             if !self.meets(band) {
                 continue;
             }
-            let mut body = String::new();
+            let mut body = String::from("<g>");
             for (e, (px, py, size)) in ends {
                 let tx = px + 6 + scale_to(e.offset + e.size / 2, size, PAGE_W - 12);
                 let _ = write!(
@@ -409,6 +413,7 @@ impl Painter<'_> {
                     route(e.at, e.between, e.gap, gutter, (tx, py)),
                 );
             }
+            body.push_str("</g>");
             let (top, bottom) = band;
             out.push(Piece {
                 key: format!("a{}", run[0].0.key()),
@@ -750,6 +755,54 @@ mod tests {
         assert!(svg.contains(">data=tail=end</text>"), "{svg}");
     }
 
+    /// How many elements stand at the top level of `markup` (tags only; no comments).
+    fn top_level_elements(markup: &str) -> usize {
+        let (mut depth, mut top) = (0usize, 0);
+        for tag in markup.split('<').skip(1) {
+            let tag = &tag[..tag.find('>').expect("a closed tag")];
+            if tag.starts_with('/') {
+                depth -= 1;
+            } else {
+                top += usize::from(depth == 0);
+                depth += usize::from(!tag.ends_with('/'));
+            }
+        }
+        top
+    }
+
+    #[test]
+    fn every_piece_is_one_element_so_a_change_replaces_one_node() {
+        // Boxes, a page's fading copy, arrows and marks: one <g> each.
+        let mut s = sample();
+        let freed = Page {
+            id: 5,
+            count: 0,
+            ..s.pages[0].clone()
+        };
+        s.pages.push(freed);
+        let touched = Changed {
+            frags: vec![(7, 0)],
+            pages: [5].into(),
+            gone: vec![(5, 1)],
+            ..Default::default()
+        };
+        let marks = Marks {
+            changed: &touched,
+            differs: &Changed::default(),
+        };
+        let d = draw(&s, &marks, (17, 1000), "t", ALL, &mut Shapes::default());
+        for kind in ["s", "p", "a", "m"] {
+            assert!(
+                d.pieces.iter().any(|p| p.key.starts_with(kind)),
+                "no {kind} piece"
+            );
+        }
+        for p in &d.pieces {
+            assert!(p.body.starts_with("<g"), "{}: {}", p.key, p.body);
+            assert_eq!(top_level_elements(&p.body), 1, "{}: {}", p.key, p.body);
+        }
+    }
+
     #[test]
     fn an_event_outlines_its_frag_slot_and_fades_the_page_it_freed() {
         // Page 5, freed by the event (which touched it), is still in the state drawn.
@@ -782,7 +835,7 @@ mod tests {
         // frags[0]'s cell: x 16, y 104 (under the buffer), 40 wide; the only mark.
         assert_eq!(
             marks.body,
-            r#"<rect class="mk chg" x="16" y="104" width="40" height="16" rx="4"/>"#
+            r#"<g><rect class="mk chg" x="16" y="104" width="40" height="16" rx="4"/></g>"#
         );
         let svg = d.to_svg();
         // The freed page is drawn once more, fading, and not counted nor named a live page.

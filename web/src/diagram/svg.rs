@@ -1,7 +1,6 @@
 //! SVG writing: a [`Drawing`] in keyed [`Piece`]s, the stylesheet every drawing carries, and
 //! the whole as one standalone file.
 
-use std::fmt::Write;
 
 const STYLE: &str =
     "text{font:11px system-ui,sans-serif;fill:#1d2430}.s{fill:#4a5568}.w{fill:#fff}\
@@ -41,8 +40,9 @@ pub enum Kind {
     Dfrag,
 }
 
-/// A keyed part of a drawing: SVG markup drawn inside a `<g>`, and the band of y it covers
-/// (so the page can leave out what is far from view).
+/// A keyed part of a drawing: SVG markup, one `<g>` element (the page replaces a changed
+/// piece as one node, not node by node), and the band of y it covers (so the page can leave
+/// out what is far from view).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Piece {
     pub key: String,
@@ -71,7 +71,7 @@ impl Drawing {
             l = esc(&self.label)
         );
         for p in &self.pieces {
-            let _ = write!(out, "<g>{}</g>", p.body);
+            out.push_str(&p.body);
         }
         out.push_str("</svg>");
         out
