@@ -770,9 +770,9 @@ mod tests {
         top
     }
 
-    #[test]
-    fn every_piece_is_one_element_so_a_change_replaces_one_node() {
-        // Boxes, a page's fading copy, arrows and marks: one <g> each.
+    /// The sample with page 5, freed by an event, drawn once more; and what the event
+    /// touched (frag 0 of skb 7, page 5).
+    fn freed_by_an_event() -> (State, Changed) {
         let mut s = sample();
         let freed = Page {
             id: 5,
@@ -786,11 +786,23 @@ mod tests {
             gone: vec![(5, 1)],
             ..Default::default()
         };
+        (s, touched)
+    }
+
+    /// `s` drawn 1000 wide with what `changed` names marked.
+    fn marked(s: &State, changed: &Changed) -> Drawing {
         let marks = Marks {
-            changed: &touched,
+            changed,
             differs: &Changed::default(),
         };
-        let d = draw(&s, &marks, (17, 1000), "t", ALL, &mut Shapes::default());
+        draw(s, &marks, (17, 1000), "modern", ALL, &mut Shapes::default())
+    }
+
+    #[test]
+    fn every_piece_is_one_element_so_a_change_replaces_one_node() {
+        // Boxes, a page's fading copy, arrows and marks: one <g> each.
+        let (s, touched) = freed_by_an_event();
+        let d = marked(&s, &touched);
         for kind in ["s", "p", "a", "m"] {
             assert!(
                 d.pieces.iter().any(|p| p.key.starts_with(kind)),
@@ -806,31 +818,8 @@ mod tests {
     #[test]
     fn an_event_outlines_its_frag_slot_and_fades_the_page_it_freed() {
         // Page 5, freed by the event (which touched it), is still in the state drawn.
-        let mut s = sample();
-        let freed = Page {
-            id: 5,
-            count: 0,
-            ..s.pages[0].clone()
-        };
-        s.pages.push(freed);
-        let touched = Changed {
-            frags: vec![(7, 0)],
-            pages: [5].into(),
-            gone: vec![(5, 1)],
-            ..Default::default()
-        };
-        let marks = Marks {
-            changed: &touched,
-            differs: &Changed::default(),
-        };
-        let d = draw(
-            &s,
-            &marks,
-            (17, 1000),
-            "modern",
-            ALL,
-            &mut Shapes::default(),
-        );
+        let (s, touched) = freed_by_an_event();
+        let d = marked(&s, &touched);
         let marks = (d.pieces.iter()).find(|p| p.key == "m").expect("the marks");
         // frags[0]'s cell: x 16, y 104 (under the buffer), 40 wide; the only mark.
         assert_eq!(

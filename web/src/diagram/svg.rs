@@ -1,7 +1,6 @@
 //! SVG writing: a [`Drawing`] in keyed [`Piece`]s, the stylesheet every drawing carries, and
 //! the whole as one standalone file.
 
-
 const STYLE: &str =
     "text{font:11px system-ui,sans-serif;fill:#1d2430}.s{fill:#4a5568}.w{fill:#fff}\
 .q{font-weight:600;font-size:12px}.tick{stroke:#1d2430}.brk{stroke:#8a94a6;fill:none}.shi{fill:#fbf7ee;stroke:#8a94a6}\
