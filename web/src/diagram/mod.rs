@@ -755,6 +755,15 @@ mod tests {
         assert!(svg.contains(">data=tail=end</text>"), "{svg}");
     }
 
+    #[test]
+    fn text_is_escaped_for_svg_and_plain_text_lent_back() {
+        assert_eq!(esc(r#"a<b & "c">"#), "a&lt;b &amp; &quot;c&quot;&gt;");
+        assert!(matches!(
+            esc("skb 2 · len 1448"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
     /// How many elements stand at the top level of `markup` (tags only; no comments).
     fn top_level_elements(markup: &str) -> usize {
         let (mut depth, mut top) = (0usize, 0);

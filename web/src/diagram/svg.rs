@@ -1,6 +1,8 @@
 //! SVG writing: a [`Drawing`] in keyed [`Piece`]s, the stylesheet every drawing carries, and
 //! the whole as one standalone file.
 
+use std::borrow::Cow;
+
 const STYLE: &str =
     "text{font:11px system-ui,sans-serif;fill:#1d2430}.s{fill:#4a5568}.w{fill:#fff}\
 .q{font-weight:600;font-size:12px}.tick{stroke:#1d2430}.brk{stroke:#8a94a6;fill:none}.shi{fill:#fbf7ee;stroke:#8a94a6}\
@@ -87,10 +89,20 @@ impl Drawing {
     }
 }
 
-/// Escapes text for SVG/XML.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// Escapes text for SVG/XML; most text has nothing to escape and is lent back as it is.
+pub fn esc(s: &str) -> Cow<'_, str> {
+    if !s.contains(['&', '<', '>', '"']) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
