@@ -121,9 +121,9 @@ pub fn draw(
     p.pages();
     let arrows = p.arrows();
     let mut pieces = p.boxes;
-    pieces.extend(p.outlines.map(|mut m| {
-        m.body.push_str("</g>");
-        m
+    pieces.extend(p.outlines.map(|m| Piece {
+        body: format!("<g>{}</g>", m.body),
+        ..m
     }));
     pieces.extend(arrows);
     Drawing {
@@ -209,7 +209,7 @@ impl Painter<'_> {
             key: "m".into(),
             top: y,
             bottom: y + h,
-            body: "<g>".into(),
+            body: String::new(),
         });
         (m.top, m.bottom) = (m.top.min(y), m.bottom.max(y + h));
         let _ = write!(
