@@ -121,11 +121,12 @@ pub fn draw(
     p.pages();
     let arrows = p.arrows();
     let mut pieces = p.boxes;
-    pieces.extend(p.outlines.map(|m| Piece {
-        body: format!("<g>{}</g>", m.body),
-        ..m
-    }));
+    pieces.extend(p.outlines);
     pieces.extend(arrows);
+    // Each piece one element: the page replaces a changed piece as one node.
+    for piece in &mut pieces {
+        piece.body = format!("<g>{}</g>", piece.body);
+    }
     Drawing {
         width,
         height: at.height,
@@ -185,9 +186,8 @@ impl Painter<'_> {
         body: impl FnOnce(&mut String),
     ) {
         if self.meets(span) {
-            let mut b = String::from("<g>");
+            let mut b = String::new();
             body(&mut b);
-            b.push_str("</g>");
             let (top, bottom) = span;
             self.boxes.push(Piece {
                 key: key(),
@@ -403,7 +403,7 @@ impl Painter<'_> {
             if !self.meets(band) {
                 continue;
             }
-            let mut body = String::from("<g>");
+            let mut body = String::new();
             for (e, (px, py, size)) in ends {
                 let tx = px + 6 + scale_to(e.offset + e.size / 2, size, PAGE_W - 12);
                 let _ = write!(
@@ -413,7 +413,6 @@ impl Painter<'_> {
                     route(e.at, e.between, e.gap, gutter, (tx, py)),
                 );
             }
-            body.push_str("</g>");
             let (top, bottom) = band;
             out.push(Piece {
                 key: format!("a{}", run[0].0.key()),
