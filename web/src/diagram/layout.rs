@@ -10,6 +10,8 @@
 use super::skb::{facts, title};
 use skblab_core::skb::Skb;
 use skblab_core::trace::{Linearized, State};
+use skblab_core::Cpu;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 pub const PAD: u32 = 10;
@@ -235,7 +237,13 @@ pub struct Shape {
     pub lines: Vec<String>,
     /// Frag cells per row.
     pub per_row: u32,
+    /// The skb's markup as last written, with its corner and whether it was freed: an skb
+    /// that stays as it was and where it was is not formatted again (formatting the band's
+    /// unchanged boxes was most of a drawing's time).
+    written: RefCell<Option<Written>>,
 }
+
+type Written = ((u32, u32), Option<Cpu>, String);
 
 impl Shape {
     pub fn of(skb: &Skb, copies: &[Linearized], max_frags: u32, room: u32) -> Shape {
@@ -257,6 +265,26 @@ impl Shape {
             h,
             lines,
             per_row,
+            written: RefCell::default(),
+        }
+    }
+
+    /// Appends to `out` the skb's markup at corner `at` (`gone`: freed on that CPU): as
+    /// last written when it stood there too, else as `write` makes it, kept for the next.
+    pub fn markup(
+        &self,
+        out: &mut String,
+        (at, gone): ((u32, u32), Option<Cpu>),
+        write: impl FnOnce(&mut String),
+    ) {
+        let mut kept = self.written.borrow_mut();
+        match &*kept {
+            Some((a, g, m)) if (*a, *g) == (at, gone) => out.push_str(m),
+            _ => {
+                let from = out.len();
+                write(out);
+                *kept = Some((at, gone, out[from..].to_string()));
+            }
         }
     }
 

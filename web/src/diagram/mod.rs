@@ -251,7 +251,12 @@ impl Painter<'_> {
                 self.add(
                     || owner.key(),
                     (y, y + shape.h),
-                    |b| skb::draw_skb(b, skb, (x, y), (shape, max_frags, gone)),
+                    |b| {
+                        let draw = |b: &mut String| {
+                            skb::draw_skb(b, skb, (x, y), (shape, max_frags, gone))
+                        };
+                        shape.markup(b, ((x, y), gone), draw)
+                    },
                 );
                 if gone.is_some() {
                     continue;
@@ -609,6 +614,45 @@ mod tests {
         assert_eq!(near.below(300), whole.below(300));
         // Only the first two rows end above 300.
         assert_eq!(near.below(300).0, 40 - 4);
+    }
+
+    /// An skb's markup is kept from the drawing before only where that skb stands as it
+    /// stood: a drawing with kept shapes is the drawing made from nothing, move after move.
+    #[test]
+    fn a_drawing_writes_again_only_the_skbs_that_changed_or_moved() {
+        let mut s = sample();
+        let first = s.queues[0].skbs[0].clone();
+        s.queues[0].skbs = (0..6)
+            .map(|id| Skb {
+                id,
+                ..first.clone()
+            })
+            .collect();
+        let freed = Changed {
+            gone_skbs: vec![(2, 1)],
+            ..Default::default()
+        };
+        let gone = Marks {
+            changed: &freed,
+            differs: &Changed::default(),
+        };
+        let shapes = &mut Shapes::default();
+        let mut drawn = |s: &State, m: &Marks| {
+            let kept = draw(s, m, (17, 1000), "k", ALL, shapes);
+            let fresh = draw(s, m, (17, 1000), "k", ALL, &mut Shapes::default());
+            assert!(kept.pieces == fresh.pieces, "{}", kept.to_svg());
+            kept
+        };
+        let before = drawn(&s, &marks_none());
+        // The same again; then skb 2 freed (fading where it stood), gone (the rest move up
+        // a place), and skb 5 grown a fact.
+        assert!(drawn(&s, &marks_none()).pieces == before.pieces);
+        drawn(&s, &gone);
+        s.queues[0].skbs.remove(2);
+        s.queues[0].skbs[3].psh = true;
+        let after = drawn(&s, &marks_none());
+        assert!(after.to_svg().contains(r#"data-skb="3""#));
+        assert!(!after.to_svg().contains(r#"data-skb="2""#));
     }
 
     #[test]
