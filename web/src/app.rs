@@ -258,7 +258,7 @@ impl Component for App {
             dom::focus(".quiz [data-focus], .quiz button");
         }
         if std::mem::take(&mut self.reveal) {
-            dom::reveal("#narration [data-lane] [aria-current]");
+            dom::reveal("#narration", "[data-lane] [aria-current]");
         }
         if let Some(s) = &self.session {
             let at = Some((s.clone(), self.position()));

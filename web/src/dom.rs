@@ -88,8 +88,11 @@ pub fn focus(selector: &str) {
     }
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function reveal(s) { \
-    for (const e of document.querySelectorAll(s)) e.scrollIntoView({ block: 'nearest' }); } \
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function reveal(pane, s) { \
+    const p = document.querySelector(pane); if (!p) return; const b = p.getBoundingClientRect(); \
+    for (const e of p.querySelectorAll(s)) { const r = e.getBoundingClientRect(); \
+    if (r.top < Math.max(b.top, 0) || r.bottom > Math.min(b.bottom, innerHeight)) \
+    e.scrollIntoView({ block: 'nearest' }); } } \
     export function after_paint(name) { requestAnimationFrame(() => setTimeout(() => \
     document.dispatchEvent(new Event(name)), 0)); } \
     export function seen(s) { const e = document.querySelector(s); if (!e) return 0; \
@@ -103,10 +106,11 @@ pub fn focus(selector: &str) {
     i.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(svg); } \
     export function publish(name, value) { (window.__skblab ??= {})[name] = value; }")]
 extern "C" {
-    /// Scrolls each element matching the selector into view, as little as it takes (`block:
-    /// "nearest"`: an element already in view stays where it is). In JS: the same in Rust,
+    /// Scrolls each element matching `selector` in `pane` into view, as little as it takes
+    /// (`block: "nearest"`), unless it is in view already: asking the browser to scroll
+    /// costs a tenth of a millisecond even when nothing moves. In JS: the same in Rust,
     /// through `Reflect`, cost the wasm a third of a kilobyte.
-    pub fn reveal(selector: &str);
+    pub fn reveal(pane: &str, selector: &str);
 
     /// Sends the document an event `name` once the next frame is painted (a timeout from the
     /// frame's callback).
