@@ -191,6 +191,45 @@ test('a step at the end of a long queue: the view stays put; what is in view is 
   await page.close();
 });
 
+test('a move drawn ahead while the learner reads shows what a new tab at its link draws', async () => {
+  // The diagrams of → (from a whole step) and ↓ (from an event) are drawn in a frame after
+  // the move before; the key then shows them. Two frames after a move, they are ready.
+  const svgs = (page) => page.$$eval('.svgwrap svg', (ss) => ss.map((s) => s.outerHTML));
+  const rest = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() =>
+    setTimeout(() => requestAnimationFrame(() => setTimeout(r, 0)), 0))));
+  // (name, link, [key, drawn ahead?]): one lane, where ↓ from an event is always ahead, then two
+  // in lockstep, where the other lane may follow elsewhere.
+  const runs = [
+    ['500 skbs', permalink(growingQueue(36200), 17), [['ArrowRight', 1], ['ArrowRight', 1], ['ArrowDown', 0], ['ArrowDown', 1], ['ArrowDown', 1]]],
+    ['rx-page-reuse', `#w=${Buffer.from('rx-page-reuse').toString('base64url')}&step=0`,
+      [['ArrowRight', 1], ['ArrowDown', 0], ['ArrowDown', null], ['ArrowDown', null], ['ArrowRight', 0], ['ArrowRight', 1]]],
+  ];
+  let ahead = 0;
+  for (const [name, start, keys] of runs) {
+    const page = await open(browser, start);
+    await page.locator('body').focus();
+    for (const [i, [key, want]] of keys.entries()) {
+      await drawn(page);
+      await rest(page);
+      const hash = await page.evaluate(() => location.hash);
+      await page.keyboard.press(key);
+      await drawn(page);
+      const was = await page.evaluate(() => window.__skblab.drawnAhead);
+      if (want !== null) assert.equal(was, want, `${name}: move ${i} (${key}) drawn ahead`);
+      ahead += was;
+      // The link follows once stepping rests.
+      await page.waitForFunction((h) => location.hash !== h, hash);
+      const fresh = await open(browser, await page.evaluate(() => location.hash));
+      await drawn(fresh);
+      assert.deepEqual(await svgs(page), await svgs(fresh), `${name}: after move ${i} (${key})`);
+      await fresh.close();
+    }
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  }
+  assert.ok(ahead >= 5, `${ahead} moves drawn ahead`);
+});
+
 test('the panels below the window follow a step in the frame after; in view, at once', async () => {
   const text = growingQueue(7240);
   const page = await open(browser, permalink(text, 12));

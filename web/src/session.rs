@@ -7,6 +7,9 @@
 use skblab_core::events::Event;
 use skblab_core::kernel_report::KernelReport;
 pub use skblab_core::permalink::{Link, Position, LANES};
+
+/// A step and, per lane, the event it is shown after (`None`: the whole step).
+pub type Moment = (usize, [Option<usize>; LANES]);
 use skblab_core::walkthrough::Walkthrough;
 use skblab_core::{RunOptions, Scenario, Trace};
 use std::cell::RefCell;
@@ -82,6 +85,21 @@ impl Session {
         }
         let text = kept[k].get_or_insert_with(|| self.events(lane, pos)[k].to_string().into());
         text.clone()
+    }
+
+    /// The moment the learner most often moves to next from `(pos, events)`: a step on (→)
+    /// from a whole step, else each lane stepped by event one event on (↓; a lane in
+    /// lockstep may follow to another event). `None` past the last step or a lane's last
+    /// event.
+    pub fn ahead(&self, pos: usize, events: [Option<usize>; LANES]) -> Option<Moment> {
+        let mut at = (pos + usize::from(events == [None; LANES]), events);
+        for (lane, k) in at.1.iter_mut().enumerate() {
+            if let Some(k) = k {
+                *k += 1;
+                (*k <= self.events(lane, pos).len()).then_some(())?;
+            }
+        }
+        (at.0 <= self.len()).then_some(at)
     }
 
     /// From event `k` (1-based; `None`: the whole step) of step `pos` in lane `lane`, the
@@ -368,6 +386,24 @@ mod tests {
                 assert_eq!(s.event_text(lane, pos, k).as_str(), e.to_string());
             }
         }
+    }
+
+    /// The move ahead: → from a whole step, ↓ in each lane stepped by event; none past the
+    /// last step or a lane's last event.
+    #[test]
+    fn the_move_ahead_is_a_step_on_or_each_stepped_lane_an_event_on() {
+        let s = walk("rx-page-reuse");
+        let (len, n) = (s.len(), s.events(1, 1).len());
+        assert!(len > 1 && n > 2 && s.events(0, 1).len() > 2);
+        assert_eq!(s.ahead(0, [None, None]), Some((1, [None, None])));
+        assert_eq!(s.ahead(len - 1, [None, None]), Some((len, [None, None])));
+        assert_eq!(s.ahead(len, [None, None]), None);
+        assert_eq!(s.ahead(1, [None, Some(1)]), Some((1, [None, Some(2)])));
+        assert_eq!(
+            s.ahead(1, [Some(2), Some(1)]),
+            Some((1, [Some(3), Some(2)]))
+        );
+        assert_eq!(s.ahead(1, [None, Some(n)]), None);
     }
 
     /// The patch's lane leads: Duyck's in rx-page-reuse (right), the only one in anatomy.

@@ -12,7 +12,7 @@ use super::scene::{scenes, Scene};
 use super::Shared;
 use crate::diagram::{self, Drawing, Piece, Shapes, ALL};
 use crate::dom;
-use crate::session::LANES;
+use crate::session::{Moment, LANES};
 use gloo_events::EventListener;
 use skblab_core::scenario::about_variant;
 use skblab_core::Trace;
@@ -33,7 +33,8 @@ pub enum Msg {
     /// Diagram `i` was scrolled or laid out: the band of it to keep in the page, and the
     /// drawing units at the top and bottom of its view.
     Scroll(usize, (u32, u32), (u32, u32)),
-    /// The frame after a render that held pieces back ([`Shown::new`]) was painted: draw them.
+    /// A frame after a render was painted: draw the pieces held back ([`Shown::new`]), or,
+    /// with none held, draw the move ahead ([`Ahead`]).
     Settle,
     ExportJson(usize),
     /// Lane `Some(i)`, or every lane in one figure (`None`), as SVG, or (`true`) as PNG.
@@ -68,8 +69,9 @@ pub struct Diagrams {
     /// (what lies below is cut off, and a cue says how much).
     wraps: Vec<NodeRef>,
     views: Vec<(u32, u32)>,
-    /// Whether the frame after was asked for, to draw the pieces held back.
+    /// Whether the frame after was asked for, to draw the pieces held back or the move ahead.
     settle_asked: bool,
+    ahead: Option<Ahead>,
     /// What every mark means: static markup, copied from index.html's `<template
     /// id="legend">` once drawn (as Yew nodes or a string it cost the bundle a kilobyte).
     legend: NodeRef,
@@ -111,6 +113,7 @@ impl Component for Diagrams {
             wraps: Vec::new(),
             views: Vec::new(),
             settle_asked: false,
+            ahead: None,
             legend: NodeRef::default(),
             zoom,
             present,
@@ -132,7 +135,7 @@ impl Component for Diagrams {
         let p = ctx.props();
         if p.session != old.session {
             self.canvas = canvas_heights(&p.session, self.present);
-            self.idle = None;
+            (self.idle, self.ahead) = (None, None);
         }
         self.redraw(p);
         true
@@ -156,9 +159,12 @@ impl Component for Diagrams {
                 return moved || recount;
             }
             Msg::Settle => {
-                let held = self.drawn.iter().any(Shown::holds);
-                self.drawn.iter_mut().for_each(Shown::settle);
                 self.settle_asked = false;
+                let held = self.drawn.iter().any(Shown::holds);
+                if !held {
+                    self.prepare(p);
+                }
+                self.drawn.iter_mut().for_each(Shown::settle);
                 return held;
             }
             Msg::ExportJson(i) => {
@@ -218,7 +224,8 @@ impl Component for Diagrams {
                 ctx.link().send_message(Msg::Scroll(i, band, view));
             }
         }
-        if self.drawn.iter().any(Shown::holds) && !self.settle_asked {
+        let held = self.drawn.iter().any(Shown::holds);
+        if (held || self.unready(ctx.props()).is_some()) && !self.settle_asked {
             self.settle_asked = true;
             dom::after_paint(dom::SETTLE);
         }
@@ -322,11 +329,20 @@ impl Diagrams {
             let idle = |t: &Trace| t.idle_queues().into_iter().map(String::from).collect();
             self.idle = Some(p.session.traces.iter().map(idle).collect());
         }
-        self.scenes = scenes(&p.session, p.pos, p.events);
+        let here = (p.pos, p.events);
+        let ahead = self.ahead.take().filter(|a| a.at == here);
+        // (For the tests and the bench: whether this move was drawn ahead.)
+        let was = f64::from(u8::from(ahead.is_some()));
+        let (scenes, drawings) = match ahead {
+            Some(a) => a.drawn,
+            None => self.draw_at(&p.session, here),
+        };
+        self.scenes = scenes;
         self.drawn.truncate(self.scenes.len());
-        (0..self.scenes.len()).for_each(|i| self.draw_lane(p, i));
+        (drawings.into_iter().enumerate()).for_each(|(i, d)| self.show(i, d));
         self.wraps.resize_with(self.drawn.len(), NodeRef::default);
         dom::publish("drawMs", dom::now() - t0);
+        dom::publish("drawnAhead", was);
     }
 
     /// Per trace, the queues to leave out (presentation mode's idle queues).
@@ -334,17 +350,24 @@ impl Diagrams {
         self.idle.as_deref().filter(|_| self.present)
     }
 
-    /// Draws lane `i`'s scene for the band of it the page keeps.
+    /// Draws lane `i`'s scene for the band of it the page keeps, after a scroll or zoom moved
+    /// it (the drawings ahead were for the bands before).
     fn draw_lane(&mut self, p: &Props, i: usize) {
+        self.ahead = None;
         let Some(scene) = self.scenes.get(i) else {
             return;
         };
         let band = self.windows.get(i).copied().unwrap_or(FIRST_WINDOW);
-        let canvas = self.canvas.get(i).copied().unwrap_or(0);
         self.shapes.resize_with(self.scenes.len(), Shapes::default);
         // (The fields apart, not through `idle()`: the shapes are borrowed mutably.)
         let idle = self.idle.as_deref().filter(|_| self.present);
         let drawing = scene.draw(&p.session, idle, band, &mut self.shapes[i]);
+        self.show(i, drawing);
+    }
+
+    /// Shows `drawing` as lane `i`'s.
+    fn show(&mut self, i: usize, drawing: Drawing) {
+        let canvas = self.canvas.get(i).copied().unwrap_or(0);
         let view = self.views.get(i).copied().unwrap_or(ALL);
         let shown = Shown::new(drawing, canvas, self.drawn.get(i), view);
         match self.drawn.get_mut(i) {
@@ -352,6 +375,50 @@ impl Diagrams {
             None => self.drawn.push(shown),
         }
     }
+
+    /// The move ahead of `p`'s ([`Session::ahead`]) when it is not drawn yet (the handout
+    /// draws every step at once, and none ahead).
+    ///
+    /// [`Session::ahead`]: crate::session::Session::ahead
+    fn unready(&self, p: &Props) -> Option<Moment> {
+        let at = p.session.ahead(p.pos, p.events)?;
+        let ready = self.ahead.as_ref().is_some_and(|a| a.at == at);
+        (!self.handout && !ready).then_some(at)
+    }
+
+    /// Draws the move ahead, unless it is drawn already.
+    fn prepare(&mut self, p: &Props) {
+        let Some(at) = self.unready(p) else {
+            return;
+        };
+        let drawn = self.draw_at(&p.session, at);
+        self.ahead = Some(Ahead { at, drawn });
+    }
+
+    /// The scenes at `at`, and each drawn for the band of it the page keeps.
+    fn draw_at(&mut self, s: &Shared, at: Moment) -> (Vec<Scene>, Vec<Drawing>) {
+        let scenes = scenes(s, at.0, at.1);
+        self.shapes.resize_with(scenes.len(), Shapes::default);
+        let idle = self.idle.as_deref().filter(|_| self.present);
+        let drawings = (scenes.iter().zip(&mut self.shapes).enumerate())
+            .map(|(i, (scene, shapes))| {
+                let band = self.windows.get(i).copied().unwrap_or(FIRST_WINDOW);
+                scene.draw(s, idle, band, shapes)
+            })
+            .collect();
+        (scenes, drawings)
+    }
+}
+
+/// The drawings of the move the learner most often makes next ([`Session::ahead`]), made in
+/// a frame after the last move, while the learner reads, for the bands the page keeps: that
+/// move shows them instead of drawing. Another move, or a scroll or zoom since (which drops
+/// them), draws as before.
+///
+/// [`Session::ahead`]: crate::session::Session::ahead
+struct Ahead {
+    at: Moment,
+    drawn: (Vec<Scene>, Vec<Drawing>),
 }
 
 /// What trace `t` freed in step `pos` (1-based), up to event `event` when stepping by event:
