@@ -10,6 +10,8 @@ import { growingQueue, launch, permalink, position, URL } from './lib.mjs';
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const max = (xs) => Math.max(...xs);
 const fmt = (ms) => `${ms.toFixed(1)} ms`;
+/** How many of the moves `rows` showed drawings made ahead, while the page rested. */
+const ahead = (rows) => `${rows.filter((r) => r.ahead).length} of ${rows.length} drawn ahead`;
 
 const wasm = readFileSync(join(process.env.SKBLAB_DIST, 'skblab_web_bg.wasm'));
 const gz = gzipSync(wasm, { level: 9 }).length;
@@ -67,7 +69,7 @@ async function bench(browser, throttle) {
     const t1 = performance.now();
     document.body.getBoundingClientRect();
     const t2 = performance.now();
-    const step = { total: t2 - t0, layout: t2 - t1, app: window.__skblab.renderMs, draw: window.__skblab.drawMs };
+    const step = { total: t2 - t0, layout: t2 - t1, app: window.__skblab.renderMs, draw: window.__skblab.drawMs, ahead: window.__skblab.drawnAhead };
     // What the page holds back (new pieces below a diagram's view, the panels below the
     // window) comes in the frame after, each aria-busy till then: timed from the event that
     // asks for it (heard first, capturing on the window) to its render laid out.
@@ -95,7 +97,7 @@ async function bench(browser, throttle) {
   if (big.length) {
     console.log(`step render, >=400 skbs: app ${fmt(median(big.map((r) => r.app)))} median / ${fmt(max(big.map((r) => r.app)))} max;` +
       ` with style+layout ${fmt(median(big.map((r) => r.total)))} median / ${fmt(max(big.map((r) => r.total)))} max (goal <= 16 ms);` +
-      ` of which building the drawing ${fmt(median(big.map((r) => r.draw)))}, style+layout ${fmt(median(big.map((r) => r.layout)))} (medians)`);
+      ` of which building the drawing ${fmt(median(big.map((r) => r.draw)))}, style+layout ${fmt(median(big.map((r) => r.layout)))} (medians; ${ahead(big)})`);
   }
   console.log(`step render, all steps: with style+layout ${fmt(median(rows.map((r) => r.total)))} median / ${fmt(max(rows.map((r) => r.total)))} max`);
   settled(rows);
@@ -108,7 +110,7 @@ async function bench(browser, throttle) {
     near.push(await step(k % 2 ? 'ArrowRight' : 'ArrowLeft'));
   }
   console.log(`step render, scrolled to the newest skbs (steps ${len - 1} <-> ${len}): with style+layout ${fmt(median(near.map((r) => r.total)))} median / ${fmt(max(near.map((r) => r.total)))} max;` +
-    ` app ${fmt(median(near.map((r) => r.app)))}, style+layout ${fmt(median(near.map((r) => r.layout)))} (medians)`);
+    ` app ${fmt(median(near.map((r) => r.app)))}, style+layout ${fmt(median(near.map((r) => r.layout)))} (medians; ${ahead(near)})`);
   settled(near);
   // Event by event through the last step (500 skbs): each event rebuilds the state from the
   // step before (Trace::state_at) and draws it; scrolled to the newest skbs, which the events
@@ -130,7 +132,7 @@ async function bench(browser, throttle) {
     if (where === 'at the top') await page.locator('.svgwrap').first().evaluate((e) => { e.scrollTop = 0; });
     const ev = await events();
     console.log(`event render, step ${len} (${ev.length} events, 500 skbs), ${where}: with style+layout ${fmt(median(ev.map((r) => r.total)))} median / ${fmt(max(ev.map((r) => r.total)))} max (goal <= 16 ms);` +
-      ` building the state and drawing ${fmt(median(ev.map((r) => r.draw)))}, style+layout ${fmt(median(ev.map((r) => r.layout)))} (medians)`);
+      ` building the state and drawing ${fmt(median(ev.map((r) => r.draw)))}, style+layout ${fmt(median(ev.map((r) => r.layout)))} (medians; ${ahead(ev)})`);
   }
   await page.close();
 }
