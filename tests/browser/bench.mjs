@@ -101,6 +101,11 @@ async function bench(browser, throttle) {
   }
   console.log(`step render, all steps: with style+layout ${fmt(median(rows.map((r) => r.total)))} median / ${fmt(max(rows.map((r) => r.total)))} max`);
   settled(rows);
+  // A step back is never drawn ahead (→ and ↓ are): from 500 skbs to 375, and forward again.
+  const back = [];
+  for (let k = 0; k < 5; k++) back.push(await step('ArrowLeft'));
+  for (let k = 0; k < 5; k++) await step('ArrowRight');
+  console.log(`step back, 500 to 375 skbs: with style+layout ${fmt(median(back.map((r) => r.total)))} median / ${fmt(max(back.map((r) => r.total)))} max (${ahead(back)})`);
   // The page holds only the part of the diagram near the view, and the steps above add skbs at
   // the bottom, out of view. Scrolled down to them, each step draws its 25 skbs in the page.
   await page.locator('.svgwrap').first().evaluate((e) => { e.scrollTop = e.scrollHeight; });

@@ -104,7 +104,9 @@ pub fn focus(selector: &str) {
     const a = document.createElement('a'); a.href = URL.createObjectURL(b); a.download = name; \
     a.click(); URL.revokeObjectURL(a.href); }, 'image/png'); }; \
     i.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(svg); } \
-    export function publish(name, value) { (window.__skblab ??= {})[name] = value; }")]
+    export function publish(name, value) { (window.__skblab ??= {})[name] = value; } \
+    export function svg_piece(html) { const g = document.createElementNS('http://www.w3.org/2000/svg', 'g'); \
+    g.innerHTML = html; return g.firstChild; }")]
 extern "C" {
     /// Scrolls each element matching `selector` in `pane` into view, as little as it takes
     /// (`block: "nearest"`), unless it is in view already: asking the browser to scroll
@@ -127,6 +129,10 @@ extern "C" {
     /// Publishes a figure for the benchmark (`window.__skblab.NAME`). In JS: through
     /// `Reflect`, it cost the wasm about a hundred bytes.
     pub fn publish(name: &str, value: f64);
+
+    /// The element of an SVG piece's markup (one element), parsed apart from the page, to be
+    /// put in it later.
+    pub fn svg_piece(html: &str) -> web_sys::Node;
 }
 
 /// The event [`after_paint`] sends when a render leaves work for the frame after.

@@ -87,16 +87,23 @@ impl Session {
         text.clone()
     }
 
-    /// The moment the learner most often moves to next from `(pos, events)`: a step on (→)
-    /// from a whole step, else each lane stepped by event one event on (↓; a lane in
-    /// lockstep may follow to another event). `None` past the last step or a lane's last
-    /// event.
-    pub fn ahead(&self, pos: usize, events: [Option<usize>; LANES]) -> Option<Moment> {
-        let mut at = (pos + usize::from(events == [None; LANES]), events);
+    /// The moment one move from `at` the way `d` (1 or -1) goes, as the learner most often
+    /// moves: a step (→, ←) from a whole step, else each lane stepped by event an event on or
+    /// back (↓, ↑; a lane in lockstep may follow to another event). `None` past either end.
+    pub fn ahead(&self, (pos, events): Moment, d: isize) -> Option<Moment> {
+        let whole = events == [None; LANES];
+        let mut at = (
+            if whole {
+                pos.checked_add_signed(d)?
+            } else {
+                pos
+            },
+            events,
+        );
         for (lane, k) in at.1.iter_mut().enumerate() {
             if let Some(k) = k {
-                *k += 1;
-                (*k <= self.events(lane, pos).len()).then_some(())?;
+                let n = self.events(lane, pos).len();
+                *k = k.checked_add_signed(d).filter(|k| (1..=n).contains(k))?;
             }
         }
         (at.0 <= self.len()).then_some(at)
@@ -388,22 +395,30 @@ mod tests {
         }
     }
 
-    /// The move ahead: → from a whole step, ↓ in each lane stepped by event; none past the
-    /// last step or a lane's last event.
+    /// The moves ahead: → and ← from a whole step, ↓ and ↑ in each lane stepped by event;
+    /// none past either end.
     #[test]
-    fn the_move_ahead_is_a_step_on_or_each_stepped_lane_an_event_on() {
+    fn the_moves_ahead_are_a_step_or_each_stepped_lane_an_event_either_way() {
         let s = walk("rx-page-reuse");
         let (len, n) = (s.len(), s.events(1, 1).len());
         assert!(len > 1 && n > 2 && s.events(0, 1).len() > 2);
-        assert_eq!(s.ahead(0, [None, None]), Some((1, [None, None])));
-        assert_eq!(s.ahead(len - 1, [None, None]), Some((len, [None, None])));
-        assert_eq!(s.ahead(len, [None, None]), None);
-        assert_eq!(s.ahead(1, [None, Some(1)]), Some((1, [None, Some(2)])));
+        let whole = [None, None];
+        assert_eq!(s.ahead((0, whole), 1), Some((1, whole)));
+        assert_eq!(s.ahead((0, whole), -1), None);
+        assert_eq!(s.ahead((len - 1, whole), 1), Some((len, whole)));
+        assert_eq!(s.ahead((len, whole), 1), None);
+        assert_eq!(s.ahead((len, whole), -1), Some((len - 1, whole)));
+        assert_eq!(s.ahead((1, [None, Some(1)]), 1), Some((1, [None, Some(2)])));
+        assert_eq!(s.ahead((1, [None, Some(1)]), -1), None);
         assert_eq!(
-            s.ahead(1, [Some(2), Some(1)]),
-            Some((1, [Some(3), Some(2)]))
+            s.ahead((1, [Some(2), Some(2)]), 1),
+            Some((1, [Some(3), Some(3)]))
         );
-        assert_eq!(s.ahead(1, [None, Some(n)]), None);
+        assert_eq!(
+            s.ahead((1, [Some(2), Some(3)]), -1),
+            Some((1, [Some(1), Some(2)]))
+        );
+        assert_eq!(s.ahead((1, [None, Some(n)]), 1), None);
     }
 
     /// The patch's lane leads: Duyck's in rx-page-reuse (right), the only one in anatomy.

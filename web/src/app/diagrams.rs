@@ -17,6 +17,7 @@ use gloo_events::EventListener;
 use skblab_core::scenario::about_variant;
 use skblab_core::Trace;
 use wasm_bindgen::JsCast;
+use web_sys::Node;
 use yew::prelude::*;
 use yew::virtual_dom::{Key, VList};
 
@@ -34,7 +35,7 @@ pub enum Msg {
     /// drawing units at the top and bottom of its view.
     Scroll(usize, (u32, u32), (u32, u32)),
     /// A frame after a render was painted: draw the pieces held back ([`Shown::new`]), or,
-    /// with none held, draw the move ahead ([`Ahead`]).
+    /// with none held, a move ahead ([`Ahead`]).
     Settle,
     ExportJson(usize),
     /// Lane `Some(i)`, or every lane in one figure (`None`), as SVG, or (`true`) as PNG.
@@ -69,9 +70,10 @@ pub struct Diagrams {
     /// (what lies below is cut off, and a cue says how much).
     wraps: Vec<NodeRef>,
     views: Vec<(u32, u32)>,
-    /// Whether the frame after was asked for, to draw the pieces held back or the move ahead.
+    /// Whether the frame after was asked for, to draw the pieces held back or a move ahead.
     settle_asked: bool,
-    ahead: Option<Ahead>,
+    /// The moves ahead drawn so far (at most one each way).
+    ahead: Vec<Ahead>,
     /// What every mark means: static markup, copied from index.html's `<template
     /// id="legend">` once drawn (as Yew nodes or a string it cost the bundle a kilobyte).
     legend: NodeRef,
@@ -113,7 +115,7 @@ impl Component for Diagrams {
             wraps: Vec::new(),
             views: Vec::new(),
             settle_asked: false,
-            ahead: None,
+            ahead: Vec::new(),
             legend: NodeRef::default(),
             zoom,
             present,
@@ -135,7 +137,7 @@ impl Component for Diagrams {
         let p = ctx.props();
         if p.session != old.session {
             self.canvas = canvas_heights(&p.session, self.present);
-            (self.idle, self.ahead) = (None, None);
+            (self.idle, self.ahead) = (None, Vec::new());
         }
         self.redraw(p);
         true
@@ -151,7 +153,10 @@ impl Component for Diagrams {
                 }
                 let cut = |d: &Self, v: (u32, u32)| d.drawn.get(i).map(|s| s.drawing.below(v.1));
                 let recount = cut(self, self.views[i]) != cut(self, view);
-                self.views[i] = view;
+                // The moves ahead were drawn for the view and band before.
+                if std::mem::replace(&mut self.views[i], view) != view {
+                    self.ahead.clear();
+                }
                 let moved = std::mem::replace(&mut self.windows[i], band) != band;
                 if moved {
                     self.draw_lane(p, i);
@@ -330,16 +335,15 @@ impl Diagrams {
             self.idle = Some(p.session.traces.iter().map(idle).collect());
         }
         let here = (p.pos, p.events);
-        let ahead = self.ahead.take().filter(|a| a.at == here);
+        let ahead =
+            (self.ahead.iter().position(|a| a.at == here)).map(|i| self.ahead.swap_remove(i));
+        self.ahead.clear();
         // (For the tests and the bench: whether this move was drawn ahead.)
         let was = f64::from(u8::from(ahead.is_some()));
-        let (scenes, drawings) = match ahead {
+        (self.scenes, self.drawn) = match ahead {
             Some(a) => a.drawn,
             None => self.draw_at(&p.session, here),
         };
-        self.scenes = scenes;
-        self.drawn.truncate(self.scenes.len());
-        (drawings.into_iter().enumerate()).for_each(|(i, d)| self.show(i, d));
         self.wraps.resize_with(self.drawn.len(), NodeRef::default);
         dom::publish("drawMs", dom::now() - t0);
         dom::publish("drawnAhead", was);
@@ -353,72 +357,77 @@ impl Diagrams {
     /// Draws lane `i`'s scene for the band of it the page keeps, after a scroll or zoom moved
     /// it (the drawings ahead were for the bands before).
     fn draw_lane(&mut self, p: &Props, i: usize) {
-        self.ahead = None;
+        self.ahead.clear();
         let Some(scene) = self.scenes.get(i) else {
             return;
         };
-        let band = self.windows.get(i).copied().unwrap_or(FIRST_WINDOW);
         self.shapes.resize_with(self.scenes.len(), Shapes::default);
-        // (The fields apart, not through `idle()`: the shapes are borrowed mutably.)
-        let idle = self.idle.as_deref().filter(|_| self.present);
-        let drawing = scene.draw(&p.session, idle, band, &mut self.shapes[i]);
-        self.show(i, drawing);
-    }
-
-    /// Shows `drawing` as lane `i`'s.
-    fn show(&mut self, i: usize, drawing: Drawing) {
-        let canvas = self.canvas.get(i).copied().unwrap_or(0);
-        let view = self.views.get(i).copied().unwrap_or(ALL);
-        let shown = Shown::new(drawing, canvas, self.drawn.get(i), view);
+        let mut shapes = std::mem::take(&mut self.shapes[i]);
+        let shown = self.show(&p.session, i, scene, &mut shapes);
+        self.shapes[i] = shapes;
         match self.drawn.get_mut(i) {
             Some(d) => *d = shown,
             None => self.drawn.push(shown),
         }
     }
 
-    /// The move ahead of `p`'s ([`Session::ahead`]) when it is not drawn yet (the handout
+    /// Lane `i`'s `scene` drawn for the band of it the page keeps, beside the lane's drawing
+    /// in the page (whose unchanged pieces it keeps); `shapes`: the lane's.
+    fn show(&self, s: &Shared, i: usize, scene: &Scene, shapes: &mut Shapes) -> Shown {
+        let band = self.windows.get(i).copied().unwrap_or(FIRST_WINDOW);
+        let drawing = scene.draw(s, self.idle(), band, shapes);
+        let canvas = self.canvas.get(i).copied().unwrap_or(0);
+        let view = self.views.get(i).copied().unwrap_or(ALL);
+        Shown::new(drawing, canvas, self.drawn.get(i), view)
+    }
+
+    /// A move ahead of `p`'s, forward first ([`Session::ahead`]), not drawn yet (the handout
     /// draws every step at once, and none ahead).
     ///
     /// [`Session::ahead`]: crate::session::Session::ahead
     fn unready(&self, p: &Props) -> Option<Moment> {
-        let at = p.session.ahead(p.pos, p.events)?;
-        let ready = self.ahead.as_ref().is_some_and(|a| a.at == at);
-        (!self.handout && !ready).then_some(at)
+        let ready = |at: &Moment| self.ahead.iter().any(|a| a.at == *at);
+        let moves = [1, -1].into_iter().filter(|_| !self.handout);
+        (moves.filter_map(|d| p.session.ahead((p.pos, p.events), d))).find(|at| !ready(at))
     }
 
-    /// Draws the move ahead, unless it is drawn already.
+    /// Draws a move ahead not drawn yet, and asks for the next frame if another is left: one
+    /// a frame, so a key pressed meanwhile waits for one drawing at most.
     fn prepare(&mut self, p: &Props) {
         let Some(at) = self.unready(p) else {
             return;
         };
         let drawn = self.draw_at(&p.session, at);
-        self.ahead = Some(Ahead { at, drawn });
+        self.ahead.push(Ahead { at, drawn });
+        if self.unready(p).is_some() {
+            self.settle_asked = true;
+            dom::after_paint(dom::SETTLE);
+        }
     }
 
-    /// The scenes at `at`, and each drawn for the band of it the page keeps.
-    fn draw_at(&mut self, s: &Shared, at: Moment) -> (Vec<Scene>, Vec<Drawing>) {
+    /// The scenes at `at`, each drawn as [`Diagrams::show`] draws it.
+    fn draw_at(&mut self, s: &Shared, at: Moment) -> (Vec<Scene>, Vec<Shown>) {
         let scenes = scenes(s, at.0, at.1);
         self.shapes.resize_with(scenes.len(), Shapes::default);
-        let idle = self.idle.as_deref().filter(|_| self.present);
-        let drawings = (scenes.iter().zip(&mut self.shapes).enumerate())
-            .map(|(i, (scene, shapes))| {
-                let band = self.windows.get(i).copied().unwrap_or(FIRST_WINDOW);
-                scene.draw(s, idle, band, shapes)
-            })
+        let mut shapes = std::mem::take(&mut self.shapes);
+        let drawn = (scenes.iter().zip(&mut shapes).enumerate())
+            .map(|(i, (scene, shapes))| self.show(s, i, scene, shapes))
             .collect();
-        (scenes, drawings)
+        self.shapes = shapes;
+        (scenes, drawn)
     }
 }
 
-/// The drawings of the move the learner most often makes next ([`Session::ahead`]), made in
-/// a frame after the last move, while the learner reads, for the bands the page keeps: that
-/// move shows them instead of drawing. Another move, or a scroll or zoom since (which drops
-/// them), draws as before.
+/// The drawings of a move the learner most often makes next ([`Session::ahead`]: a step or
+/// an event on or back), made in the frames after the last move, while the learner reads,
+/// for the view and bands the page keeps, their new pieces parsed: that move shows them
+/// instead of drawing. Another move, or a scroll or zoom since (which drops them), draws as
+/// before.
 ///
 /// [`Session::ahead`]: crate::session::Session::ahead
 struct Ahead {
     at: Moment,
-    drawn: (Vec<Scene>, Vec<Drawing>),
+    drawn: (Vec<Scene>, Vec<Shown>),
 }
 
 /// What trace `t` freed in step `pos` (1-based), up to event `event` when stepping by event:
@@ -475,13 +484,14 @@ fn measure(el: &web_sys::Element, width: u32, zoom: Option<u32>) -> ((u32, u32),
     (band, (unit(top), unit(top + h)))
 }
 
-/// A drawing near the view, its pieces as shared strings (cheap to hand to the virtual DOM
-/// each render).
+/// A drawing near the view, each piece with its element, parsed once: an unchanged piece
+/// keeps the element it had, and the move ahead's new pieces are parsed before the move.
 pub(super) struct Shown {
     /// Its size, label and what it cuts off (its pieces moved into `pieces`).
     pub(super) drawing: Drawing,
-    /// Each piece's key and markup, and whether it is held back until the frame after.
-    pieces: Vec<(Key, AttrValue, bool)>,
+    /// Each piece's key, markup and element (`None`: held back until the frame after, and
+    /// not parsed yet).
+    pieces: Vec<(Key, String, Option<Node>)>,
     /// The SVG's height for every step of the trace (see [`canvas_height`]).
     canvas: u32,
 }
@@ -497,16 +507,25 @@ impl Shown {
     fn new(mut drawing: Drawing, canvas: u32, before: Option<&Shown>, view: (u32, u32)) -> Shown {
         let canvas = canvas.max(drawing.height);
         let written = before.map_or(&[][..], |b| &b.pieces[..]);
-        let new_off_view = |p: &Piece| {
-            !p.meets(view.0, view.1)
-                && !(written.iter())
-                    .any(|(k, body, held)| !held && **k == *p.key && *body == p.body)
+        // The element in the page of a piece with the same key and markup.
+        let kept = |p: &Piece| {
+            let same = |(k, body, _): &&(Key, String, _)| **k == *p.key && *body == p.body;
+            written.iter().find(same).and_then(|w| w.2.clone())
         };
-        let hold = drawing.pieces.iter().filter(|p| new_off_view(p)).count() > HOLD_PAST;
+        let off_view = |p: &Piece| !p.meets(view.0, view.1);
+        let new_off_view = drawing
+            .pieces
+            .iter()
+            .filter(|p| off_view(p) && kept(p).is_none());
+        let hold = new_off_view.count() > HOLD_PAST;
         let pieces = (std::mem::take(&mut drawing.pieces).into_iter())
             .map(|p| {
-                let held = hold && new_off_view(&p);
-                (Key::from(p.key), AttrValue::from(p.body), held)
+                let node = match kept(&p) {
+                    None if hold && off_view(&p) => None,
+                    None => Some(dom::svg_piece(&p.body)),
+                    node => node,
+                };
+                (Key::from(p.key), p.body, node)
             })
             .collect();
         Shown {
@@ -518,12 +537,14 @@ impl Shown {
 
     /// Whether pieces are held back.
     fn holds(&self) -> bool {
-        self.pieces.iter().any(|p| p.2)
+        self.pieces.iter().any(|p| p.2.is_none())
     }
 
     /// Lets the held pieces be written.
     fn settle(&mut self) {
-        self.pieces.iter_mut().for_each(|p| p.2 = false);
+        for (_, body, node) in self.pieces.iter_mut().filter(|p| p.2.is_none()) {
+            *node = Some(dom::svg_piece(body));
+        }
     }
 
     /// The markup of [`Drawing::to_svg`] near the view, each piece keyed so unchanged pieces
@@ -540,9 +561,9 @@ impl Shown {
                     // Keyed too: `for` is flattened into the <svg>'s children, and Yew diffs them
                     // by key only when every child has one (else a new skb shifts every later piece).
                     <style key="style">{ Drawing::STYLE }</style>
-                    { for self.pieces.iter().filter(|p| !p.2).map(|(k, body, _)| {
-                        let raw = Html::from_html_unchecked(body.clone());
-                        Html::from(VList::with_children(vec![raw], Some(k.clone())))
+                    { for self.pieces.iter().filter_map(|(k, _, node)| {
+                        let node = Html::VRef(node.clone()?);
+                        Some(Html::from(VList::with_children(vec![node], Some(k.clone()))))
                     }) }
                 </svg>
             </div>
