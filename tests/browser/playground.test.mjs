@@ -192,12 +192,12 @@ test('a step at the end of a long queue: the view stays put; what is in view is 
 });
 
 test('a move drawn ahead while the learner reads shows what a new tab at its link draws', async () => {
-  // The diagrams of → and ← (from a whole step) and ↓ and ↑ (from an event) are drawn in
-  // the frames after the move before, one a frame; the key then shows them. Three frames
-  // after a move, they are ready.
+  // The diagrams of → and ← (from a whole step) and ↓ and ↑ (from an event) are drawn once
+  // the page is idle after the move before, one at a time; the key then shows them. Idle
+  // callbacks run in the order asked, so three asked after a move's render follow both.
   const svgs = (page) => page.$$eval('.svgwrap svg', (ss) => ss.map((s) => s.outerHTML));
   const rest = (page) => page.evaluate(async () => {
-    for (let i = 0; i < 3; i++) await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    for (let i = 0; i < 3; i++) await new Promise((r) => requestIdleCallback(() => r()));
   });
   // (name, link, [key, drawn ahead?]): one lane, where ↓ and ↑ from an event are always
   // ahead (Home never), then two in lockstep, where the other lane may follow elsewhere.

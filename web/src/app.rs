@@ -239,7 +239,7 @@ impl Component for App {
                 if dom::seen(".panels") > 0.0 {
                     self.panels_at = self.pos;
                 } else {
-                    dom::after_paint(dom::SETTLE);
+                    dom::after_paint(dom::SETTLE, false);
                 }
             }
         }

@@ -93,8 +93,9 @@ pub fn focus(selector: &str) {
     for (const e of p.querySelectorAll(s)) { const r = e.getBoundingClientRect(); \
     if (r.top < Math.max(b.top, 0) || r.bottom > Math.min(b.bottom, innerHeight)) \
     e.scrollIntoView({ block: 'nearest' }); } } \
-    export function after_paint(name) { requestAnimationFrame(() => setTimeout(() => \
-    document.dispatchEvent(new Event(name)), 0)); } \
+    export function after_paint(name, idle) { const go = () => document.dispatchEvent(new Event(name)); \
+    if (idle && window.requestIdleCallback) requestIdleCallback(go); \
+    else requestAnimationFrame(() => setTimeout(go, 0)); } \
     export function seen(s) { const e = document.querySelector(s); if (!e) return 0; \
     const r = e.getBoundingClientRect(); \
     return Math.max(0, e.scrollTop + Math.min(r.bottom, innerHeight) - r.top); } \
@@ -115,8 +116,8 @@ extern "C" {
     pub fn reveal(pane: &str, selector: &str);
 
     /// Sends the document an event `name` once the next frame is painted (a timeout from the
-    /// frame's callback).
-    pub fn after_paint(name: &str);
+    /// frame's callback), or (`idle`) once the page is idle, after any input waiting.
+    pub fn after_paint(name: &str, idle: bool);
 
     /// How far down the first element matching the selector its content is in view, in CSS
     /// pixels from its top: whether the element scrolls (a pane) or the page does.

@@ -34,8 +34,8 @@ pub enum Msg {
     /// Diagram `i` was scrolled or laid out: the band of it to keep in the page, and the
     /// drawing units at the top and bottom of its view.
     Scroll(usize, (u32, u32), (u32, u32)),
-    /// A frame after a render was painted: draw the pieces held back ([`Shown::new`]), or,
-    /// with none held, a move ahead ([`Ahead`]).
+    /// The frame after a render was painted, or an idle moment: draw the pieces held back
+    /// ([`Shown::new`]), or, with none held, a move ahead ([`Ahead`]).
     Settle,
     ExportJson(usize),
     /// Lane `Some(i)`, or every lane in one figure (`None`), as SVG, or (`true`) as PNG.
@@ -70,8 +70,9 @@ pub struct Diagrams {
     /// (what lies below is cut off, and a cue says how much).
     wraps: Vec<NodeRef>,
     views: Vec<(u32, u32)>,
-    /// Whether the frame after was asked for, to draw the pieces held back or a move ahead.
-    settle_asked: bool,
+    /// Whether the frame after was asked for, to draw the pieces held back, and whether an
+    /// idle moment was, to draw a move ahead.
+    asked: (bool, bool),
     /// The moves ahead drawn so far (at most one each way).
     ahead: Vec<Ahead>,
     /// What every mark means: static markup, copied from index.html's `<template
@@ -114,7 +115,7 @@ impl Component for Diagrams {
             windows: Vec::new(),
             wraps: Vec::new(),
             views: Vec::new(),
-            settle_asked: false,
+            asked: (false, false),
             ahead: Vec::new(),
             legend: NodeRef::default(),
             zoom,
@@ -164,7 +165,7 @@ impl Component for Diagrams {
                 return moved || recount;
             }
             Msg::Settle => {
-                self.settle_asked = false;
+                self.asked = (false, false);
                 let held = self.drawn.iter().any(Shown::holds);
                 if !held {
                     self.prepare(p);
@@ -229,10 +230,10 @@ impl Component for Diagrams {
                 ctx.link().send_message(Msg::Scroll(i, band, view));
             }
         }
-        let held = self.drawn.iter().any(Shown::holds);
-        if (held || self.unready(ctx.props()).is_some()) && !self.settle_asked {
-            self.settle_asked = true;
-            dom::after_paint(dom::SETTLE);
+        if self.drawn.iter().any(Shown::holds) {
+            self.ask(false);
+        } else if self.unready(ctx.props()).is_some() {
+            self.ask(true);
         }
     }
 
@@ -391,8 +392,8 @@ impl Diagrams {
         (moves.filter_map(|d| p.session.ahead((p.pos, p.events), d))).find(|at| !ready(at))
     }
 
-    /// Draws a move ahead not drawn yet, and asks for the next frame if another is left: one
-    /// a frame, so a key pressed meanwhile waits for one drawing at most.
+    /// Draws a move ahead not drawn yet, and asks for the next idle moment if another is left:
+    /// one at a time, so a key pressed meanwhile waits for one drawing at most.
     fn prepare(&mut self, p: &Props) {
         let Some(at) = self.unready(p) else {
             return;
@@ -400,8 +401,20 @@ impl Diagrams {
         let drawn = self.draw_at(&p.session, at);
         self.ahead.push(Ahead { at, drawn });
         if self.unready(p).is_some() {
-            self.settle_asked = true;
-            dom::after_paint(dom::SETTLE);
+            self.ask(true);
+        }
+    }
+
+    /// Asks for [`Msg::Settle`] in the frame after, or (`idle`) once the page is idle: a
+    /// key pressed meanwhile goes first.
+    fn ask(&mut self, idle: bool) {
+        let asked = if idle {
+            &mut self.asked.1
+        } else {
+            &mut self.asked.0
+        };
+        if !std::mem::replace(asked, true) {
+            dom::after_paint(dom::SETTLE, idle);
         }
     }
 
@@ -419,7 +432,7 @@ impl Diagrams {
 }
 
 /// The drawings of a move the learner most often makes next ([`Session::ahead`]: a step or
-/// an event on or back), made in the frames after the last move, while the learner reads,
+/// an event on or back), made in idle moments after the last move, while the learner reads,
 /// for the view and bands the page keeps, their new pieces parsed: that move shows them
 /// instead of drawing. Another move, or a scroll or zoom since (which drops them), draws as
 /// before.
