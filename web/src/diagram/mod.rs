@@ -514,11 +514,23 @@ mod tests {
         }
     }
 
+    /// The sample with its skb copied `n` times, ids 0 to `n` - 1.
+    fn sample_of(n: u32) -> State {
+        let mut s = sample();
+        let first = s.queues[0].skbs[0].clone();
+        s.queues[0].skbs = (0..n)
+            .map(|id| Skb {
+                id,
+                ..first.clone()
+            })
+            .collect();
+        s
+    }
+
     #[test]
     fn a_layout_reshapes_only_the_skbs_that_changed() {
-        let mut s = sample();
+        let mut s = sample_of(3);
         let skb = s.queues[0].skbs[0].clone();
-        s.queues[0].skbs = (0..3).map(|id| Skb { id, ..skb.clone() }).collect();
         let shapes = &mut Shapes::default();
         let shape = |l: &Layout, i: usize| l.queues[0].1[i].1.clone();
         let before = Layout::new(&s, 17, 1000, shapes);
@@ -575,14 +587,7 @@ mod tests {
     #[test]
     fn a_band_writes_only_the_pieces_near_it_and_still_counts_what_lies_below() {
         // 40 skbs, one frag each on page 2: two skbs a row, 106 units a row, so 20 rows.
-        let mut s = sample();
-        let first = s.queues[0].skbs[0].clone();
-        s.queues[0].skbs = (0..40)
-            .map(|id| Skb {
-                id,
-                ..first.clone()
-            })
-            .collect();
+        let s = sample_of(40);
         let whole = draw(
             &s,
             &marks_none(),
@@ -620,14 +625,7 @@ mod tests {
     /// stood: a drawing with kept shapes is the drawing made from nothing, move after move.
     #[test]
     fn a_drawing_writes_again_only_the_skbs_that_changed_or_moved() {
-        let mut s = sample();
-        let first = s.queues[0].skbs[0].clone();
-        s.queues[0].skbs = (0..6)
-            .map(|id| Skb {
-                id,
-                ..first.clone()
-            })
-            .collect();
+        let mut s = sample_of(6);
         let freed = Changed {
             gone_skbs: vec![(2, 1)],
             ..Default::default()
