@@ -452,10 +452,16 @@ mod tests {
     use skblab_core::trace::{Cursor, Queue};
     use std::rc::Rc;
 
+    static NONE: std::sync::LazyLock<Changed> = std::sync::LazyLock::new(Changed::default);
+
     fn marks_none() -> Marks<'static> {
-        static NONE: std::sync::LazyLock<Changed> = std::sync::LazyLock::new(Changed::default);
+        marking(&NONE)
+    }
+
+    /// Marks of what `changed` holds, and of no other lane.
+    fn marking(changed: &Changed) -> Marks<'_> {
         Marks {
-            changed: &NONE,
+            changed,
             differs: &NONE,
         }
     }
@@ -630,10 +636,7 @@ mod tests {
             gone_skbs: vec![(2, 1)],
             ..Default::default()
         };
-        let gone = Marks {
-            changed: &freed,
-            differs: &Changed::default(),
-        };
+        let gone = marking(&freed);
         let shapes = &mut Shapes::default();
         let mut drawn = |s: &State, m: &Marks| {
             let kept = draw(s, m, (17, 1000), "k", ALL, shapes);
@@ -662,10 +665,7 @@ mod tests {
         };
         let drawing = draw(
             &s,
-            &Marks {
-                changed: &changed,
-                differs: &Changed::default(),
-            },
+            &marking(&changed),
             (17, 1000),
             "modern",
             ALL,
@@ -899,10 +899,7 @@ mod tests {
             gone_skbs: vec![(7, 1)],
             ..Default::default()
         };
-        let marks = Marks {
-            changed: &freed,
-            differs: &Changed::default(),
-        };
+        let marks = marking(&freed);
         let d = draw(&s, &marks, (17, 1000), "freed", ALL, &mut Shapes::default());
         let svg = d.to_svg();
         assert!(
