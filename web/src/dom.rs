@@ -138,6 +138,8 @@ extern "C" {
 
 /// The event [`after_paint`] sends when a render leaves work for the frame after.
 pub const SETTLE: &str = "skblab-settle";
+/// The event [`after_paint`] sends, when asked to, once the page is idle.
+pub const IDLE: &str = "skblab-idle";
 
 /// Milliseconds since the page started loading.
 pub fn now() -> f64 {

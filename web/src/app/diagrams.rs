@@ -34,9 +34,10 @@ pub enum Msg {
     /// Diagram `i` was scrolled or laid out: the band of it to keep in the page, and the
     /// drawing units at the top and bottom of its view.
     Scroll(usize, (u32, u32), (u32, u32)),
-    /// The frame after a render was painted, or an idle moment: draw the pieces held back
-    /// ([`Shown::new`]), or, with none held, a move ahead ([`Ahead`]).
+    /// The frame after a render that held pieces back ([`Shown::new`]) was painted: draw them.
     Settle,
+    /// The page is idle: draw a move ahead ([`Ahead`]).
+    Ahead,
     ExportJson(usize),
     /// Lane `Some(i)`, or every lane in one figure (`None`), as SVG, or (`true`) as PNG.
     Figure(Option<usize>, bool),
@@ -90,7 +91,7 @@ pub struct Diagrams {
     /// presentation mode asks.
     idle: Option<Vec<Vec<String>>>,
     _keys: EventListener,
-    _settle: EventListener,
+    _settle: [EventListener; 2],
 }
 
 /// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
@@ -123,12 +124,12 @@ impl Component for Diagrams {
             handout: dom::mode("handout"),
             idle: None,
             _keys: zoom_keys(ctx),
-            _settle: {
+            _settle: [(dom::SETTLE, Msg::Settle), (dom::IDLE, Msg::Ahead)].map(|(name, m)| {
                 let link = ctx.link().clone();
-                EventListener::new(&dom::document(), dom::SETTLE, move |_| {
-                    link.send_message(Msg::Settle)
+                EventListener::new(&dom::document(), name, move |_| {
+                    link.send_message(m.clone())
                 })
-            },
+            }),
         };
         d.redraw(ctx.props());
         d
@@ -165,13 +166,17 @@ impl Component for Diagrams {
                 return moved || recount;
             }
             Msg::Settle => {
-                self.asked = (false, false);
+                self.asked.0 = false;
                 let held = self.drawn.iter().any(Shown::holds);
-                if !held {
-                    self.prepare(p);
-                }
                 self.drawn.iter_mut().for_each(Shown::settle);
                 return held;
+            }
+            Msg::Ahead => {
+                // (With pieces held, the render that draws them asks again.)
+                self.asked.1 = false;
+                if !self.drawn.iter().any(Shown::holds) {
+                    self.prepare(p);
+                }
             }
             Msg::ExportJson(i) => {
                 if let Some(t) = p.session.traces.get(i) {
@@ -405,16 +410,15 @@ impl Diagrams {
         }
     }
 
-    /// Asks for [`Msg::Settle`] in the frame after, or (`idle`) once the page is idle: a
-    /// key pressed meanwhile goes first.
+    /// Asks for [`Msg::Settle`] in the frame after, or (`idle`) for [`Msg::Ahead`] once the
+    /// page is idle: a key pressed meanwhile goes first.
     fn ask(&mut self, idle: bool) {
-        let asked = if idle {
-            &mut self.asked.1
-        } else {
-            &mut self.asked.0
+        let (asked, name) = match idle {
+            true => (&mut self.asked.1, dom::IDLE),
+            false => (&mut self.asked.0, dom::SETTLE),
         };
         if !std::mem::replace(asked, true) {
-            dom::after_paint(dom::SETTLE, idle);
+            dom::after_paint(name, idle);
         }
     }
 
