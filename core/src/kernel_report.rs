@@ -244,6 +244,8 @@ impl Report {
             };
             Error::invalid(field, message)
         })?;
+        // The release is shown in the page's title and the terminal: plain text only.
+        crate::limits::plain("report.kernel", &r.kernel, &[])?;
         for (name, side) in [("model", &r.model), ("kernel_side", &r.kernel_side)] {
             if side.skbs.len() > MAX_REPORT_SKBS {
                 return Err(Error::Range {
@@ -468,6 +470,8 @@ mod tests {
                 &REPORT.replace("[65160], \"skbs\": [\n        { \"len\": 65160, \"linear\": 0, \"nr_frags\": 2, \"truesize\": 65992", "[65160], \"skbz\": [\n        { \"len\": 65160, \"linear\": 0, \"nr_frags\": 2, \"truesize\": 65992"),
                 "report.kernel_side.skbs",
             ),
+            // A bidi override in the release would reorder the page's title.
+            (&REPORT.replace("6.18.44", "6.18.44\\u202e"), "report.kernel"),
         ];
         for (text, field) in cases {
             let e = KernelReport::parse(text).unwrap_err().to_string();

@@ -2,6 +2,7 @@
 //! size in it is bounded so a run finishes quickly and a browser tab never freezes. The caps are
 //! documented in `docs/scenario-format.md`.
 
+use crate::error::is_hidden;
 use crate::Error;
 
 /// At most this many operations in one scenario (one trace step each).
@@ -76,6 +77,25 @@ pub fn check_range(field: impl Field, value: u64, lo: u64, hi: u64) -> Result<u6
             value: value.to_string(),
             allowed: format!("{lo}..={hi}"),
         })
+    }
+}
+
+/// Refuses `text`, the value of `field`, when it holds a hidden character
+/// ([`crate::error::is_hidden`]) other than those in `allowed`: what a stranger wrote reaches
+/// a terminal or a page as text.
+pub fn plain(field: impl Field, text: &str, allowed: &[char]) -> Result<(), Error> {
+    match text
+        .chars()
+        .find(|&c| is_hidden(c) && !allowed.contains(&c))
+    {
+        Some(c) => Err(Error::invalid(
+            field.name(),
+            format!(
+                "holds the control or format character U+{:04X}: write plain text",
+                c as u32
+            ),
+        )),
+        None => Ok(()),
     }
 }
 

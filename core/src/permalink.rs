@@ -209,10 +209,10 @@ fn number(part: &str, v: &str) -> Result<usize, String> {
         .map_err(|_| format!("the link's {part} `{}` is not a number", shown(v)))
 }
 
-/// A stranger's text for a one-line message: at most 40 characters of it, control characters
-/// shown as `?` (not `escape_debug`: its Unicode tables cost the web bundle 3 KiB).
+/// A stranger's text for a one-line message: at most 40 characters of it, hidden characters
+/// ([`crate::error::is_hidden`]) shown as `?`.
 fn shown(s: &str) -> String {
-    let plain = |c: char| if c.is_control() { '?' } else { c };
+    let plain = |c: char| if crate::error::is_hidden(c) { '?' } else { c };
     s.chars().take(40).map(plain).collect()
 }
 

@@ -227,7 +227,8 @@ pub(crate) fn find_named<T>(
 
 /// A walkthrough or challenge file, with the path of a bad field. Read through a JSON value,
 /// as scenarios are, so the derived code is compiled for one deserializer only. Its text is
-/// printed to a terminal: a control character other than a newline or a tab is refused.
+/// printed to a terminal and a page: a control or format character other than a newline or a
+/// tab is refused.
 pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
     let v: serde_json::Value = crate::toml_value::parse(text)?;
     plain_text(&v, &mut String::new())?;
@@ -238,23 +239,14 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T,
     })
 }
 
-/// Refuses a string under `v` holding a control character other than `\n` and `\t` (an
-/// escape sequence would drive the learner's terminal), naming its field.
+/// Refuses a string under `v` holding a hidden character ([`crate::error::is_hidden`]) other
+/// than `\n` and `\t` (an escape sequence would drive the learner's terminal, a bidi override
+/// reorder what the page shows), naming its field.
 fn plain_text(v: &serde_json::Value, at: &mut String) -> Result<(), Error> {
     use serde_json::Value;
     let len = at.len();
-    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
     let r = match v {
-        Value::String(s) => match s.chars().find(|&c| bad(c)) {
-            Some(c) => Err(Error::invalid(
-                at.clone(),
-                format!(
-                    "holds the control character U+{:04X}: write plain text",
-                    c as u32
-                ),
-            )),
-            None => Ok(()),
-        },
+        Value::String(s) => crate::limits::plain(&*at, s, &['\n', '\t']),
         Value::Array(items) => items.iter().enumerate().try_for_each(|(i, item)| {
             at.truncate(len);
             at.push_str(&format!("[{i}]"));
@@ -292,7 +284,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_control_character_in_a_text_is_an_error_naming_its_field() {
+    fn a_control_or_format_character_in_a_text_is_an_error_naming_its_field() {
         let text = |title: &str, say: &str, label: &str| {
             format!(
                 "name = \"w\"\ntitle = \"{title}\"\nintro = \"i\\n\\tj\"\n\
@@ -306,12 +298,34 @@ mod tests {
         let cases = [
             (
                 text(pwned, "s", "l"),
-                "`title`: holds the control character U+001B",
+                "`title`: holds the control or format character U+001B",
             ),
             (text("t", pwned, "l"), "`say[0]`: holds"),
             (
                 text("t", "s", "\\u009b2J"),
-                "`question[0].choices[0].label`: holds the control character U+009B",
+                "`question[0].choices[0].label`: holds the control or format character U+009B",
+            ),
+            // Format characters and separators reorder or hide what the page and the
+            // terminal show: "RTL" would read "LTR".
+            (
+                text("\\u202eLTR", "s", "l"),
+                "`title`: holds the control or format character U+202E",
+            ),
+            (
+                text("t", "a\\u2066b", "l"),
+                "`say[0]`: holds the control or format character U+2066",
+            ),
+            (
+                text("t", "a\\u2028b", "l"),
+                "`say[0]`: holds the control or format character U+2028",
+            ),
+            (
+                text("t", "s", "a\\u200bb"),
+                "`question[0].choices[0].label`: holds the control or format character U+200B",
+            ),
+            (
+                text("t", "s", "\\U000E0041"),
+                "`question[0].choices[0].label`: holds the control or format character U+E0041",
             ),
         ];
         for (t, want) in cases {

@@ -89,6 +89,20 @@ fn a_hostile_answer_cannot_drive_the_terminal() {
         out.contains("line 1 is not an answer: `\\u{1b}]0;PWNED\\u{7}`: give a whole number"),
         "{out}"
     );
+    // So does one that would reorder the line (a bidi override) or hide in it.
+    let (code, out, err) = quiz(
+        &["--answers", "-"],
+        "\u{202e}7\u{2066}\u{200b}\n0\npage 0\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !out.contains(['\u{202e}', '\u{2066}', '\u{200b}']),
+        "{out:?}"
+    );
+    assert!(
+        out.contains("line 1 is not an answer: `\\u{202e}7\\u{2066}\\u{200b}`"),
+        "{out}"
+    );
 }
 
 #[test]
