@@ -43,6 +43,28 @@ pub const MAX_LIVE_SKBS: u64 = 1_000_000;
 /// hold 400,000 (43 s in the playground, issue 25).
 pub const MAX_REPORT_SKBS: usize = 32_000;
 
+/// A traced run keeps a full state per step, so its size grows with steps x state. This caps
+/// the events, skbs, frags and pages summed over all steps (a browser tab must never freeze).
+pub const MAX_TRACE_OBJECTS: usize = 250_000;
+
+/// At most this many variants in a walkthrough: it compares the kernel before a patch with
+/// the kernel after it, and each variant is a whole traced run (the page draws a lane each).
+pub const MAX_LESSON_VARIANTS: usize = 2;
+
+/// At most this many events, skbs, frags and pages over all of a walkthrough's traced runs
+/// together: a lesson holds no more than one traced scenario may
+/// ([`MAX_TRACE_OBJECTS`]), however many variants share it. 200 variants of a
+/// scenario just under one run's cap took the page's wasm out of memory (issue 38).
+pub const MAX_LESSON_TRACE_OBJECTS: usize = MAX_TRACE_OBJECTS;
+
+/// At most this many `[[check]]`s in a walkthrough. Each is read once the step it reads is
+/// built (once for all checks of that step), so this bounds the lookups, not the building.
+pub const MAX_CHECKS: usize = 1_000;
+
+/// At most this many conditions in a challenge's `require`. Each is tested on every step
+/// until one fails: 32,757 conditions took 83 s to check (issue 38).
+pub const MAX_CONDITIONS: usize = 64;
+
 /// A field's name for an error message. A closure builds it only when the error happens, so
 /// checking 10,000 ops formats no names when all of them are in range.
 pub trait Field {
@@ -97,6 +119,24 @@ pub fn plain(field: impl Field, text: &str, allowed: &[char]) -> Result<(), Erro
         )),
         None => Ok(()),
     }
+}
+
+/// Checks that a list holds `lo..=hi` items, `n` of them, naming `field` and counting in
+/// `unit` (`variants`, `checks`).
+pub fn check_count(
+    field: impl Field,
+    n: usize,
+    (lo, hi): (usize, usize),
+    unit: &str,
+) -> Result<(), Error> {
+    if (lo..=hi).contains(&n) {
+        return Ok(());
+    }
+    Err(Error::Range {
+        field: field.name(),
+        value: format!("{n} {unit}"),
+        allowed: format!("{lo}..={hi} {unit}"),
+    })
 }
 
 /// Sums a scenario's payload bytes against [`MAX_TOTAL_BYTES`] and its sendmsg calls against

@@ -2,16 +2,17 @@
 //! teacher's own: `core/tests` runs them on every built-in file and `skblab lint` on any file,
 //! so there is one implementation.
 //!
-//! A walkthrough: each variant runs, every `[[check]]` holds, every question's query resolves
-//! on its step and its answer is not visible before it is asked ([`crate::question`]). A
-//! challenge: its seed is the one its variant models, every `keep` names a field of its
+//! A walkthrough: each variant runs, the runs together within the lesson's budget
+//! ([`crate::limits::MAX_LESSON_TRACE_OBJECTS`]), every `[[check]]` holds, every question's
+//! query resolves on its step and its answer is not visible before it is asked
+//! ([`crate::question`]). A challenge: its seed is the one its variant models, every `keep` names a field of its
 //! start, its start runs and does not meet the goal, every condition can be read on the
 //! start, and a solution, when given, keeps every kept field and meets the goal.
 
 use crate::challenge::{self, Challenge};
 use crate::error::escape_controls;
 use crate::walkthrough::{self, Walkthrough};
-use crate::{Error, RunOptions, Trace};
+use crate::{Error, RunOptions};
 use std::fmt;
 
 /// One thing wrong with a file: the field, the step it was seen at (1-based), and why.
@@ -44,8 +45,10 @@ fn finding(field: impl Into<String>, step: Option<usize>, message: impl Into<Str
 }
 
 /// An error as a finding: the error names its field itself.
-fn error(e: Error) -> Finding {
-    finding("", None, e.to_string())
+impl From<Error> for Finding {
+    fn from(e: Error) -> Finding {
+        finding("", None, e.to_string())
+    }
 }
 
 /// What a file holds, told by its fields.
@@ -93,10 +96,10 @@ pub fn kind(text: &str) -> Result<Kind, Error> {
 pub fn file(text: &str, solution: Option<&str>) -> Result<Vec<Finding>, Error> {
     Ok(match kind(text)? {
         Kind::Walkthrough => {
-            walkthrough::parse(text).map_or_else(|e| vec![error(e)], |w| lesson(&w))
+            walkthrough::parse(text).map_or_else(|e| vec![e.into()], |w| lesson(&w))
         }
         Kind::Challenge => {
-            challenge::parse(text).map_or_else(|e| vec![error(e)], |c| goal(&c, solution))
+            challenge::parse(text).map_or_else(|e| vec![e.into()], |c| goal(&c, solution))
         }
         Kind::Scenario => vec![finding(
             "mechanism",
@@ -107,60 +110,42 @@ pub fn file(text: &str, solution: Option<&str>) -> Result<Vec<Finding>, Error> {
     })
 }
 
-/// Every finding in walkthrough `w`.
+/// Every finding in walkthrough `w`. A variant that does not run, or runs over the lesson's
+/// budget, is the only finding: the checks and questions read the runs.
 pub fn lesson(w: &Walkthrough) -> Vec<Finding> {
-    let mut out = Vec::new();
-    if w.variants.is_empty() {
-        let all = w.scenario.variants().join(", ");
-        out.push(finding(
-            "variants",
-            None,
-            format!("is empty: name one or two of {all}"),
-        ));
-    }
-    let traces: Vec<Option<Trace>> = w
-        .variants
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let opts = RunOptions {
-                variant: Some(v.clone()),
-                counters_only: false,
-            };
-            let run = w.scenario.run(&opts);
-            run.map_err(|e| out.push(finding(format!("variants[{i}]"), None, e.to_string())))
-                .ok()
-        })
-        .collect();
-    let trace = |variant: &str| {
-        let i = w.variants.iter().position(|v| v == variant)?;
-        traces[i].as_ref()
+    let run = |i: usize, opts: &RunOptions| {
+        let t = w.scenario.run(opts);
+        t.map_err(|e| finding(format!("variants[{i}]"), None, e.to_string()))
     };
-    for (i, c) in w.checks.iter().enumerate() {
+    let traces = match w.traces(run) {
+        Ok(traces) => traces,
+        Err(f) => return vec![f],
+    };
+    let mut out = Vec::new();
+    for (i, (c, read)) in w.checks.iter().zip(w.read_checks(&traces)).enumerate() {
         let step = (c.step > 0).then_some(c.step);
-        let Some(t) = trace(&c.variant) else {
-            if !w.variants.contains(&c.variant) {
+        match read {
+            None => {
                 let listed = w.variants.join(", ");
                 let why = format!("`{}` is not one of the variants ({listed})", c.variant);
                 out.push(finding(format!("check[{i}].variant"), None, why));
             }
-            continue;
-        };
-        match c.read(t) {
-            Ok(v) if v == c.equals => {}
-            Ok(v) => out.push(finding(
+            Some(Ok(v)) if v == c.equals => {}
+            Some(Ok(v)) => out.push(finding(
                 format!("check[{i}].equals"),
                 step,
                 format!("{} reads {v} in {}, not {}", c.what(), c.variant, c.equals),
             )),
-            Err(why) => out.push(finding(format!("check[{i}]"), step, why)),
+            Some(Err(why)) => out.push(finding(format!("check[{i}]"), step, why)),
         }
     }
     match w.questions() {
-        Err(e) => out.push(error(e)),
+        Err(e) => out.push(e.into()),
         Ok(qs) => {
             for (i, q) in qs.iter().enumerate() {
-                let Some(t) = trace(&q.variant) else { continue };
+                let Ok(t) = w.trace_for(q, &traces) else {
+                    continue;
+                };
                 let at = Some(q.step);
                 match q.answer(t) {
                     Err(why) => out.push(finding(

@@ -155,9 +155,7 @@ pub fn drive<M: Machine>(
     Ok((steps, m.counters()))
 }
 
-/// A traced run keeps a full state per step, so its size grows with steps x state. This caps
-/// the events, skbs, frags and pages summed over all steps (a browser tab must never freeze).
-pub const MAX_TRACE_OBJECTS: usize = 250_000;
+pub use crate::limits::MAX_TRACE_OBJECTS;
 
 impl Step {
     /// The number of objects this step holds (what [`MAX_TRACE_OBJECTS`] counts).

@@ -4,9 +4,10 @@
 //! its narration claims; `tests/walkthroughs.rs` runs them.
 
 use crate::field_path::{self, Path};
+use crate::limits::{check_count, MAX_CHECKS, MAX_LESSON_TRACE_OBJECTS, MAX_LESSON_VARIANTS};
 use crate::question::Question;
 use crate::scenario::Scenario;
-use crate::Error;
+use crate::{Error, RunOptions, Trace};
 use serde::Deserialize;
 
 toml_files!("walkthroughs": "anatomy", "send-sg-gso", "send-sg-nogso", "send-nosg", "send-pgbreak", "send-modern", "rx-page-reuse", "rx-page-reuse-shipped", "rx-page-reuse-lagging", "rx-page-frag-cache", "rx-skb-cache", "rx-skb-cache-rps", "rx-defer-free", "mptcp-max-size", "mptcp-round-robin");
@@ -61,8 +62,11 @@ impl Check {
             .unwrap_or("?")
     }
 
-    /// The value this check reads from a trace of its variant, or why it cannot.
-    pub fn read(&self, t: &crate::Trace) -> Result<u64, String> {
+    /// The value this check reads from `t`, the trace of its variant (lane `lane`), or why it
+    /// cannot. A path is looked up in `built`, the JSON value of the step the last path was
+    /// read in, built anew only for another step: serializing a 79,000-skb step once per
+    /// check took lint a minute for 200 checks (issue 38).
+    fn read(&self, t: &Trace, lane: usize, built: &mut Built) -> Result<u64, String> {
         let step = match self.step {
             0 => None,
             n => Some(t.steps.get(n - 1).ok_or(format!("no step {n}"))?),
@@ -73,21 +77,82 @@ impl Check {
                 .get(c)
                 .ok_or(format!("no counter `{c}`")),
             (None, Some(p)) => {
-                let v = match step {
-                    Some(s) => serde_json::to_value(s),
-                    None => serde_json::to_value(t),
-                }
-                .map_err(|e| e.to_string())?;
-                v.pointer(p)
-                    .and_then(|v| v.as_u64())
-                    .ok_or(format!("no number at `{p}`"))
+                let at = (lane, self.step);
+                let v = match built.take() {
+                    Some((k, v)) if k == at => v,
+                    _ => match step {
+                        Some(s) => serde_json::to_value(s),
+                        None => serde_json::to_value(t),
+                    }
+                    .map_err(|e| e.to_string())?,
+                };
+                let n = v.pointer(p).and_then(|v| v.as_u64());
+                *built = Some((at, v));
+                n.ok_or(format!("no number at `{p}`"))
             }
             _ => Err("give exactly one of `counter` and `path`".into()),
         }
     }
 }
 
+/// The JSON value of the step (lane, step) a check last read a path in.
+type Built = Option<((usize, usize), serde_json::Value)>;
+
 impl Walkthrough {
+    /// Runs the walkthrough in each of its variants, in order, with `run` (a host's engine),
+    /// refusing runs that together hold more than [`MAX_LESSON_TRACE_OBJECTS`]: one run's own
+    /// cap bounds it alone, this bounds the lesson. `run` is told each variant's index.
+    pub fn traces<E: From<Error>>(
+        &self,
+        mut run: impl FnMut(usize, &RunOptions) -> Result<Trace, E>,
+    ) -> Result<Vec<Trace>, E> {
+        let mut size = 0;
+        let mut traces = Vec::with_capacity(self.variants.len());
+        for (i, v) in self.variants.iter().enumerate() {
+            let opts = RunOptions {
+                variant: Some(v.clone()),
+                counters_only: false,
+            };
+            let t = run(i, &opts)?;
+            size += t.steps.iter().map(crate::trace::Step::size).sum::<usize>();
+            if size > MAX_LESSON_TRACE_OBJECTS {
+                return Err(Error::Range {
+                    field: format!("{}.variants", self.name),
+                    value: format!(
+                        "runs of {} holding over {size} events, skbs, frags and pages",
+                        self.variants[..=i].join(" and ")
+                    ),
+                    allowed: format!(
+                        "at most {MAX_LESSON_TRACE_OBJECTS} over a walkthrough's runs \
+                         together: shorten the scenario, or compare one variant"
+                    ),
+                }
+                .into());
+            }
+            traces.push(t);
+        }
+        Ok(traces)
+    }
+
+    /// What each of [`Walkthrough::checks`] reads from `traces` (the runs of its variants),
+    /// in order: `None` for a check of a variant not listed. Checks are read grouped by lane
+    /// and step, so a step's JSON value is built once for all the paths into it.
+    pub fn read_checks(&self, traces: &[Trace]) -> Vec<Option<Result<u64, String>>> {
+        let lane = |c: &Check| self.variants.iter().position(|v| *v == c.variant);
+        let mut order: Vec<usize> = (0..self.checks.len()).collect();
+        order.sort_by_key(|&i| (lane(&self.checks[i]), self.checks[i].step));
+        let mut out = vec![None; self.checks.len()];
+        let mut built = None;
+        for i in order {
+            let c = &self.checks[i];
+            let Some((l, t)) = lane(c).and_then(|l| Some((l, traces.get(l)?))) else {
+                continue;
+            };
+            out[i] = Some(c.read(t, l, &mut built));
+        }
+        out
+    }
+
     /// The lane (an index into [`Walkthrough::variants`]) where the walkthrough's patch acts:
     /// the variant after it, listed last. A host steps this lane's events first.
     pub fn patched(&self) -> usize {
@@ -266,16 +331,29 @@ fn plain_text(v: &serde_json::Value, at: &mut String) -> Result<(), Error> {
     r
 }
 
-/// Reads one walkthrough file, checking it has a paragraph per operation.
+/// Reads one walkthrough file, checking it has a paragraph per operation, one or two
+/// different variants ([`MAX_LESSON_VARIANTS`]) and at most [`MAX_CHECKS`] checks.
 pub fn parse(text: &str) -> Result<Walkthrough, Error> {
     let w: Walkthrough = from_toml(text)?;
+    let field = |f: &str| format!("{}.{f}", w.name);
     let ops = w.scenario.op_count();
     if w.say.len() != ops {
         return Err(Error::invalid(
-            format!("{}.say", w.name),
+            field("say"),
             format!("has {} paragraphs for {ops} operations", w.say.len()),
         ));
     }
+    let variants = (1, MAX_LESSON_VARIANTS);
+    check_count(|| field("variants"), w.variants.len(), variants, "variants")?;
+    if let [a, b] = &w.variants[..] {
+        if a == b {
+            return Err(Error::invalid(
+                field("variants[1]"),
+                format!("`{b}` is variants[0] too: name two different variants, or one"),
+            ));
+        }
+    }
+    check_count(|| field("check"), w.checks.len(), (0, MAX_CHECKS), "checks")?;
     Ok(w)
 }
 

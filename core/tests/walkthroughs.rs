@@ -99,3 +99,190 @@ fn the_patched_lane_is_the_variant_after_the_patch() {
     let reuse = walkthrough::find("rx-page-reuse").expect("rx-page-reuse");
     assert_eq!(reuse.variants[reuse.patched()], "duyck-2012");
 }
+
+/// The example lesson with its `variants` line replaced by `variants`.
+fn with_variants(variants: &str) -> String {
+    let text = example("my-lesson.toml");
+    let line = "variants = [\"pre-2010\", \"kumar-2010\"]";
+    assert!(text.contains(line));
+    text.replacen(line, &format!("variants = {variants}"), 1)
+}
+
+/// A walkthrough compares a kernel before a patch with one after: one or two variants, each
+/// once. 50 copies of one variant took lint 1.33 GB (each is a whole traced run) and said ok.
+#[test]
+fn a_lesson_names_one_or_two_different_variants() {
+    let fifty = format!("[{}]", vec!["\"pre-2010\""; 50].join(", "));
+    let cases = [
+        (
+            fifty.as_str(),
+            "`my-lesson.variants` = 50 variants is out of range: allowed 1..=2 variants",
+        ),
+        (
+            "[\"pre-2010\", \"kumar-2010\", \"modern\"]",
+            "`my-lesson.variants` = 3 variants is out of range",
+        ),
+        ("[]", "`my-lesson.variants` = 0 variants is out of range"),
+        (
+            "[\"kumar-2010\", \"kumar-2010\"]",
+            "`my-lesson.variants[1]`: `kumar-2010` is variants[0] too",
+        ),
+    ];
+    for (variants, want) in cases {
+        let text = with_variants(variants);
+        let e = walkthrough::parse(&text).unwrap_err().to_string();
+        assert!(e.starts_with(want), "{variants}: {e}");
+        let found = lint::file(&text, None).expect("a walkthrough");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].to_string().starts_with(want), "{}", found[0]);
+    }
+    for one in ["[\"kumar-2010\"]", "[\"pre-2010\"]"] {
+        let w = walkthrough::parse(&with_variants(one)).expect("one variant is a walkthrough");
+        assert_eq!(w.variants.len(), 1);
+    }
+}
+
+/// A lesson's runs share one budget: two runs each under a traced run's cap are refused when
+/// together they are over it, by lint and by every host's [`walkthrough::Walkthrough::traces`].
+#[test]
+fn a_lessons_runs_together_are_within_one_budget() {
+    use skblab_core::limits::MAX_LESSON_TRACE_OBJECTS;
+    let w = walkthrough::parse(&heavy_lesson()).expect("parses");
+    let size = |t: &skblab_core::Trace| t.steps.iter().map(|s| s.size()).sum::<usize>();
+    let mut sizes = Vec::new();
+    for v in &w.variants {
+        let alone = skblab_core::RunOptions {
+            variant: Some(v.clone()),
+            counters_only: false,
+        };
+        sizes.push(size(
+            &w.scenario
+                .run(&alone)
+                .expect("each run alone is within its cap"),
+        ));
+    }
+    assert!(
+        sizes.iter().all(|&s| s <= MAX_LESSON_TRACE_OBJECTS)
+            && sizes.iter().sum::<usize>() > MAX_LESSON_TRACE_OBJECTS,
+        "{sizes:?}"
+    );
+    let want = "`heavy.variants` = runs of pre-2010 and kumar-2010 holding over";
+    let e = w.traces(|_, o| w.scenario.run(o)).unwrap_err().to_string();
+    assert!(e.starts_with(want), "{e}");
+    assert!(
+        e.contains("allowed at most 250000 over a walkthrough's runs together"),
+        "{e}"
+    );
+    let found = lint::lesson(&w);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].to_string().starts_with(want), "{}", found[0]);
+    let one = walkthrough::parse(&heavy_lesson().replace(", \"kumar-2010\"]", "]")).unwrap();
+    assert_eq!(
+        one.traces(|_, o| one.scenario.run(o)).map(|t| t.len()),
+        Ok(1)
+    );
+}
+
+/// A lesson whose scenario runs heavy in both its variants: writes that queue skbs untransmitted,
+/// so every step holds all the skbs so far.
+fn heavy_lesson() -> String {
+    let ops = HEAVY_OPS;
+    format!(
+        "name = \"heavy\"\ntitle = \"t\"\nintro = \"i\"\nvariants = [\"pre-2010\", \"kumar-2010\"]\n\
+         say = [{}]\noutro = \"o\"\n[scenario]\nmechanism = \"sendmsg\"\n\
+         socket = {{ mss = 1448 }}\ndevice = {{ sg = true, gso = false, csum = true, mtu = 1500 }}\n\
+         ops = [{}]\n",
+        vec!["\"s\""; ops].join(", "),
+        vec!["{ op = \"sendmsg\", bytes = 1448 }"; ops].join(", ")
+    )
+}
+
+const HEAVY_OPS: usize = 400;
+
+/// At most `MAX_CHECKS` checks, counted by name.
+#[test]
+fn a_lessons_checks_are_capped() {
+    use skblab_core::limits::MAX_CHECKS;
+    let check = "\n[[check]]\nvariant = \"pre-2010\"\ncounter = \"skbs_allocated\"\nequals = 2\n";
+    let text = example("my-lesson.toml");
+    let have = walkthrough::parse(&text).unwrap().checks.len();
+    let at_cap = format!("{text}{}", check.repeat(MAX_CHECKS - have));
+    assert_eq!(
+        walkthrough::parse(&at_cap).map(|w| w.checks.len()),
+        Ok(MAX_CHECKS)
+    );
+    let over = format!("{at_cap}{check}");
+    let e = walkthrough::parse(&over).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "`my-lesson.check` = 1001 checks is out of range: allowed 0..=1000 checks"
+    );
+}
+
+/// Checks read grouped by step, each step's JSON built once, read what reading each check on
+/// its own step's JSON read: in every built-in walkthrough, every path below at every step
+/// (0 = the trace) of every variant, asked in an order that jumps between steps and lanes.
+#[test]
+fn checks_read_by_step_read_what_each_read_alone() {
+    let paths = [
+        "/state/queues/0/skbs/0/len",
+        "/state/queues/0/skbs/1/frags/0/size",
+        "/state/pages/0/count",
+        "/events/0/page",
+        "/counters/skbs_allocated",
+        "/consts/max_skb_frags",
+        "/steps/0/state/pages/0/count",
+        "/state/queues/9/skbs/0/len",
+        "/op",
+    ];
+    let unlisted = "no-such-variant".to_string();
+    let (mut compared, mut numbers) = (0, 0);
+    for mut w in walkthrough::all().expect("walkthroughs parse") {
+        let traces = w.traces(|_, o| w.scenario.run(o)).expect("runs");
+        let steps = traces[0].steps.len();
+        w.checks.clear();
+        for path in paths {
+            for step in (0..=steps).rev() {
+                for v in w.variants.iter().chain([&unlisted]) {
+                    w.checks.push(walkthrough::Check {
+                        variant: v.clone(),
+                        step,
+                        counter: None,
+                        path: Some(path.into()),
+                        equals: 0,
+                    });
+                }
+            }
+        }
+        let read = w.read_checks(&traces);
+        assert_eq!(read.len(), w.checks.len());
+        for (c, got) in w.checks.iter().zip(read) {
+            let Some(lane) = w.variants.iter().position(|v| *v == c.variant) else {
+                assert_eq!(got, None, "{}: a variant not listed reads nothing", w.name);
+                continue;
+            };
+            let t = &traces[lane];
+            let value = match c.step {
+                0 => serde_json::to_value(t),
+                n => serde_json::to_value(&t.steps[n - 1]),
+            };
+            let path = c.path.as_deref().unwrap();
+            let alone = value.unwrap().pointer(path).and_then(|v| v.as_u64());
+            let alone = alone.ok_or(format!("no number at `{path}`"));
+            assert_eq!(
+                got,
+                Some(alone),
+                "{} {} step {} {path}",
+                w.name,
+                c.variant,
+                c.step
+            );
+            compared += 1;
+            numbers += usize::from(matches!(got, Some(Ok(_))));
+        }
+    }
+    assert!(
+        compared > 1000 && numbers > 100,
+        "{compared} read, {numbers} numbers"
+    );
+}

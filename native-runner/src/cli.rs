@@ -166,18 +166,9 @@ pub fn names_help(what: &str, names: &[&str]) -> String {
     )
 }
 
-/// The traces of a walkthrough's variants, in order.
+/// The traces of a walkthrough's variants, in order, within the lesson's budget.
 pub fn walkthrough_traces(w: &Walkthrough, engine: Engine) -> Result<Vec<Trace>, CliError> {
-    w.variants
-        .iter()
-        .map(|v| {
-            let opts = RunOptions {
-                variant: Some(v.clone()),
-                ..Default::default()
-            };
-            Ok(engine::run_scenario(engine, &w.scenario, &opts)?)
-        })
-        .collect()
+    w.traces(|_, opts| Ok(engine::run_scenario(engine, &w.scenario, opts)?))
 }
 
 /// `skblab walkthrough NAME|FILE`.

@@ -261,3 +261,32 @@ fn lint_names_each_finding_and_exits_1_or_2() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// A lesson file the core refuses is refused by every command that reads it, naming the
+/// field: 50 copies of one variant (805 bytes that took `walkthrough` 2.35 GB), and a
+/// bidi override that would show "RTL" as "LTR".
+#[test]
+fn a_lesson_the_core_refuses_is_refused_by_every_command() {
+    let lesson = repo_file(LESSON);
+    let fifty = format!("variants = [{}]", vec!["\"pre-2010\""; 50].join(", "));
+    let cases = [
+        (
+            lesson.replacen("variants = [\"pre-2010\", \"kumar-2010\"]", &fifty, 1),
+            "`my-lesson.variants` = 50 variants is out of range: allowed 1..=2 variants",
+        ),
+        (
+            lesson.replacen("Two writes", "\u{202e}Two writes", 1),
+            "`title`: holds the control or format character U+202E",
+        ),
+    ];
+    for (text, want) in cases {
+        let file = Scratch::file("hostile.toml", &text);
+        let (code, out, err) = skblab(&["walkthrough", file.as_str()]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(err.contains(want) && out.is_empty(), "{err}");
+        let (code, out, err) = skblab(&["lint", file.as_str()]);
+        assert_eq!(code, 1, "{out}{err}");
+        let line = format!("{}: {want}", file.as_str());
+        assert!(out.starts_with(&line) && out.lines().count() == 1, "{out}");
+    }
+}

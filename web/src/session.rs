@@ -185,11 +185,8 @@ impl Session {
 
 /// Runs a walkthrough in each of its variants.
 pub fn load_walkthrough(w: &Walkthrough) -> Result<Session, String> {
-    let traces = w
-        .variants
-        .iter()
-        .map(|v| run(&w.scenario, Some(v)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let traces = w.traces(|_, opts| w.scenario.run(opts));
+    let traces = traces.map_err(|e| e.to_string())?;
     if traces.is_empty() {
         return Err(format!("walkthrough {} names no variant", w.name));
     }
