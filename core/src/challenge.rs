@@ -4,6 +4,7 @@
 //! the challenge's variant and checks them. Each lives in `core/challenges/NAME.toml`,
 //! compiled in; `core/tests/challenges.rs` holds a reference solution for each.
 
+use crate::limits::{check_count, MAX_CONDITIONS};
 use crate::query::{Query, Value};
 use crate::scenario::Scenario;
 use crate::trace::{Step, Trace};
@@ -188,9 +189,22 @@ impl Challenge {
         } else {
             &t.steps
         };
-        let hit = steps
-            .iter()
-            .position(|s| self.conditions.iter().all(|c| c.holds(s)));
+        // The condition that failed last is tested first: a goal is mostly unmet for one
+        // reason over many steps, so a step costs one test, not one per condition before it.
+        let unmet = |s: &Step, last: usize| {
+            if self.conditions.get(last).is_some_and(|c| !c.holds(s)) {
+                return Some(last);
+            }
+            self.conditions.iter().position(|c| !c.holds(s))
+        };
+        let mut failing = 0;
+        let hit = steps.iter().position(|s| match unmet(s, failing) {
+            Some(i) => {
+                failing = i;
+                false
+            }
+            None => true,
+        });
         let solved_at = hit.map(|i| i + t.steps.len() - steps.len() + 1);
         let shown = hit.map(|i| &steps[i]).or(t.steps.last());
         let conditions: Vec<Seen> = self
@@ -262,9 +276,12 @@ pub fn all() -> Result<Vec<Challenge>, Error> {
     TEXTS.iter().map(|text| parse(text)).collect()
 }
 
-/// Reads one challenge file.
+/// Reads one challenge file, of at most [`MAX_CONDITIONS`] conditions.
 pub fn parse(text: &str) -> Result<Challenge, Error> {
-    crate::walkthrough::from_toml(text)
+    let c: Challenge = crate::walkthrough::from_toml(text)?;
+    let n = c.conditions.len();
+    check_count("require", n, (0, MAX_CONDITIONS), "conditions")?;
+    Ok(c)
 }
 
 /// The challenge called `name`.

@@ -16,6 +16,7 @@
 //! | `events KIND`                  | how many KIND events the step has                       |
 //! | `cursor NAME page` / `offset`  | a page-frag cursor's page (an object) or offset         |
 
+use crate::events::Event;
 use crate::page::PageId;
 use crate::skb::{Skb, SkbId};
 use crate::trace::{Queue, Step};
@@ -256,7 +257,10 @@ impl Query {
                 let e = events_of(step, kind)
                     .next()
                     .ok_or(format!("the step has no `{kind}` event"))?;
-                event_field(&e, field)
+                match serde_json::to_value(e) {
+                    Ok(serde_json::Value::Object(e)) => event_field(&e, field),
+                    _ => Err(format!("the `{kind}` event has no fields")),
+                }
             }
             Query::Events(kind) => n(events_of(step, kind).count() as u32),
             Query::Cursor { name, page } => {
@@ -326,17 +330,10 @@ fn skb_field(b: &Skb, f: SkbField) -> u32 {
     }
 }
 
-/// The step's events of `kind` (their serialized tag, as the terminal prints them).
-fn events_of<'a>(
-    step: &'a Step,
-    kind: &'a str,
-) -> impl Iterator<Item = serde_json::Map<String, serde_json::Value>> + 'a {
-    step.events
-        .iter()
-        .filter_map(move |e| match serde_json::to_value(e) {
-            Ok(serde_json::Value::Object(o)) if o["ev"] == kind => Some(o),
-            _ => None,
-        })
+/// The step's events of `kind` (their trace tag, as the terminal prints them), told by
+/// their kind: only an event a query reads is serialized.
+fn events_of<'a>(step: &'a Step, kind: &'a str) -> impl Iterator<Item = &'a Event> + 'a {
+    step.events.iter().filter(move |e| e.kind().name() == kind)
 }
 
 fn object_field(field: &str) -> bool {

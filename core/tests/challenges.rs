@@ -286,3 +286,37 @@ fn naming_the_challenge_s_own_variant_keeps_it() {
         );
     }
 }
+
+/// At most `MAX_CONDITIONS` conditions, counted by name: 32,757 took 83 s to check. A goal
+/// at the cap is checked as the same goal written once: its verdict is the same.
+#[test]
+fn a_challenges_conditions_are_capped() {
+    use skblab_core::limits::MAX_CONDITIONS;
+    let example = |name: &str| {
+        let path = format!("{}/../docs/examples/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(path).unwrap()
+    };
+    let text = example("my-challenge.toml");
+    let goal = "require = [\"skb 0 len >= 1448\", \"skb 0 nr_frags == 1\"]";
+    assert!(text.contains(goal));
+    let with = |n: usize| {
+        let conditions = ["\"pages live >= 0\""; MAX_CONDITIONS + 1];
+        let mut all = conditions[..n - 2].to_vec();
+        all.extend(["\"skb 0 len >= 1448\"", "\"skb 0 nr_frags == 1\""]);
+        text.replace(goal, &format!("require = [{}]", all.join(", ")))
+    };
+    let e = challenge::parse(&with(MAX_CONDITIONS + 1)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "`require` = 65 conditions is out of range: allowed 0..=64 conditions"
+    );
+    let (at_cap, once) = (
+        challenge::parse(&with(MAX_CONDITIONS)).unwrap(),
+        challenge::parse(&text).unwrap(),
+    );
+    for s in [once.start(), example("my-challenge-solution.toml")] {
+        let (a, b) = (at_cap.check(&s).unwrap(), once.check(&s).unwrap());
+        assert_eq!(a.solved_at, b.solved_at, "{s}");
+        assert_eq!(a.conditions[MAX_CONDITIONS - 2..], b.conditions[..], "{s}");
+    }
+}
