@@ -190,6 +190,15 @@ impl Walkthrough {
                     format!("expected one of {}", self.variants.join(", ")),
                 ));
             }
+            if let Some((first, again)) = repeated_choice(&q) {
+                return Err(Error::invalid(
+                    field(&format!(".choices[{again}].value")),
+                    format!(
+                        "{} is choices[{first}]'s value too: each choice needs its own",
+                        q.choices[again].value
+                    ),
+                ));
+            }
             all.push(q);
         }
         Ok(all)
@@ -231,6 +240,15 @@ impl Walkthrough {
     ) -> Result<crate::query::Value, String> {
         q.answer(self.trace_for(q, traces)?)
     }
+}
+
+/// Two of `q`'s choices with one value, by index (the first, then the other): the learner's
+/// pick could not tell them apart. Sorted, as a question may list any number of choices.
+fn repeated_choice(q: &Question) -> Option<(usize, usize)> {
+    let mut values: Vec<(u64, usize)> = q.choices.iter().map(|c| c.value).zip(0..).collect();
+    values.sort_unstable();
+    let same = values.windows(2).find(|w| w[0].0 == w[1].0)?;
+    Some((same[0].1, same[1].1))
 }
 
 /// The seeds (patches) runs of `scenario` in `variants` are about, in order: tcp_sendmsg is
@@ -438,6 +456,13 @@ mod tests {
             (
                 "step = 1\nquery = \"pages live\"",
                 "`w.question[0]`: missing field `ask`",
+            ),
+            // Two choices of one value: the learner's pick could not tell them apart.
+            (
+                "step = 1\nask = \"a\"\nquery = \"pages live\"\nchoices = [\
+                 { value = 1, label = \"x\" }, { value = 0, label = \"y\" }, \
+                 { value = 1, label = \"z\" }]",
+                "`w.question[0].choices[2].value`: 1 is choices[0]'s value too",
             ),
         ];
         for (q, field) in cases {
