@@ -1,6 +1,6 @@
 //! Scenario size caps. A scenario is data a stranger can hand us (a file, a permalink): every
 //! size in it is bounded so a run finishes quickly and a browser tab never freezes. The caps are
-//! documented in `docs/scenario-format.md`.
+//! documented in `docs/scenario-format.md`, a lesson's in `docs/quiz.md`.
 
 use crate::error::is_hidden;
 use crate::Error;
