@@ -333,10 +333,7 @@ mod tests {
             let traces: Vec<Trace> = (w.variants.iter())
                 .map(|v| {
                     w.scenario
-                        .run(&crate::RunOptions {
-                            variant: Some(v.clone()),
-                            counters_only: false,
-                        })
+                        .run(&crate::RunOptions::traced(Some(&v)))
                         .unwrap()
                 })
                 .collect();

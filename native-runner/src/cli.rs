@@ -75,10 +75,7 @@ pub fn run_text(
     counters_only: bool,
     engine: Engine,
 ) -> Result<Trace, CliError> {
-    let opts = RunOptions {
-        variant: variant.map(str::to_string),
-        counters_only,
-    };
+    let opts = RunOptions::new(variant, counters_only);
     Ok(engine::run(engine, text, &opts)?)
 }
 
@@ -171,10 +168,7 @@ pub fn walkthrough_traces(w: &Walkthrough, engine: Engine) -> Result<Vec<Trace>,
     w.variants
         .iter()
         .map(|v| {
-            let opts = RunOptions {
-                variant: Some(v.clone()),
-                ..Default::default()
-            };
+            let opts = RunOptions::traced(Some(v));
             Ok(engine::run_scenario(engine, &w.scenario, &opts)?)
         })
         .collect()
