@@ -123,7 +123,7 @@ pub fn lesson(w: &Walkthrough) -> Vec<Finding> {
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let opts = RunOptions::traced(Some(&v));
+            let opts = RunOptions::traced(Some(v));
             let run = w.scenario.run(&opts);
             run.map_err(|e| out.push(finding(format!("variants[{i}]"), None, e.to_string())))
                 .ok()

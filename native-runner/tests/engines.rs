@@ -65,7 +65,7 @@ fn every_walkthrough_is_byte_identical() {
         // The wasm engine runs a walkthrough through its scenario's JSON form: that must give
         // the bytes of the native run of the parsed scenario itself (what the CLI shows).
         for variant in &w.variants {
-            let opts = RunOptions::traced(Some(&variant));
+            let opts = RunOptions::traced(Some(variant));
             let native = w
                 .scenario
                 .run(&opts)
