@@ -33,7 +33,7 @@ const MAX_BYTES: u64 = skblab_core::limits::MAX_TOTAL_BYTES;
 /// `tap send --variant`'s help, from the core's table.
 fn send_variant_help() -> String {
     let names = SendScenario::VARIANTS.join(", ");
-    format!("The send model's variant ({names}); default: the scenario's.")
+    format!("The send model's variant ({names}); default: the scenario's")
 }
 
 /// `tap recv --variant`'s help, from the core's tables of either axis.
@@ -41,7 +41,7 @@ fn rx_variant_help() -> String {
     let (alloc, cache) = (rx::ALLOCATORS.join(", "), rx::CACHES.join(", "));
     format!(
         "The receive model's variant: an allocator ({alloc}), an rx cache ({cache}), or \
-         ALLOCATOR+CACHE."
+         ALLOCATOR+CACHE"
     )
 }
 
