@@ -76,10 +76,7 @@ fn traced_10k() {
         ops,
     });
     for v in Variant::ALL {
-        let opts = RunOptions {
-            variant: Some(v.name().to_string()),
-            counters_only: false,
-        };
+        let opts = RunOptions::traced(Some(v.name()));
         let t = Instant::now();
         let trace = s.run(&opts).expect("valid scenario");
         println!(

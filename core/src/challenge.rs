@@ -44,6 +44,10 @@ pub struct Challenge {
 /// `shinfo_size`, reaches most goals without the patch).
 pub const ALWAYS_KEPT: [&str; 4] = ["mechanism", "variant", "cache", "consts"];
 
+/// The fields of [`ALWAYS_KEPT`] that name the kernel a challenge runs as (its mechanism and
+/// its variant on either rx axis): [`Challenge::variant`] says them.
+const VARIANT_FIELDS: [&str; 3] = ["mechanism", "variant", "cache"];
+
 /// `QUERY OP RHS`: OP is one of `== != >= <= > <`; RHS a number, a query, or `N * QUERY`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Condition {
@@ -181,6 +185,14 @@ impl Condition {
 }
 
 impl Challenge {
+    /// What must stay as in the start besides the variant it runs as: its `keep`, then the
+    /// rest of [`ALWAYS_KEPT`] (the era's constants).
+    pub fn kept_besides_variant(&self) -> Vec<&str> {
+        let always = ALWAYS_KEPT.iter().filter(|f| !VARIANT_FIELDS.contains(f));
+        let keep = self.keep.iter().map(String::as_str);
+        keep.chain(always.copied()).collect()
+    }
+
     /// Runs scenario `text` in this challenge's variant and checks the goal.
     pub fn check(&self, text: &str) -> Result<Verdict, Error> {
         let t = self.run(&Scenario::parse(text)?)?;
@@ -263,10 +275,7 @@ impl Challenge {
                 ));
             }
         }
-        s.run(&RunOptions {
-            variant: Some(self.variant.clone()),
-            counters_only: false,
-        })
+        s.run(&RunOptions::traced(Some(&self.variant)))
     }
 }
 
@@ -324,5 +333,17 @@ mod tests {
         let err = parse(&bad_op).unwrap_err().to_string();
         assert!(err.contains("at `scenario`"), "{err}");
         parse(&text("require = [\"pages live == 1\"]")).expect("a good challenge");
+    }
+
+    /// Besides the variant, a challenge keeps its own fields and the era's constants.
+    #[test]
+    fn kept_besides_the_variant_is_keep_then_the_constants() {
+        let c = parse(
+            "name = \"c\"\nseed = \"000\"\ntitle = \"t\"\ngoal = \"g\"\nhint = \"h\"\n\
+             variant = \"kumar-2010\"\nrequire = []\nkeep = [\"socket\", \"device\"]\n\
+             [scenario]\nmechanism = \"sendmsg\"\nops = [{ op = \"close\" }]\n",
+        )
+        .unwrap();
+        assert_eq!(c.kept_besides_variant(), ["socket", "device", "consts"]);
     }
 }

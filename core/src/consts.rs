@@ -120,7 +120,19 @@ pub mod wire {
     pub const fn mss_option(mss: u32, timestamps: bool) -> u32 {
         mss + tcp_hlen(timestamps) - TCP_HLEN
     }
+
+    /// The payload per segment a sender settles on from the peer's MSS `option`, the
+    /// inverse of [`mss_option`]: the options every segment carries taken out
+    /// (`tcp_mtu_to_mss`), never below 0 (an option smaller than the timestamp option).
+    pub const fn mss_now(option: u32, timestamps: bool) -> u32 {
+        option.saturating_sub(tcp_hlen(timestamps) - TCP_HLEN)
+    }
 }
+
+/// What MAX_TCP_HEADER (`L1_CACHE_ALIGN(128 + MAX_HEADER)`, include/net/tcp.h) is on the
+/// kernels of today a run may meet: MAX_HEADER is LL_MAX_HEADER (32, 96 or 128 by config)
+/// plus 48 with IP tunnels, so 192 (no CONFIG_WLAN, no tunnels), 256 or 320 (the model's).
+pub const MAX_TCP_HEADERS: [u32; 3] = [192, 256, 320];
 
 /// The constants the model reads. Field names are the kernel's, lower-cased.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -291,6 +303,9 @@ mod tests {
         assert_eq!(advmss(u32::MAX), 65_495);
         assert_eq!(mss_option(1448, true), 1460);
         assert_eq!(mss_option(1460, false), 1460);
+        assert_eq!(mss_now(1460, true), 1448);
+        assert_eq!(mss_now(1460, false), 1460);
+        assert_eq!(mss_now(11, true), 0);
         assert_eq!(hdr_len(true), 66);
         assert_eq!(hdr_len(false), 54);
         assert_eq!(hdr_len(true) + 1448, 1514);

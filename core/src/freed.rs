@@ -109,10 +109,7 @@ mod tests {
 
     fn trace(variant: &str) -> Trace {
         let w = walkthrough::find("rx-skb-cache").expect("a walkthrough");
-        let opts = RunOptions {
-            variant: Some(variant.into()),
-            counters_only: false,
-        };
+        let opts = RunOptions::traced(Some(variant));
         w.scenario.run(&opts).expect("it runs")
     }
 

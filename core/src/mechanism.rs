@@ -18,6 +18,27 @@ pub struct RunOptions {
     pub counters_only: bool,
 }
 
+impl RunOptions {
+    /// A run under `variant` (the scenario's own when `None`), keeping every step's state
+    /// and events when `counters_only` is false.
+    pub fn new(variant: Option<&str>, counters_only: bool) -> RunOptions {
+        RunOptions {
+            variant: variant.map(str::to_string),
+            counters_only,
+        }
+    }
+
+    /// A full trace: every step's state and events.
+    pub fn traced(variant: Option<&str>) -> RunOptions {
+        RunOptions::new(variant, false)
+    }
+
+    /// Only the final counters (benchmarks, checks of the caps).
+    pub fn counters(variant: Option<&str>) -> RunOptions {
+        RunOptions::new(variant, true)
+    }
+}
+
 /// A mechanism's scenario format: the fields after `mechanism = NAME`, and how it runs.
 pub trait Mechanism {
     /// The `mechanism` field's value, also the trace's.

@@ -331,14 +331,7 @@ mod tests {
     fn every_why_names_its_answer() {
         for w in walkthrough::all().unwrap() {
             let traces: Vec<Trace> = (w.variants.iter())
-                .map(|v| {
-                    w.scenario
-                        .run(&crate::RunOptions {
-                            variant: Some(v.clone()),
-                            counters_only: false,
-                        })
-                        .unwrap()
-                })
+                .map(|v| w.scenario.run(&crate::RunOptions::traced(Some(v))).unwrap())
                 .collect();
             for q in w.questions().unwrap() {
                 let t = w.trace_for(&q, &traces).unwrap();

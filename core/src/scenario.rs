@@ -29,6 +29,14 @@ macro_rules! mechanisms {
         /// The mechanisms a scenario can name.
         pub const MECHANISMS: &[&str] = &[$(<$ty as Mechanism>::NAME),*];
 
+        /// Every mechanism's names, in the order of [`MECHANISMS`]: what a host's help text
+        /// and a check of the hosts' literals read.
+        pub const NAMES: &[MechanismNames] = &[$(MechanismNames {
+            name: <$ty as Mechanism>::NAME,
+            variants: <$ty as Mechanism>::VARIANTS,
+            today: <$ty as Mechanism>::TODAY,
+        }),*];
+
         /// What the variant a trace names means, where its name alone does not say
         /// (`modern+dumazet-2019`: a v6.12 allocator with the 2019 cache put back).
         pub fn about_variant(mechanism: &str, variant: &str) -> Option<String> {
@@ -110,6 +118,15 @@ mechanisms! {
     Mptcp(mptcp::MptcpScenario),
 }
 
+/// A mechanism's name, its variants (the first its default) and the one that stands for a
+/// kernel of today ([`Mechanism::TODAY`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MechanismNames {
+    pub name: &'static str,
+    pub variants: &'static [&'static str],
+    pub today: &'static str,
+}
+
 /// A mechanism's fields behind its `mechanism` tag, as scenario text has them.
 #[derive(Serialize)]
 struct Tagged<'a, M> {
@@ -184,11 +201,7 @@ impl Scenario {
 
     /// Checks every field and cap without running.
     pub fn validate(&self) -> Result<(), Error> {
-        self.run(&RunOptions {
-            counters_only: true,
-            ..Default::default()
-        })
-        .map(|_| ())
+        self.run(&RunOptions::counters(None)).map(|_| ())
     }
 }
 
@@ -320,13 +333,7 @@ mod tests {
             "mechanism = \"mptcp\"\nops = [{ op = \"sendmsg\", bytes = 1000 }]",
         ] {
             let sc = Scenario::parse(text).unwrap();
-            let run = |v: &str| {
-                sc.run(&RunOptions {
-                    variant: Some(v.to_string()),
-                    counters_only: false,
-                })
-                .unwrap()
-            };
+            let run = |v: &str| sc.run(&RunOptions::traced(Some(v))).unwrap();
             let today = run(sc.today());
             assert_eq!(today.variant, sc.today());
             let newest = sc.variants().iter().map(|v| era_index(run(v).era)).max();

@@ -109,10 +109,7 @@ impl Walkthrough {
         let mut size = 0;
         let mut traces = Vec::with_capacity(self.variants.len());
         for (i, v) in self.variants.iter().enumerate() {
-            let opts = RunOptions {
-                variant: Some(v.clone()),
-                counters_only: false,
-            };
+            let opts = RunOptions::traced(Some(v));
             let t = run(i, &opts)?;
             size += t.steps.iter().map(crate::trace::Step::size).sum::<usize>();
             if size > MAX_LESSON_TRACE_OBJECTS {

@@ -3,9 +3,13 @@
 //! of earlier rows (lower layers); the modules of one row are peers and use none of each
 //! other. ARCHITECTURE.md (its code map) explains the rows and points here.
 //!
-//! The check reads every `use crate::...`/`use super::...` (groups included) and every
-//! `crate::x::`/`super::x::` path in core/src/**/*.rs outside a `#[cfg(test)] mod` (tests
-//! may use anything), and names each import that points up or sideways.
+//! The check reads every in-crate path of core/src/**/*.rs outside a `#[cfg(test)] mod`
+//! (tests may use anything) with the import reader it shares with the runner's layer test
+//! (tests/imports.rs: groups, `super::super::`, a `use` in a function), and names each
+//! import that points up or sideways.
+
+#[path = "../../tests/imports.rs"]
+mod imports;
 
 use std::path::Path;
 
@@ -84,6 +88,11 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
             &["mod"],
         ],
     ),
+    (
+        // One file per event family, over the lookups they share.
+        "replay",
+        &[&["lookup"], &["page", "skb"], &["rx", "mptcp"], &["mod"]],
+    ),
 ];
 
 /// The crate root's items that are not re-exports: where each one sits.
@@ -103,116 +112,13 @@ fn inside(dir: &str) -> Option<&'static [&'static [&'static str]]> {
         .map(|(_, rows)| *rows)
 }
 
-/// The module a file is, from its path under core/src.
-fn module_of(file: &str) -> Module {
-    let parts: Vec<&str> = file.trim_end_matches(".rs").split('/').collect();
-    match parts.as_slice() {
-        [dir, "mod"] => vec![dir.to_string()],
-        p => p.iter().map(|s| s.to_string()).collect(),
-    }
-}
-
-/// The text of a file less its comments and its `#[cfg(test)] mod NAME { ... }`s.
-fn code(text: &str) -> String {
-    let mut out = String::new();
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
-        if line.trim() == "#[cfg(test)]" && lines.peek().is_some_and(|l| l.starts_with("mod ")) {
-            lines.by_ref().find(|l| *l == "}");
-            continue;
-        }
-        out.push_str(line.split("//").next().unwrap_or(""));
-        out.push('\n');
-    }
-    out
-}
-
-/// `a::{b, c::{d, e as f}, self}` as `a::b`, `a::c::d`, `a::c::e`, `a`.
-fn expand(tree: &str) -> Vec<String> {
-    let tree = tree.trim();
-    let Some(open) = tree.find('{') else {
-        let path = tree.split(" as ").next().unwrap_or(tree).trim();
-        return vec![path.trim_end_matches("::self").to_string()];
-    };
-    let (prefix, inner) = (
-        &tree[..open],
-        &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())],
-    );
-    let (mut parts, mut depth, mut start) = (vec![], 0, 0);
-    for (i, c) in inner.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&inner[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&inner[start..]);
-    let parts = parts.into_iter().filter(|p| !p.trim().is_empty());
-    let sub = parts.flat_map(expand);
-    sub.map(|p| {
-        if p == "self" {
-            prefix.trim_end_matches("::").to_string()
-        } else {
-            format!("{prefix}{p}")
-        }
-    })
-    .collect()
-}
-
-/// Every `crate::`/`super::` path in `code`, as written (`crate::a::b`, `super::c`).
-fn paths(code: &str) -> Vec<String> {
-    let mut out = vec![];
-    let mut rest = String::new();
-    for stmt in code.split_inclusive(';') {
-        let s = stmt.trim_start();
-        let s = s
-            .strip_prefix("pub(crate) ")
-            .or_else(|| s.strip_prefix("pub "))
-            .unwrap_or(s);
-        match s.strip_prefix("use ") {
-            Some(tree) => out.extend(expand(tree.trim_end_matches(';'))),
-            None => rest.push_str(stmt),
-        }
-    }
-    for root in ["crate::", "super::"] {
-        for (at, _) in rest.match_indices(root) {
-            let tail = &rest[at..];
-            let end = tail
-                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-                .unwrap_or(tail.len());
-            out.push(tail[..end].trim_end_matches(':').to_string());
-        }
-    }
-    out.retain(|p| p.starts_with("crate::") || p.starts_with("super::"));
-    out
-}
-
-/// The module a path in `from` names; `Err` for a crate-root item no table places.
-fn target(path: &str, from: &Module, reexports: &[(String, String)]) -> Result<Module, String> {
-    let mut segs: Vec<String> = path.split("::").map(String::from).collect();
-    if segs[0] == "super" {
-        // super:: in rx/driver.rs is crate::rx; in any other file it is the crate root.
-        let parent = if from.len() == 2 {
-            vec![from[0].clone()]
-        } else {
-            vec![]
-        };
-        segs = ["crate".to_string()]
-            .into_iter()
-            .chain(parent)
-            .chain(segs.into_iter().skip(1))
-            .collect();
-    }
-    let first = segs
-        .get(1)
-        .ok_or_else(|| format!("`{path}` names the crate itself"))?;
+/// The module a path (the segments after `crate`) names; `Err` for a crate-root item no
+/// table places.
+fn target(segs: &[String], reexports: &[(String, String)]) -> Result<Module, String> {
+    let first = segs.first().ok_or("a path names the crate itself")?;
     if row(LAYERS, first).is_some() {
         let file = segs
-            .get(2)
+            .get(1)
             .filter(|f| inside(first).is_some_and(|rows| row(rows, f).is_some()));
         return Ok([Some(first.clone()), file.cloned()]
             .into_iter()
@@ -252,7 +158,7 @@ fn breach(from: &Module, to: &Module) -> Option<&'static str> {
 
 /// What is wrong with `file` (path under core/src) holding `text`.
 fn check(file: &str, text: &str, reexports: &[(String, String)]) -> Vec<String> {
-    let from = module_of(file);
+    let from = imports::module_of(file);
     let placed = match from.as_slice() {
         [m] => row(LAYERS, m).is_some(),
         [d, f] => inside(d).is_some_and(|rows| row(rows, f).is_some()),
@@ -264,8 +170,8 @@ fn check(file: &str, text: &str, reexports: &[(String, String)]) -> Vec<String> 
         )];
     }
     let mut wrong = vec![];
-    for path in paths(&code(text)) {
-        match target(&path, &from, reexports) {
+    for to in imports::imports(&imports::code(text), &from) {
+        match to.and_then(|segs| target(&segs, reexports)) {
             Err(e) => wrong.push(format!("core/src/{file}: {e}")),
             Ok(to) => {
                 if let Some(how) = breach(&from, &to) {
@@ -299,30 +205,10 @@ fn reexports(lib: &str) -> Vec<(String, String)> {
     .collect()
 }
 
-fn sources(dir: &Path, under: &str, out: &mut Vec<(String, String)>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        if p.is_dir() {
-            sources(&p, &format!("{under}{name}/"), out);
-        } else if name.ends_with(".rs") {
-            out.push((
-                format!("{under}{name}"),
-                std::fs::read_to_string(&p).unwrap(),
-            ));
-        }
-    }
-}
-
 #[test]
 fn every_import_points_down() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = vec![];
-    sources(&src, "", &mut files);
+    let files = imports::sources(&src);
     let lib = files
         .iter()
         .find(|(f, _)| f == "lib.rs")
@@ -391,6 +277,26 @@ fn a_back_edge_is_caught_however_written() {
             "use crate::walkthrough::all;",
             "crate::walkthrough, which sits above",
         ),
+        (
+            "rx/driver.rs",
+            "use super::super::send::variant;",
+            "crate::send::variant, which sits beside",
+        ),
+        (
+            "skb.rs",
+            "fn f() {\n    use crate::{page::Page};\n}",
+            "crate::page, which sits beside it",
+        ),
+        (
+            "page.rs",
+            "#[cfg(test)]\nfn helper() {}\n\npub(crate) use crate::skb::Skb;",
+            "crate::skb, which sits beside it",
+        ),
+        (
+            "replay/page.rs",
+            "use self::super::rx::gro_merge;",
+            "crate::replay::rx, which sits above it",
+        ),
     ];
     for (file, text, want) in cases {
         let got = check(file, text, &re);
@@ -434,7 +340,7 @@ const OUTSIDE: &[&str] = &[
 
 /// The names of [`OUTSIDE`] the code of `text` (tests and comments left out) uses.
 fn reaches_out(text: &str) -> Vec<&'static str> {
-    let code = code(text);
+    let code = imports::code(text);
     OUTSIDE
         .iter()
         .copied()
@@ -448,8 +354,7 @@ fn reaches_out(text: &str) -> Vec<&'static str> {
 #[test]
 fn the_core_is_sans_io() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = vec![];
-    sources(&src, "", &mut files);
+    let files = imports::sources(&src);
     let wrong: Vec<String> = (files.iter())
         .map(|(f, text)| (f, reaches_out(text)))
         .filter(|(_, names)| !names.is_empty())

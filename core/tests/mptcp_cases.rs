@@ -115,12 +115,7 @@ fn hand_derived_layouts() {
     for c in CASES {
         let text = format!("mechanism = \"mptcp\"\n{}", c.scenario);
         let t = Scenario::parse(&text)
-            .and_then(|s| {
-                s.run(&RunOptions {
-                    variant: Some(c.variant.into()),
-                    counters_only: false,
-                })
-            })
+            .and_then(|s| s.run(&RunOptions::traced(Some(c.variant))))
             .unwrap_or_else(|e| panic!("{} ({}): {e}", c.name, c.variant));
         let state = &t.steps.last().expect("one step at least").state;
         let got: Vec<Vec<u32>> = state
@@ -134,12 +129,7 @@ fn hand_derived_layouts() {
 
 fn run(scenario: &str, variant: &str) -> skblab_core::trace::Trace {
     Scenario::parse(&format!("mechanism = \"mptcp\"\n{scenario}"))
-        .and_then(|s| {
-            s.run(&RunOptions {
-                variant: Some(variant.into()),
-                counters_only: false,
-            })
-        })
+        .and_then(|s| s.run(&RunOptions::traced(Some(variant))))
         .expect("runs")
 }
 
@@ -257,12 +247,7 @@ fn many_writes_within_the_total_run() {
     // 2000 x 16 KiB = 32 MiB: above one op's 16 MiB cap, within the scenario total.
     let text = "mechanism = \"mptcp\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 16384\ncount = 2000\n";
     let t = Scenario::parse(text)
-        .and_then(|s| {
-            s.run(&RunOptions {
-                variant: Some("abeni-2020".into()),
-                counters_only: true,
-            })
-        })
+        .and_then(|s| s.run(&RunOptions::counters(Some("abeni-2020"))))
         .expect("runs");
     assert_eq!(t.counters.get("bytes_mapped"), Some(2000 * 16384));
     assert_eq!(t.counters.get("max_skb_bytes"), Some(65459));
@@ -278,12 +263,8 @@ fn unacknowledged_skbs_cost_each_push_nothing_and_stop_at_the_cap() {
     let head = "mechanism = \"mptcp\"\ndrain = true\n[[subflows]]\nmtu = 576\nmss = 64\n\
                 max_window = 64\n[[ops]]\nop = \"sendmsg\"\nbytes = 268\n";
     let run = |count: u64| {
-        Scenario::parse(&format!("{head}count = {count}\n")).and_then(|s| {
-            s.run(&RunOptions {
-                variant: None,
-                counters_only: true,
-            })
-        })
+        Scenario::parse(&format!("{head}count = {count}\n"))
+            .and_then(|s| s.run(&RunOptions::counters(None)))
     };
     let t = run(20_000).expect("runs");
     assert_eq!(t.counters.get("size_goal"), Some(64));

@@ -64,11 +64,8 @@ fn scenario() -> impl Strategy<Value = MptcpScenario> {
 }
 
 fn run(s: &MptcpScenario, variant: &str) -> Trace {
-    s.run(&RunOptions {
-        variant: Some(variant.into()),
-        counters_only: false,
-    })
-    .expect("random scenarios are valid")
+    s.run(&RunOptions::traced(Some(variant)))
+        .expect("random scenarios are valid")
 }
 
 /// Per subflow: seq/end_seq contiguous, len = frag bytes, frags within the cap, each skb's

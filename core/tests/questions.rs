@@ -12,10 +12,7 @@ fn traces(w: &Walkthrough) -> Vec<Trace> {
     w.variants
         .iter()
         .map(|v| {
-            let opts = RunOptions {
-                variant: Some(v.clone()),
-                counters_only: false,
-            };
+            let opts = RunOptions::traced(Some(v));
             w.scenario.run(&opts).expect("walkthrough runs")
         })
         .collect()

@@ -24,10 +24,7 @@ fn variants(s: &Scenario) -> Vec<String> {
 fn check_every_variant(name: &str, s: &Scenario) -> BTreeSet<usize> {
     let mut used = BTreeSet::new();
     for v in variants(s) {
-        let opts = RunOptions {
-            variant: Some(v.clone()),
-            counters_only: false,
-        };
+        let opts = RunOptions::traced(Some(&v));
         let t = s.run(&opts).unwrap_or_else(|e| panic!("{name} {v}: {e}"));
         assert!(!t.steps.is_empty(), "{name} {v}: no steps");
         t.check_replay()

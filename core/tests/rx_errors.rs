@@ -4,10 +4,7 @@
 use skblab_core::{RunOptions, Scenario};
 
 fn run(text: &str, variant: Option<&str>) -> Result<skblab_core::Trace, skblab_core::Error> {
-    Scenario::parse(text)?.run(&RunOptions {
-        variant: variant.map(str::to_string),
-        counters_only: true,
-    })
+    Scenario::parse(text)?.run(&RunOptions::counters(variant))
 }
 
 const HEAD: &str = "mechanism = \"rx\"\n";

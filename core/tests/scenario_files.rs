@@ -31,11 +31,8 @@ fn files() -> Vec<PathBuf> {
 }
 
 fn run(s: &Scenario, variant: &str) -> Trace {
-    s.run(&RunOptions {
-        variant: Some(variant.to_string()),
-        counters_only: false,
-    })
-    .unwrap_or_else(|e| panic!("{variant}: {e}"))
+    s.run(&RunOptions::traced(Some(variant)))
+        .unwrap_or_else(|e| panic!("{variant}: {e}"))
 }
 
 /// The `# expect: VARIANT COUNTER = N` lines of `text`.

@@ -329,12 +329,7 @@ fn hand_derived_layouts() {
 fn hand_derived_counters() {
     for c in CASES {
         let s = Scenario::parse(&scenario(c, false)).expect("parses");
-        let t = s
-            .run(&RunOptions {
-                variant: None,
-                counters_only: true,
-            })
-            .expect("runs");
+        let t = s.run(&RunOptions::counters(None)).expect("runs");
         for (name, want) in c.counters {
             assert_eq!(t.counters.get(name), Some(*want), "{}: {name}", c.name);
         }

@@ -94,10 +94,7 @@ fn a_trace_too_large_to_show_is_an_error_but_counters_only_runs() {
         msg.contains("`ops`") && msg.contains("counters-only"),
         "{msg}"
     );
-    let quiet = RunOptions {
-        variant: None,
-        counters_only: true,
-    };
+    let quiet = RunOptions::counters(None);
     let t = run_text(&text, &quiet).expect("counters-only runs");
     assert_eq!(t.counters.get("wire_bytes"), Some(16 << 20));
 }
@@ -109,10 +106,7 @@ fn one_op_with_too_many_events_is_refused_not_built() {
     let text = "mechanism = \"mptcp\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 256\ncount = 1000000\n";
     let err = run_text(text, &RunOptions::default()).expect_err("too many events");
     assert!(err.to_string().contains("ops[0]"), "{err}");
-    let quiet = RunOptions {
-        variant: None,
-        counters_only: true,
-    };
+    let quiet = RunOptions::counters(None);
     let t = run_text(text, &quiet).expect("counters-only runs");
     assert_eq!(t.counters.get("bytes_written"), Some(256_000_000));
 }

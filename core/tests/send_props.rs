@@ -173,7 +173,7 @@ proptest! {
         let again = sc.run(&RunOptions::default()).expect("runs");
         prop_assert!(again == t, "two runs of one scenario differ");
         // Counters-only runs agree with traced runs.
-        let quiet = sc.run(&RunOptions { variant: None, counters_only: true }).expect("runs");
+        let quiet = sc.run(&RunOptions::counters(None)).expect("runs");
         prop_assert_eq!(quiet.counters, t.counters);
     }
 }
@@ -251,7 +251,7 @@ proptest! {
         s.device.csum = true;
         let sc = Scenario::Sendmsg(s);
         let run = |v: &str| {
-            let opts = RunOptions { variant: Some(v.to_string()), counters_only: false };
+            let opts = RunOptions::traced(Some(v));
             sc.run(&opts).expect("runs")
         };
         let (before, after) = (run("pre-2010"), run("kumar-2010"));
@@ -273,7 +273,7 @@ proptest! {
             }
             other => vec![other.clone()],
         }).collect();
-        let opts = RunOptions { variant: Some(v.name().to_string()), counters_only: false };
+        let opts = RunOptions::traced(Some(v.name()));
         let (t, u) = (Scenario::Sendmsg(s.clone()).run(&opts), Scenario::Sendmsg(unrolled).run(&opts));
         prop_assert_eq!(t.is_ok(), u.is_ok(), "one runs, the other fails: {:?} {:?}", t.as_ref().err(), u.as_ref().err());
         if let (Ok(t), Ok(u)) = (t, u) {

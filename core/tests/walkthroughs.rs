@@ -151,10 +151,7 @@ fn a_lessons_runs_together_are_within_one_budget() {
     let size = |t: &skblab_core::Trace| t.steps.iter().map(|s| s.size()).sum::<usize>();
     let mut sizes = Vec::new();
     for v in &w.variants {
-        let alone = skblab_core::RunOptions {
-            variant: Some(v.clone()),
-            counters_only: false,
-        };
+        let alone = skblab_core::RunOptions::traced(Some(v));
         sizes.push(size(
             &w.scenario
                 .run(&alone)

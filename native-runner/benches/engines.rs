@@ -130,10 +130,7 @@ fn compare(cases: &[(String, String)]) {
         };
         let (mut native, mut wasm, mut fuel) = (Duration::ZERO, Duration::ZERO, 0);
         for v in variants {
-            let opts = RunOptions {
-                variant: Some(v),
-                counters_only: true,
-            };
+            let opts = RunOptions::counters(Some(&v));
             let n = best(|| engine::run_json(Engine::Native, text, &opts));
             let request = host.request(text, &opts).expect("request encodes");
             let w = best(|| host.call(&request).map(|(json, _)| json));

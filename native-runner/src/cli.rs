@@ -75,10 +75,7 @@ pub fn run_text(
     counters_only: bool,
     engine: Engine,
 ) -> Result<Trace, CliError> {
-    let opts = RunOptions {
-        variant: variant.map(str::to_string),
-        counters_only,
-    };
+    let opts = RunOptions::new(variant, counters_only);
     Ok(engine::run(engine, text, &opts)?)
 }
 

@@ -174,14 +174,10 @@ pub fn show_challenge(arg: &str, st: Style) -> Result<String, CliError> {
     ))
 }
 
-/// The variant and what must stay as in the start: `keep`, then the kernel's constants.
+/// The variant and what must stay as in the start (the core's list).
 fn runs_as(c: &Challenge) -> String {
-    let kept: Vec<String> = c
-        .keep
-        .iter()
-        .chain(["consts".to_string()].iter())
-        .map(|k| format!("`{k}`"))
-        .collect();
+    let kept = c.kept_besides_variant();
+    let kept: Vec<String> = kept.iter().map(|k| format!("`{k}`")).collect();
     format!(
         "Runs as variant {}; {} and the variant stay as in the start.",
         c.variant,

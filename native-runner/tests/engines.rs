@@ -22,10 +22,7 @@ fn assert_identical(name: &str, text: &str, variants: &[String]) -> (usize, usiz
     let (mut runs, mut traces) = (0, 0);
     for variant in overrides {
         for counters_only in [false, true] {
-            let opts = RunOptions {
-                variant: variant.clone(),
-                counters_only,
-            };
+            let opts = RunOptions::new(variant.as_deref(), counters_only);
             let native = engine::run_json(Engine::Native, text, &opts);
             let wasm = engine::run_json(Engine::Wasm, text, &opts);
             assert!(
@@ -68,10 +65,7 @@ fn every_walkthrough_is_byte_identical() {
         // The wasm engine runs a walkthrough through its scenario's JSON form: that must give
         // the bytes of the native run of the parsed scenario itself (what the CLI shows).
         for variant in &w.variants {
-            let opts = RunOptions {
-                variant: Some(variant.clone()),
-                counters_only: false,
-            };
+            let opts = RunOptions::traced(Some(variant));
             let native = w
                 .scenario
                 .run(&opts)
@@ -222,10 +216,7 @@ fn at_the_caps(past: bool) -> Vec<(&'static str, String)> {
 /// error.
 #[test]
 fn the_engines_agree_at_the_caps() {
-    let opts = RunOptions {
-        variant: None,
-        counters_only: true,
-    };
+    let opts = RunOptions::counters(None);
     for ((name, at), (_, past)) in at_the_caps(false).into_iter().zip(at_the_caps(true)) {
         let request = host().request(&at, &opts).unwrap();
         let (wasm, fuel) = host()

@@ -3,8 +3,13 @@
 //! runs and the kernel oracle share `net/`, never each other's insides). ARCHITECTURE.md's
 //! code map points here.
 //!
-//! The check reads every `crate::x` path in native-runner/src/**/*.rs up to the file's first
-//! `#[cfg(test)]` (tests may use anything) and names each one that points up or sideways.
+//! The check reads every in-crate path of native-runner/src/**/*.rs outside a
+//! `#[cfg(test)] mod` (tests may use anything) with the import reader the core's layer test
+//! uses (tests/imports.rs: groups, `super::super::`, a `use` in a function, code after a
+//! test-only item), and names each one that points up or sideways.
+
+#[path = "../../tests/imports.rs"]
+mod imports;
 
 use std::path::Path;
 
@@ -22,59 +27,43 @@ fn row(module: &str) -> Option<usize> {
     LAYERS.iter().position(|r| r.contains(&module))
 }
 
-/// Each import in `text` (of top-level module `from`) that points up or sideways.
-fn violations(from: &str, text: &str) -> Vec<String> {
-    let Some(own) = row(from) else {
-        return vec![format!("{from}: not in LAYERS")];
+/// Each import in `text` (the file `file` under src/) that points up or sideways.
+fn violations(file: &str, text: &str) -> Vec<String> {
+    let at = imports::module_of(file);
+    let Some(from) = at.first() else {
+        return vec![];
     };
-    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+    let Some(own) = row(from) else {
+        return vec![format!("{file}: `{from}` is not in LAYERS")];
+    };
     let mut out = Vec::new();
-    for (n, line) in code.lines().enumerate() {
-        for (i, _) in line.match_indices("crate::") {
-            let to: String = line[i + 7..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if to == from || to.is_empty() {
+    for to in imports::imports(&imports::code(text), &at) {
+        let to = match to {
+            Ok(segs) => segs.join("::"),
+            Err(e) => {
+                out.push(format!("{file}: {e}"));
                 continue;
             }
-            match row(&to) {
-                Some(r) if r < own => {}
-                _ => out.push(format!("{from} line {}: uses crate::{to}", n + 1)),
-            }
+        };
+        let top = to.split("::").next().unwrap_or_default();
+        match row(top) {
+            _ if top == from => {}
+            Some(r) if r < own => {}
+            _ => out.push(format!("{file}: uses crate::{top}")),
         }
     }
+    out.sort();
+    out.dedup();
     out
-}
-
-fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for e in std::fs::read_dir(dir).expect("native-runner/src reads") {
-        let p = e.expect("a directory entry").path();
-        if p.is_dir() {
-            files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 #[test]
 fn every_import_points_down() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut all = Vec::new();
-    files(&src, &mut all);
-    let mut bad = Vec::new();
-    for p in &all {
-        let rel = p.strip_prefix(&src).expect("under src");
-        let first = rel.components().next().expect("a file");
-        let name = first.as_os_str().to_string_lossy();
-        let module = name.trim_end_matches(".rs");
-        if module == "lib" || module == "main" {
-            continue;
-        }
-        let text = std::fs::read_to_string(p).expect("a source file reads");
-        bad.extend(violations(module, &text));
-    }
+    let all = imports::sources(&src);
+    let bad: Vec<String> = (all.iter())
+        .flat_map(|(file, text)| violations(file, text))
+        .collect();
     assert!(all.len() > 20, "read only {} files", all.len());
     assert!(
         bad.is_empty(),
@@ -83,18 +72,46 @@ fn every_import_points_down() {
     );
 }
 
-/// The check can fail: the TAP runs reaching into the oracle, and the network layer into a
-/// command, are caught; a test module is not read.
+/// The check can fail: each way of writing an import that points up or sideways is caught;
+/// a test module is not read, and what follows a test-only item is.
 #[test]
 fn a_sideways_or_upward_import_is_caught() {
+    let cases = [
+        ("tap/mod.rs", "use crate::kernel::probe;\n"),
+        ("net/mod.rs", "fn f() { crate::cli::read_scenario(p) }\n"),
+        ("tap/session.rs", "use crate::{net::wire, kernel::probe};\n"),
+        ("net/tcp/mod.rs", "use crate::net::{wire, tcp::{Chunk, cli}};\nuse super::super::cli;\n"),
+        ("tap/plan.rs", "fn f() {\n    use super::super::kernel::verdict;\n}\n"),
+        ("net/tcp/send.rs", "pub(crate) use self::super::super::super::tap::Plan;\n"),
+        (
+            "net/tcp/mod.rs",
+            "#[cfg(test)]\nmod pair;\n#[cfg(test)]\nfn listen() {}\nfn f() -> crate::quiz::Quiz {}\n",
+        ),
+        ("net/mod.rs", "pub mod fuzzing {\n    pub use super::super::tap::x;\n}\n"),
+    ];
+    let want = [
+        "tap/mod.rs: uses crate::kernel",
+        "net/mod.rs: uses crate::cli",
+        "tap/session.rs: uses crate::kernel",
+        "net/tcp/mod.rs: uses crate::cli",
+        "tap/plan.rs: uses crate::kernel",
+        "net/tcp/send.rs: uses crate::tap",
+        "net/tcp/mod.rs: uses crate::quiz",
+        "net/mod.rs: uses crate::tap",
+    ];
+    for ((file, text), want) in cases.into_iter().zip(want) {
+        assert_eq!(violations(file, text), [want], "{file}: `{text}`");
+    }
+    let climbs = violations("net/mod.rs", "use super::super::x;");
     assert_eq!(
-        violations("tap", "use crate::kernel::probe;\n"),
-        ["tap line 1: uses crate::kernel"]
+        climbs,
+        ["net/mod.rs: `super::super::x` climbs past the crate root"]
     );
-    assert_eq!(
-        violations("net", "fn f() { crate::cli::read_scenario(p) }\n"),
-        ["net line 1: uses crate::cli"]
-    );
-    assert!(violations("kernel", "use crate::net::netns;\nuse crate::cli;\n").is_empty());
-    assert!(violations("net", "#[cfg(test)]\nmod tests { use crate::tap::x; }\n").is_empty());
+    assert!(violations("kernel/mod.rs", "use crate::net::netns;\nuse crate::cli;\n").is_empty());
+    assert!(violations("tap/plan.rs", "use super::session;\nuse self::inner::X;\n").is_empty());
+    let inline =
+        "pub mod fuzzing {\n    pub use super::wire::parse;\n}\nuse self::tcp::Endpoint;\n";
+    assert!(violations("net/mod.rs", inline).is_empty());
+    let test = "#[cfg(test)]\nmod tests {\n    use crate::tap::x;\n}\nuse crate::net::wire;\n";
+    assert!(violations("net/mod.rs", test).is_empty());
 }

@@ -61,10 +61,7 @@ impl<'a> Request<'a> {
     }
 
     pub fn options(&self) -> RunOptions {
-        RunOptions {
-            variant: self.variant.map(str::to_string),
-            counters_only: self.counters_only,
-        }
+        RunOptions::new(self.variant, self.counters_only)
     }
 
     /// The request bytes; fails only past 4 GiB, which wasm32 memory cannot hold anyway.

@@ -287,11 +287,8 @@ fn traced(text: &str, take: bool) -> (Checked, Option<Trace>) {
 }
 
 fn run(s: &Scenario, variant: Option<&str>) -> Result<Trace, String> {
-    s.run(&RunOptions {
-        variant: variant.map(str::to_string),
-        counters_only: false,
-    })
-    .map_err(|e| e.to_string())
+    s.run(&RunOptions::traced(variant))
+        .map_err(|e| e.to_string())
 }
 
 /// A scenario as text for the editor: the core's JSON (the editor reads TOML and JSON alike;

@@ -247,15 +247,8 @@ fn browser(what: &str) -> Result<(), String> {
             "node --test (browser tests against {})",
             server.url
         ));
-        node.args([
-            "--test",
-            "--test-concurrency=1",
-            "playground.test.mjs",
-            "quiz.test.mjs",
-            "legibility.test.mjs",
-            "lanes.test.mjs",
-            "teacher.test.mjs",
-        ]);
+        node.args(["--test", "--test-concurrency=1"])
+            .args(browser_tests(&tests)?);
     } else {
         step(&format!("node bench.mjs (against {})", server.url));
         node.arg("bench.mjs");
@@ -267,6 +260,27 @@ fn browser(what: &str) -> Result<(), String> {
         check_bundle(&dist)?;
     }
     Ok(())
+}
+
+/// Every browser test file: each `*.test.mjs` in `dir`, in name order, so a new one runs
+/// without being listed anywhere.
+fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut out = Vec::new();
+    for e in entries {
+        let name = e
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".test.mjs") {
+            out.push(name.into_owned());
+        }
+    }
+    out.sort();
+    if out.is_empty() {
+        return Err(format!("no *.test.mjs in {}", dir.display()));
+    }
+    Ok(out)
 }
 
 /// The wasm's size goal, what a learner waits for before anything runs: 300 KiB gzip from
@@ -304,4 +318,42 @@ fn gzip_size(file: &Path) -> Result<u64, String> {
         return Err(format!("gzip {} failed", file.display()));
     }
     Ok(out.stdout.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `*.test.mjs` runs, a new one included; helpers and the bench do not.
+    #[test]
+    fn every_browser_test_file_is_found() {
+        let dir = std::env::temp_dir().join(format!("xtask-browser-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in [
+            "b.test.mjs",
+            "a.test.mjs",
+            "lib.mjs",
+            "bench.mjs",
+            "c.test.mjs.orig",
+        ] {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        let found = browser_tests(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(found.unwrap(), ["a.test.mjs", "b.test.mjs"]);
+        let real = browser_tests(&root().join("tests/browser")).unwrap();
+        assert!(real.iter().any(|f| f == "playground.test.mjs"), "{real:?}");
+    }
+
+    /// ARCHITECTURE.md's figure for the bundle budget is the one `check_bundle` enforces.
+    #[test]
+    fn the_architecture_document_states_the_budget() {
+        let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+        let b = WASM_GZIP_BUDGET;
+        let figure = format!("{},{:03} B", b / 1000, b % 1000);
+        assert!(
+            doc.contains(&figure),
+            "ARCHITECTURE.md should say the budget, {figure}"
+        );
+    }
 }

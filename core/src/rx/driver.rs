@@ -40,6 +40,13 @@ pub fn fragsz(k: &KernelConsts, length: u32) -> u32 {
     k.skb_data_align(length + k.net_skb_pad) + k.skb_data_align(k.shinfo_size)
 }
 
+/// What a fragment of `payload` bytes takes from a frag cache: `__napi_alloc_frag_align`
+/// (net/core/skbuff.c, v6.12; `netdev_alloc_frag` in v3.x) asks for SKB_DATA_ALIGN(fragsz), so
+/// the next fragment starts that far on.
+pub fn napi_fragsz(k: &KernelConsts, payload: u32) -> u32 {
+    k.skb_data_align(payload)
+}
+
 /// GRO_MAX_HEAD = `MAX_HEADER + 128` (net/core/gro.c, v6.12; include/linux/netdevice.h in
 /// v3.x): MAX_HEADER = LL_MAX_HEADER 128 + 48 = 176 (with CONFIG_WLAN and tunnels, as
 /// MAX_TCP_HEADER 320 assumes), so 304: the head `napi_get_frags` asks for.
@@ -187,7 +194,7 @@ pub fn rx_frame(
         DriverStyle::FullFrame => skb.put_linear(in_head - hdrs),
         DriverStyle::HeaderSplit => attach_payload_pages(mem, &mut skb, payload, &k, ev),
         DriverStyle::NapiFrags => {
-            let frag = cache.alloc(mem, k.skb_data_align(payload), ev);
+            let frag = cache.alloc(mem, napi_fragsz(&k, payload), ev);
             attach_frag(
                 &mut skb,
                 Frag {

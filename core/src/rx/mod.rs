@@ -35,7 +35,9 @@ pub mod variant;
 pub use counters::RxCounters;
 pub use kernel::{skbs_in, Mem};
 pub use machine::RxMachine;
-pub use received::{consumed, copied, delivered, Consumed, Packet};
+pub use received::{
+    consumed, copied, delivered, napi_frag_stride, napi_frags_per_page, Consumed, Packet,
+};
 pub use scenario::{
     AppParams, DriverStyle, NicParams, Proto, RxOp, RxParams, RxScenario, SocketParams, BH_CPU,
     MAX_FRAMES,

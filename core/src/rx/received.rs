@@ -2,16 +2,32 @@
 //! events or cuts packets itself: the skbs a step delivered to the socket, the bytes it
 //! copied, each consumed skb's allocating and freeing CPU ([`delivered`], [`copied`],
 //! [`consumed`], read from a finished trace), and the model fed with packets a host really
-//! received ([`RxScenario::receive`]).
+//! received ([`RxScenario::receive`]); and where a kernel of today's frag cache puts a
+//! driver's fragments ([`napi_frag_stride`], [`napi_frags_per_page`]).
 
+use super::driver::napi_fragsz;
+use super::frag_cache::PAGE_FRAG_CACHE_MAX_SIZE;
 use super::machine::RxMachine;
 use super::scenario::{RxParams, RxScenario};
 use super::variant::Variant;
+use crate::consts::Era;
 use crate::events::{Cpu, Event, Events, SkbId};
 use crate::skb::gso_segments;
 use crate::trace::{queue, Counters, Machine, Step, Trace};
 use crate::Error;
 use std::collections::BTreeMap;
+
+/// Where fragments of `payload` bytes from a NIC driver's frag cache start one after another
+/// on a kernel of today (v6.12 on, the oracle's): [`napi_fragsz`] apart.
+pub fn napi_frag_stride(payload: u32) -> u32 {
+    napi_fragsz(&Era::V6_12.consts(), payload)
+}
+
+/// How many fragments of `payload` bytes fill one frag cache page on a kernel of today:
+/// PAGE_FRAG_CACHE_MAX_SIZE (32 KiB) over [`napi_frag_stride`].
+pub fn napi_frags_per_page(payload: u32) -> u32 {
+    PAGE_FRAG_CACHE_MAX_SIZE / napi_frag_stride(payload)
+}
 
 /// The payload of every skb `step` delivered to the socket (`tcp_queue_rcv`), in order.
 /// Each is read off the receive queue at the step's end, so none may be read within the
@@ -191,13 +207,7 @@ mod tests {
              [[ops]]\nop = \"recvmsg\"\n[[ops]]\nop = \"arrive\"\nframes = 10\n\
              [[ops]]\nop = \"recvmsg\"\n",
         );
-        let run = |v: &str| {
-            sc.run(&RunOptions {
-                variant: Some(v.into()),
-                counters_only: false,
-            })
-            .unwrap()
-        };
+        let run = |v: &str| sc.run(&RunOptions::traced(Some(v))).unwrap();
         let t = run("modern+defer-free");
         assert_eq!(delivered(&t.steps[0]).unwrap(), [65_160]);
         assert_eq!(delivered(&t.steps[2]).unwrap(), [14_480]);
@@ -225,5 +235,16 @@ mod tests {
         let t = sc.run(&RunOptions::default()).unwrap();
         let e = delivered(&t.steps[0]).unwrap_err().to_string();
         assert!(e.contains("app.prompt"), "{e}");
+    }
+
+    /// A kernel of today's frag cache hands out SKB_DATA_ALIGN'ed fragments: 1,448 bytes
+    /// take 1,472, 22 to a 32 KiB page; one byte takes a cache line, 512 to a page.
+    #[test]
+    fn napi_frags_are_cache_line_aligned_on_a_32k_page() {
+        assert_eq!(
+            (napi_frag_stride(1448), napi_frags_per_page(1448)),
+            (1472, 22)
+        );
+        assert_eq!((napi_frag_stride(1), napi_frags_per_page(1)), (64, 512));
     }
 }

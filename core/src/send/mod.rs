@@ -17,7 +17,7 @@ pub use params::{DeviceParams, SocketParams};
 pub use sock::{SendConfig, SendSock, Xmitted};
 pub use variant::Variant;
 
-use crate::consts::ConstOverrides;
+use crate::consts::{ConstOverrides, MAX_TCP_HEADERS};
 use crate::events::Events;
 use crate::limits::{check_range, ByteBudget, MAX_IOVECS, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_BYTES};
 use crate::mechanism::{is_one, one, pick_variant, variant_and_ops, Mechanism, RunOptions};
@@ -187,6 +187,25 @@ impl SendScenario {
             socket: s,
             device: d,
         })
+    }
+
+    /// The size goal under each MAX_TCP_HEADER a kernel of today may be built with
+    /// ([`MAX_TCP_HEADERS`]), as (MAX_TCP_HEADER, size goal), when they differ: the goal is
+    /// `gso_max_size - 1 - MAX_TCP_HEADER` cut to whole segments, so near MSS 1448 the config
+    /// does not change it and at a small MSS it does (MSS 48: 65,328 with 192, 65,184 with
+    /// 320). `None` when the scenario names the constant or every config gives one goal.
+    pub fn size_goals_by_config(&self, v: Variant) -> Result<Option<Vec<(u32, u32)>>, Error> {
+        if self.consts.max_tcp_header.is_some() {
+            return Ok(None);
+        }
+        let goals = (MAX_TCP_HEADERS.iter())
+            .map(|&h| {
+                let mut sc = self.clone();
+                sc.consts.max_tcp_header = Some(h);
+                Ok((h, sc.config(v)?.size_goal()))
+            })
+            .collect::<Result<Vec<(u32, u32)>, Error>>()?;
+        Ok((goals.iter().any(|g| g.1 != goals[0].1)).then_some(goals))
     }
 
     /// Checks the operations against the caps in [`crate::limits`].
@@ -395,5 +414,25 @@ mod tests {
         );
         assert_eq!(sent.variant, Variant::Modern);
         assert_eq!(sent.counters.get("xmit_skbs"), Some(3));
+    }
+
+    /// Near MSS 1448 the kernel's config does not change the size goal; at MSS 48 it does,
+    /// unless the scenario names MAX_TCP_HEADER.
+    #[test]
+    fn the_size_goal_depends_on_max_tcp_header_only_at_a_small_mss() {
+        let goals = |extra: &str| {
+            let text = format!("mechanism = \"sendmsg\"\nops = []\n{extra}");
+            let Ok(Scenario::Sendmsg(s)) = Scenario::parse(&text) else {
+                panic!("a sendmsg scenario");
+            };
+            s.size_goals_by_config(Variant::Modern).unwrap()
+        };
+        assert_eq!(goals(""), None);
+        let small = goals("[socket]\nmss = 48").expect("the goal depends on the config");
+        assert_eq!((small[0], small[2]), ((192, 65_328), (320, 65_184)));
+        assert_eq!(
+            goals("[socket]\nmss = 48\n[consts]\nmax_tcp_header = 320"),
+            None
+        );
     }
 }

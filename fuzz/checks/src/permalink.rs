@@ -37,10 +37,7 @@ fn traces() -> &'static [Trace] {
     TRACES.get_or_init(|| {
         let w = walkthrough::find("rx-page-reuse").expect("the rx-page-reuse walkthrough");
         let run = |v: &String| {
-            let opts = RunOptions {
-                variant: Some(v.clone()),
-                counters_only: false,
-            };
+            let opts = RunOptions::traced(Some(v));
             w.scenario.run(&opts).expect("it runs")
         };
         w.variants.iter().map(run).collect()

@@ -40,10 +40,7 @@ pub fn check_text(text: &str) {
         Err(e) => return check_error(&e),
     };
     for v in s.variants() {
-        let traced = RunOptions {
-            variant: Some(v.to_string()),
-            counters_only: false,
-        };
+        let traced = RunOptions::traced(Some(v));
         let t = match s.run(&traced) {
             Ok(t) => t,
             Err(e) => {
@@ -51,10 +48,7 @@ pub fn check_text(text: &str) {
                 continue;
             }
         };
-        let quiet = RunOptions {
-            counters_only: true,
-            ..traced
-        };
+        let quiet = RunOptions::counters(Some(v));
         let q = s
             .run(&quiet)
             .expect("a counters-only run refused what the traced run took");

@@ -39,10 +39,7 @@ fn the_scenario_corpus_is_byte_identical_under_wasmtime() {
     for text in raw.chain(edited) {
         let variants = Scenario::parse(&text).map_or(&[][..], |s| s.variants());
         for variant in std::iter::once(None).chain(variants.iter().map(|v| Some(v.to_string()))) {
-            let opts = RunOptions {
-                variant,
-                counters_only: false,
-            };
+            let opts = RunOptions::traced(variant.as_deref());
             let native = run_json(Engine::Native, &text, &opts);
             let wasm = run_json(Engine::Wasm, &text, &opts);
             assert!(

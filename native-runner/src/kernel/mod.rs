@@ -31,7 +31,8 @@ use skblab_core::error::escape_controls;
 use skblab_core::mechanism::Mechanism;
 use skblab_core::mptcp::MptcpScenario;
 use skblab_core::rx::RxScenario;
-use skblab_core::Scenario;
+use skblab_core::send::SendScenario;
+use skblab_core::{scenario, Scenario};
 use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -43,11 +44,9 @@ const PORT: u16 = 5001;
 
 #[derive(clap::Args, Debug)]
 pub struct KernelArgs {
-    /// A scenario (TOML or JSON): `mechanism = "sendmsg"` (held queue) or `"mptcp"`.
+    /// A scenario (TOML or JSON) of any mechanism.
     pub scenario: PathBuf,
-    /// The model's variant to set beside the kernel (default: the one that stands for a
-    /// kernel of today: `modern` for sendmsg, `abeni-2020` for mptcp).
-    #[arg(long)]
+    #[arg(long, help = variant_help())]
     pub variant: Option<String>,
     /// Print the report as one JSON object.
     #[arg(long)]
@@ -61,6 +60,18 @@ pub struct KernelArgs {
 }
 
 pub use skblab_core::kernel_report::Report;
+
+/// `--variant`'s help: each mechanism's variant of today, from the core's table.
+fn variant_help() -> String {
+    let today: Vec<String> = (scenario::NAMES.iter())
+        .map(|m| format!("`{}` for {}", m.today, m.name))
+        .collect();
+    format!(
+        "The model's variant to set beside the kernel (default: the one that stands for a \
+         kernel of today: {})",
+        today.join(", ")
+    )
+}
 
 /// `skblab kernel`: exit 0 when every field agrees, 1 when one differs, 2 on an error (or
 /// a trace that could not be trusted: "inconclusive").
@@ -153,7 +164,7 @@ fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Resu
         "untrusted_runs_retried": why.len(),
     });
     report(
-        "sendmsg",
+        SendScenario::NAME,
         variant.name(),
         setup,
         model,
@@ -226,7 +237,14 @@ fn run_mptcp(sc: &MptcpScenario, variant: Option<&str>) -> Result<Report, String
         "other_connections_sightings_left_out": foreign,
         "untrusted_runs_retried": why.len(),
     });
-    report("mptcp", variant, setup, model, kernel_side, not_driven)
+    report(
+        MptcpScenario::NAME,
+        variant,
+        setup,
+        model,
+        kernel_side,
+        not_driven,
+    )
 }
 
 /// How many kernel runs a comparison may take when a trace cannot be trusted.
@@ -286,7 +304,14 @@ fn run_rx(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
         "free_cpu": "the CPU that freed the consumed skb (or whose defer list holds it, model)",
         "untrusted_runs_retried": why.len(),
     });
-    let mut r = report("rx", variant, setup, model.side, kernel_side, Vec::new())?;
+    let mut r = report(
+        RxScenario::NAME,
+        variant,
+        setup,
+        model.side,
+        kernel_side,
+        Vec::new(),
+    )?;
     let by_order = |m: &std::collections::BTreeMap<u32, u64>| -> serde_json::Value {
         m.iter()
             .map(|(order, n)| (format!("order {order}"), serde_json::Value::from(*n)))
@@ -332,7 +357,7 @@ fn run_napi_frags(
         "untrusted_runs_retried": why.len(),
     });
     let mut r = report(
-        "rx",
+        RxScenario::NAME,
         variant,
         setup,
         Side::default(),

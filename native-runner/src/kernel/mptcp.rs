@@ -115,10 +115,7 @@ pub fn plan(sc: &MptcpScenario) -> Result<(Vec<Write>, Vec<String>), String> {
 pub fn model(sc: &MptcpScenario, variant: &str, writes: usize) -> Result<Side, String> {
     let mut sc = sc.clone();
     sc.ops.truncate(writes);
-    let opts = RunOptions {
-        variant: Some(variant.to_string()),
-        counters_only: false,
-    };
+    let opts = RunOptions::traced(Some(variant));
     let t = sc.run(&opts).map_err(|e| e.to_string())?;
     let st = &t.steps.last().ok_or("the scenario has no writes")?.state;
     let q = st

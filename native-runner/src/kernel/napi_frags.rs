@@ -32,8 +32,9 @@ use super::probe;
 use super::verdict::{Inconclusive, Row};
 use skblab_core::events::Event;
 use skblab_core::mechanism::Mechanism;
-use skblab_core::rx::frag_cache::PAGE_FRAG_CACHE_MAX_SIZE;
-use skblab_core::rx::{DriverStyle, Proto, RxOp, RxScenario};
+use skblab_core::rx::{
+    napi_frag_stride, napi_frags_per_page, DriverStyle, Proto, RxOp, RxScenario,
+};
 use skblab_core::{RunOptions, Trace};
 use std::collections::{BTreeMap, HashMap};
 
@@ -45,16 +46,13 @@ pub(super) const WRITER: &str = "skblab-napi";
 /// more than a 32 KiB page holds, and one for the page already started (an order-0 fallback
 /// page holds fewer). More means something else keeps emptying or refilling CPU 0's cache.
 pub(super) fn prime_max(payload: u32) -> u64 {
-    let stride = u64::from(payload).div_ceil(SMP_CACHE_BYTES) * SMP_CACHE_BYTES;
-    u64::from(PAGE_FRAG_CACHE_MAX_SIZE) / stride + 2
+    u64::from(napi_frags_per_page(payload)) + 2
 }
 
 /// sizeof(struct page) on x86_64: vmemmap is an array of them.
 const STRUCT_PAGE: u64 = 64;
 /// vmemmap_base is aligned to PUD_SIZE (1 GiB) under KASLR (arch/x86/mm/kaslr.c).
 const VMEMMAP_ALIGN: u64 = 1 << 30;
-/// SKB_DATA_ALIGN's alignment, SMP_CACHE_BYTES on x86_64.
-const SMP_CACHE_BYTES: u64 = 64;
 
 pub const TRACEPOINTS: &[&str] = &[
     "net/napi_gro_frags_entry",
@@ -153,10 +151,7 @@ pub struct Pages {
 pub fn model(sc: &RxScenario, variant: &str) -> Result<(Vec<u32>, Pages), String> {
     check(sc)?;
     let t = sc
-        .run(&RunOptions {
-            variant: Some(variant.to_string()),
-            counters_only: false,
-        })
+        .run(&RunOptions::traced(Some(variant)))
         .map_err(|e| e.to_string())?;
     let p = sc.params(Some(variant)).map_err(|e| e.to_string())?;
     let mut payloads = Vec::new();
@@ -434,7 +429,7 @@ pub fn kernel_pages(lines: &[String], first: u64, payloads: &[u32]) -> Result<Pa
                  user of CPU 0's frag cache)"
             )));
         }
-        next_offset = offset + u64::from(payload).div_ceil(SMP_CACHE_BYTES) * SMP_CACHE_BYTES;
+        next_offset = offset + u64::from(napi_frag_stride(payload));
         out.fragments += 1;
         if let Some(p) = out.pages.last_mut() {
             p.fragments += 1;

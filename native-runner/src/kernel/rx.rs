@@ -129,10 +129,7 @@ fn check(sc: &RxScenario) -> Result<(), String> {
 pub fn model(sc: &RxScenario, variant: &str) -> Result<Model, String> {
     check(sc)?;
     let t = sc
-        .run(&RunOptions {
-            variant: Some(variant.to_string()),
-            counters_only: false,
-        })
+        .run(&RunOptions::traced(Some(variant)))
         .map_err(|e| e.to_string())?;
     let mut steps = Vec::new();
     for (op, step) in sc.ops.iter().zip(&t.steps) {

@@ -159,31 +159,13 @@ pub fn variant(flag: Option<&str>) -> Result<Variant, String> {
         .map_err(|e: skblab_core::Error| format!("--variant: {e}"))
 }
 
-/// What MAX_TCP_HEADER (`L1_CACHE_ALIGN(128 + MAX_HEADER)`, include/net/tcp.h) is on the
-/// kernels a run may meet: MAX_HEADER is LL_MAX_HEADER (32, 96 or 128 by config) plus 48 with
-/// IP tunnels, so 192 (this machine: no CONFIG_WLAN, no tunnels), 256 or 320 (the model's).
-const MAX_TCP_HEADERS: [u32; 3] = [192, 256, 320];
-
-/// The size goal is `gso_max_size - 1 - MAX_TCP_HEADER` cut to whole segments, so near MSS
-/// 1448 the config's MAX_TCP_HEADER does not change it, and at a small MSS it does (MSS 48:
-/// 65,328 with 192, 65,184 with 320). The run cannot read the running kernel's value, so
-/// where it matters the scenario must name it (`[consts] max_tcp_header`), or it is refused.
+/// The size goal may depend on MAX_TCP_HEADER, which the kernel's config sets
+/// ([`SendScenario::size_goals_by_config`]). The run cannot read the running kernel's value,
+/// so where it matters the scenario must name it (`[consts] max_tcp_header`), or it is refused.
 fn size_goal_is_config_free(sc: &SendScenario, v: Variant) -> Result<(), String> {
-    if sc.consts.max_tcp_header.is_some() {
+    let Some(goals) = sc.size_goals_by_config(v).map_err(|e| e.to_string())? else {
         return Ok(());
-    }
-    let goals = MAX_TCP_HEADERS
-        .iter()
-        .map(|&h| {
-            let mut sc = sc.clone();
-            sc.consts.max_tcp_header = Some(h);
-            let cfg = sc.config(v).map_err(|e| e.to_string())?;
-            Ok((h, cfg.size_goal()))
-        })
-        .collect::<Result<Vec<(u32, u32)>, String>>()?;
-    if goals.iter().all(|g| g.1 == goals[0].1) {
-        return Ok(());
-    }
+    };
     let each: Vec<String> = goals
         .iter()
         .map(|(h, g)| format!("{h} gives {g}"))
@@ -204,10 +186,7 @@ pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String>
     let size_goal = sc.config(v).map_err(|e| e.to_string())?.size_goal();
     let mut held = sc.clone();
     held.ops.truncate(plan.writes.len());
-    let opts = RunOptions {
-        variant: Some(v.name().to_string()),
-        counters_only: false,
-    };
+    let opts = RunOptions::traced(Some(v.name()));
     // No write, no step: the queue is empty.
     let last = if held.ops.is_empty() {
         None

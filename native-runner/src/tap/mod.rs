@@ -18,6 +18,9 @@ mod session;
 use crate::net::{faults, netns, pcap, tcp};
 use faults::Rates;
 use session::{Dir, Outcome, Transfer};
+use skblab_core::mechanism::Mechanism;
+use skblab_core::rx::{self, RxScenario};
+use skblab_core::send::SendScenario;
 use skblab_core::Scenario;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -26,6 +29,21 @@ use std::time::Duration;
 
 /// The largest transfer: the core's cap on a scenario's payload.
 const MAX_BYTES: u64 = skblab_core::limits::MAX_TOTAL_BYTES;
+
+/// `tap send --variant`'s help, from the core's table.
+fn send_variant_help() -> String {
+    let names = SendScenario::VARIANTS.join(", ");
+    format!("The send model's variant ({names}); default: the scenario's")
+}
+
+/// `tap recv --variant`'s help, from the core's tables of either axis.
+fn rx_variant_help() -> String {
+    let (alloc, cache) = (rx::ALLOCATORS.join(", "), rx::CACHES.join(", "));
+    format!(
+        "The receive model's variant: an allocator ({alloc}), an rx cache ({cache}), or \
+         ALLOCATOR+CACHE"
+    )
+}
 
 #[derive(clap::Args, Debug)]
 pub struct TapArgs {
@@ -39,8 +57,7 @@ pub enum TapCmd {
     Send {
         /// A `mechanism = "sendmsg"` scenario (TOML or JSON) that transmits what it writes.
         scenario: PathBuf,
-        /// The send model's variant (pre-2010, kumar-2010, modern); default: the scenario's.
-        #[arg(long)]
+        #[arg(long, help = send_variant_help())]
         variant: Option<String>,
         /// Make the kernel's receive buffer small and its reader pause, so its window closes.
         #[arg(long)]
@@ -56,9 +73,7 @@ pub enum TapCmd {
         /// Offloads on: the kernel hands the TAP its own GSO super-packets.
         #[arg(long)]
         gso: bool,
-        /// The receive model's variant: an allocator (pre-2012, duyck-2012, duyck-3.6, modern),
-        /// an rx cache (none, dumazet-2019, defer-free), or ALLOCATOR+CACHE.
-        #[arg(long)]
+        #[arg(long, help = rx_variant_help())]
         variant: Option<String>,
         #[command(flatten)]
         wire: WireArgs,
@@ -323,7 +338,7 @@ fn send(tap: &netns::Tap, job: SendJob, w: &WireArgs) -> Result<(), String> {
         Report {
             command: "tap send",
             model: Model {
-                mechanism: "sendmsg",
+                mechanism: SendScenario::NAME,
                 variant: plan.variant,
                 counters: plan.counters,
             },
@@ -353,7 +368,7 @@ fn recv(
         Report {
             command: "tap recv",
             model: Model {
-                mechanism: "rx",
+                mechanism: RxScenario::NAME,
                 variant: name,
                 counters,
             },

@@ -436,15 +436,9 @@ impl Endpoint {
         if t.wscale.is_none() {
             self.cfg.wscale = 0;
         }
-        let peer_mss = u64::from(t.mss.unwrap_or(536));
-        // A peer's MSS smaller than the timestamp option must not underflow, nor leave 0 to divide by.
-        let opts = if self.ts_ok {
-            u64::from(wire_consts::TCPOLEN_TSTAMP_ALIGNED)
-        } else {
-            0
-        };
-        self.mss = peer_mss
-            .saturating_sub(opts)
+        let peer_mss = u32::from(t.mss.unwrap_or(536));
+        // A peer's MSS smaller than the timestamp option must not leave 0 to divide by.
+        self.mss = u64::from(wire_consts::mss_now(peer_mss, self.ts_ok))
             .min(self.cfg.seg_cap)
             .clamp(1, MAX_SUPER_PAYLOAD);
         self.snd.wnd = u64::from(t.wnd);
