@@ -90,7 +90,8 @@ const CHUNK: u64 = 64 << 10;
 
 /// Serves `args.dir` on `args.bind`:`args.port` until the process is stopped. Prints the URL
 /// first (to stderr when stdout cannot take it: the server is still worth running), after a
-/// warning when the address reaches beyond this machine.
+/// warning when the address reaches beyond this machine; a server that can tell neither is
+/// an error.
 pub fn serve(args: &Args) -> Result<(), String> {
     let root = args
         .dir
@@ -107,19 +108,18 @@ pub fn serve(args: &Args) -> Result<(), String> {
         TcpListener::bind(wanted).map_err(|e| format!("cannot listen on {wanted}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     if let Some(warning) = exposure_warning(addr, &root) {
-        eprintln!("{warning}");
+        if !crate::output::stderr(&format!("{warning}\n")) {
+            return Err(format!("cannot write to stderr: {warning}"));
+        }
     }
     let line = format!(
         "skblab playground: http://{addr}/  (serving {})\n",
         root.display()
     );
     let mut out = std::io::stdout();
-    if out
-        .write_all(line.as_bytes())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
-        let _ = std::io::stderr().write_all(line.as_bytes());
+    let told = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+    if told.is_err() && !crate::output::stderr(&line) {
+        return Err("cannot write the URL to stdout or stderr".into());
     }
     run(listener, root, Bounds::default())
 }

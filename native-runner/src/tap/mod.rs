@@ -215,13 +215,19 @@ fn transfer(tap: &netns::Tap, mut t: Transfer, w: &WireArgs) -> Result<Outcome, 
     t.timeout = Duration::from_secs(w.timeout);
     let mut pcap = None;
     if let Some(p) = &w.pcap {
-        let f = crate::output::create(p, w.force, "--pcap")?;
+        let f = crate::output::Output::create(p, w.force, "--pcap")?;
         pcap = Some(pcap::Pcap::new(std::io::BufWriter::new(f)).map_err(|e| e.to_string())?);
     }
-    let out = session::run(tap, t, pcap.as_mut())?;
-    if let Some(p) = pcap {
-        p.finish().map_err(|e| format!("writing the pcap: {e}"))?;
-    }
+    let out = session::run(tap, t, pcap.as_mut());
+    // A transfer that failed keeps its capture too: the wire shows why.
+    let saved = pcap.map_or(Ok(()), |p| {
+        let f = p
+            .finish()
+            .and_then(|b| b.into_inner().map_err(|e| e.into_error()));
+        f.map_err(|e| format!("writing the pcap: {e}"))?.commit()
+    });
+    let out = out?;
+    saved?;
     Ok(out)
 }
 

@@ -8,9 +8,9 @@ use crate::net::pcap::Pcap;
 use crate::net::tcp::{self, Chunk, Config, Endpoint, Event, Out, Stats};
 use crate::net::vnet::{self, VnetHdr};
 use crate::net::wire;
+use crate::output::Output;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufWriter, IsTerminal};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -134,18 +134,18 @@ impl Progress {
         let w = 30;
         let filled = (frac * w as f64) as usize;
         let rate = done as f64 * 8.0 / self.start.elapsed().as_secs_f64() / 1e9;
-        eprint!(
+        crate::output::stderr(&format!(
             "\r[{}{}] {:5.1}% {:.2} Gbit/s ",
             "#".repeat(filled),
             " ".repeat(w - filled.min(w)),
             frac * 100.0,
             rate
-        );
+        ));
     }
 
     fn end(&self) {
         if self.on && self.start.elapsed() >= Duration::from_secs(1) {
-            eprintln!();
+            crate::output::stderr("\n");
         }
     }
 }
@@ -153,7 +153,7 @@ impl Progress {
 /// The TAP's writing side and the capture: every frame on the wire is recorded as it arrives.
 struct Capture<'a> {
     tap: &'a Tap,
-    pcap: Option<&'a mut Pcap<BufWriter<File>>>,
+    pcap: Option<&'a mut Pcap<BufWriter<Output>>>,
     txbuf: Vec<u8>,
 }
 
@@ -184,7 +184,7 @@ impl Capture<'_> {
 pub fn run(
     tap: &Tap,
     t: Transfer,
-    pcap: Option<&mut Pcap<BufWriter<File>>>,
+    pcap: Option<&mut Pcap<BufWriter<Output>>>,
 ) -> Result<Outcome, String> {
     tap.set_offload(t.gso)?;
     netns::set_mtu(netns::TAP_NAME, t.mtu)?;
