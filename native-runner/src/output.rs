@@ -11,8 +11,8 @@
 use skblab_core::error::escape_controls;
 use std::ffi::CString;
 use std::fs::File;
-use std::io::{ErrorKind, Write};
-use std::os::fd::AsRawFd;
+use std::io::{self, ErrorKind, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -49,14 +49,22 @@ pub fn error(e: &dyn std::fmt::Display) {
 /// (`O_TMPFILE`) and named by [`Output::commit`]. Dropped uncommitted (an error), or lost
 /// with the process (a signal), it leaves nothing behind. Where the filesystem has no unnamed
 /// files it is written under a hidden temporary name instead, removed when dropped (only a
-/// SIGKILL leaves that one).
+/// SIGKILL leaves that one). The folder is held open and every name is made relative to it:
+/// `kernel` moves to a mount namespace of its own before it commits, where the folder's path
+/// is another mount, and a link across mounts fails (EXDEV).
 pub struct Output {
     file: File,
+    /// The folder, opened when the output was.
+    dir: File,
+    /// The name in `dir`.
+    name: CString,
+    /// The hidden temporary name in `dir`, and whether the file has it.
+    temp: CString,
+    named: bool,
+    /// The path as given, for messages.
     path: PathBuf,
     force: bool,
     flag: &'static str,
-    /// The temporary name, when the file has one.
-    temp: Option<PathBuf>,
 }
 
 impl Output {
@@ -76,27 +84,44 @@ impl Output {
         .map_err(|e| format!("{flag} {}: {e}", path.display()))
     }
 
-    /// Opens the file: unnamed in `path`'s folder, or under [`temp_name`].
-    fn start(path: &Path, force: bool, flag: &'static str, unnamed: bool) -> std::io::Result<Self> {
-        let mut o = std::fs::OpenOptions::new();
-        o.write(true).mode(0o644);
-        let temp = if unnamed {
-            o.custom_flags(libc::O_TMPFILE);
-            None
-        } else {
-            o.create_new(true).custom_flags(libc::O_NOFOLLOW);
-            Some(temp_name(path))
-        };
+    /// Opens the file: unnamed in `path`'s folder, or under a hidden temporary name there.
+    fn start(path: &Path, force: bool, flag: &'static str, unnamed: bool) -> io::Result<Self> {
         let folder = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
+        let dir = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+            .open(folder)?;
+        let name = path.file_name().ok_or(io::ErrorKind::InvalidInput)?;
+        let temp = c_name(format!(
+            ".{}.{}.skblab-tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ))?;
+        let (opened, flags) = if unnamed {
+            (c_name(".".into())?, libc::O_TMPFILE)
+        } else {
+            let excl = libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+            (temp.clone(), excl)
+        };
+        let flags = flags | libc::O_WRONLY | libc::O_CLOEXEC;
+        // SAFETY: `opened` is NUL-terminated and outlives the call.
+        let fd = unsafe { libc::openat(dir.as_raw_fd(), opened.as_ptr(), flags, 0o644) };
+        let file = ok(fd).map(|()| {
+            // SAFETY: a descriptor openat just returned, owned by nothing else.
+            unsafe { File::from_raw_fd(fd) }
+        })?;
         Ok(Output {
-            file: o.open(temp.as_deref().unwrap_or(folder))?,
+            file,
+            dir,
+            name: CString::new(name.as_bytes())?,
+            temp,
+            named: !unnamed,
             path: path.to_path_buf(),
             force,
             flag,
-            temp,
         })
     }
 
@@ -104,83 +129,81 @@ impl Output {
     /// half). Without `force`, a file that appeared at the name meanwhile is kept and this is
     /// refused.
     pub fn commit(mut self) -> Result<(), String> {
-        let (flag, path) = (self.flag, self.path.clone());
-        let fail = |why: &str| format!("{flag} {}: {why}", path.display());
-        self.file.sync_all().map_err(|e| fail(&e.to_string()))?;
-        let named = match &self.temp {
-            Some(temp) => temp.clone(),
-            None if !self.force => {
-                return link_unnamed(&self.file, &path).map_err(|e| why(e, fail))
-            }
-            None => {
-                // Replacing takes a name to rename from.
-                let temp = temp_name(&path);
-                link_unnamed(&self.file, &temp).map_err(|e| why(e, fail))?;
-                self.temp = Some(temp.clone());
-                temp
-            }
+        let fail = |e: io::Error| {
+            let why = match e.kind() {
+                io::ErrorKind::AlreadyExists => EXISTS.to_string(),
+                _ => e.to_string(),
+            };
+            format!("{} {}: {why}", self.flag, self.path.display())
         };
-        let placed = if self.force {
-            std::fs::rename(&named, &path)
+        self.file.sync_all().map_err(fail)?;
+        if !self.named {
+            if !self.force {
+                return self.link_unnamed(&self.name).map_err(fail);
+            }
+            // Replacing takes a name to rename from.
+            self.link_unnamed(&self.temp).map_err(fail)?;
+            self.named = true;
+        }
+        let (dir, temp, name) = (self.dir.as_raw_fd(), &self.temp, &self.name);
+        // SAFETY (both): the names are NUL-terminated and outlive the call.
+        ok(if self.force {
+            unsafe { libc::renameat(dir, temp.as_ptr(), dir, name.as_ptr()) }
         } else {
-            std::fs::hard_link(&named, &path)
-        };
-        placed.map_err(|e| why(e, fail))
+            unsafe { libc::linkat(dir, temp.as_ptr(), dir, name.as_ptr(), 0) }
+        })
+        .map_err(fail)
     }
-}
 
-/// The refusal for a failed naming: [`EXISTS`] for a file there, else the system's words.
-fn why(e: std::io::Error, fail: impl Fn(&str) -> String) -> String {
-    match e.kind() {
-        ErrorKind::AlreadyExists => fail(EXISTS),
-        _ => fail(&e.to_string()),
+    /// Links the unnamed (`O_TMPFILE`) file at `name`; fails if `name` exists. The link goes
+    /// through /proc/self/fd: linking the descriptor itself (`AT_EMPTY_PATH`) needs
+    /// CAP_DAC_READ_SEARCH.
+    fn link_unnamed(&self, name: &CString) -> io::Result<()> {
+        let from = c_name(format!("/proc/self/fd/{}", self.file.as_raw_fd()))?;
+        let (cwd, dir) = (libc::AT_FDCWD, self.dir.as_raw_fd());
+        // SAFETY: both names are NUL-terminated and outlive the call.
+        ok(unsafe {
+            libc::linkat(
+                cwd,
+                from.as_ptr(),
+                dir,
+                name.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        })
     }
 }
 
 impl Write for Output {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.file.write(buf)
     }
 
-    fn flush(&mut self) -> std::io::Result<()> {
+    fn flush(&mut self) -> io::Result<()> {
         self.file.flush()
     }
 }
 
 impl Drop for Output {
     fn drop(&mut self) {
-        if let Some(temp) = &self.temp {
-            let _ = std::fs::remove_file(temp);
+        if self.named {
+            // SAFETY: `temp` is NUL-terminated and outlives the call. Gone already (renamed
+            // into place) is fine.
+            unsafe { libc::unlinkat(self.dir.as_raw_fd(), self.temp.as_ptr(), 0) };
         }
     }
 }
 
-/// A hidden name beside `path` for this process's file.
-fn temp_name(path: &Path) -> PathBuf {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    path.with_file_name(format!(".{name}.{}.skblab-tmp", std::process::id()))
+fn c_name(name: String) -> io::Result<CString> {
+    CString::new(name).map_err(|_| io::ErrorKind::InvalidInput.into())
 }
 
-/// Links the unnamed (`O_TMPFILE`) `file` at `path`; fails if `path` exists. The link goes
-/// through /proc/self/fd: linking the descriptor itself (`AT_EMPTY_PATH`) needs
-/// CAP_DAC_READ_SEARCH.
-fn link_unnamed(file: &File, path: &Path) -> std::io::Result<()> {
-    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
-    let to = CString::new(path.as_os_str().as_bytes())?;
-    // SAFETY: both paths are NUL-terminated strings that outlive the call.
-    let r = unsafe {
-        libc::linkat(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::AT_SYMLINK_FOLLOW,
-        )
-    };
-    if r == 0 {
+/// A system call's result: 0 or more is success, -1 the error in errno.
+fn ok(r: libc::c_int) -> io::Result<()> {
+    if r >= 0 {
         Ok(())
     } else {
-        Err(std::io::Error::last_os_error())
+        Err(io::Error::last_os_error())
     }
 }
 

@@ -602,14 +602,20 @@ mod tests {
         }
     }
 
+    /// A folder beside the served one (removed when the `TempDir` drops), and a file in it.
+    fn outside() -> (tempfile::TempDir, PathBuf) {
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, "outside").unwrap();
+        (outside, secret)
+    }
+
     /// No symlink is followed, wherever it leads and whichever way the folder is opened:
     /// `openat2`, or a name at a time where the kernel has no openat2.
     #[test]
     fn symlinks_are_never_followed() {
         let (tmp, root) = root();
-        let outside = tempfile::tempdir().unwrap();
-        let secret = outside.path().join("secret.txt");
-        std::fs::write(&secret, "outside").unwrap();
+        let (outside, secret) = outside();
         let link = |to: &Path, at: &str| std::os::unix::fs::symlink(to, tmp.path().join(at));
         link(&secret, "out").unwrap();
         link(&root.join("index.html"), "in").unwrap();
@@ -652,9 +658,7 @@ mod tests {
     #[test]
     fn a_file_swapped_for_a_symlink_never_serves_the_outside() {
         let (tmp, root) = root();
-        let outside = tempfile::tempdir().unwrap();
-        let secret = outside.path().join("secret.txt");
-        std::fs::write(&secret, "outside").unwrap();
+        let (_outside, secret) = outside();
         let dir = tmp.path().to_path_buf();
         let (addr, _site) = start_in(tmp, root, small());
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
