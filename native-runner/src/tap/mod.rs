@@ -5,15 +5,15 @@
 //! into a new network namespace with `unshare(CLONE_NEWNET)`, which moves only the calling
 //! thread (it refuses to run if other threads exist).
 //!
-//! One concern per module: [`kernel`] (the kernel's socket and counters), [`plan`] (the send
+//! One concern per module: [`socket`] (the kernel's socket and counters), [`plan`] (the send
 //! and receive models on this traffic), [`session`] (one transfer), [`bench`] (throughput
 //! against veth); the namespace, the TAP, frames, the TCP endpoint, faults and the capture
 //! are the network layer's ([`crate::net`]).
 
 mod bench;
-mod kernel;
 mod plan;
 mod session;
+mod socket;
 
 use crate::net::{faults, netns, pcap, tcp};
 use faults::Rates;
@@ -299,7 +299,7 @@ fn send_job(
     t.chunks = plan.chunks.clone();
     t.seg_cap = u64::from(s.socket.mss);
     t.mtu = s.device.mtu;
-    t.slow_reader = zero_window.then_some(kernel::SlowReader {
+    t.slow_reader = zero_window.then_some(socket::SlowReader {
         rcvbuf: 16 << 10,
         pause: Duration::from_millis(300),
     });

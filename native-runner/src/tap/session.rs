@@ -1,7 +1,7 @@
 //! One transfer across the TAP: the runner's endpoint, the kernel's socket, the wire with its
 //! faults, the capture and the progress bar, driven until both FINs are acknowledged.
 
-use super::kernel::{self, SlowReader};
+use super::socket::{self, SlowReader};
 use crate::net::faults::{Rates, Tally, Wire};
 use crate::net::netns::{self, Tap};
 use crate::net::pcap::Pcap;
@@ -188,11 +188,11 @@ pub fn run(
 ) -> Result<Outcome, String> {
     tap.set_offload(t.gso)?;
     netns::set_mtu(netns::TAP_NAME, t.mtu)?;
-    let listener = kernel::listen(t.port, t.slow_reader)?;
-    let before = kernel::counters();
+    let listener = socket::listen(t.port, t.slow_reader)?;
+    let before = socket::counters();
     let handle = match t.dir {
-        Dir::Send => kernel::spawn_reader(listener, t.slow_reader),
-        Dir::Recv => kernel::spawn_writer(listener, t.payload.clone()),
+        Dir::Send => socket::spawn_reader(listener, t.slow_reader),
+        Dir::Recv => socket::spawn_writer(listener, t.payload.clone()),
     };
     let cfg = Config {
         ends: netns::runner_ends(40_000 + t.port % 20_000, t.port),
@@ -306,7 +306,7 @@ pub fn run(
     let read_by_kernel = handle
         .join()
         .map_err(|_| "the kernel socket's thread panicked".to_string())??;
-    let after = kernel::counters();
+    let after = socket::counters();
     let sent: [u8; 32] = Sha256::digest(&*t.payload).into();
     rx.take(&mut ep);
     let received = read_by_kernel.unwrap_or_else(|| rx.hash.finalize().into());
@@ -337,7 +337,7 @@ pub fn run(
         runner: ep.stats().clone(),
         faults_to_kernel: to_kernel.tally,
         faults_to_runner: to_runner.tally,
-        kernel_counters: kernel::delta(&before, &after),
+        kernel_counters: socket::delta(&before, &after),
         kernel_super_packets: supers,
         arrivals,
     })
