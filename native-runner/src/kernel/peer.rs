@@ -78,7 +78,10 @@ impl Peer {
         }
     }
 
-    /// Takes in what the kernel sent (ACKs, ARP) without waiting, and answers.
+    /// Takes in what the kernel sent (ACKs, ARP) without waiting, and answers: one turn of
+    /// [`Endpoint`]'s contract but for `poll`, which the callers run on their own schedule.
+    /// The kernel sends this peer no data, so no ACK is held for the batch today; `flush_ack`
+    /// keeps it that way if it ever does, and the events are dropped (nothing reads them).
     pub fn pump(&mut self, tap: &Tap) -> Result<(), String> {
         while let Some(n) = tap.read(&mut self.buf)? {
             let Some(v) = VnetHdr::parse(&self.buf[..n]) else {
@@ -87,6 +90,8 @@ impl Peer {
             let now = self.start.elapsed();
             self.ep.on_frame(v, &self.buf[vnet::LEN..n], now)?;
         }
+        self.ep.flush_ack();
+        while self.ep.poll_event().is_some() {}
         self.flush(tap)
     }
 
