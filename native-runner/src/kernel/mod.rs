@@ -25,6 +25,7 @@ mod send;
 pub mod verdict;
 
 use crate::cli::read_scenario;
+use crate::net::link::WSCALE;
 use crate::net::netns;
 use skblab_core::consts::wire::mss_option;
 use skblab_core::mechanism::Mechanism;
@@ -366,12 +367,12 @@ fn report(
 }
 
 /// The window the runner announces before closing it: the scenario's max_window, or for 0
-/// (unbounded) the widest a 16-bit field scaled by 2^7 carries.
+/// (unbounded) the widest a 16-bit field scaled by 2^[`WSCALE`] carries.
 fn window(max_window: u32) -> u32 {
     if max_window == 0 {
-        65_535 << peer::WSCALE
+        65_535 << WSCALE
     } else {
-        max_window.min(65_535 << peer::WSCALE) >> peer::WSCALE << peer::WSCALE
+        max_window.min(65_535 << WSCALE) >> WSCALE << WSCALE
     }
 }
 
