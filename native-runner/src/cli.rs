@@ -8,6 +8,7 @@ use skblab_core::walkthrough::{self, Walkthrough};
 use skblab_core::{RunOptions, Trace};
 use std::fmt;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// A user-facing failure: one clear line, exit code 2.
@@ -45,20 +46,34 @@ impl From<skblab_core::Error> for CliError {
     }
 }
 
-/// Reads a scenario file (or a pipe, or a device), refusing anything over the core's text
-/// cap: at most cap + 1 bytes are ever read, whatever the file's size claims.
+/// Reads a scenario, walkthrough or challenge file, refusing anything over the core's text
+/// cap: at most cap + 1 bytes are ever read, whatever the file's size claims. Only a regular
+/// file with a size is read: a FIFO would wait for a writer and a device (`/dev/zero`) need not
+/// end, so both are refused before a byte is read (the open does not wait: `O_NONBLOCK`); a
+/// kernel file that claims no size (`/proc/kmsg`, which waits for the kernel's log and
+/// consumes it) is refused unread too.
 pub fn read_scenario(path: &Path) -> Result<String, CliError> {
     let cap = skblab_core::limits::MAX_SCENARIO_TEXT;
     let fail = |e: std::io::Error| CliError(format!("cannot read {}: {e}", path.display()));
+    let refuse = |why: &str| CliError(format!("{}: {why}", path.display()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(fail)?;
+    let meta = file.metadata().map_err(fail)?;
+    if !meta.is_file() {
+        return Err(refuse(crate::output::NOT_A_FILE));
+    }
+    if meta.len() == 0 {
+        return Err(refuse(EMPTY));
+    }
     let mut text = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(cap as u64 + 1).read_to_end(&mut text))
+    file.take(cap as u64 + 1)
+        .read_to_end(&mut text)
         .map_err(fail)?;
     if text.len() > cap {
-        return Err(CliError(format!(
-            "{}: too large: allowed at most {cap} bytes",
-            path.display()
-        )));
+        return Err(refuse(&format!("too large: allowed at most {cap} bytes")));
     }
     String::from_utf8(text).map_err(|e| {
         fail(std::io::Error::new(
@@ -67,6 +82,8 @@ pub fn read_scenario(path: &Path) -> Result<String, CliError> {
         ))
     })
 }
+
+const EMPTY: &str = "is empty, or a kernel file that claims no size (such as /proc/kmsg)";
 
 /// Parses and runs scenario text on `engine` with an optional variant override.
 pub fn run_text(

@@ -176,7 +176,9 @@ impl WasmHost {
             None => {
                 // The one slow start (about 2 s): say why the terminal waits.
                 if std::io::stderr().is_terminal() {
-                    eprintln!("skblab: compiling the wasm module (once; later runs use the cache)");
+                    crate::output::stderr(
+                        "skblab: compiling the wasm module (once; later runs use the cache)\n",
+                    );
                 }
                 let m = Module::new(&engine, &wasm).map_err(|e| fail(format!("{e:#}")))?;
                 if let Some(c) = &cache {

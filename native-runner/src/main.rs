@@ -1,10 +1,10 @@
 //! `skblab`: learn how Linux builds and recycles network buffers, in the terminal.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use skblab_core::error::escape_controls;
 use skblab_core::{challenge, walkthrough};
 use skblab_runner::cli::{self, CliError, Outcome};
 use skblab_runner::engine::Engine;
+use skblab_runner::output::error as fail;
 use skblab_runner::render::Style;
 use skblab_runner::{kernel, quiz, tap};
 use std::io::IsTerminal;
@@ -166,12 +166,6 @@ fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
     out.map(Outcome::from)
 }
 
-/// Prints an error on one line; what a stranger wrote in it (a path, a field name) cannot
-/// drive the terminal.
-fn fail(e: &dyn std::fmt::Display) {
-    eprintln!("skblab: error: {}", escape_controls(&e.to_string()));
-}
-
 /// `walkthrough NAME|FILE --quiz`: answers from the file, stdin (`-`), or the terminal.
 fn quiz(
     name: &str,
@@ -221,7 +215,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::FAILURE,
             Err(e) => {
                 fail(&e);
-                ExitCode::FAILURE
+                ExitCode::from(2)
             }
         },
         Err(e) => {

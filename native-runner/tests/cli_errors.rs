@@ -108,17 +108,94 @@ fn compare_needs_two_variants() {
 }
 
 #[test]
-fn an_endless_input_is_refused_after_the_cap() {
-    // /dev/zero claims size 0 and never ends: only cap + 1 bytes may be read.
-    let (code, stdout, stderr) = skblab(&["run", "/dev/zero"]);
+fn an_oversized_input_is_refused_after_the_cap() {
+    // A sparse file of 1 GiB: only cap + 1 bytes may be read.
+    let big = Scratch::path("big.toml");
+    std::fs::File::create(&*big)
+        .and_then(|f| f.set_len(1 << 30))
+        .unwrap();
+    let (code, stdout, stderr) = skblab(&["run", big.as_str()]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stdout.is_empty());
     assert!(
-        stderr.contains("/dev/zero: too large: allowed at most 1048576 bytes"),
+        stderr.contains("big.toml: too large: allowed at most 1048576 bytes"),
         "{stderr}"
     );
 }
 
+/// Runs skblab, killing it after `secs` seconds: (exit code, stderr), or `None` if it had
+/// to be killed.
+fn skblab_within(args: &[&str], secs: u64) -> Option<(i32, String)> {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut err = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+    Some((child.wait().unwrap().code().unwrap_or(-1), err))
+}
+
+/// A FIFO (which would wait for a writer), a device, a folder, or a kernel file that claims
+/// no size (`/proc/kmsg` waits for the kernel's log; this one is harmless) as a scenario,
+/// lesson or solution: refused at once, with the path and why, by every command that reads
+/// one.
+#[test]
+fn inputs_that_are_no_regular_files_are_refused_at_once() {
+    let fifo = Scratch::path("fifo.toml");
+    let c = std::ffi::CString::new(fifo.as_str()).unwrap();
+    // SAFETY: mkfifo reads a NUL-terminated path and touches no memory of ours.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let f = fifo.as_str();
+    let folder = fifo.parent().unwrap().to_str().unwrap();
+    let not_a_file = "is not a regular file";
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["run", f], f, not_a_file),
+        (
+            &["compare", f, "--variant", "pre-2010", "--variant", "modern"],
+            f,
+            not_a_file,
+        ),
+        (&["walkthrough", f], f, not_a_file),
+        (
+            &["walkthrough", f, "--quiz", "--answers", "-"],
+            f,
+            not_a_file,
+        ),
+        (&["lint", f], f, not_a_file),
+        (&["challenge", f], f, not_a_file),
+        (&["challenge", "one-page-queue", f], f, not_a_file),
+        (&["tap", "send", f], f, not_a_file),
+        (&["kernel", f], f, not_a_file),
+        (&["run", "/dev/zero"], "/dev/zero", not_a_file),
+        (&["run", folder], folder, not_a_file),
+        (
+            &["run", "/proc/self/stat"],
+            "/proc/self/stat",
+            "is empty, or a kernel file that claims no size",
+        ),
+    ];
+    for (args, path, why) in cases {
+        let (code, err) =
+            skblab_within(args, 10).unwrap_or_else(|| panic!("{args:?} blocked until killed"));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(&format!("{path}: {why}")), "{args:?}: {err}");
+    }
+}
+
+/// Output that cannot be written is an error, exit 2 (as every error), never a panic.
 #[test]
 fn output_that_cannot_be_written_fails_but_a_closed_pipe_does_not() {
     let path = Scratch::file(
@@ -136,8 +213,9 @@ fn output_that_cannot_be_written_fails_but_a_closed_pipe_does_not() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains("writing to stdout"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
     // A reader that went away (`| head`): quiet success.
     let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
@@ -191,4 +269,63 @@ fn serve_keeps_serving_when_stdout_is_closed() {
     assert!(alive, "serve died: {line}");
     let answer = answer.unwrap_or_else(|| panic!("no URL on stderr: {line:?}"));
     assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+}
+
+/// stdout and stderr both on a full device: every command still ends with exit 2 (the error
+/// it could not print), not a panic (exit 101): a run, a quiz, a file that cannot be read, and
+/// a server that can tell no one its URL (or why it cannot start).
+#[test]
+fn a_full_stderr_is_exit_2_not_a_panic() {
+    let scenario = Scratch::file(
+        "full.toml",
+        "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 4096\n",
+    );
+    let answers = Scratch::file("answers.txt", &"1\n".repeat(50));
+    let page = Scratch::file("index.html", "<p>hi</p>");
+    let site = page.parent().unwrap().to_str().unwrap();
+    let full = || {
+        std::fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let cases: &[&[&str]] = &[
+        &["run", scenario.as_str()],
+        &["run", "/nonexistent.toml"],
+        &[
+            "walkthrough",
+            "anatomy",
+            "--quiz",
+            "--answers",
+            answers.as_str(),
+        ],
+        &["serve", "--dir", "/nonexistent"],
+        &["serve", "--port", "0", "--dir", site],
+    ];
+    for args in cases {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
+            .args(*args)
+            .stdout(full())
+            .stderr(full())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let code = status.and_then(|s| s.code());
+        assert_eq!(
+            code,
+            Some(2),
+            "{args:?} (101 is a panic; None: still running)"
+        );
+    }
 }

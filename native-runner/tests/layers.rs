@@ -14,9 +14,11 @@ mod imports;
 use std::path::Path;
 
 const LAYERS: &[&[&str]] = &[
-    // What moves bytes and prints, knowing no command: the network layer, JSON output, the
-    // terminal text, the native or wasm engine, the static server.
-    &["net", "output", "render", "engine", "serve"],
+    // Where every result goes: stdout, stderr, the files the runner creates.
+    &["output"],
+    // What moves bytes and prints, knowing no command: the network layer, the terminal text,
+    // the native or wasm engine, the static server.
+    &["net", "render", "engine", "serve"],
     // Reading scenario files and flags.
     &["cli"],
     // The commands built on them.

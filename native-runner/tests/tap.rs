@@ -509,6 +509,60 @@ fn a_pcap_that_is_no_regular_file_is_refused_at_once() {
     }
 }
 
+/// A run stopped by a signal while it captures (SIGINT from Ctrl-C, SIGTERM, SIGKILL) leaves
+/// no pcap, not even an empty one that the next run would refuse without `--force`: the
+/// capture is named only once it is complete.
+#[test]
+fn a_capture_stopped_by_a_signal_leaves_no_file() {
+    if !tap_available("a_capture_stopped_by_a_signal_leaves_no_file") {
+        return;
+    }
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
+        let pcap = Scratch::path("stopped.pcap");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
+            .args([
+                "tap",
+                "recv",
+                "--bytes",
+                "268435456",
+                "--drop",
+                "0.05",
+                "--pcap",
+            ])
+            .arg(&*pcap)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Stopped once the capture is open and frames are going into it.
+        let dir = pcap.parent().unwrap().to_path_buf();
+        let fds = format!("/proc/{}/fd", child.id());
+        let capturing = || {
+            let fds = std::fs::read_dir(&fds).into_iter().flatten().flatten();
+            fds.filter_map(|fd| std::fs::read_link(fd.path()).ok())
+                .any(|to| to.starts_with(&dir))
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !capturing() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let running = child.try_wait().unwrap().is_none();
+        // SAFETY: kill sends a signal to our own child, which has not been reaped yet.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        assert!(
+            running,
+            "signal {signal}: the transfer ended first ({status})"
+        );
+        let left: Vec<_> = std::fs::read_dir(pcap.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "signal {signal}: left {left:?}");
+    }
+}
+
 /// The report without `--json`, as a learner reads it: each direction's heading, the verdict,
 /// the table of frames each way, and the model's and the kernel's lines; the skbs it lists add
 /// up to the bytes sent.

@@ -25,9 +25,9 @@ mod send;
 pub mod verdict;
 
 use crate::cli::read_scenario;
+use crate::net::link::WSCALE;
 use crate::net::netns;
 use skblab_core::consts::wire::mss_option;
-use skblab_core::error::escape_controls;
 use skblab_core::mechanism::Mechanism;
 use skblab_core::mptcp::MptcpScenario;
 use skblab_core::rx::RxScenario;
@@ -80,32 +80,26 @@ pub fn main(args: &KernelArgs) -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            // What a stranger wrote (a file name, a field) cannot drive the terminal.
-            eprintln!("skblab: error: {}", escape_controls(&e));
+            crate::output::error(&e);
             ExitCode::from(2)
         }
     }
 }
 
-/// Creates `--out` before anything runs (an existing file or a symlink is refused at once),
-/// runs, writes `--out` (so a stdout that fails loses nothing), then prints the report.
-/// Returns whether every field agrees.
+/// Starts `--out` before anything runs (an existing file or a symlink is refused at once),
+/// runs, writes and names `--out` (so a stdout that fails loses nothing; a run that fails or
+/// is killed leaves no file), then prints the report. Returns whether every field agrees.
 fn run_and_emit(args: &KernelArgs) -> Result<bool, String> {
-    let mut out = match &args.out {
-        Some(p) => Some((p, crate::output::create(p, args.force, "--out")?)),
+    let out = match &args.out {
+        Some(p) => Some((p, crate::output::Output::create(p, args.force, "--out")?)),
         None => None,
     };
-    let r = run(args).inspect_err(|_| {
-        // Nothing to report: leave no empty file behind.
-        if let Some((p, _)) = &out {
-            let _ = std::fs::remove_file(p);
-        }
-    })?;
+    let r = run(args)?;
     let json = json(&r);
-    if let Some((p, f)) = &mut out {
+    if let Some((p, mut f)) = out {
         f.write_all(json.as_bytes())
-            .and_then(|()| f.sync_all())
             .map_err(|e| format!("--out {}: {e}", p.display()))?;
+        f.commit()?;
     }
     crate::output::stdout(&if args.json { json } else { render(&r) })?;
     Ok(r.verdict == "agree")
@@ -398,12 +392,12 @@ fn report(
 }
 
 /// The window the runner announces before closing it: the scenario's max_window, or for 0
-/// (unbounded) the widest a 16-bit field scaled by 2^7 carries.
+/// (unbounded) the widest a 16-bit field scaled by 2^[`WSCALE`] carries.
 fn window(max_window: u32) -> u32 {
     if max_window == 0 {
-        65_535 << peer::WSCALE
+        65_535 << WSCALE
     } else {
-        max_window.min(65_535 << peer::WSCALE) >> peer::WSCALE << peer::WSCALE
+        max_window.min(65_535 << WSCALE) >> WSCALE << WSCALE
     }
 }
 

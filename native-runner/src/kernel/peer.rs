@@ -10,13 +10,10 @@
 //! builds on its write queue, which is the model's held queue (`device.drain = false`). For
 //! seeds 001 and 002 it writes the model's skbs ([`Endpoint::push`]).
 
+use crate::net::link::{Link, WSCALE};
 use crate::net::netns::{runner_ends, Tap};
 use crate::net::tcp::{Config, Endpoint};
-use crate::net::vnet::{self, VnetHdr};
 use std::time::{Duration, Instant};
-
-/// The runner's window scale: 2^7 lets a 16-bit field announce up to 8 MiB.
-pub const WSCALE: u8 = 7;
 const RUNNER_PORT: u16 = 40_000;
 const ISS: u32 = 1_000_000;
 
@@ -37,7 +34,7 @@ pub struct PeerParams {
 pub struct Peer {
     pub ep: Endpoint,
     start: Instant,
-    buf: Vec<u8>,
+    link: Link,
 }
 
 impl Peer {
@@ -58,7 +55,7 @@ impl Peer {
         let mut peer = Peer {
             ep: Endpoint::new(cfg, Vec::new(), Vec::new(), ISS),
             start: Instant::now(),
-            buf: vec![0u8; 65_536 + vnet::LEN],
+            link: Link::default(),
         };
         peer.ep.start(Duration::ZERO);
         let deadline = peer.start + Duration::from_secs(10);
@@ -78,24 +75,23 @@ impl Peer {
         }
     }
 
-    /// Takes in what the kernel sent (ACKs, ARP) without waiting, and answers.
+    /// Takes in what the kernel sent (ACKs, ARP) without waiting, and answers: one turn of
+    /// [`Endpoint`]'s contract but for `poll`, which the callers run on their own schedule.
+    /// The kernel sends this peer no data, so no ACK is held for the batch today; `flush_ack`
+    /// keeps it that way if it ever does, and the events are dropped (nothing reads them).
     pub fn pump(&mut self, tap: &Tap) -> Result<(), String> {
-        while let Some(n) = tap.read(&mut self.buf)? {
-            let Some(v) = VnetHdr::parse(&self.buf[..n]) else {
-                continue;
-            };
-            let now = self.start.elapsed();
-            self.ep.on_frame(v, &self.buf[vnet::LEN..n], now)?;
+        while let Some(o) = self.link.read(tap)? {
+            self.ep.on_frame(o.vnet, &o.frame, self.start.elapsed())?;
         }
+        self.ep.flush_ack();
+        while self.ep.poll_event().is_some() {}
         self.flush(tap)
     }
 
     /// Writes what the endpoint has to send.
     pub fn flush(&mut self, tap: &Tap) -> Result<(), String> {
         for o in self.ep.take_out() {
-            let mut b = o.vnet.to_bytes().to_vec();
-            b.extend_from_slice(&o.frame);
-            tap.write(&b)?;
+            self.link.write(tap, &o)?;
         }
         Ok(())
     }

@@ -391,7 +391,7 @@ pub fn run_kernel(
         port,
         mss_option: mss_option(mss, true) as u16,
         timestamps: true,
-        window: 8 << 20,
+        window: crate::net::link::RCV_WND,
     };
     let peer = Peer::open(&tap, &p)?;
     let (sock, _) = listener

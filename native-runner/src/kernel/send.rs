@@ -122,14 +122,14 @@ fn settings_applied(sc: &SendScenario) -> Result<(), String> {
             d.mtu
         ));
     }
-    let unit = 1u32 << super::peer::WSCALE;
-    let widest = 65_535 << super::peer::WSCALE;
+    let unit = 1u32 << crate::net::link::WSCALE;
+    let widest = 65_535 << crate::net::link::WSCALE;
     if s.max_window % unit != 0 || s.max_window > widest {
         return Err(format!(
             "socket.max_window = {}: the kernel run announces windows in units of {unit} bytes \
              (window scale {}), up to {widest}: give a multiple of {unit}, or 0 (unbounded)",
             s.max_window,
-            super::peer::WSCALE
+            crate::net::link::WSCALE
         ));
     }
     // tcp_sync_mss bounds mss_now by tcp_bound_to_half_wnd too (net/ipv4/tcp_output.c).

@@ -1,9 +1,10 @@
 //! The network layer that `skblab tap` and `skblab kernel` share: [`netns`] (the private
-//! namespace, the TAP, addresses), [`wire`] (Ethernet, ARP, IPv4 and TCP frames), [`vnet`]
+//! namespace, the TAP, addresses), [`link`] (frames in and out of the TAP), [`wire`] (Ethernet, ARP, IPv4 and TCP frames), [`vnet`]
 //! (the virtio-net header), [`tcp`] (the runner's sans-IO TCP endpoint), [`faults`] (seeded
 //! drop, reordering and corruption), [`pcap`] (the capture), [`sockopt`] (socket options).
 
 pub(crate) mod faults;
+pub(crate) mod link;
 pub(crate) mod netns;
 pub(crate) mod pcap;
 pub(crate) mod sockopt;

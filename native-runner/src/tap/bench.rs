@@ -7,8 +7,8 @@
 //! netlink; the `ip` tool (iproute2) does it, run inside the private namespace. The veth uses
 //! 192.0.2.128/25, more specific than the TAP's /24, so the two never mix.
 
-use super::kernel;
 use super::session::{self, Dir};
+use super::socket;
 use crate::net::netns::{self, Tap};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
@@ -134,7 +134,7 @@ impl Veth {
             let _ = ready_tx.send(());
             while go_rx.recv() == Ok(true) {
                 let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
-                kernel::read_hashing(&mut s, None)?;
+                socket::read_hashing(&mut s, None)?;
                 drop(s);
                 let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
                 s.write_all(&data).map_err(|e| e.to_string())?;

@@ -5,15 +5,15 @@
 //! into a new network namespace with `unshare(CLONE_NEWNET)`, which moves only the calling
 //! thread (it refuses to run if other threads exist).
 //!
-//! One concern per module: [`kernel`] (the kernel's socket and counters), [`plan`] (the send
+//! One concern per module: [`socket`] (the kernel's socket and counters), [`plan`] (the send
 //! and receive models on this traffic), [`session`] (one transfer), [`bench`] (throughput
 //! against veth); the namespace, the TAP, frames, the TCP endpoint, faults and the capture
 //! are the network layer's ([`crate::net`]).
 
 mod bench;
-mod kernel;
 mod plan;
 mod session;
+mod socket;
 
 use crate::net::{faults, netns, pcap, tcp};
 use faults::Rates;
@@ -230,13 +230,19 @@ fn transfer(tap: &netns::Tap, mut t: Transfer, w: &WireArgs) -> Result<Outcome, 
     t.timeout = Duration::from_secs(w.timeout);
     let mut pcap = None;
     if let Some(p) = &w.pcap {
-        let f = crate::output::create(p, w.force, "--pcap")?;
+        let f = crate::output::Output::create(p, w.force, "--pcap")?;
         pcap = Some(pcap::Pcap::new(std::io::BufWriter::new(f)).map_err(|e| e.to_string())?);
     }
-    let out = session::run(tap, t, pcap.as_mut())?;
-    if let Some(p) = pcap {
-        p.finish().map_err(|e| format!("writing the pcap: {e}"))?;
-    }
+    let out = session::run(tap, t, pcap.as_mut());
+    // A transfer that failed keeps its capture too: the wire shows why.
+    let saved = pcap.map_or(Ok(()), |p| {
+        let f = p
+            .finish()
+            .and_then(|b| b.into_inner().map_err(|e| e.into_error()));
+        f.map_err(|e| format!("writing the pcap: {e}"))?.commit()
+    });
+    let out = out?;
+    saved?;
     Ok(out)
 }
 
@@ -308,7 +314,7 @@ fn send_job(
     t.chunks = plan.chunks.clone();
     t.seg_cap = u64::from(s.socket.mss);
     t.mtu = s.device.mtu;
-    t.slow_reader = zero_window.then_some(kernel::SlowReader {
+    t.slow_reader = zero_window.then_some(socket::SlowReader {
         rcvbuf: 16 << 10,
         pause: Duration::from_millis(300),
     });

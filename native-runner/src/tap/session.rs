@@ -1,16 +1,16 @@
 //! One transfer across the TAP: the runner's endpoint, the kernel's socket, the wire with its
 //! faults, the capture and the progress bar, driven until both FINs are acknowledged.
 
-use super::kernel::{self, SlowReader};
+use super::socket::{self, SlowReader};
 use crate::net::faults::{Rates, Tally, Wire};
+use crate::net::link::{self, Link};
 use crate::net::netns::{self, Tap};
 use crate::net::pcap::Pcap;
 use crate::net::tcp::{self, Chunk, Config, Endpoint, Event, Out, Stats};
-use crate::net::vnet::{self, VnetHdr};
 use crate::net::wire;
+use crate::output::Output;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufWriter, IsTerminal};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -78,16 +78,10 @@ fn hex(h: &[u8]) -> String {
 }
 
 /// Reads everything waiting on the TAP.
-fn read_all(tap: &Tap, buf: &mut [u8]) -> Result<Vec<Out>, String> {
+fn read_all(tap: &Tap, link: &mut Link) -> Result<Vec<Out>, String> {
     let mut got = Vec::new();
-    while let Some(n) = tap.read(buf)? {
-        let Some(vnet) = VnetHdr::parse(&buf[..n]) else {
-            continue;
-        };
-        got.push(Out {
-            vnet,
-            frame: buf[vnet::LEN..n].to_vec(),
-        });
+    while let Some(o) = link.read(tap)? {
+        got.push(o);
     }
     Ok(got)
 }
@@ -134,18 +128,18 @@ impl Progress {
         let w = 30;
         let filled = (frac * w as f64) as usize;
         let rate = done as f64 * 8.0 / self.start.elapsed().as_secs_f64() / 1e9;
-        eprint!(
+        crate::output::stderr(&format!(
             "\r[{}{}] {:5.1}% {:.2} Gbit/s ",
             "#".repeat(filled),
             " ".repeat(w - filled.min(w)),
             frac * 100.0,
             rate
-        );
+        ));
     }
 
     fn end(&self) {
         if self.on && self.start.elapsed() >= Duration::from_secs(1) {
-            eprintln!();
+            crate::output::stderr("\n");
         }
     }
 }
@@ -153,8 +147,8 @@ impl Progress {
 /// The TAP's writing side and the capture: every frame on the wire is recorded as it arrives.
 struct Capture<'a> {
     tap: &'a Tap,
-    pcap: Option<&'a mut Pcap<BufWriter<File>>>,
-    txbuf: Vec<u8>,
+    link: Link,
+    pcap: Option<&'a mut Pcap<BufWriter<Output>>>,
 }
 
 impl Capture<'_> {
@@ -173,10 +167,7 @@ impl Capture<'_> {
         } else {
             self.record(&o.frame)?;
         }
-        self.txbuf.clear();
-        self.txbuf.extend_from_slice(&o.vnet.to_bytes());
-        self.txbuf.extend_from_slice(&o.frame);
-        self.tap.write(&self.txbuf)
+        self.link.write(self.tap, o)
     }
 }
 
@@ -184,21 +175,21 @@ impl Capture<'_> {
 pub fn run(
     tap: &Tap,
     t: Transfer,
-    pcap: Option<&mut Pcap<BufWriter<File>>>,
+    pcap: Option<&mut Pcap<BufWriter<Output>>>,
 ) -> Result<Outcome, String> {
     tap.set_offload(t.gso)?;
     netns::set_mtu(netns::TAP_NAME, t.mtu)?;
-    let listener = kernel::listen(t.port, t.slow_reader)?;
-    let before = kernel::counters();
+    let listener = socket::listen(t.port, t.slow_reader)?;
+    let before = socket::counters();
     let handle = match t.dir {
-        Dir::Send => kernel::spawn_reader(listener, t.slow_reader),
-        Dir::Recv => kernel::spawn_writer(listener, t.payload.clone()),
+        Dir::Send => socket::spawn_reader(listener, t.slow_reader),
+        Dir::Recv => socket::spawn_writer(listener, t.payload.clone()),
     };
     let cfg = Config {
         ends: netns::runner_ends(40_000 + t.port % 20_000, t.port),
         mss: skblab_core::consts::wire::advmss(t.mtu) as u16,
-        wscale: 7,
-        rcv_wnd: 8 << 20,
+        wscale: link::WSCALE,
+        rcv_wnd: link::RCV_WND,
         gso: t.gso,
         close_first: t.dir == Dir::Send,
         csum_offload: t.csum_offload && t.rates.corrupt == 0.0,
@@ -217,7 +208,6 @@ pub fn run(
     let mut ep = Endpoint::new(cfg, tx, t.chunks, iss);
     let mut to_kernel = Wire::to_kernel(t.rates, t.seed);
     let mut to_runner = Wire::to_runner(t.rates, t.seed);
-    let mut buf = vec![0u8; vnet::LEN + 70_000];
     let start = Instant::now();
     let mut progress = Progress {
         on: t.progress && std::io::stderr().is_terminal(),
@@ -227,8 +217,8 @@ pub fn run(
     };
     let mut cap = Capture {
         tap,
+        link: Link::default(),
         pcap,
-        txbuf: Vec::with_capacity(vnet::LEN + 70_000),
     };
     let mut batches = Vec::new();
     let mut rx = Received::default();
@@ -255,7 +245,7 @@ pub fn run(
         if ep.done() && handle.is_finished() {
             break;
         }
-        let got = read_all(tap, &mut buf)?;
+        let got = read_all(tap, &mut cap.link)?;
         if got.is_empty() {
             // The wire is quiet: frames held back for reordering arrive now.
             let (k, r) = (to_kernel.flush(), to_runner.flush());
@@ -306,7 +296,7 @@ pub fn run(
     let read_by_kernel = handle
         .join()
         .map_err(|_| "the kernel socket's thread panicked".to_string())??;
-    let after = kernel::counters();
+    let after = socket::counters();
     let sent: [u8; 32] = Sha256::digest(&*t.payload).into();
     rx.take(&mut ep);
     let received = read_by_kernel.unwrap_or_else(|| rx.hash.finalize().into());
@@ -337,7 +327,7 @@ pub fn run(
         runner: ep.stats().clone(),
         faults_to_kernel: to_kernel.tally,
         faults_to_runner: to_runner.tally,
-        kernel_counters: kernel::delta(&before, &after),
+        kernel_counters: socket::delta(&before, &after),
         kernel_super_packets: supers,
         arrivals,
     })

@@ -98,6 +98,32 @@ pub enum Event {
     Data(Vec<u8>),
 }
 
+/// The runner's end of one TCP connection, driven by a host that owns the TAP and the clock.
+///
+/// Its methods come in classes, named in quinn-proto's manner:
+/// - **input** (quinn-proto's `handle_*`): [`Endpoint::start`] opens (ARP, then SYN);
+///   [`Endpoint::on_frame`] takes one frame read from the TAP, with the time;
+///   [`Endpoint::push`] and [`Endpoint::announce_window`] are the host's own orders (send
+///   these bytes as one frame; announce this window).
+/// - **timers**: [`Endpoint::poll`] runs what is due at `now` (retries, retransmission and
+///   probe timers) and sends what the windows allow; [`Endpoint::deadline`] says when it next
+///   has work.
+/// - **output** (quinn-proto's `poll_*`): [`Endpoint::take_out`] hands over the frames to
+///   write, in order; [`Endpoint::poll_event`] what arrived and the stream's next bytes.
+/// - **queries**: `established`, `done`, `mss`, `acked`, `send_room`, `stats`, `check`.
+///
+/// A host's turn, each time it reads a batch of frames from the TAP (or the deadline passes):
+/// 1. `on_frame` for every frame of the batch;
+/// 2. [`Endpoint::flush_ack`] once: in-order data is acknowledged once per batch (as GRO makes
+///    one skb, and one ACK, of a NAPI poll's frames), and that ACK waits here. A host that
+///    skips it leaves in-order data unacknowledged until something else is sent (data, a
+///    duplicate ACK for a hole) or the peer's timer resends;
+/// 3. `poll(now)`;
+/// 4. `take_out`, writing every frame, and `poll_event` until `None` (events are kept until
+///    taken).
+///
+/// Inputs and `poll` only queue frames and events; nothing reaches the wire before
+/// `take_out`, so the host decides when (and through which faults) it does.
 pub struct Endpoint {
     cfg: Config,
     st: St,
