@@ -153,6 +153,8 @@ impl Question {
     /// trace), in the query's own terms: a sum's parts, a count's members, a counter before
     /// and after. `None` for a query that is one fact with no parts.
     pub fn why(&self, t: &Trace) -> Option<String> {
+        #[cfg(test)]
+        WHYS_BUILT.with(|n| n.set(n.get() + 1));
         let n = self.step;
         let step = t.steps.get(n.checked_sub(1)?)?;
         let s = &step.state;
@@ -174,7 +176,7 @@ impl Question {
                 }
                 .ok()?;
                 if *field == SkbField::NrFrags {
-                    list(&mut out, &mut frags.map(|v| v.to_string()));
+                    list(&mut out, frags);
                 }
             }
             Query::Page {
@@ -201,7 +203,7 @@ impl Question {
                     "page {id}'s count {count}: {} held by skbs:",
                     refs.len()
                 );
-                list(&mut out, &mut refs.into_iter());
+                list(&mut out, refs.into_iter());
                 let _ = write!(out, "; {other} held elsewhere (not by an skb)");
                 for c in s.cursors.iter().filter(|c| c.page == Some(*id)) {
                     let _ = write!(out, "; the {} cursor is on it", c.name);
@@ -210,17 +212,11 @@ impl Question {
             Query::QueueLen(q) => {
                 let q = s.queues.iter().find(|x| &x.name == q)?;
                 let _ = write!(out, "queue {} holds {} skbs:", q.name, q.skbs.len());
-                list(
-                    &mut out,
-                    &mut q.skbs.iter().map(|b| Value::Skb(b.id).to_string()),
-                );
+                list(&mut out, q.skbs.iter().map(|b| Value::Skb(b.id)));
             }
             Query::PagesLive => {
                 let _ = write!(out, "{} live pages:", s.pages.len());
-                list(
-                    &mut out,
-                    &mut s.pages.iter().map(|p| Value::Page(p.id).to_string()),
-                );
+                list(&mut out, s.pages.iter().map(|p| Value::Page(p.id)));
             }
             Query::Events(kind) => {
                 let k = step
@@ -246,16 +242,32 @@ impl Question {
     }
 }
 
-/// Appends ` a, b, c` (or ` none`) to `out`; one copy of the code for every list.
-fn list(out: &mut String, items: &mut dyn Iterator<Item = String>) {
+#[cfg(test)]
+thread_local! {
+    /// How many explanations [`Question::why`] built on this thread: the quiz's tests count
+    /// that opening one builds none.
+    pub(crate) static WHYS_BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// At most this many objects named in one explanation: a lesson's step may hold tens of
+/// thousands (issue 38: 3,000 explanations listing 79,167 skbs froze the page for 27 s).
+pub const MAX_LISTED: usize = 16;
+
+/// Appends ` a, b, c` (or ` none`) to `out`, at most [`MAX_LISTED`] of them and then how many
+/// more (counted, not written); one copy of the code for every list.
+fn list<T: std::fmt::Display>(out: &mut String, items: impl Iterator<Item = T>) {
+    let mut items = items.peekable();
+    if items.peek().is_none() {
+        out.push_str(" none");
+    }
     let mut sep = " ";
-    for i in items {
-        out.push_str(sep);
-        out.push_str(&i);
+    for i in items.by_ref().take(MAX_LISTED) {
+        let _ = write!(out, "{sep}{i}");
         sep = ", ";
     }
-    if sep == " " {
-        out.push_str(" none");
+    let more = items.count();
+    if more > 0 {
+        let _ = write!(out, " and {more} more");
     }
 }
 
