@@ -164,7 +164,6 @@ impl Question {
         match &self.query {
             Query::Skb { id, field } => {
                 let b = skbs.clone().find(|b| b.id == *id)?;
-                let frags = (0..b.frags.len() as u32).map(|idx| Value::Frag { skb: *id, idx });
                 match field {
                     SkbField::Len | SkbField::LinearLen | SkbField::DataLen => write!(
                         out,
@@ -176,7 +175,14 @@ impl Question {
                 }
                 .ok()?;
                 if *field == SkbField::NrFrags {
-                    list(&mut out, frags);
+                    let frag = |k| {
+                        Value::Frag {
+                            skb: *id,
+                            idx: k as u32,
+                        }
+                        .to_string()
+                    };
+                    list(&mut out, b.frags.len(), &frag);
                 }
             }
             Query::Page {
@@ -203,7 +209,7 @@ impl Question {
                     "page {id}'s count {count}: {} held by skbs:",
                     refs.len()
                 );
-                list(&mut out, refs.into_iter());
+                list(&mut out, refs.len(), &|k| refs[k].clone());
                 let _ = write!(out, "; {other} held elsewhere (not by an skb)");
                 for c in s.cursors.iter().filter(|c| c.page == Some(*id)) {
                     let _ = write!(out, "; the {} cursor is on it", c.name);
@@ -212,11 +218,15 @@ impl Question {
             Query::QueueLen(q) => {
                 let q = s.queues.iter().find(|x| &x.name == q)?;
                 let _ = write!(out, "queue {} holds {} skbs:", q.name, q.skbs.len());
-                list(&mut out, q.skbs.iter().map(|b| Value::Skb(b.id)));
+                list(&mut out, q.skbs.len(), &|k| {
+                    Value::Skb(q.skbs[k].id).to_string()
+                });
             }
             Query::PagesLive => {
                 let _ = write!(out, "{} live pages:", s.pages.len());
-                list(&mut out, s.pages.iter().map(|p| Value::Page(p.id)));
+                list(&mut out, s.pages.len(), &|k| {
+                    Value::Page(s.pages[k].id).to_string()
+                });
             }
             Query::Events(kind) => {
                 let k = step
@@ -253,21 +263,18 @@ thread_local! {
 /// thousands (issue 38: 3,000 explanations listing 79,167 skbs froze the page for 27 s).
 pub const MAX_LISTED: usize = 16;
 
-/// Appends ` a, b, c` (or ` none`) to `out`, at most [`MAX_LISTED`] of them and then how many
-/// more (counted, not written); one copy of the code for every list.
-fn list<T: std::fmt::Display>(out: &mut String, items: impl Iterator<Item = T>) {
-    let mut items = items.peekable();
-    if items.peek().is_none() {
+/// Appends ` a, b, c` (or ` none`) to `out`: the first [`MAX_LISTED`] of `n` items (`item(k)`
+/// is the k-th), then how many more; one copy of the code for every list.
+fn list(out: &mut String, n: usize, item: &dyn Fn(usize) -> String) {
+    if n == 0 {
         out.push_str(" none");
     }
-    let mut sep = " ";
-    for i in items.by_ref().take(MAX_LISTED) {
-        let _ = write!(out, "{sep}{i}");
-        sep = ", ";
+    for k in 0..n.min(MAX_LISTED) {
+        out.push_str(if k == 0 { " " } else { ", " });
+        out.push_str(&item(k));
     }
-    let more = items.count();
-    if more > 0 {
-        let _ = write!(out, " and {more} more");
+    if n > MAX_LISTED {
+        let _ = write!(out, " and {} more", n - MAX_LISTED);
     }
 }
 
