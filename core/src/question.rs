@@ -153,6 +153,8 @@ impl Question {
     /// trace), in the query's own terms: a sum's parts, a count's members, a counter before
     /// and after. `None` for a query that is one fact with no parts.
     pub fn why(&self, t: &Trace) -> Option<String> {
+        #[cfg(test)]
+        WHYS_BUILT.with(|n| n.set(n.get() + 1));
         let n = self.step;
         let step = t.steps.get(n.checked_sub(1)?)?;
         let s = &step.state;
@@ -162,7 +164,6 @@ impl Question {
         match &self.query {
             Query::Skb { id, field } => {
                 let b = skbs.clone().find(|b| b.id == *id)?;
-                let frags = (0..b.frags.len() as u32).map(|idx| Value::Frag { skb: *id, idx });
                 match field {
                     SkbField::Len | SkbField::LinearLen | SkbField::DataLen => write!(
                         out,
@@ -174,7 +175,14 @@ impl Question {
                 }
                 .ok()?;
                 if *field == SkbField::NrFrags {
-                    list(&mut out, &mut frags.map(|v| v.to_string()));
+                    let frag = |k| {
+                        Value::Frag {
+                            skb: *id,
+                            idx: k as u32,
+                        }
+                        .to_string()
+                    };
+                    list(&mut out, b.frags.len(), &frag);
                 }
             }
             Query::Page {
@@ -201,7 +209,7 @@ impl Question {
                     "page {id}'s count {count}: {} held by skbs:",
                     refs.len()
                 );
-                list(&mut out, &mut refs.into_iter());
+                list(&mut out, refs.len(), &|k| refs[k].clone());
                 let _ = write!(out, "; {other} held elsewhere (not by an skb)");
                 for c in s.cursors.iter().filter(|c| c.page == Some(*id)) {
                     let _ = write!(out, "; the {} cursor is on it", c.name);
@@ -210,17 +218,15 @@ impl Question {
             Query::QueueLen(q) => {
                 let q = s.queues.iter().find(|x| &x.name == q)?;
                 let _ = write!(out, "queue {} holds {} skbs:", q.name, q.skbs.len());
-                list(
-                    &mut out,
-                    &mut q.skbs.iter().map(|b| Value::Skb(b.id).to_string()),
-                );
+                list(&mut out, q.skbs.len(), &|k| {
+                    Value::Skb(q.skbs[k].id).to_string()
+                });
             }
             Query::PagesLive => {
                 let _ = write!(out, "{} live pages:", s.pages.len());
-                list(
-                    &mut out,
-                    &mut s.pages.iter().map(|p| Value::Page(p.id).to_string()),
-                );
+                list(&mut out, s.pages.len(), &|k| {
+                    Value::Page(s.pages[k].id).to_string()
+                });
             }
             Query::Events(kind) => {
                 let k = step
@@ -246,16 +252,29 @@ impl Question {
     }
 }
 
-/// Appends ` a, b, c` (or ` none`) to `out`; one copy of the code for every list.
-fn list(out: &mut String, items: &mut dyn Iterator<Item = String>) {
-    let mut sep = " ";
-    for i in items {
-        out.push_str(sep);
-        out.push_str(&i);
-        sep = ", ";
-    }
-    if sep == " " {
+#[cfg(test)]
+thread_local! {
+    /// How many explanations [`Question::why`] built on this thread: the quiz's tests count
+    /// that opening one builds none.
+    pub(crate) static WHYS_BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// At most this many objects named in one explanation: a lesson's step may hold tens of
+/// thousands (issue 38: 3,000 explanations listing 79,167 skbs froze the page for 27 s).
+pub const MAX_LISTED: usize = 16;
+
+/// Appends ` a, b, c` (or ` none`) to `out`: the first [`MAX_LISTED`] of `n` items (`item(k)`
+/// is the k-th), then how many more; one copy of the code for every list.
+fn list(out: &mut String, n: usize, item: &dyn Fn(usize) -> String) {
+    if n == 0 {
         out.push_str(" none");
+    }
+    for k in 0..n.min(MAX_LISTED) {
+        out.push_str(if k == 0 { " " } else { ", " });
+        out.push_str(&item(k));
+    }
+    if n > MAX_LISTED {
+        let _ = write!(out, " and {} more", n - MAX_LISTED);
     }
 }
 

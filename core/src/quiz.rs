@@ -22,8 +22,8 @@ pub struct Item {
     pub n: usize,
     pub q: Question,
     pub answer: Value,
-    /// How the answer is made up ([`Question::why`]), shown with it.
-    pub why: Option<String>,
+    /// Which of the walkthrough's traces answers it (its variant's).
+    pub trace: usize,
     pub outcome: Option<Outcome>,
 }
 
@@ -31,6 +31,13 @@ impl Item {
     /// The answer in the question's own words (a choice's label).
     pub fn said(&self) -> String {
         self.q.say(self.answer)
+    }
+
+    /// How the answer is made up ([`Question::why`]), read from `traces` (the quiz's), shown
+    /// with it. Built when shown, not with the quiz: a lesson may ask thousands of questions
+    /// on a step of tens of thousands of skbs, and the learner sees the few of one step.
+    pub fn why(&self, traces: &[Trace]) -> Option<String> {
+        self.q.why(traces.get(self.trace)?)
     }
 }
 
@@ -68,12 +75,11 @@ impl Quiz {
         {
             let on = |e| format!("{}: question on step {}: {e}", w.name, q.step);
             let answer = w.answer(&q, traces).map_err(on)?;
-            let why = q.why(w.trace_for(&q, traces).map_err(on)?);
             items.push(Item {
                 n,
+                trace: w.trace_index(&q).unwrap_or_default(),
                 q,
                 answer,
-                why,
                 outcome: None,
             });
         }
@@ -201,5 +207,73 @@ impl Quiz {
             false => Phase::Reveal { step },
         };
         (n, right)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::question::{MAX_LISTED, WHYS_BUILT};
+    use crate::walkthrough::{self, Walkthrough};
+    use std::cell::Cell;
+
+    /// A lesson of one sendmsg of `bytes` on a held queue, asking `n` times how many pages
+    /// are live after it; and its trace.
+    fn lesson(bytes: u64, n: usize) -> (Walkthrough, Vec<Trace>) {
+        let asks = "[[question]]\nstep = 1\nask = \"a\"\nquery = \"pages live\"\n".repeat(n);
+        let text = format!(
+            "name = \"many\"\ntitle = \"t\"\nintro = \"i\"\nvariants = [\"kumar-2010\"]\n\
+             say = [\"s\"]\noutro = \"o\"\n{asks}[scenario]\nmechanism = \"sendmsg\"\n\
+             device = {{ sg = true, gso = true, csum = true, mtu = 1500, drain = false }}\n\
+             ops = [{{ op = \"sendmsg\", bytes = {bytes} }}]\n"
+        );
+        let w = walkthrough::parse(&text).unwrap();
+        let opts = crate::RunOptions {
+            variant: Some(w.variants[0].clone()),
+            counters_only: false,
+        };
+        let t = w.scenario.run(&opts).unwrap();
+        (w, vec![t])
+    }
+
+    fn built() -> usize {
+        WHYS_BUILT.with(Cell::get)
+    }
+
+    /// Opening a lesson of many questions builds none of their explanations; revealing a
+    /// step builds those shown (issue 38: all 3,000 were built when a lesson opened).
+    #[test]
+    fn an_explanation_is_built_only_when_shown() {
+        let (w, traces) = lesson(1000, 500);
+        let before = built();
+        let mut quiz = Quiz::new(&w, &traces).unwrap();
+        assert_eq!(quiz.items.len(), 500);
+        assert_eq!(built(), before, "opening the quiz built explanations");
+        quiz.ask(1);
+        quiz.skip();
+        let why = quiz.revealed().next().unwrap().why(&traces).unwrap();
+        assert_eq!(why, "1 live pages: page 0");
+        assert_eq!(built(), before + 1);
+    }
+
+    /// An explanation names at most [`MAX_LISTED`] objects, then says how many more.
+    #[test]
+    fn an_explanation_lists_a_bounded_number_of_objects() {
+        let (w, traces) = lesson(40 * 4096, 1);
+        let quiz = Quiz::new(&w, &traces).unwrap();
+        let item = &quiz.items[0];
+        let Value::Number(live) = item.answer else {
+            panic!("{:?}", item.answer)
+        };
+        let live = live as usize;
+        assert!(live > MAX_LISTED, "{live} pages");
+        let why = item.why(&traces).unwrap();
+        let last = MAX_LISTED - 1;
+        let more = live - MAX_LISTED;
+        assert!(
+            why.ends_with(&format!(", page {last} and {more} more")),
+            "{why}"
+        );
+        assert_eq!(why.matches("page ").count(), MAX_LISTED, "{why}");
     }
 }

@@ -207,11 +207,14 @@ impl Walkthrough {
         q: &Question,
         traces: &'a [crate::Trace],
     ) -> Result<&'a crate::Trace, String> {
-        self.variants
-            .iter()
-            .position(|v| *v == q.variant)
+        (self.trace_index(q))
             .and_then(|i| traces.get(i))
             .ok_or(format!("no trace of variant {}", q.variant))
+    }
+
+    /// Where the trace that answers `q` is among the runs of [`Walkthrough::variants`].
+    pub fn trace_index(&self, q: &Question) -> Option<usize> {
+        self.variants.iter().position(|v| *v == q.variant)
     }
 
     /// The seed (patch) it is about, from its scenario and variants (see [`seeds`]):

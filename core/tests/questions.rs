@@ -136,16 +136,13 @@ fn the_objects_drawn_are_the_skbs_their_frags_and_the_pages() {
     assert_eq!(skblab_core::trace::State::default().drawn(), []);
 }
 
-fn quiz(name: &str) -> Quiz {
-    let w = walkthrough::find(name).unwrap();
-    Quiz::new(&w, &traces(&w)).unwrap()
-}
-
 /// anatomy asks before steps 1, 2 and 5: a move from 0 to the end stops before step 1;
 /// answering reveals it; the next stop is step 2, and after a skip, step 5.
 #[test]
 fn a_quiz_stops_asks_and_reveals() {
-    let mut q = quiz("anatomy");
+    let w = walkthrough::find("anatomy").unwrap();
+    let traces = traces(&w);
+    let mut q = Quiz::new(&w, &traces).unwrap();
     let steps: Vec<usize> = q.items.iter().map(|i| i.q.step).collect();
     // In the file's order, which is the steps' here.
     assert_eq!(steps, [1, 2, 5]);
@@ -161,7 +158,7 @@ fn a_quiz_stops_asks_and_reveals() {
     let shown: Vec<_> = q.revealed().collect();
     assert_eq!(shown.len(), 1);
     assert_eq!(shown[0].said(), "2");
-    let why = shown[0].why.as_deref().unwrap();
+    let why = shown[0].why(&traces).unwrap();
     assert!(why.starts_with("page 0's count 2: 1 held by skbs"), "{why}");
     assert_eq!(q.stop_in(0, 7), Some(2));
     q.ask(2);

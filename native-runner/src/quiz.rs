@@ -75,7 +75,12 @@ pub fn quiz(
                     .map_err(io)?;
                 break (quiz.count_wrong().unwrap_or_default(), false);
             };
-            write!(out, "{}", render::revealed(&quiz.items[n], right, st)).map_err(io)?;
+            write!(
+                out,
+                "{}",
+                render::revealed(&quiz.items[n], traces, right, st)
+            )
+            .map_err(io)?;
             writeln!(out).map_err(io)?;
         }
         out.write_all(render::walkthrough_step(w, traces, i, st).as_bytes())

@@ -479,14 +479,14 @@ pub fn question(q: &Question, st: Style) -> String {
 }
 
 /// A question judged: right or wrong, the answer, and how it is made up (the core's
-/// [`Item::why`]).
-pub fn revealed(item: &Item, right: bool, st: Style) -> String {
+/// [`Item::why`], read from `traces`, the quiz's).
+pub fn revealed(item: &Item, traces: &[Trace], right: bool, st: Style) -> String {
     let mut out = if right {
         format!("  right: {}\n", item.said())
     } else {
         format!("  wrong: the answer is {}\n", item.said())
     };
-    if let Some(why) = &item.why {
+    if let Some(why) = item.why(traces) {
         let _ = writeln!(out, "{}", st.dim(&wrap(&format!("({why})"), "  ")));
     }
     out

@@ -221,3 +221,31 @@ test('a challenge: its start misses the goal, the reference solution meets it an
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test("a lesson's challenge named like a built-in one is solved on its own (issue 38)", async () => {
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await ctx.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  await page.goto(process.env.SKBLAB_URL);
+  await page.waitForSelector('[data-testid=step]');
+  const file = readFileSync(new URL('../../core/challenges/one-page-queue.toml', import.meta.url), 'utf8');
+  const text = file.replace(/^title = ".*"$/m, 'title = "Homework: one page"');
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'hw.toml', mimeType: 'application/toml', buffer: Buffer.from(text) });
+  const mine = page.locator('.challenges li[aria-current]', { hasText: 'Homework: one page' });
+  await mine.waitFor();
+  await page.fill('#scenario', solution('one-page-queue'));
+  await page.getByRole('button', { name: "Check the challenge's goal" }).click();
+  assert.equal(await mine.locator('[data-testid=goal]').getAttribute('data-met'), 'true');
+  assert.equal(await mine.getAttribute('data-solved'), 'true');
+  // The built-in challenge of that name is still in the list, and still unsolved, now and
+  // on a page without the lesson.
+  const builtIn = (p) => p.locator('li[data-challenge=one-page-queue]', { hasText: 'Three skbs, one page' });
+  assert.equal(await builtIn(page).getAttribute('data-solved', { timeout: 5000 }), 'false');
+  const fresh = await ctx.newPage();
+  await fresh.goto(process.env.SKBLAB_URL);
+  await fresh.waitForSelector('[data-testid=step]');
+  assert.equal(await builtIn(fresh).getAttribute('data-solved'), 'false');
+  assert.deepEqual(page.errors, []);
+  await ctx.close();
+});

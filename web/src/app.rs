@@ -34,7 +34,7 @@ mod scene;
 mod stepping;
 
 use crate::dom;
-use crate::predict::{self, Outcome, Phase, Quiz, Record};
+use crate::predict::{self, Outcome, Phase, Quiz, Record, Source};
 use crate::session::{Position, Session};
 use controls::Nav;
 use diagrams::Diagrams;
@@ -149,7 +149,8 @@ pub struct App {
     focus_card: bool,
     /// Scores and solved challenges, as kept in localStorage.
     record: Record,
-    challenges: Vec<Challenge>,
+    /// The built-in challenges, then those of the lesson files opened.
+    challenges: Vec<(Challenge, Source)>,
     challenge: Option<quiz::Open>,
     /// The components' callbacks, made once so their props stay equal between renders.
     on_nav: Callback<Nav>,
@@ -303,7 +304,7 @@ impl Component for App {
                         speed: self.speed, op: self.op(s), on: self.on_nav.clone(),
                         event: self.lanes.at[lead].map(|k| (k, s.events(lead, self.pos).len())), predict: self.predict,
                         on_predict: link.callback(|_| Msg::Predict) }) }
-                    { quiz::card(&self.quiz, self.shown_state(s), &self.on_ask, &self.on_nav) }
+                    { quiz::card(&self.quiz, self.shown_state(s), &s.traces, &self.on_ask, &self.on_nav) }
                     <main class={classes!("stage", picking.then_some("picking"))} onclick={picking.then(|| self.on_pick_click())}>
                         { narration::narration(&narration::Props { session: s.clone(), pos: self.pos, lanes: self.lanes,
                             lead, on_nav: self.on_nav.clone(), reach: self.reach }) }
@@ -412,7 +413,7 @@ impl App {
                 self.open_fragment();
             }
             Msg::Challenges(Ok(c)) => {
-                self.challenges = c;
+                self.challenges = c.into_iter().map(|c| (c, Source::BuiltIn)).collect();
                 // A challenge's link waited for them.
                 if self.loaded && self.session.is_none() {
                     self.open_fragment();
@@ -565,10 +566,10 @@ impl App {
         let Some(open) = &mut self.challenge else {
             return;
         };
-        let c = &self.challenges[open.i];
+        let (c, from) = &self.challenges[open.i];
         let v = c.check(text).map_err(|e| e.to_string());
         if matches!(&v, Ok(v) if v.solved_at.is_some()) {
-            self.record.solve(&c.name);
+            self.record.solve(&c.name, *from);
             save(&self.record);
         }
         open.verdict = Some(v);

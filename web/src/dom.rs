@@ -3,6 +3,7 @@
 //! benchmark, the panic message, the text files served beside the page, and the text of a file
 //! the learner opens.
 
+use crate::lesson::FileKind;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -206,19 +207,18 @@ pub async fn fetch_texts(dir: &str, names: &[&str]) -> Result<Vec<String>, Strin
     Ok(texts)
 }
 
-/// The text of a file the learner chose, refused unread when larger than
-/// `MAX_REPORT_TEXT`.
+/// The text of a file the learner chose, refused unread when larger than its kind's cap
+/// ([`FileKind::cap`]), the kind told from its first bytes.
 pub async fn read_text(f: &web_sys::File) -> Result<String, String> {
-    use skblab_core::kernel_report::MAX_REPORT_TEXT;
-    if f.size() > MAX_REPORT_TEXT as f64 {
-        return Err(format!(
-            "{}: {} bytes; a report is at most {MAX_REPORT_TEXT}",
-            f.name(),
-            f.size()
-        ));
-    }
-    let text = JsFuture::from(f.text())
-        .await
-        .map_err(|_| format!("{}: could not be read", f.name()))?;
+    let unread = |_| format!("{}: could not be read", f.name());
+    let start = f.slice_with_f64_and_f64(0.0, 64.0).map_err(unread)?;
+    let kind = FileKind::of(&text_of(&start).await.map_err(unread)?);
+    kind.check_size(&f.name(), f.size())?;
+    text_of(f).await.map_err(unread)
+}
+
+/// A blob's text (bytes that are not UTF-8 read as U+FFFD).
+async fn text_of(b: &web_sys::Blob) -> Result<String, JsValue> {
+    let text = JsFuture::from(b.text()).await?;
     Ok(text.as_string().unwrap_or_default())
 }

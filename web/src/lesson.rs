@@ -2,16 +2,64 @@
 //! carried whole in a link. The core reads both kinds; this only tells which the file is.
 
 use skblab_core::challenge::{self, Challenge};
+use skblab_core::kernel_report::MAX_REPORT_TEXT;
+use skblab_core::limits::MAX_SCENARIO_TEXT;
 use skblab_core::walkthrough::{self, Walkthrough};
+
+/// At most this many bytes in a lesson file: the terminal's cap on the files it reads, and
+/// what a link can carry (base64 of it fits in `permalink::MAX_FRAGMENT`, which a browser
+/// opens; a larger file made a link Chromium could not open, issue 38).
+pub const MAX_LESSON_TEXT: usize = MAX_SCENARIO_TEXT;
 
 pub enum Lesson {
     Walk(Walkthrough),
     Challenge(Challenge),
 }
 
-/// Reads a walkthrough or a challenge file. A file that is neither gets the error of the kind
-/// it claims to be: a challenge has a top-level `goal`, a walkthrough none.
+/// What a file the learner opens is, told from its first bytes (`start`): a kernel report is
+/// JSON, a lesson TOML.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    Report,
+    Lesson,
+}
+
+impl FileKind {
+    pub fn of(start: &str) -> FileKind {
+        match start
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .starts_with('{')
+        {
+            true => FileKind::Report,
+            false => FileKind::Lesson,
+        }
+    }
+
+    /// The most bytes a file of this kind may hold, and its name: a larger one is refused
+    /// unread.
+    pub fn cap(self) -> (usize, &'static str) {
+        match self {
+            FileKind::Report => (MAX_REPORT_TEXT, "a kernel report"),
+            FileKind::Lesson => (MAX_LESSON_TEXT, "a lesson file"),
+        }
+    }
+
+    /// Refuses a file `name` of `size` bytes over [`FileKind::cap`], naming the cap.
+    pub fn check_size(self, name: &str, size: f64) -> Result<(), String> {
+        let (cap, what) = self.cap();
+        match size > cap as f64 {
+            true => Err(format!("{name}: {size} bytes; {what} is at most {cap}")),
+            false => Ok(()),
+        }
+    }
+}
+
+/// Reads a walkthrough or a challenge file of at most [`MAX_LESSON_TEXT`] bytes. A file that
+/// is neither gets the error of the kind it claims to be: a challenge has a top-level `goal`,
+/// a walkthrough none.
 pub fn parse(text: &str) -> Result<Lesson, String> {
+    FileKind::Lesson.check_size("the lesson", text.len() as f64)?;
     let walk = match walkthrough::parse(text) {
         Ok(w) => return Ok(Lesson::Walk(w)),
         Err(e) => e,
@@ -52,5 +100,29 @@ mod tests {
         let err = parse(&chal).err().unwrap();
         assert!(err.starts_with("this challenge file"), "{err}");
         assert!(err.contains("hnt"), "{err}");
+    }
+
+    /// A lesson over the cap is refused, naming the cap, and unparsed; a report may be
+    /// larger. A file's kind is told from its start.
+    #[test]
+    fn a_lesson_over_the_cap_is_refused() {
+        let walk = include_str!("../../core/walkthroughs/anatomy.toml");
+        let big = format!("{walk}\n#{}", "x".repeat(MAX_LESSON_TEXT));
+        let err = parse(&big).err().unwrap();
+        assert!(
+            err.ends_with(&format!("a lesson file is at most {MAX_LESSON_TEXT}")),
+            "{err}"
+        );
+        assert!(FileKind::Lesson
+            .check_size("a", MAX_LESSON_TEXT as f64)
+            .is_ok());
+        let over = (MAX_LESSON_TEXT + 1) as f64;
+        assert!(FileKind::Lesson.check_size("a.toml", over).is_err());
+        assert!(FileKind::Report.check_size("a.json", over).is_ok());
+        assert_eq!(
+            FileKind::of("\u{feff} \n{\"skblab_kernel\""),
+            FileKind::Report
+        );
+        assert_eq!(FileKind::of("name = \"x\""), FileKind::Lesson);
     }
 }

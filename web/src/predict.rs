@@ -1,7 +1,7 @@
 //! Predict mode's record, without the DOM (tested natively). What is asked, judged and
 //! revealed is the core's [`Quiz`]. [`Record`] is what the playground keeps in localStorage: per walkthrough
 //! one letter per question (`y` right, `n` wrong, anything else not asked) and the challenges
-//! solved. Stored text may be anything (an old version, another page's junk): it is read
+//! solved, each under its [`Source`]'s key. Stored text may be anything (an old version, another page's junk): it is read
 //! defensively, and what cannot be read counts as nothing.
 
 use serde_json::{Map, Value as Json};
@@ -16,8 +16,34 @@ pub const SOLVED: &str = "skblab-solved";
 pub struct Record {
     /// Walkthrough name → one letter per question.
     scores: Map<String, Json>,
-    /// Challenge name → true.
+    /// Challenge key ([`Source::key`]) → true.
     solved: Map<String, Json>,
+}
+
+/// Where a challenge came from. A built-in one's solved mark is kept under its name (as marks
+/// always were), a lesson file's under its name and its file's hash: a lesson's challenge
+/// named like a built-in one marks only itself (issue 38).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    BuiltIn,
+    Lesson(u64),
+}
+
+impl Source {
+    /// A lesson file's, by the FNV-1a hash of its text (std's hasher may change between
+    /// releases; a stored mark should not).
+    pub fn lesson(text: &str) -> Source {
+        let fnv = |h: u64, b: u8| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        Source::Lesson(text.bytes().fold(0xcbf2_9ce4_8422_2325, fnv))
+    }
+
+    /// The key of challenge `name`'s mark.
+    fn key(self, name: &str) -> String {
+        match self {
+            Source::BuiltIn => name.to_string(),
+            Source::Lesson(hash) => format!("lesson {hash:016x} {name}"),
+        }
+    }
 }
 
 impl Record {
@@ -62,12 +88,12 @@ impl Record {
         self.scores.clear();
     }
 
-    pub fn solve(&mut self, challenge: &str) {
-        self.solved.insert(challenge.to_string(), Json::Bool(true));
+    pub fn solve(&mut self, challenge: &str, from: Source) {
+        self.solved.insert(from.key(challenge), Json::Bool(true));
     }
 
-    pub fn solved(&self, challenge: &str) -> bool {
-        self.solved.get(challenge) == Some(&Json::Bool(true))
+    pub fn solved(&self, challenge: &str, from: Source) -> bool {
+        self.solved.get(&from.key(challenge)) == Some(&Json::Bool(true))
     }
 }
 
@@ -80,7 +106,7 @@ mod tests {
         for junk in ["{", "[1,2]", "null", "\"y\"", "{\"anatomy\": 3}", "\u{0}"] {
             let r = Record::parse(Some(junk), Some(junk));
             assert_eq!(r.score("anatomy"), None, "{junk}");
-            assert!(!r.solved("one-page-queue"), "{junk}");
+            assert!(!r.solved("one-page-queue", Source::BuiltIn), "{junk}");
         }
         let mut r = Record::parse(None, None);
         r.mark("anatomy", 2, true);
@@ -88,16 +114,35 @@ mod tests {
         assert_eq!(r.score("anatomy"), Some((1, 2)));
         r.mark("anatomy", 0, true);
         assert_eq!(r.score("anatomy"), Some((2, 2)));
-        r.solve("one-page-queue");
+        r.solve("one-page-queue", Source::BuiltIn);
         let [scores, solved] = r.texts();
         assert_eq!(scores, r#"{"anatomy":"y.y"}"#);
         let back = Record::parse(Some(&scores), Some(&solved));
         assert_eq!(back, r);
-        assert!(back.solved("one-page-queue"));
+        assert!(back.solved("one-page-queue", Source::BuiltIn));
         r.reset_scores();
         assert_eq!(r.score("anatomy"), None);
         // Letters other than y and n (a newer format, junk) are not counted.
         let odd = Record::parse(Some(r#"{"anatomy":"yxnéy"}"#), None);
         assert_eq!(odd.score("anatomy"), Some((2, 3)));
+    }
+
+    /// A lesson's challenge named like a built-in one is solved on its own: the built-in
+    /// one stays unsolved, and another lesson file of that name too (issue 38).
+    #[test]
+    fn a_solved_mark_is_kept_by_source() {
+        let lesson = Source::lesson("name = \"one-page-queue\"\ntitle = \"Homework\"");
+        let mut r = Record::parse(None, None);
+        r.solve("one-page-queue", lesson);
+        assert!(r.solved("one-page-queue", lesson));
+        assert!(!r.solved("one-page-queue", Source::BuiltIn));
+        assert!(!r.solved(
+            "one-page-queue",
+            Source::lesson("name = \"one-page-queue\"")
+        ));
+        let [scores, solved] = r.texts();
+        assert!(Record::parse(Some(&scores), Some(&solved)).solved("one-page-queue", lesson));
+        // The hash is FNV-1a's, the same in every build: "a" hashes to af63dc4c8601ec8c.
+        assert_eq!(Source::lesson("a"), Source::Lesson(0xaf63_dc4c_8601_ec8c));
     }
 }

@@ -288,8 +288,10 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// handout and self-explaining reveals; since TOML is read without std's float parser and
 /// the render passes of issue 22 (307,900 B), that size and 600 B, so the bundle cannot grow
 /// unnoticed; since the eighth pass drew the moves ahead, their pieces parsed (310,358 B),
-/// 310,500 B (docs/playground-performance.md).
-const WASM_GZIP_BUDGET: u64 = 310_500;
+/// 310,500 B (docs/playground-performance.md); since issue 38's bounds (explanations built
+/// when shown and bounded, a lesson's own solved mark, the lesson file cap, the handout's
+/// bound: 610 B, 310,968 B), 311,100 B.
+const WASM_GZIP_BUDGET: u64 = 311_100;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {

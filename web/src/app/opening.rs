@@ -4,10 +4,11 @@
 use super::{quiz, App, Seed, Shared};
 use crate::dom;
 use crate::form;
-use crate::lesson::{self, Lesson};
-use crate::predict::Quiz;
+use crate::lesson::{self, FileKind, Lesson};
+use crate::predict::{Quiz, Source};
 use crate::session::{self, Link, Position, Session};
 use serde_json::Value;
+use skblab_core::challenge::Challenge;
 use skblab_core::walkthrough::Walkthrough;
 use std::rc::Rc;
 
@@ -37,7 +38,9 @@ impl App {
                 Ok(true)
             }
             Ok(Some(Link::Challenge { name, at })) => {
-                match self.challenges.iter().position(|c| c.name == name) {
+                let built_in =
+                    |(c, from): &(Challenge, Source)| *from == Source::BuiltIn && c.name == name;
+                match self.challenges.iter().position(built_in) {
                     Some(i) => Ok(self.open_challenge(i, None, at)),
                     None => Err(format!("there is no challenge named `{name}`")),
                 }
@@ -136,7 +139,7 @@ impl App {
     /// its goal is checked in. Its link names it, or carries its file (`lesson`). Says that it
     /// opened.
     pub(super) fn open_challenge(&mut self, i: usize, lesson: Option<Link>, at: Position) -> bool {
-        let Some(c) = self.challenges.get(i) else {
+        let Some((c, _)) = self.challenges.get(i) else {
             return false;
         };
         let name = c.name.clone();
@@ -172,19 +175,23 @@ impl App {
             text: text.clone(),
             at,
         });
+        let lesson = lesson::parse(&text)?;
         self.challenge = None;
-        match lesson::parse(&text)? {
+        match lesson {
             Lesson::Walk(w) => self.show_walk(&w, at.step, link).map(|_| {
                 self.restore_event(at);
             }),
             Lesson::Challenge(c) => {
-                // The file's challenge joins the list (in place of one of its name).
-                let i = (self.challenges.iter().position(|x| x.name == c.name))
-                    .unwrap_or(self.challenges.len());
-                match self.challenges.get_mut(i) {
-                    Some(slot) => *slot = c,
-                    None => self.challenges.push(c),
-                }
+                // The file's challenge joins the list, once however often it is opened; its
+                // solved mark is its own, whatever its name.
+                let from = Source::lesson(&text);
+                let i = match self.challenges.iter().position(|(_, s)| *s == from) {
+                    Some(i) => i,
+                    None => {
+                        self.challenges.push((c, from));
+                        self.challenges.len() - 1
+                    }
+                };
                 self.open_challenge(i, link, at);
                 Ok(())
             }
@@ -192,21 +199,24 @@ impl App {
     }
 
     /// Opens a file's text: a kernel report (JSON) at the step the kernel reached, the
-    /// kernel's skbs as a lane beside the model's; else a lesson file.
+    /// kernel's skbs as a lane beside the model's; else a lesson file. A file that does not
+    /// open (too large, unreadable, invalid) leaves the stage as it was, with a notice.
     pub(super) fn open_report(&mut self, text: Result<String, String>) {
         self.stop();
         self.notice = None;
-        if let Some(t) = text
-            .as_ref()
-            .ok()
-            .filter(|t| !t.trim_start().starts_with('{'))
-        {
-            if let Err(e) = self.open_lesson(t.clone(), Position::default()) {
+        let report = text.and_then(|t| match FileKind::of(&t) {
+            FileKind::Lesson => self.open_lesson(t, Position::default()).map(|_| None),
+            FileKind::Report => Ok(Some(t)),
+        });
+        let text = match report {
+            Ok(Some(t)) => t,
+            Ok(None) => return,
+            Err(e) => {
                 self.notice = Some(format!("The file did not open: {e}"));
+                return;
             }
-            return;
-        }
-        match text.and_then(|t| session::load_report(&t)) {
+        };
+        match session::load_report(&text) {
             Ok(s) => {
                 let driven = s.kernel.as_ref().map_or(0, |r| r.driven);
                 let compare = s.traces.get(1).map_or(String::new(), |t| t.variant.clone());

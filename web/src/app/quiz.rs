@@ -5,11 +5,11 @@
 use super::controls::Nav;
 use super::emit_some;
 use crate::diagram::esc;
-use crate::predict::{Outcome, Phase, Quiz, Record};
+use crate::predict::{Outcome, Phase, Quiz, Record, Source};
 use skblab_core::challenge::{Challenge, Verdict, HELD};
 use skblab_core::query::Value;
 use skblab_core::question::{Kind, Question};
-use skblab_core::trace::State;
+use skblab_core::trace::{State, Trace};
 use std::fmt::Write;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -25,13 +25,15 @@ pub enum Ask {
 pub const FIELD: &str = "quiz-answer";
 
 /// The card: the question of the hidden step (`before`: the state the learner sees, whose
-/// objects a pick lists), or the step revealed with each question's outcome and answer.
+/// objects a pick lists), or the step revealed with each question's outcome and answer, and
+/// how it is made up, read from `traces` (the quiz's).
 /// Drawn as markup, like the challenges (as Yew nodes the card cost the bundle 0.6 KB
 /// gzip more); one click and one submit listener on the card act for its buttons and
 /// its form. The error is markup of its own, so showing it keeps the form and what was typed.
 pub fn card(
     quiz: &Quiz,
     before: Option<&State>,
+    traces: &[Trace],
     on: &Callback<Ask>,
     on_nav: &Callback<Nav>,
 ) -> Html {
@@ -50,7 +52,7 @@ pub fn card(
             let kind = item.q.kind();
             (Some(kind), ask(*step, &item.q, kind, before), error)
         }
-        Phase::Reveal { step } => (None, reveal(quiz, *step), String::new()),
+        Phase::Reveal { step } => (None, reveal(quiz, *step, traces), String::new()),
     };
     let onsubmit = on.reform(|e: SubmitEvent| {
         e.prevent_default();
@@ -136,8 +138,9 @@ fn ask(step: usize, q: &Question, kind: Kind, before: Option<&State>) -> String 
     out
 }
 
-/// Step `step` revealed: each of its questions with its outcome and the core's answer.
-fn reveal(quiz: &Quiz, step: usize) -> String {
+/// Step `step` revealed: each of its questions with its outcome, the core's answer and how it
+/// is made up.
+fn reveal(quiz: &Quiz, step: usize, traces: &[Trace]) -> String {
     let mut out = format!("<h2>Step {step}, as it happened</h2>");
     for i in quiz.revealed() {
         let (mark, class) = match i.outcome {
@@ -145,10 +148,10 @@ fn reveal(quiz: &Quiz, step: usize) -> String {
             Some(Outcome::Wrong) => ("✗ Not quite.", "wrong"),
             _ => ("Skipped.", "skipped"),
         };
-        let why = (i.why.as_deref()).map_or(String::new(), |w| {
+        let why = i.why(traces).map_or(String::new(), |w| {
             format!(
                 r#" <span class="why" data-testid="why">({})</span>"#,
-                esc(w)
+                esc(&w)
             )
         });
         let _ = write!(
@@ -184,14 +187,14 @@ pub struct Open {
 /// Drawn as markup (as Yew nodes the list cost the bundle over a kilobyte); one click
 /// listener on the section opens the challenge whose button was pressed.
 pub fn challenges(
-    list: &[Challenge],
+    list: &[(Challenge, Source)],
     record: &Record,
     open: Option<&Open>,
     on_open: &Callback<usize>,
 ) -> Html {
     let mut out = String::new();
-    for (i, c) in list.iter().enumerate() {
-        let solved = record.solved(&c.name);
+    for (i, (c, from)) in list.iter().enumerate() {
+        let solved = record.solved(&c.name, *from);
         let this = open.filter(|o| o.i == i);
         let _ = write!(
             out,
