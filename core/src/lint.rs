@@ -2,7 +2,8 @@
 //! teacher's own: `core/tests` runs them on every built-in file and `skblab lint` on any file,
 //! so there is one implementation.
 //!
-//! A walkthrough: each variant runs, every `[[check]]` holds, every question's query resolves
+//! A walkthrough: each variant runs, every `[[check]]` holds, every `[[moment]]` is made by
+//! a variant, every question's query resolves
 //! on its step and its answer is not visible before it is asked ([`crate::question`]). A
 //! challenge: its seed is the one its variant models, every `keep` names a field of its
 //! start, its start runs and does not meet the goal, every condition can be read on the
@@ -154,6 +155,14 @@ pub fn lesson(w: &Walkthrough) -> Vec<Finding> {
                 format!("{} reads {v} in {}, not {}", c.what(), c.variant, c.equals),
             )),
             Err(why) => out.push(finding(format!("check[{i}]"), step, why)),
+        }
+    }
+    // A moment no variant makes would point at nothing.
+    for (i, m) in w.moments.iter().enumerate() {
+        let ran: Vec<&Trace> = traces.iter().flatten().collect();
+        if ran.len() == traces.len() && ran.iter().all(|t| m.events(t).is_empty()) {
+            let why = format!("no {} event in {}", m.kind, w.variants.join(" or "));
+            out.push(finding(format!("moment[{i}]"), Some(m.step), why));
         }
     }
     match w.questions() {

@@ -3,6 +3,7 @@
 //! browser, wasm) tells the same story. A walkthrough's `[[check]]` entries pin down the facts
 //! its narration claims; `tests/walkthroughs.rs` runs them.
 
+use crate::events::EventKind;
 use crate::field_path::{self, Path};
 use crate::question::Question;
 use crate::scenario::Scenario;
@@ -33,7 +34,34 @@ pub struct Walkthrough {
     /// bundle has a size budget) links no code to read them.
     #[serde(default, rename = "question")]
     questions: Vec<serde_json::Value>,
+    /// The moments the lesson names as its key ones, besides its patches' own
+    /// ([`Walkthrough::key_kinds`]).
+    #[serde(default, rename = "moment")]
+    pub moments: Vec<Moment>,
     pub scenario: Scenario,
+}
+
+/// A key moment a lesson names: the `kind` events of step `step` (1-based), in every variant
+/// that makes one.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Moment {
+    pub step: usize,
+    /// An event kind's trace name (`reuse_page`).
+    pub kind: String,
+}
+
+impl Moment {
+    /// Where it is in `t`: the numbers (1-based) of its step's `kind` events, none when the
+    /// step has none (or `t` has no such step).
+    pub fn events(&self, t: &crate::Trace) -> Vec<usize> {
+        let step = self.step.checked_sub(1).and_then(|i| t.steps.get(i));
+        let events = step.map_or(&[][..], |s| &s.events);
+        (events.iter().enumerate())
+            .filter(|(_, e)| e.kind().name() == self.kind)
+            .map(|(k, _)| k + 1)
+            .collect()
+    }
 }
 
 /// "After step `step` (1-based; 0 = the end) of `variant`, counter `counter` is `equals`";
@@ -71,7 +99,7 @@ impl Check {
             (Some(c), None) => step
                 .map_or(&t.counters, |s| &s.counters)
                 .get(c)
-                .ok_or(format!("no counter `{c}`")),
+                .ok_or_else(|| crate::query::no_counter(&t.counters, c)),
             (None, Some(p)) => {
                 let v = match step {
                     Some(s) => serde_json::to_value(s),
@@ -158,6 +186,17 @@ impl Walkthrough {
             .collect()
     }
 
+    /// The event kinds that are its key moments: its patches' own (see
+    /// [`crate::patches::Patch::moments`]) and those its `[[moment]]`s name, each once.
+    pub fn key_kinds(&self) -> Vec<EventKind> {
+        let own = self.patches().into_iter().flat_map(|p| p.moments.iter().copied());
+        let named = self.moments.iter().map(|m| m.kind.as_str());
+        let mut kinds: Vec<EventKind> = own.chain(named).filter_map(|k| k.parse().ok()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds
+    }
+
     /// `q`'s answer, read from its variant's trace among `traces`.
     pub fn answer(
         &self,
@@ -166,6 +205,25 @@ impl Walkthrough {
     ) -> Result<crate::query::Value, String> {
         q.answer(self.trace_for(q, traces)?)
     }
+}
+
+/// A lesson text's paragraphs, each trimmed: a blank line (or one of spaces) starts the next,
+/// in every host alike.
+pub fn paragraphs(text: &str) -> Vec<&str> {
+    let (mut out, mut start, mut at) = (Vec::new(), None, 0);
+    for line in text.split_inclusive('\n') {
+        match (line.trim().is_empty(), start) {
+            (true, Some(s)) => {
+                out.push(text[s..at].trim());
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+        at += line.len();
+    }
+    out.extend(start.map(|s| text[s..].trim()));
+    out
 }
 
 /// The seeds (patches) runs of `scenario` in `variants` are about, in order: tcp_sendmsg is
@@ -274,7 +332,8 @@ fn plain_text(v: &serde_json::Value, at: &mut String) -> Result<(), Error> {
     r
 }
 
-/// Reads one walkthrough file, checking it has a paragraph per operation.
+/// Reads one walkthrough file, checking it has a paragraph per operation and that each
+/// moment names one of its steps and an event kind.
 pub fn parse(text: &str) -> Result<Walkthrough, Error> {
     let w: Walkthrough = from_toml(text)?;
     let ops = w.scenario.op_count();
@@ -283,6 +342,22 @@ pub fn parse(text: &str) -> Result<Walkthrough, Error> {
             format!("{}.say", w.name),
             format!("has {} paragraphs for {ops} operations", w.say.len()),
         ));
+    }
+    for (i, m) in w.moments.iter().enumerate() {
+        let field = |f: &str| format!("{}.moment[{i}].{f}", w.name);
+        if !(1..=ops).contains(&m.step) {
+            return Err(Error::Range {
+                field: field("step"),
+                value: m.step.to_string(),
+                allowed: format!("1 to {ops}, the walkthrough's steps"),
+            });
+        }
+        m.kind.parse::<EventKind>().map_err(|_| {
+            Error::invalid(
+                field("kind"),
+                format!("`{}` is no event kind: one of {}", m.kind, EventKind::NAMES.join(", ")),
+            )
+        })?;
     }
     Ok(w)
 }
@@ -319,6 +394,13 @@ mod tests {
             assert!(err.contains(want), "{err}");
         }
         parse(&text("t", "s", "l")).expect("newlines and tabs are plain text");
+    }
+
+    #[test]
+    fn a_blank_line_starts_a_paragraph() {
+        assert_eq!(paragraphs("one\ntwo\n\nthree\n  \n\n four "), ["one\ntwo", "three", "four"]);
+        assert_eq!(paragraphs("\n\nalone\n"), ["alone"]);
+        assert!(paragraphs(" \n").is_empty());
     }
 
     #[test]
