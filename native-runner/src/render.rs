@@ -557,6 +557,23 @@ mod tests {
         assert_eq!(lines[200], "  · get_page page=9 count=2");
     }
 
+    /// `run` names each event's kernel function, as a walkthrough does.
+    #[test]
+    fn a_run_names_each_event_s_kernel_function() {
+        let text = include_str!("../../scenarios/sendmsg-nosg.toml");
+        let s = skblab_core::Scenario::parse(text).expect("the scenario parses");
+        let t = s.run(&Default::default()).expect("it runs");
+        let out = trace(&t, Style::PLAIN);
+        let events: Vec<&str> = (out.lines())
+            .filter(|l| l.starts_with("  · ") && !l.contains(" … "))
+            .collect();
+        assert!(events.len() > 10, "{out}");
+        for l in events {
+            assert!(l.ends_with(')') && l.contains("  ("), "{l}");
+        }
+        assert!(out.contains("(sk_stream_alloc_skb)"), "{out}");
+    }
+
     /// A key moment in the middle of a long list is printed where it is, between the tallies
     /// of what is left out around it; `--all-events` leaves nothing out.
     #[test]
