@@ -158,12 +158,14 @@ pub fn lesson(w: &Walkthrough) -> Vec<Finding> {
         }
     }
     // A moment no variant makes would point at nothing.
-    for (i, m) in w.moments.iter().enumerate() {
-        let ran: Vec<&Trace> = traces.iter().flatten().collect();
-        if ran.len() == traces.len() && ran.iter().all(|t| m.events(t).is_empty()) {
+    let ran: Vec<&Trace> = traces.iter().flatten().collect();
+    match w.moments() {
+        Err(e) => out.push(error(e)),
+        Ok(ms) => out.extend(ms.iter().enumerate().filter_map(|(i, m)| {
+            let made = ran.len() < traces.len() || ran.iter().any(|t| !m.events(t).is_empty());
             let why = format!("no {} event in {}", m.kind, w.variants.join(" or "));
-            out.push(finding(format!("moment[{i}]"), Some(m.step), why));
-        }
+            (!made).then(|| finding(format!("moment[{i}]"), Some(m.step), why))
+        })),
     }
     match w.questions() {
         Err(e) => out.push(error(e)),

@@ -34,10 +34,10 @@ pub struct Walkthrough {
     /// bundle has a size budget) links no code to read them.
     #[serde(default, rename = "question")]
     questions: Vec<serde_json::Value>,
-    /// The moments the lesson names as its key ones, besides its patches' own
-    /// ([`Walkthrough::key_kinds`]).
+    /// The moments the lesson names as its key ones, besides its patches' own, read by
+    /// [`Walkthrough::moments`] (unread until then, as the questions are).
     #[serde(default, rename = "moment")]
-    pub moments: Vec<Moment>,
+    moments: Vec<serde_json::Value>,
     pub scenario: Scenario,
 }
 
@@ -125,25 +125,11 @@ impl Walkthrough {
     /// The questions, each checked: its step is one of the walkthrough's, its variant one of
     /// its variants (the first when left out).
     pub fn questions(&self) -> Result<Vec<Question>, Error> {
-        let ops = self.say.len();
         let mut all = Vec::with_capacity(self.questions.len());
         for (i, v) in self.questions.iter().enumerate() {
             let field = |f: &str| format!("{}.question[{i}]{f}", self.name);
-            let mut q: Question = field_path::from_value(v).map_err(|e| Error::Parse {
-                format: "TOML",
-                field: match Path(&e.path).to_string().as_str() {
-                    "" => field(""),
-                    path => field(&format!(".{path}")),
-                },
-                message: e.error.to_string(),
-            })?;
-            if !(1..=ops).contains(&q.step) {
-                return Err(Error::Range {
-                    field: field(".step"),
-                    value: q.step.to_string(),
-                    allowed: format!("1 to {ops}, the walkthrough's steps"),
-                });
-            }
+            let mut q: Question = self.entry(&field(""), v)?;
+            self.a_step(&field(".step"), q.step)?;
             if q.variant.is_empty() {
                 q.variant = self.variants.first().cloned().unwrap_or_default();
             }
@@ -186,11 +172,59 @@ impl Walkthrough {
             .collect()
     }
 
+    /// A table of the file read as a `T`, a bad field named under `at` (`w.question[2]`).
+    fn entry<T: serde::de::DeserializeOwned>(
+        &self,
+        at: &str,
+        v: &serde_json::Value,
+    ) -> Result<T, Error> {
+        field_path::from_value(v).map_err(|e| Error::Parse {
+            format: "TOML",
+            field: match Path(&e.path).to_string().as_str() {
+                "" => at.to_string(),
+                path => format!("{at}.{path}"),
+            },
+            message: e.error.to_string(),
+        })
+    }
+
+    /// Refuses a `step` (field `at`) that is none of the walkthrough's.
+    fn a_step(&self, at: &str, step: usize) -> Result<(), Error> {
+        let ops = self.say.len();
+        if (1..=ops).contains(&step) {
+            return Ok(());
+        }
+        Err(Error::Range {
+            field: at.to_string(),
+            value: step.to_string(),
+            allowed: format!("1 to {ops}, the walkthrough's steps"),
+        })
+    }
+
+    /// The `[[moment]]`s, each checked: its step is one of the walkthrough's, its kind an
+    /// event kind.
+    pub fn moments(&self) -> Result<Vec<Moment>, Error> {
+        let mut all = Vec::with_capacity(self.moments.len());
+        for (i, v) in self.moments.iter().enumerate() {
+            let field = |f: &str| format!("{}.moment[{i}]{f}", self.name);
+            let m: Moment = self.entry(&field(""), v)?;
+            self.a_step(&field(".step"), m.step)?;
+            if m.kind.parse::<EventKind>().is_err() {
+                let why = format!("`{}` is no event kind: one of {}", m.kind, EventKind::NAMES.join(", "));
+                return Err(Error::invalid(field(".kind"), why));
+            }
+            all.push(m);
+        }
+        Ok(all)
+    }
+
     /// The event kinds that are its key moments: its patches' own (see
-    /// [`crate::patches::Patch::moments`]) and those its `[[moment]]`s name, each once.
+    /// [`crate::patches::Patch::moments`]) and those its `[[moment]]`s name (when they are
+    /// sound), each once.
     pub fn key_kinds(&self) -> Vec<EventKind> {
         let own = self.patches().into_iter().flat_map(|p| p.moments.iter().copied());
-        let named = self.moments.iter().map(|m| m.kind.as_str());
+        let named = self.moments().unwrap_or_default();
+        let named = named.iter().map(|m| m.kind.as_str());
         let mut kinds: Vec<EventKind> = own.chain(named).filter_map(|k| k.parse().ok()).collect();
         kinds.sort_unstable();
         kinds.dedup();
@@ -332,8 +366,7 @@ fn plain_text(v: &serde_json::Value, at: &mut String) -> Result<(), Error> {
     r
 }
 
-/// Reads one walkthrough file, checking it has a paragraph per operation and that each
-/// moment names one of its steps and an event kind.
+/// Reads one walkthrough file, checking it has a paragraph per operation.
 pub fn parse(text: &str) -> Result<Walkthrough, Error> {
     let w: Walkthrough = from_toml(text)?;
     let ops = w.scenario.op_count();
@@ -342,22 +375,6 @@ pub fn parse(text: &str) -> Result<Walkthrough, Error> {
             format!("{}.say", w.name),
             format!("has {} paragraphs for {ops} operations", w.say.len()),
         ));
-    }
-    for (i, m) in w.moments.iter().enumerate() {
-        let field = |f: &str| format!("{}.moment[{i}].{f}", w.name);
-        if !(1..=ops).contains(&m.step) {
-            return Err(Error::Range {
-                field: field("step"),
-                value: m.step.to_string(),
-                allowed: format!("1 to {ops}, the walkthrough's steps"),
-            });
-        }
-        m.kind.parse::<EventKind>().map_err(|_| {
-            Error::invalid(
-                field("kind"),
-                format!("`{}` is no event kind: one of {}", m.kind, EventKind::NAMES.join(", ")),
-            )
-        })?;
     }
     Ok(w)
 }

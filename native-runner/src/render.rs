@@ -457,7 +457,7 @@ pub fn walkthrough_step(w: &Walkthrough, traces: &[Trace], i: usize, st: Style) 
     );
     out.push_str(&wrap(&w.say[i], ""));
     out.push('\n');
-    for m in w.moments.iter().filter(|m| m.step == i + 1) {
+    for m in w.moments().unwrap_or_default().iter().filter(|m| m.step == i + 1) {
         let _ = writeln!(out, "{}", st.bold(&moment(m, &w.variants, traces)));
     }
     let key = w.key_kinds();
