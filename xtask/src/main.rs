@@ -274,8 +274,9 @@ fn browser(what: &str) -> Result<(), String> {
 /// handout and self-explaining reveals; since TOML is read without std's float parser and
 /// the render passes of issue 22 (307,900 B), that size and 600 B, so the bundle cannot grow
 /// unnoticed; since the eighth pass drew the moves ahead, their pieces parsed (310,358 B),
-/// 310,500 B (docs/playground-performance.md).
-const WASM_GZIP_BUDGET: u64 = 310_500;
+/// 310,500 B; since issue 36's homework links and lesson paragraphs (312,335 B), 312,500 B
+/// (docs/playground-performance.md).
+const WASM_GZIP_BUDGET: u64 = 312_500;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {
