@@ -147,7 +147,11 @@ mod tests {
     fn each_moment_is_an_event_kind() {
         for p in PATCHES {
             for m in p.moments {
-                assert!(m.parse::<crate::events::EventKind>().is_ok(), "{}: {m}", p.seed);
+                assert!(
+                    m.parse::<crate::events::EventKind>().is_ok(),
+                    "{}: {m}",
+                    p.seed
+                );
             }
         }
     }

@@ -128,7 +128,9 @@ impl Link {
         };
         let (head, at) = match self {
             Link::Walk { name, at } => (format!("w={}", b64::encode(name)), at),
-            Link::Challenge { name, work, at } => (format!("c={}{}", b64::encode(name), s(work)), at),
+            Link::Challenge { name, work, at } => {
+                (format!("c={}{}", b64::encode(name), s(work)), at)
+            }
             Link::Lesson { text, work, at } => (format!("l={}{}", b64::encode(text), s(work)), at),
             Link::Custom { text, compare, at } => {
                 let cmp = compare

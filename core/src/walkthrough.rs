@@ -210,7 +210,11 @@ impl Walkthrough {
             let m: Moment = self.entry(&field(""), v)?;
             self.a_step(&field(".step"), m.step)?;
             if m.kind.parse::<EventKind>().is_err() {
-                let why = format!("`{}` is no event kind: one of {}", m.kind, EventKind::NAMES.join(", "));
+                let why = format!(
+                    "`{}` is no event kind: one of {}",
+                    m.kind,
+                    EventKind::NAMES.join(", ")
+                );
                 return Err(Error::invalid(field(".kind"), why));
             }
             all.push(m);
@@ -222,7 +226,10 @@ impl Walkthrough {
     /// [`crate::patches::Patch::moments`]) and those its `[[moment]]`s name (when they are
     /// sound), each once.
     pub fn key_kinds(&self) -> Vec<EventKind> {
-        let own = self.patches().into_iter().flat_map(|p| p.moments.iter().copied());
+        let own = self
+            .patches()
+            .into_iter()
+            .flat_map(|p| p.moments.iter().copied());
         let named = self.moments().unwrap_or_default();
         let named = named.iter().map(|m| m.kind.as_str());
         let mut kinds: Vec<EventKind> = own.chain(named).filter_map(|k| k.parse().ok()).collect();
@@ -415,7 +422,10 @@ mod tests {
 
     #[test]
     fn a_blank_line_starts_a_paragraph() {
-        assert_eq!(paragraphs("one\ntwo\n\nthree\n  \n\n four "), ["one\ntwo", "three", "four"]);
+        assert_eq!(
+            paragraphs("one\ntwo\n\nthree\n  \n\n four "),
+            ["one\ntwo", "three", "four"]
+        );
         assert_eq!(paragraphs("\n\nalone\n"), ["alone"]);
         assert!(paragraphs(" \n").is_empty());
     }

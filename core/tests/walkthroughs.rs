@@ -83,7 +83,11 @@ fn lint_passes_the_example_and_finds_each_mistake() {
     }
     // A count of the asked step's own events is not seen before it is asked, even when the
     // step before made as many (0 free_page events in steps 1 and 2).
-    let sound = text.replacen("query = \"skb 0 data_len\"", "query = \"events free_page\"", 1);
+    let sound = text.replacen(
+        "query = \"skb 0 data_len\"",
+        "query = \"events free_page\"",
+        1,
+    );
     assert_ne!(sound, text);
     assert_eq!(lint::file(&sound, None), Ok(vec![]));
 }

@@ -231,7 +231,9 @@ fn grade(c: &Challenge, dir: &Path, json: bool) -> Result<Outcome, CliError> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(fail)? {
         let path = entry.map_err(fail)?.path();
-        let hidden = path.file_name().is_some_and(|n| n.as_encoded_bytes().starts_with(b"."));
+        let hidden = path
+            .file_name()
+            .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."));
         if path.is_file() && !hidden {
             files.push(path);
         }
@@ -243,7 +245,10 @@ fn grade(c: &Challenge, dir: &Path, json: bool) -> Result<Outcome, CliError> {
         }
     }
     if files.is_empty() {
-        return Err(CliError(format!("{}: no solution files in it", dir.display())));
+        return Err(CliError(format!(
+            "{}: no solution files in it",
+            dir.display()
+        )));
     }
     files.sort();
     let (mut out, mut rows, mut solved) = (String::new(), Vec::new(), 0);
@@ -290,7 +295,8 @@ fn grade(c: &Challenge, dir: &Path, json: bool) -> Result<Outcome, CliError> {
 /// a kept field changed), naming the file.
 fn verdict(c: &Challenge, file: &Path) -> Result<Verdict, String> {
     let text = read_scenario(file).map_err(|e| e.0)?;
-    c.check(&text).map_err(|e| format!("{}: {e}", file.display()))
+    c.check(&text)
+        .map_err(|e| format!("{}: {e}", file.display()))
 }
 
 /// Adds `solved` and the verdict's fields to the JSON object `j`.

@@ -4,10 +4,10 @@
 //! are printed generically from their serialized form, so a new mechanism's events need no
 //! code here, and the state drawing covers every mechanism's queues, pages and cursors.
 
+use skblab_core::events::EventKind;
 use skblab_core::question::{Kind, Question};
 use skblab_core::quiz::Item;
 use skblab_core::skb::Skb;
-use skblab_core::events::EventKind;
 use skblab_core::trace::{Counters, Cursor, Event, State, Trace};
 use skblab_core::walkthrough::{self, Moment, Walkthrough};
 use std::fmt::Write;
@@ -79,9 +79,8 @@ fn events(
 ) {
     let (head, tail) = (shown * 3 / 4, shown / 4);
     let cut = list.len() > shown && !st.all_events;
-    let kept = |i: usize, e: &Event| {
-        !cut || i < head || i >= list.len() - tail || key.contains(&e.kind())
-    };
+    let kept =
+        |i: usize, e: &Event| !cut || i < head || i >= list.len() - tail || key.contains(&e.kind());
     let mut left_out: Vec<&Event> = Vec::new();
     for (i, e) in list.iter().enumerate() {
         if !kept(i, e) {
@@ -457,7 +456,12 @@ pub fn walkthrough_step(w: &Walkthrough, traces: &[Trace], i: usize, st: Style) 
     );
     out.push_str(&wrap(&w.say[i], ""));
     out.push('\n');
-    for m in w.moments().unwrap_or_default().iter().filter(|m| m.step == i + 1) {
+    for m in w
+        .moments()
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m.step == i + 1)
+    {
         let _ = writeln!(out, "{}", st.bold(&moment(m, &w.variants, traces)));
     }
     let key = w.key_kinds();
@@ -578,7 +582,9 @@ mod tests {
     /// of what is left out around it; `--all-events` leaves nothing out.
     #[test]
     fn a_key_moment_is_never_left_out() {
-        let mut list: Vec<Event> = (0..40).map(|page| Event::GetPage { page, count: 2 }).collect();
+        let mut list: Vec<Event> = (0..40)
+            .map(|page| Event::GetPage { page, count: 2 })
+            .collect();
         list[20] = Event::RxCacheTake { skb: 7, cpu: 0 };
         let take = [EventKind::RxCacheTake];
         let mut out = String::new();

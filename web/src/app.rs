@@ -286,7 +286,10 @@ impl Component for App {
             .filter(|s| s.lesson.is_none())
             .and_then(|s| s.walk.as_ref())
             .and_then(|w| self.walks.iter().position(|x| x.name == w.name));
-        let shown = self.session.as_ref().map_or("".into(), |s| s.title.clone().into());
+        let shown = self
+            .session
+            .as_ref()
+            .map_or("".into(), |s| s.title.clone().into());
         let scores = self
             .walks
             .iter()

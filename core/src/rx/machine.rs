@@ -349,7 +349,6 @@ fn arrive(n: u64, of: &str) -> String {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     /// A step's title counts in the singular for one: "1 frame arrives", not "1 frames".
@@ -359,7 +358,10 @@ mod tests {
             { op = \"arrive\", frames = 1 }, { op = \"arrive\", lens = [1000] }, \
             { op = \"recvmsg\", skbs = 1 }, { op = \"arrive\", frames = 2 }, \
             { op = \"recvmsg\", skbs = 2 }]\n";
-        let t = crate::Scenario::parse(text).unwrap().run(&Default::default()).unwrap();
+        let t = crate::Scenario::parse(text)
+            .unwrap()
+            .run(&Default::default())
+            .unwrap();
         let ops: Vec<&str> = t.steps.iter().map(|s| s.op.as_str()).collect();
         assert_eq!(
             ops,
