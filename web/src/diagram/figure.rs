@@ -185,7 +185,7 @@ mod tests {
     <span class="entry"><span class="k fr"></span>frag, its size</span>
     <span class="entry"><span class="k arrow"></span>frag to its bytes</span>
     <span class="entry"><span class="cur">▲</span>a page-frag allocator's offset</span>
-    <span class="entry">count: references held on a page (the kernel's page_count)</span>
+    <span class="entry">count: references held on a page</span>
     <span class="entry">head, data, tail, end: the skb's buffer pointers</span>
     <span class="entry"><span class="k chg"></span>changed by this step</span>
     <span class="entry split"><span class="k dif"></span>differs from the other variant</span>
