@@ -181,6 +181,7 @@ test('homework: a checked challenge keeps the scenario in its link, and a reload
   const verdict = open.locator('[data-testid=goal]');
   assert.equal(await verdict.getAttribute('data-met'), 'true');
   assert.match(await verdict.textContent(), /Goal met after step 2/);
+  await verdict.scrollIntoViewIfNeeded();
   await shot(again, 'homework-link');
   // The start's link stays a challenge's when the learner runs their scenario.
   await page.fill('#scenario', solution.replace('budget = 2', 'budget = 3'));
