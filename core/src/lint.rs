@@ -3,9 +3,10 @@
 //! so there is one implementation.
 //!
 //! A walkthrough: each variant runs, the runs together within the lesson's budget
-//! ([`crate::limits::MAX_LESSON_TRACE_OBJECTS`]), every `[[check]]` holds, every question's
-//! query resolves on its step and its answer is not visible before it is asked
-//! ([`crate::question`]). A challenge: its seed is the one its variant models, every `keep` names a field of its
+//! ([`crate::limits::MAX_LESSON_TRACE_OBJECTS`]), every `[[check]]` holds, every `[[moment]]`
+//! is made by a variant, every question's query resolves on its step and its answer is not
+//! visible before it is asked ([`crate::question`]). A challenge: its seed is the one its
+//! variant models, every `keep` names a field of its
 //! start, its start runs and does not meet the goal, every condition can be read on the
 //! start, and a solution, when given, keeps every kept field and meets the goal.
 
@@ -138,6 +139,16 @@ pub fn lesson(w: &Walkthrough) -> Vec<Finding> {
             )),
             Some(Err(why)) => out.push(finding(format!("check[{i}]"), step, why)),
         }
+    }
+    // A moment no variant makes would point at nothing.
+    let ran: Vec<&Trace> = traces.iter().flatten().collect();
+    match w.moments() {
+        Err(e) => out.push(error(e)),
+        Ok(ms) => out.extend(ms.iter().enumerate().filter_map(|(i, m)| {
+            let made = ran.len() < traces.len() || ran.iter().any(|t| !m.events(t).is_empty());
+            let why = format!("no {} event in {}", m.kind, w.variants.join(" or "));
+            (!made).then(|| finding(format!("moment[{i}]"), Some(m.step), why))
+        })),
     }
     match w.questions() {
         Err(e) => out.push(e.into()),

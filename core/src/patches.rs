@@ -22,6 +22,9 @@ pub struct Patch {
     pub merged: Option<(&'static str, &'static str)>,
     /// What became of it, where that is not a merge of the post.
     pub fate: Option<&'static str>,
+    /// The event kinds (trace names) where the patch shows, its key moments: the events it
+    /// adds, or whose number it changes. A host never hides one.
+    pub moments: &'static [&'static str],
 }
 
 /// The four seeds, in order. Commits read in public trees' logs and the netdev bot's merge
@@ -37,6 +40,9 @@ pub const PATCHES: &[Patch] = &[
         posted: "https://patchwork.ozlabs.org/patch/42944/",
         merged: None,
         fate: Some("an RFC, never merged as posted"),
+        // It adds no kind of event: the bytes the kernel before copied into the linear area
+        // (copy_to_linear) go to page frags (copy_to_page), which both kernels make.
+        moments: &[],
     },
     Patch {
         seed: "001",
@@ -48,6 +54,7 @@ pub const PATCHES: &[Patch] = &[
         posted: "https://patchwork.ozlabs.org/patch/165868/",
         merged: None,
         fate: Some("shipped revised in v3.6 as __netdev_alloc_frag with pagecnt_bias"),
+        moments: &["reuse_page"],
     },
     Patch {
         seed: "002",
@@ -59,6 +66,14 @@ pub const PATCHES: &[Patch] = &[
         posted: "https://lore.kernel.org/netdev/20190322155640.248144-4-edumazet@google.com/",
         merged: Some(("8b27dae5a2e89a61c46c6dbc76c040c0e6d0ed4c", "v5.2")),
         fate: None,
+        // And skb_attempt_defer_free's, which took its place (v5.17, modelled as defer-free).
+        moments: &[
+            "rx_cache_park",
+            "rx_cache_take",
+            "defer_free",
+            "defer_kick",
+            "defer_flush",
+        ],
     },
     Patch {
         seed: "003",
@@ -70,6 +85,8 @@ pub const PATCHES: &[Patch] = &[
         posted: "https://lore.kernel.org/all/d5c7935a21f20d37900cd51fc0f1f88327a0dfdd.1606406237.git.pabeni@redhat.com/",
         merged: Some(("15e6ca974b14c2dc4221738ef81b23ef694c9160", "v5.11")),
         fate: None,
+        // The tail skb grown past half the size goal: its DSS mapping extended.
+        moments: &["extend_mapping"],
     },
 ];
 
@@ -123,6 +140,19 @@ mod tests {
                 .find(|(m, _)| *m == p.mechanism)
                 .expect("a mechanism");
             assert!(p.variants.iter().all(|v| vs.contains(v)), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn each_moment_is_an_event_kind() {
+        for p in PATCHES {
+            for m in p.moments {
+                assert!(
+                    m.parse::<crate::events::EventKind>().is_ok(),
+                    "{}: {m}",
+                    p.seed
+                );
+            }
         }
     }
 

@@ -2,7 +2,8 @@
 //!
 //! A link names a built-in walkthrough (`w=NAME`) or challenge (`c=NAME`), or carries a whole
 //! scenario (`s=TEXT`, with `cmp=VARIANT` for the split view) or a teacher's walkthrough or
-//! challenge file (`l=TEXT`), each base64url, plus a [`Position`]: `lead=L` (the lane the keys
+//! challenge file (`l=TEXT`), each base64url; a challenge's link may carry the learner's
+//! scenario too (`c=NAME&s=TEXT`, `l=TEXT&s=TEXT`: homework handed in by a link); plus a [`Position`]: `lead=L` (the lane the keys
 //! step), `step=N` and, inside that step, each lane's event (`event=E` for the left lane,
 //! `event1=E` for the right). Links come from strangers, so [`Link::decode`] is a plain
 //! function (fuzzed in `fuzz/`) that turns every malformed or oversized fragment into an
@@ -70,10 +71,20 @@ pub enum Link {
         compare: Option<String>,
         at: Position,
     },
-    /// A built-in challenge, by name: the stage on its start, its goal and check beside.
-    Challenge { name: String, at: Position },
-    /// A walkthrough or challenge file's whole text (a lesson of one's own).
-    Lesson { text: String, at: Position },
+    /// A built-in challenge, by name: the stage on its start, or on the learner's scenario
+    /// (`work`), its goal and check beside.
+    Challenge {
+        name: String,
+        work: Option<String>,
+        at: Position,
+    },
+    /// A walkthrough or challenge file's whole text (a lesson of one's own), and for a
+    /// challenge the learner's scenario (`work`).
+    Lesson {
+        text: String,
+        work: Option<String>,
+        at: Position,
+    },
 }
 
 impl Link {
@@ -97,14 +108,30 @@ impl Link {
         self
     }
 
-    /// The fragment (without `#`): `w=NAME` or `s=TEXT&cmp=VARIANT`, each name and text
+    /// The same link carrying the learner's scenario `text` when it is a challenge's (a
+    /// built-in one or a file's); any other link is left as it is.
+    pub fn with_work(mut self, text: &str) -> Link {
+        if let Link::Challenge { work, .. } | Link::Lesson { work, .. } = &mut self {
+            *work = Some(text.to_string());
+        }
+        self
+    }
+
+    /// The fragment (without `#`): `w=NAME` or `s=TEXT&cmp=VARIANT` (a challenge: `c=NAME` or
+    /// `l=TEXT`, then `&s=TEXT` with the learner's scenario), each name and text
     /// base64url without padding, then `&lead=L` when the position names its lead,
     /// `&step=N`, and `&event=E` and `&event1=E` for the lanes at an event within the step.
     pub fn encode(&self) -> String {
+        let s = |work: &Option<String>| {
+            let work = work.as_ref().map(|w| format!("&s={}", b64::encode(w)));
+            work.unwrap_or_default()
+        };
         let (head, at) = match self {
             Link::Walk { name, at } => (format!("w={}", b64::encode(name)), at),
-            Link::Challenge { name, at } => (format!("c={}", b64::encode(name)), at),
-            Link::Lesson { text, at } => (format!("l={}", b64::encode(text)), at),
+            Link::Challenge { name, work, at } => {
+                (format!("c={}{}", b64::encode(name), s(work)), at)
+            }
+            Link::Lesson { text, work, at } => (format!("l={}{}", b64::encode(text), s(work)), at),
             Link::Custom { text, compare, at } => {
                 let cmp = compare
                     .as_ref()
@@ -168,16 +195,17 @@ impl Link {
                 let compare = parts.cmp.take();
                 Link::Custom { text, compare, at }
             }
-            (None, None, Some(name), None) => Link::Challenge { name, at },
-            (None, None, None, Some(text)) => Link::Lesson { text, at },
+            (None, work, Some(name), None) => Link::Challenge { name, work, at },
+            (None, work, None, Some(text)) => Link::Lesson { text, work, at },
             _ => {
                 return Err("the link must name one walkthrough (w=), scenario (s=), \
-                     challenge (c=) or lesson file (l=)"
+                     challenge (c=) or lesson file (l=); a scenario may go with a challenge \
+                     or a lesson file"
                     .into())
             }
         };
         match parts.cmp {
-            Some(_) => Err("the link's `cmp` goes with a scenario (s=) only".into()),
+            Some(_) => Err("the link's `cmp` goes with a scenario (s=) alone".into()),
             None => Ok(Some(link)),
         }
     }
@@ -357,11 +385,24 @@ mod tests {
             },
             Link::Challenge {
                 name: "duyck-reuse".into(),
+                work: None,
                 at: at(0, None),
             },
             Link::Lesson {
                 text: "name = \"mine\"\nintro = \"ünïcode & = #\"\n".into(),
+                work: None,
                 at: at(4, Some(2)),
+            },
+            // Homework: a challenge with the learner's scenario.
+            Link::Challenge {
+                name: "reuse-a-page".into(),
+                work: Some("mechanism = \"rx\"\n# mine & = #\n".into()),
+                at: at(2, None),
+            },
+            Link::Lesson {
+                text: "name = \"mine\"\ngoal = \"g\"\n".into(),
+                work: Some("{}".into()),
+                at: at(0, None),
             },
         ];
         for l in links {
@@ -450,6 +491,7 @@ mod tests {
             ("#c=YQ&l=YQ", "must name one walkthrough"),
             ("#w=YQ&cmp=YQ", "`cmp` goes with a scenario"),
             ("#l=YQ&cmp=YQ", "`cmp` goes with a scenario"),
+            ("#c=YQ&s=YQ&cmp=YQ", "`cmp` goes with a scenario (s=) alone"),
             ("#w=YQ&step=1&step=2", "`step` twice"),
             ("#s=YQ&s=YQ", "`s` twice"),
             (&huge, "too long"),

@@ -10,7 +10,7 @@
 //! | `queue NAME pages`             | distinct pages the queue's frags point to               |
 //! | `queue NAME first` / `last`    | the skb at the head / tail of the queue (an object)     |
 //! | `pages live`                   | live pages                                              |
-//! | `page ID count` / `used` / `cpu` | a live page's refcount, bytes handed out, home CPU    |
+//! | `page ID count` / `used` / `cpu` | a live page's count (references), bytes handed out, home CPU |
 //! | `skb ID FIELD`                 | `len linear_len data_len nr_frags truesize head_bytes cpu` |
 //! | `event KIND FIELD`             | a field of the step's first KIND event; `skb`, `into` name an skb, `page` a page, `frag` the frag (`skb`, `idx`) |
 //! | `events KIND`                  | how many KIND events the step has                       |
@@ -19,7 +19,7 @@
 use crate::events::Event;
 use crate::page::PageId;
 use crate::skb::{Skb, SkbId};
-use crate::trace::{Queue, Step};
+use crate::trace::{Counters, Queue, Step};
 use serde::{Deserialize, Deserializer};
 use std::fmt;
 use std::str::FromStr;
@@ -213,6 +213,12 @@ impl Query {
         }
     }
 
+    /// Whether it reads the step's own events (`events KIND`, `event KIND FIELD`), not a
+    /// state or a counter the step carries on from the one before.
+    pub fn reads_events(&self) -> bool {
+        matches!(self, Query::Event { .. } | Query::Events(_))
+    }
+
     /// Evaluates on `step`, or on the empty start before the first step (`None`: no queues,
     /// pages or events, every counter 0).
     pub fn eval(&self, step: Option<&Step>) -> Result<Value, String> {
@@ -226,7 +232,7 @@ impl Query {
                 .counters
                 .get(name)
                 .map(Value::Number)
-                .ok_or(format!("no counter `{name}`")),
+                .ok_or_else(|| no_counter(&step.counters, name)),
             Query::QueueLen(q) => n(queue(&s.queues, q)?.skbs.len() as u32),
             Query::QueuePages(q) => n(distinct_pages(queue(&s.queues, q)?)),
             Query::QueueEnd { queue: q, last } => {
@@ -284,6 +290,14 @@ impl Query {
             Query::Counter(_) | Query::PagesLive | Query::Events(_) => Ok(Value::Number(0)),
             _ => Err("nothing exists before the first step".into()),
         }
+    }
+}
+
+/// That `counters` has no counter `name`, with the one it may have meant.
+pub(crate) fn no_counter(counters: &Counters, name: &str) -> String {
+    match crate::names::nearest(name, counters.names()) {
+        Some(near) => format!("no counter `{name}`: did you mean `{near}`?"),
+        None => format!("no counter `{name}`"),
     }
 }
 

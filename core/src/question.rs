@@ -4,7 +4,9 @@
 //!
 //! **Visible** (what `core/tests/questions.rs` forbids): before answering, the learner sees
 //! the previous step (its state, events and counters; before step 1, nothing). An answer is
-//! visible when the same query evaluated on that previous step already gives it. A pick
+//! visible when the same query evaluated on that previous step already gives it, unless the
+//! query reads the asked step's own events (`events KIND`, `event KIND FIELD`): the step
+//! before has events of its own, which say nothing of the next step's. A pick
 //! question's object must be drawn in that previous state, so the learner can point at it,
 //! beside another of its kind (with one frag drawn, "which frag?" answers itself).
 
@@ -83,7 +85,7 @@ impl Question {
     pub fn visible(&self, t: &Trace) -> Option<String> {
         let answer = self.answer(t).ok()?;
         let prev = self.step.checked_sub(2).map(|i| &t.steps[i]);
-        if self.query.eval(prev) == Ok(answer) {
+        if !self.query.reads_events() && self.query.eval(prev) == Ok(answer) {
             return Some(format!("the step before already gives {answer}"));
         }
         let empty = State::default();

@@ -3,6 +3,7 @@
 //! browser, wasm) tells the same story. A walkthrough's `[[check]]` entries pin down the facts
 //! its narration claims; `tests/walkthroughs.rs` runs them.
 
+use crate::events::EventKind;
 use crate::field_path::{self, Path};
 use crate::limits::{check_count, MAX_CHECKS, MAX_LESSON_TRACE_OBJECTS, MAX_LESSON_VARIANTS};
 use crate::question::Question;
@@ -34,7 +35,34 @@ pub struct Walkthrough {
     /// bundle has a size budget) links no code to read them.
     #[serde(default, rename = "question")]
     questions: Vec<serde_json::Value>,
+    /// The moments the lesson names as its key ones, besides its patches' own, read by
+    /// [`Walkthrough::moments`] (unread until then, as the questions are).
+    #[serde(default, rename = "moment")]
+    moments: Vec<serde_json::Value>,
     pub scenario: Scenario,
+}
+
+/// A key moment a lesson names: the `kind` events of step `step` (1-based), in every variant
+/// that makes one.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Moment {
+    pub step: usize,
+    /// An event kind's trace name (`reuse_page`).
+    pub kind: String,
+}
+
+impl Moment {
+    /// Where it is in `t`: the numbers (1-based) of its step's `kind` events, none when the
+    /// step has none (or `t` has no such step).
+    pub fn events(&self, t: &crate::Trace) -> Vec<usize> {
+        let step = self.step.checked_sub(1).and_then(|i| t.steps.get(i));
+        let events = step.map_or(&[][..], |s| &s.events);
+        (events.iter().enumerate())
+            .filter(|(_, e)| e.kind().name() == self.kind)
+            .map(|(k, _)| k + 1)
+            .collect()
+    }
 }
 
 /// "After step `step` (1-based; 0 = the end) of `variant`, counter `counter` is `equals`";
@@ -75,7 +103,7 @@ impl Check {
             (Some(c), None) => step
                 .map_or(&t.counters, |s| &s.counters)
                 .get(c)
-                .ok_or(format!("no counter `{c}`")),
+                .ok_or_else(|| crate::query::no_counter(&t.counters, c)),
             (None, Some(p)) => {
                 let at = (lane, self.step);
                 let v = match built.take() {
@@ -159,25 +187,11 @@ impl Walkthrough {
     /// The questions, each checked: its step is one of the walkthrough's, its variant one of
     /// its variants (the first when left out).
     pub fn questions(&self) -> Result<Vec<Question>, Error> {
-        let ops = self.say.len();
         let mut all = Vec::with_capacity(self.questions.len());
         for (i, v) in self.questions.iter().enumerate() {
             let field = |f: &str| format!("{}.question[{i}]{f}", self.name);
-            let mut q: Question = field_path::from_value(v).map_err(|e| Error::Parse {
-                format: "TOML",
-                field: match Path(&e.path).to_string().as_str() {
-                    "" => field(""),
-                    path => field(&format!(".{path}")),
-                },
-                message: e.error.to_string(),
-            })?;
-            if !(1..=ops).contains(&q.step) {
-                return Err(Error::Range {
-                    field: field(".step"),
-                    value: q.step.to_string(),
-                    allowed: format!("1 to {ops}, the walkthrough's steps"),
-                });
-            }
+            let mut q: Question = self.entry(&field(""), v)?;
+            self.a_step(&field(".step"), q.step)?;
             if q.variant.is_empty() {
                 q.variant = self.variants.first().cloned().unwrap_or_default();
             }
@@ -232,6 +246,72 @@ impl Walkthrough {
             .collect()
     }
 
+    /// A table of the file read as a `T`, a bad field named under `at` (`w.question[2]`).
+    fn entry<T: serde::de::DeserializeOwned>(
+        &self,
+        at: &str,
+        v: &serde_json::Value,
+    ) -> Result<T, Error> {
+        field_path::from_value(v).map_err(|e| Error::Parse {
+            format: "TOML",
+            field: match Path(&e.path).to_string().as_str() {
+                "" => at.to_string(),
+                path => format!("{at}.{path}"),
+            },
+            message: e.error.to_string(),
+        })
+    }
+
+    /// Refuses a `step` (field `at`) that is none of the walkthrough's.
+    fn a_step(&self, at: &str, step: usize) -> Result<(), Error> {
+        let ops = self.say.len();
+        if (1..=ops).contains(&step) {
+            return Ok(());
+        }
+        Err(Error::Range {
+            field: at.to_string(),
+            value: step.to_string(),
+            allowed: format!("1 to {ops}, the walkthrough's steps"),
+        })
+    }
+
+    /// The `[[moment]]`s, each checked: its step is one of the walkthrough's, its kind an
+    /// event kind.
+    pub fn moments(&self) -> Result<Vec<Moment>, Error> {
+        let mut all = Vec::with_capacity(self.moments.len());
+        for (i, v) in self.moments.iter().enumerate() {
+            let field = |f: &str| format!("{}.moment[{i}]{f}", self.name);
+            let m: Moment = self.entry(&field(""), v)?;
+            self.a_step(&field(".step"), m.step)?;
+            if m.kind.parse::<EventKind>().is_err() {
+                let why = format!(
+                    "`{}` is no event kind: one of {}",
+                    m.kind,
+                    EventKind::NAMES.join(", ")
+                );
+                return Err(Error::invalid(field(".kind"), why));
+            }
+            all.push(m);
+        }
+        Ok(all)
+    }
+
+    /// The event kinds that are its key moments: its patches' own (see
+    /// [`crate::patches::Patch::moments`]) and those its `[[moment]]`s name (when they are
+    /// sound), each once.
+    pub fn key_kinds(&self) -> Vec<EventKind> {
+        let own = self
+            .patches()
+            .into_iter()
+            .flat_map(|p| p.moments.iter().copied());
+        let named = self.moments().unwrap_or_default();
+        let named = named.iter().map(|m| m.kind.as_str());
+        let mut kinds: Vec<EventKind> = own.chain(named).filter_map(|k| k.parse().ok()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds
+    }
+
     /// `q`'s answer, read from its variant's trace among `traces`.
     pub fn answer(
         &self,
@@ -249,6 +329,25 @@ fn repeated_choice(q: &Question) -> Option<(usize, usize)> {
     values.sort_unstable();
     let same = values.windows(2).find(|w| w[0].0 == w[1].0)?;
     Some((same[0].1, same[1].1))
+}
+
+/// A lesson text's paragraphs, each trimmed: a blank line (or one of spaces) starts the next,
+/// in every host alike.
+pub fn paragraphs(text: &str) -> Vec<&str> {
+    let (mut out, mut start, mut at) = (Vec::new(), None, 0);
+    for line in text.split_inclusive('\n') {
+        match (line.trim().is_empty(), start) {
+            (true, Some(s)) => {
+                out.push(text[s..at].trim());
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+        at += line.len();
+    }
+    out.extend(start.map(|s| text[s..].trim()));
+    out
 }
 
 /// The seeds (patches) runs of `scenario` in `variants` are about, in order: tcp_sendmsg is
@@ -415,6 +514,16 @@ mod tests {
             assert!(err.to_string().contains(&want), "{err}");
         }
         parse(&text("t", "s", "l")).expect("newlines and tabs are plain text");
+    }
+
+    #[test]
+    fn a_blank_line_starts_a_paragraph() {
+        assert_eq!(
+            paragraphs("one\ntwo\n\nthree\n  \n\n four "),
+            ["one\ntwo", "three", "four"]
+        );
+        assert_eq!(paragraphs("\n\nalone\n"), ["alone"]);
+        assert!(paragraphs(" \n").is_empty());
     }
 
     #[test]

@@ -13,7 +13,7 @@ fn the_documented_links_decode_as_documented() {
         .step_by(2)
         .filter(|s| ["#w=", "#s=", "#c="].iter().any(|k| s.starts_with(k)))
         .collect();
-    assert_eq!(links.len(), 5, "{links:?}");
+    assert_eq!(links.len(), 6, "{links:?}");
     let at = |step, event: Option<usize>| Position {
         step,
         lead: event.map(|_| 0),
@@ -46,17 +46,30 @@ fn the_documented_links_decode_as_documented() {
         decoded[3],
         Link::Challenge {
             name: "reuse-a-page".into(),
+            work: None,
             at: Position::default()
         }
     );
-    skblab_core::challenge::find("reuse-a-page").expect("a built-in challenge");
+    let c = skblab_core::challenge::find("reuse-a-page").expect("a built-in challenge");
+    // Homework: the challenge with a learner's scenario, which meets the goal.
+    let Link::Challenge {
+        name,
+        work: Some(work),
+        ..
+    } = &decoded[4]
+    else {
+        panic!("{:?}", decoded[4]);
+    };
+    assert_eq!(name, "reuse-a-page");
+    assert!(work.contains("nic = { budget = 2 }"), "{work}");
+    assert!(c.check(work).expect("it runs").solved_at.is_some());
     let Link::Custom {
         text,
         compare,
         at: pos,
-    } = &decoded[4]
+    } = &decoded[5]
     else {
-        panic!("{:?}", decoded[4]);
+        panic!("{:?}", decoded[5]);
     };
     assert_eq!(
         text,

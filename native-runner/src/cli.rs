@@ -163,10 +163,11 @@ pub fn or_a_file(e: skblab_core::Error) -> CliError {
     ))
 }
 
-/// The walkthrough `arg` names: a built-in one, or a walkthrough file.
+/// The walkthrough `arg` names: a built-in one, or a walkthrough file (its moments checked).
 pub fn load_walkthrough(arg: &str) -> Result<Walkthrough, CliError> {
     match lesson_file(arg) {
         Some(path) => walkthrough::parse(&read_scenario(path)?)
+            .and_then(|w| w.moments().map(|_| w))
             .map_err(|e| CliError(format!("{}: {e}", path.display()))),
         None => walkthrough::find(arg).map_err(or_a_file),
     }

@@ -25,6 +25,10 @@ struct Cli {
     /// wasmtime (same output, byte for byte).
     #[arg(long, value_enum, default_value_t = Engine::Native, global = true)]
     engine: Engine,
+    /// Print every event of a step (`run`, `walkthrough`): by default a long list keeps its
+    /// first and last few events and, in a walkthrough, every key moment, and counts the rest.
+    #[arg(long, global = true)]
+    all_events: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -54,18 +58,22 @@ enum Cmd {
         answers: Option<PathBuf>,
     },
     /// Goals to reach by editing a scenario: show one, or check a scenario FILE against it
-    /// (exit 1 when the goal is not met).
+    /// (exit 1 when the goal is not met), or grade a folder of them.
     Challenge {
         #[arg(required_unless_present = "list", value_name = "NAME|FILE",
               help = cli::names_help("challenge", challenge::NAMES))]
         name: Option<String>,
-        /// A scenario to check against the challenge's goal.
-        #[arg(value_name = "SOLUTION")]
+        /// A scenario to check against the challenge's goal, or a folder of them to grade
+        /// (one line per file; exit 1 unless every one meets the goal).
+        #[arg(value_name = "SOLUTION|DIR")]
         file: Option<PathBuf>,
         /// List the challenges.
         #[arg(long)]
         list: bool,
-        /// With SOLUTION: print the verdict as JSON.
+        /// Print only the starting scenario, to save as a file and edit.
+        #[arg(long, conflicts_with = "file")]
+        start: bool,
+        /// With SOLUTION or DIR: print the verdict as JSON.
         #[arg(long, requires = "file")]
         json: bool,
     },
@@ -107,17 +115,20 @@ enum Cmd {
     Kernel(kernel::KernelArgs),
 }
 
-fn style(c: Color) -> Style {
-    let color = match c {
+fn style(cli: &Cli) -> Style {
+    let color = match cli.color {
         Color::Always => true,
         Color::Never => false,
         Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    Style { color }
+    Style {
+        color,
+        all_events: cli.all_events,
+    }
 }
 
 fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
-    let st = style(cli.color);
+    let st = style(&cli);
     let out = match cli.cmd {
         Cmd::Walkthrough { list: true, .. } => cli::list_walkthroughs(),
         Cmd::Walkthrough {
@@ -130,6 +141,9 @@ fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
             cli::walkthrough(name.as_deref().unwrap_or_default(), cli.engine, st)
         }
         Cmd::Challenge { list: true, .. } => quiz::list_challenges(),
+        Cmd::Challenge {
+            name, start: true, ..
+        } => quiz::start_file(name.as_deref().unwrap_or_default()),
         Cmd::Challenge {
             name, file: None, ..
         } => quiz::show_challenge(name.as_deref().unwrap_or_default(), st),

@@ -5,7 +5,7 @@
 use crate::cli::{lesson_file, read_scenario, walkthrough_traces, CliError, Outcome};
 use crate::engine::Engine;
 use crate::render::{self, Style};
-use skblab_core::challenge::{self, Challenge};
+use skblab_core::challenge::{self, Challenge, Verdict};
 use skblab_core::error::escape_controls;
 use skblab_core::limits::{MAX_ANSWERS_TEXT, MAX_ANSWER_LINE};
 use skblab_core::quiz::{Quiz, Score};
@@ -174,7 +174,10 @@ pub fn show_challenge(arg: &str, st: Style) -> Result<String, CliError> {
         render::wrap(&c.goal, ""),
         render::wrap(&format!("Hint: {}", c.hint), ""),
         render::wrap(&runs_as(&c), ""),
-        format_args!("The starting scenario (save it as FILE, edit it, then run `{run}`):"),
+        format_args!(
+            "The starting scenario (save it as FILE, or get it alone with `skblab challenge \
+             {arg} --start > FILE`; edit it, then run `{run}`):"
+        ),
         c.start()
     ))
 }
@@ -190,20 +193,24 @@ fn runs_as(c: &Challenge) -> String {
     )
 }
 
-/// `skblab challenge NAME FILE [--json]`: checks the scenario in FILE against the goal; a goal
-/// not met is a failure (exit 1).
+/// `skblab challenge NAME --start`: the starting scenario alone, to save as a file and edit.
+pub fn start_file(arg: &str) -> Result<String, CliError> {
+    Ok(load(arg)?.start() + "\n")
+}
+
+/// `skblab challenge NAME FILE|DIR [--json]`: checks the scenario in FILE against the goal,
+/// or each file in DIR ([`grade`]); a goal not met is a failure (exit 1).
 pub fn check_challenge(arg: &str, file: &Path, json: bool) -> Result<Outcome, CliError> {
     let c = load(arg)?;
-    let v = c
-        .check(&read_scenario(file)?)
-        .map_err(|e| CliError(format!("{}: {e}", file.display())))?;
+    if file.is_dir() {
+        return grade(&c, file, json);
+    }
+    let v = verdict(&c, file).map_err(CliError)?;
     let ok = v.solved_at.is_some();
     let out = if json {
-        let mut j = serde_json::json!({ "challenge": c.name, "solved": ok });
-        if let (Some(j), serde_json::Value::Object(v)) = (j.as_object_mut(), serde_json::json!(v)) {
-            j.extend(v);
-        }
-        serde_json::to_string_pretty(&j).expect("verdicts serialize") + "\n"
+        let mut j = serde_json::json!({ "challenge": c.name });
+        add_verdict(&mut j, &v);
+        pretty(&j)
     } else {
         let head = match v.solved_at {
             Some(step) => format!("solved: the goal holds after step {step}"),
@@ -212,4 +219,97 @@ pub fn check_challenge(arg: &str, file: &Path, json: bool) -> Result<Outcome, Cl
         format!("{head}\n{}\n", v.report.join("\n"))
     };
     Ok(Outcome { out, ok })
+}
+
+/// At most this many files in a folder of solutions: a class's, not a file system's.
+pub const MAX_SOLUTIONS: usize = 1000;
+
+/// A folder of solutions graded: one line per file (in name order; hidden files left out),
+/// solved at which step, or the conditions not met, or why the file is no solution; then how
+/// many solved it. With `json`, the same as one object. Any file not solving it exits 1.
+fn grade(c: &Challenge, dir: &Path, json: bool) -> Result<Outcome, CliError> {
+    let fail = |e: std::io::Error| CliError(format!("cannot read {}: {e}", dir.display()));
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(fail)? {
+        let path = entry.map_err(fail)?.path();
+        let hidden = path
+            .file_name()
+            .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."));
+        if path.is_file() && !hidden {
+            files.push(path);
+        }
+        if files.len() > MAX_SOLUTIONS {
+            return Err(CliError(format!(
+                "{}: too many files: a folder of solutions holds at most {MAX_SOLUTIONS}",
+                dir.display()
+            )));
+        }
+    }
+    if files.is_empty() {
+        return Err(CliError(format!(
+            "{}: no solution files in it",
+            dir.display()
+        )));
+    }
+    files.sort();
+    let (mut out, mut rows, mut solved) = (String::new(), Vec::new(), 0);
+    for path in &files {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let name = escape_controls(&name).into_owned();
+        let mut row = serde_json::json!({ "file": name });
+        let said = match verdict(c, path) {
+            Ok(v) => {
+                add_verdict(&mut row, &v);
+                solved += usize::from(v.solved_at.is_some());
+                match v.solved_at {
+                    Some(step) => format!("solved at step {step}"),
+                    None => {
+                        let unmet = v.conditions.iter().filter(|s| !s.holds);
+                        let unmet: Vec<String> = unmet.map(|s| s.to_string()).collect();
+                        format!("not solved: {}", unmet.join("; "))
+                    }
+                }
+            }
+            Err(e) => {
+                let e = escape_controls(&e).into_owned();
+                row["solved"] = false.into();
+                row["error"] = e.clone().into();
+                format!("not a solution: {e}")
+            }
+        };
+        out.push_str(&format!("{name}: {said}\n"));
+        rows.push(row);
+    }
+    let total = files.len();
+    out.push_str(&format!("{solved} of {total} solved it\n"));
+    if json {
+        let j = serde_json::json!({ "challenge": c.name, "solved": solved, "files": total, "solutions": rows });
+        out = pretty(&j);
+    }
+    Ok(Outcome {
+        out,
+        ok: solved == total,
+    })
+}
+
+/// The verdict on the scenario in `file`, or why there is none (unreadable, not a scenario,
+/// a kept field changed), naming the file.
+fn verdict(c: &Challenge, file: &Path) -> Result<Verdict, String> {
+    let text = read_scenario(file).map_err(|e| e.0)?;
+    c.check(&text)
+        .map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// Adds `solved` and the verdict's fields to the JSON object `j`.
+fn add_verdict(j: &mut serde_json::Value, v: &Verdict) {
+    let solved = serde_json::json!({ "solved": v.solved_at.is_some() });
+    for part in [solved, serde_json::json!(v)] {
+        if let (Some(j), serde_json::Value::Object(m)) = (j.as_object_mut(), part) {
+            j.extend(m);
+        }
+    }
+}
+
+fn pretty(j: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(j).expect("verdicts serialize") + "\n"
 }

@@ -4,11 +4,12 @@
 //! are printed generically from their serialized form, so a new mechanism's events need no
 //! code here, and the state drawing covers every mechanism's queues, pages and cursors.
 
+use skblab_core::events::EventKind;
 use skblab_core::question::{Kind, Question};
 use skblab_core::quiz::Item;
 use skblab_core::skb::Skb;
 use skblab_core::trace::{Counters, Cursor, Event, State, Trace};
-use skblab_core::walkthrough::Walkthrough;
+use skblab_core::walkthrough::{self, Moment, Walkthrough};
 use std::fmt::Write;
 
 /// Width of a proportional bar, in characters.
@@ -16,14 +17,19 @@ const BAR: u32 = 32;
 /// Paragraph width for narration.
 const WRAP: usize = 88;
 
-/// ANSI colour when the terminal supports it, plain text otherwise.
+/// How text is drawn: ANSI colour when the terminal supports it, plain text otherwise; and
+/// every event, or long event lists cut in the middle (`--all-events`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Style {
     pub color: bool,
+    pub all_events: bool,
 }
 
 impl Style {
-    pub const PLAIN: Style = Style { color: false };
+    pub const PLAIN: Style = Style {
+        color: false,
+        all_events: false,
+    };
 
     fn paint(&self, code: &str, s: &str) -> String {
         if self.color {
@@ -52,44 +58,60 @@ impl Style {
     }
 }
 
-/// A walkthrough step with more events than this shows the first and last few and counts the
-/// rest (the narration carries the story).
+/// A walkthrough step with more events than this shows the first and last few, and its key
+/// moments, and counts the rest (the narration carries the story).
 const EVENTS_SHOWN: usize = 16;
 /// The same for `run`, which is the full log but must stay readable when one op with a
 /// `count` makes thousands of events.
 const EVENTS_LOGGED: usize = 200;
 
 /// The events of one step, one per line, each with the kernel function it stands for when
-/// `kernel` (the trace) is given; lists longer than `shown` are cut in the middle with a count
-/// of what was left out, by kind (the JSON trace has every event).
-fn events(out: &mut String, list: &[Event], shown: usize, kernel: Option<&Trace>, st: Style) {
+/// `kernel` (the trace) is given. A list longer than `shown` (unless `st.all_events`) keeps its first
+/// and last few and every event of a `key` kind; each run of events left out between them is
+/// a line counting it, by kind (the JSON trace has every event).
+fn events(
+    out: &mut String,
+    list: &[Event],
+    shown: usize,
+    key: &[EventKind],
+    kernel: Option<&Trace>,
+    st: Style,
+) {
     let (head, tail) = (shown * 3 / 4, shown / 4);
-    let cut = list.len() > shown;
+    let cut = list.len() > shown && !st.all_events;
+    let kept =
+        |i: usize, e: &Event| !cut || i < head || i >= list.len() - tail || key.contains(&e.kind());
+    let mut left_out: Vec<&Event> = Vec::new();
     for (i, e) in list.iter().enumerate() {
-        if cut && i == head {
-            let mut kinds: Vec<(&str, usize)> = Vec::new();
-            for e in &list[head..list.len() - tail] {
-                let name = e.kind().name();
-                match kinds.iter_mut().find(|(k, _)| *k == name) {
-                    Some((_, n)) => *n += 1,
-                    None => kinds.push((name, 1)),
-                }
-            }
-            let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
-            let _ = writeln!(
-                out,
-                "  {} … {} more: {}",
-                st.dim("·"),
-                list.len() - head - tail,
-                kinds.join(", ")
-            );
+        if !kept(i, e) {
+            left_out.push(e);
+            continue;
         }
-        if !cut || i < head || i >= list.len() - tail {
-            let f = kernel.and_then(|t| t.kernel_fn(e));
-            let f = f.map(|f| st.dim(&format!("  ({})", f.label())));
-            let _ = writeln!(out, "  {} {}{}", st.dim("·"), e, f.unwrap_or_default());
+        tally(out, &left_out, st);
+        left_out.clear();
+        let f = kernel.and_then(|t| t.kernel_fn(e));
+        let f = f.map(|f| st.dim(&format!("  ({})", f.label())));
+        let _ = writeln!(out, "  {} {}{}", st.dim("·"), e, f.unwrap_or_default());
+    }
+    tally(out, &left_out, st);
+}
+
+/// One line for events left out: how many, by kind in order of appearance; none for none.
+fn tally(out: &mut String, left_out: &[&Event], st: Style) {
+    if left_out.is_empty() {
+        return;
+    }
+    let mut kinds: Vec<(&str, usize)> = Vec::new();
+    for e in left_out {
+        let name = e.kind().name();
+        match kinds.iter_mut().find(|(k, _)| *k == name) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((name, 1)),
         }
     }
+    let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+    let (n, kinds) = (left_out.len(), kinds.join(", "));
+    let _ = writeln!(out, "  {} … {n} more: {kinds}", st.dim("·"));
 }
 
 /// A proportional bar of `n` of `total` using `fill`, padded with dots.
@@ -296,7 +318,7 @@ pub fn step(t: &Trace, i: usize, st: Style) -> String {
         "{}",
         st.bold(&format!("── step {}/{n}: {} ──", i + 1, s.op))
     );
-    events(&mut out, &s.events, EVENTS_LOGGED, None, st);
+    events(&mut out, &s.events, EVENTS_LOGGED, &[], Some(t), st);
     out.push_str(&state(&s.state, st));
     freed(&mut out, t, i, st);
     let moved = changed(prev.map(|p| &p.counters), &s.counters);
@@ -355,10 +377,11 @@ pub fn compare(a: &Trace, b: &Trace, st: Style) -> String {
     out
 }
 
-/// Wraps a paragraph at [`WRAP`] columns.
+/// Wraps a text at [`WRAP`] columns, a blank line between its paragraphs
+/// ([`walkthrough::paragraphs`]).
 pub fn wrap(text: &str, indent: &str) -> String {
     let mut out = String::new();
-    for para in text.trim().split("\n\n") {
+    for para in walkthrough::paragraphs(text) {
         let mut line = String::from(indent);
         for word in para.split_whitespace() {
             if line.len() > indent.len() && line.len() + 1 + word.len() > WRAP {
@@ -433,11 +456,20 @@ pub fn walkthrough_step(w: &Walkthrough, traces: &[Trace], i: usize, st: Style) 
     );
     out.push_str(&wrap(&w.say[i], ""));
     out.push('\n');
+    for m in w
+        .moments()
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m.step == i + 1)
+    {
+        let _ = writeln!(out, "{}", st.bold(&moment(m, &w.variants, traces)));
+    }
+    let key = w.key_kinds();
     for t in traces {
         let prev = i.checked_sub(1).map(|j| &t.steps[j]);
         let s = &t.steps[i];
         let _ = writeln!(out, "{}", st.head(&format!("[{}]", t.variant)));
-        events(&mut out, &s.events, EVENTS_SHOWN, Some(t), st);
+        events(&mut out, &s.events, EVENTS_SHOWN, &key, Some(t), st);
         out.push_str(&state(&s.state, st));
         freed(&mut out, t, i, st);
         let moved = changed(prev.map(|p| &p.counters), &s.counters);
@@ -447,6 +479,19 @@ pub fn walkthrough_step(w: &Walkthrough, traces: &[Trace], i: usize, st: Style) 
         out.push('\n');
     }
     out
+}
+
+/// A lesson's key moment, where each variant makes it: `Key moment: new_frag: event 3 in
+/// kumar-2010; none in pre-2010`.
+fn moment(m: &Moment, variants: &[String], traces: &[Trace]) -> String {
+    let places: Vec<String> = (variants.iter().zip(traces))
+        .map(|(v, t)| match m.events(t)[..] {
+            [] => format!("none in {v}"),
+            [k] => format!("event {k} in {v}"),
+            [k, ref more @ ..] => format!("{} events from event {k} in {v}", more.len() + 1),
+        })
+        .collect();
+    format!("Key moment: {}: {}", m.kind, places.join("; "))
 }
 
 /// The final counters side by side (two variants), then the outro.
@@ -507,12 +552,55 @@ mod tests {
             .collect();
         list.extend((0..10).map(|page| Event::GetPage { page, count: 2 }));
         let mut out = String::new();
-        events(&mut out, &list, EVENTS_LOGGED, None, Style::PLAIN);
+        events(&mut out, &list, EVENTS_LOGGED, &[], None, Style::PLAIN);
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 150 + 1 + 50);
         assert_eq!(lines[149], "  · reuse_page page=149");
         assert_eq!(lines[150], "  · … 50 more: reuse_page ×50");
         assert_eq!(lines[151], "  · reuse_page page=200");
         assert_eq!(lines[200], "  · get_page page=9 count=2");
+    }
+
+    /// `run` names each event's kernel function, as a walkthrough does.
+    #[test]
+    fn a_run_names_each_event_s_kernel_function() {
+        let text = include_str!("../../scenarios/sendmsg-nosg.toml");
+        let s = skblab_core::Scenario::parse(text).expect("the scenario parses");
+        let t = s.run(&Default::default()).expect("it runs");
+        let out = trace(&t, Style::PLAIN);
+        let events: Vec<&str> = (out.lines())
+            .filter(|l| l.starts_with("  · ") && !l.contains(" … "))
+            .collect();
+        assert!(events.len() > 10, "{out}");
+        for l in events {
+            assert!(l.ends_with(')') && l.contains("  ("), "{l}");
+        }
+        assert!(out.contains("(sk_stream_alloc_skb)"), "{out}");
+    }
+
+    /// A key moment in the middle of a long list is printed where it is, between the tallies
+    /// of what is left out around it; `--all-events` leaves nothing out.
+    #[test]
+    fn a_key_moment_is_never_left_out() {
+        let mut list: Vec<Event> = (0..40)
+            .map(|page| Event::GetPage { page, count: 2 })
+            .collect();
+        list[20] = Event::RxCacheTake { skb: 7, cpu: 0 };
+        let take = [EventKind::RxCacheTake];
+        let mut out = String::new();
+        events(&mut out, &list, EVENTS_SHOWN, &take, None, Style::PLAIN);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 12 + 1 + 1 + 1 + 4, "{out}");
+        assert_eq!(lines[12], "  · … 8 more: get_page ×8");
+        assert_eq!(lines[13], "  · rx_cache_take skb=7 cpu=0");
+        assert_eq!(lines[14], "  · … 15 more: get_page ×15");
+        let all = Style {
+            all_events: true,
+            ..Style::PLAIN
+        };
+        let mut out = String::new();
+        events(&mut out, &list, EVENTS_SHOWN, &[], None, all);
+        assert_eq!(out.lines().count(), 40);
+        assert!(!out.contains("more:"), "{out}");
     }
 }

@@ -145,6 +145,65 @@ fn a_challenge_verdict_as_json() {
     assert_eq!(v["conditions"][1]["holds"], true);
 }
 
+/// `--start` prints the start alone, a scenario as it is; a folder of solutions is graded one
+/// line per file, hidden files left out, and exits 1 unless every file meets the goal.
+#[test]
+fn a_challenge_start_alone_and_a_folder_of_solutions_graded() {
+    let (code, start, err) = skblab(&["challenge", CHALLENGE, "--start"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&start).expect("the start alone");
+    assert_eq!(v["mechanism"], "sendmsg");
+    let class = Scratch::path("class");
+    std::fs::create_dir(&*class).unwrap();
+    let put = |name: &str, text: &str| std::fs::write(class.join(name), text).unwrap();
+    put("alice.toml", &repo_file(SOLUTION));
+    let (code, out, err) = skblab(&["challenge", CHALLENGE, class.as_str()]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "alice.toml: solved at step 2\n1 of 1 solved it\n"),
+        "{err}"
+    );
+    put("bob.json", &start);
+    put("carol.toml", "mechanism = 3\n");
+    put(".notes", "not a solution");
+    let (code, out, _) = skblab(&["challenge", CHALLENGE, class.as_str()]);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines[0], "alice.toml: solved at step 2");
+    assert_eq!(
+        lines[1],
+        "bob.json: not solved: ✗ skb 0 len >= 1448: 1000 >= 1448"
+    );
+    assert!(
+        lines[2].starts_with("carol.toml: not a solution: "),
+        "{out}"
+    );
+    assert_eq!(lines[3], "1 of 3 solved it");
+    let (code, out, _) = skblab(&["challenge", CHALLENGE, class.as_str(), "--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(
+        (v["solved"].as_u64(), v["files"].as_u64()),
+        (Some(1), Some(3))
+    );
+    let rows = &v["solutions"];
+    assert_eq!(
+        (&rows[0]["file"], &rows[0]["solved_at"]),
+        (&"alice.toml".into(), &2.into())
+    );
+    assert_eq!(rows[1]["conditions"][0]["saw"], "1000 >= 1448");
+    assert_eq!(rows[2]["solved"], false);
+    assert!(
+        rows[2]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("mechanism")),
+        "{out}"
+    );
+    let (code, _, err) = skblab(&["challenge", CHALLENGE, SOLUTION, "--start"]);
+    assert_eq!(code, 2, "--start prints the start only: {err}");
+}
+
 #[test]
 fn the_lists_show_seeds_and_the_help_names_the_lessons() {
     let (code, out, _) = skblab(&["walkthrough", "--list"]);

@@ -143,6 +143,55 @@ test('a walkthrough file opens as a lesson; its link carries it; a bad one names
   await again.close();
 });
 
+test("a lesson's paragraphs break at its blank lines, as in the terminal; the picker names the lesson", async () => {
+  const page = await at();
+  const text = coreFile('walkthroughs/anatomy.toml')
+    .replace(/^title = ".*"$/m, 'title = "My own lesson"')
+    .replace(/^intro = """\\?\n?/m, 'intro = """First, a paragraph of my own.\n\n');
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'mine.toml', mimeType: 'application/toml', buffer: Buffer.from(text) });
+  await page.getByTestId('title').filter({ hasText: 'My own lesson' }).waitFor();
+  const paras = await page.$$eval('[data-testid=narration] p', (ps) => ps.map((p) => p.textContent));
+  assert.ok(paras.length >= 2, JSON.stringify(paras));
+  assert.equal(paras[0], 'First, a paragraph of my own.');
+  // Not the built-in anatomy walkthrough of the same name: the lesson, by its title.
+  assert.equal(await page.$eval('#walkthrough', (s) => s.selectedOptions[0].textContent.trim()), '— My own lesson —');
+  assert.equal(await page.$eval('#walkthrough', (s) => s.value), '');
+  await shot(page, 'lesson-paragraphs');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('homework: a checked challenge keeps the scenario in its link, and a reload shows the verdict', async () => {
+  const page = await at('#c=' + b64('reuse-a-page'));
+  await page.locator('.challenges li[aria-current]').waitFor();
+  const solution = readFileSync(new URL('../../core/tests/solutions/reuse-a-page.toml', import.meta.url), 'utf8');
+  await page.fill('#scenario', solution);
+  await page.getByRole('button', { name: "Check the challenge's goal" }).click();
+  const goal = page.locator('.challenges li[aria-current] [data-testid=goal]');
+  assert.equal(await goal.getAttribute('data-met'), 'true');
+  await page.waitForFunction(() => location.hash.includes('&s='));
+  const link = new URL(page.url()).hash;
+  assert.match(link, /^#c=[\w-]+&s=[\w-]+&step=0$/);
+  // A fresh page (no stored record): the challenge, the scenario handed in, its verdict.
+  const again = await at(link);
+  const open = again.locator('.challenges li[aria-current]');
+  await open.waitFor();
+  assert.equal(await open.getAttribute('data-challenge'), 'reuse-a-page');
+  assert.equal(await again.locator('#scenario').inputValue(), solution);
+  const verdict = open.locator('[data-testid=goal]');
+  assert.equal(await verdict.getAttribute('data-met'), 'true');
+  assert.match(await verdict.textContent(), /Goal met after step 2/);
+  await verdict.scrollIntoViewIfNeeded();
+  await shot(again, 'homework-link');
+  // The start's link stays a challenge's when the learner runs their scenario.
+  await page.fill('#scenario', solution.replace('budget = 2', 'budget = 3'));
+  await page.getByRole('button', { name: 'Run this scenario' }).click();
+  await page.waitForFunction(() => location.hash.startsWith('#c=') && atob(location.hash.split('&s=')[1].split('&')[0].replace(/-/g, '+').replace(/_/g, '/')).includes('budget = 3'));
+  assert.deepEqual([...page.errors, ...again.errors], []);
+  await page.close();
+  await again.close();
+});
+
 test('a challenge file opens with its goal, hint and check; a challenge link opens on its own variant', async () => {
   // reuse-a-page is checked in duyck-2012; its scenario names no variant (pre-2012 by default).
   const page = await at('#c=' + b64('reuse-a-page'));
@@ -242,7 +291,7 @@ test('an exported SVG stands on its own: background, caption with step and event
   // One legend entry for each mark the drawing uses, and none for a mark it does not.
   assert.deepEqual(f.legend, f.used);
   assert.ok(f.used.includes('chg') && f.used.includes('fr'), f.used.join());
-  assert.ok(f.words.some((w) => w.startsWith('refcount:')), 'words for the terms on a page');
+  assert.ok(f.words.some((w) => w.startsWith('count:')), 'words for the terms on a page');
   // The drawing is the moment shown: after event 2, as the page draws it.
   const label = await page.$eval('figure svg', (s) => s.getAttribute('aria-label'));
   assert.ok(svg.includes(`aria-label="${label}"`), label);

@@ -282,9 +282,15 @@ impl Component for App {
             .quiz
             .current()
             .is_some_and(|i| i.q.kind() == Kind::Pick);
+        // A lesson file's walkthrough is not the built-in one of its name: its own title.
         let current = (self.session.as_ref())
+            .filter(|s| s.lesson.is_none())
             .and_then(|s| s.walk.as_ref())
             .and_then(|w| self.walks.iter().position(|x| x.name == w.name));
+        let shown = self
+            .session
+            .as_ref()
+            .map_or("".into(), |s| s.title.clone().into());
         let scores = self
             .walks
             .iter()
@@ -294,7 +300,7 @@ impl Component for App {
         let lead = self.lead();
         html! {
             <>
-                { pure(picker::Props { titles: self.titles.clone(), current, on_pick: self.on_pick.clone(),
+                { pure(picker::Props { titles: self.titles.clone(), current, shown, on_pick: self.on_pick.clone(),
                     scores, on_reset: self.on_reset.clone(), on_file: self.on_file.clone() }) }
                 if let Some(n) = &self.notice {
                     <div class="notice" role="alert" data-testid="notice">{ n }</div>
@@ -448,7 +454,14 @@ impl App {
             Msg::Ran(s) => {
                 self.stop();
                 self.notice = None;
-                self.show(*s, 0);
+                // An open challenge stays open, and its link with it, carrying what ran.
+                let lesson = (self.challenge.as_ref().and(self.session.as_ref()))
+                    .and_then(|shown| shown.lesson.clone())
+                    .map(|l| l.with_work(&s.text));
+                if let Some(open) = &mut self.challenge {
+                    open.work = None;
+                }
+                self.show(Session { lesson, ..*s }, 0);
             }
             Msg::Chart(c) => self.chart = Some(c),
             Msg::File(f) => ctx
@@ -472,7 +485,7 @@ impl App {
                 save(&self.record);
             }
             Msg::OpenChallenge(i) => {
-                self.open_challenge(i, None, Position::default());
+                self.open_challenge(i, None, None, Position::default());
             }
             Msg::Check(text) => self.check(&text),
             Msg::Link => {
@@ -498,7 +511,13 @@ impl App {
             let fire = move || link.send_message(Msg::Link);
             self.link_timer = Some(Timeout::new(wait.ceil() as u32, fire));
         } else if let Some((s, at)) = &self.linked {
-            let f = s.link(*at).encode();
+            let work = self.challenge.as_ref().and_then(|o| o.work.as_deref());
+            let link = s.link(*at);
+            let f = match work {
+                Some(w) => link.with_work(w),
+                None => link,
+            }
+            .encode();
             if f != self.fragment {
                 dom::set_fragment(&f);
                 self.fragment = f;
@@ -573,5 +592,9 @@ impl App {
             save(&self.record);
         }
         open.verdict = Some(v);
+        // The link keeps the challenge with the scenario checked (written again after this
+        // render): a reload, or the link handed in, shows this verdict again.
+        open.work = Some(text.to_string());
+        self.linked = None;
     }
 }

@@ -229,14 +229,15 @@ impl Machine for RxMachine {
     fn describe(&self, op: &RxOp) -> String {
         match op {
             RxOp::Arrive { frames, len, lens } => match (frames, lens) {
-                (Some(n), _) => format!(
-                    "{n} frames of {} bytes arrive",
-                    len.unwrap_or(self.p.frame_len().into())
-                ),
-                (_, Some(l)) => format!("{} frames arrive", l.len()),
+                (Some(n), _) => {
+                    let len = len.unwrap_or(self.p.frame_len().into());
+                    arrive(*n, &format!(" of {len} bytes"))
+                }
+                (_, Some(l)) => arrive(l.len() as u64, ""),
                 _ => "frames arrive".into(),
             },
             RxOp::Recvmsg { bytes: Some(b), .. } => format!("recvmsg {b} bytes"),
+            RxOp::Recvmsg { skbs: Some(1), .. } => "recvmsg 1 skb".into(),
             RxOp::Recvmsg { skbs: Some(n), .. } => format!("recvmsg {n} skbs"),
             RxOp::Recvmsg { .. } => "recvmsg".into(),
             RxOp::Lock => "lock_sock (the user owns the socket)".into(),
@@ -337,5 +338,40 @@ impl Mechanism for RxScenario {
             .parse::<super::variant::Variant>()
             .ok()
             .map(|v| v.about())
+    }
+}
+
+/// `n frames{of} arrive`, or `1 frame{of} arrives`: a step's title.
+fn arrive(n: u64, of: &str) -> String {
+    match n {
+        1 => format!("1 frame{of} arrives"),
+        n => format!("{n} frames{of} arrive"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A step's title counts in the singular for one: "1 frame arrives", not "1 frames".
+    #[test]
+    fn one_frame_or_skb_is_said_in_the_singular() {
+        let text = "mechanism = \"rx\"\nops = [\
+            { op = \"arrive\", frames = 1 }, { op = \"arrive\", lens = [1000] }, \
+            { op = \"recvmsg\", skbs = 1 }, { op = \"arrive\", frames = 2 }, \
+            { op = \"recvmsg\", skbs = 2 }]\n";
+        let t = crate::Scenario::parse(text)
+            .unwrap()
+            .run(&Default::default())
+            .unwrap();
+        let ops: Vec<&str> = t.steps.iter().map(|s| s.op.as_str()).collect();
+        assert_eq!(
+            ops,
+            [
+                "1 frame of 1514 bytes arrives",
+                "1 frame arrives",
+                "recvmsg 1 skb",
+                "2 frames of 1514 bytes arrive",
+                "recvmsg 2 skbs"
+            ]
+        );
     }
 }

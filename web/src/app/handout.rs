@@ -30,9 +30,8 @@ pub fn handout(s: &Shared, idle: Option<&[Vec<String>]>) -> Html {
             esc(op)
         );
         if let Some((main, outro)) = s.narration(pos) {
-            let _ = write!(out, "<p>{}</p>", esc(main));
-            if let Some(o) = outro {
-                let _ = write!(out, "<p>{}</p>", esc(o));
+            for text in std::iter::once(main).chain(outro) {
+                super::narration::paragraphs(&mut out, text);
             }
         }
         for (scene, shapes) in scenes(s, pos, [None; LANES]).iter().zip(&mut shapes) {

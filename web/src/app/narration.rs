@@ -90,13 +90,24 @@ impl View for Text {
             esc(&s.title)
         );
         if let Some((main, outro)) = s.narration(self.pos) {
-            let _ = write!(o, r#"<p data-testid="narration">{}</p>"#, esc(main));
+            o.push_str(r#"<div data-testid="narration">"#);
+            paragraphs(&mut o, main);
+            o.push_str("</div>");
             if let Some(outro) = outro {
-                let _ = write!(o, r#"<p class="outro">{}</p>"#, esc(outro));
+                o.push_str(r#"<div class="outro">"#);
+                paragraphs(&mut o, outro);
+                o.push_str("</div>");
             }
         }
         o.push_str("</div>");
         Html::from_html_unchecked(o.into())
+    }
+}
+
+/// `text` as HTML paragraphs, a blank line starting each, as the terminal prints them.
+pub(super) fn paragraphs(out: &mut String, text: &str) {
+    for p in skblab_core::walkthrough::paragraphs(text) {
+        let _ = write!(out, "<p>{}</p>", esc(p));
     }
 }
 

@@ -37,15 +37,17 @@ impl App {
             {
                 Ok(true)
             }
-            Ok(Some(Link::Challenge { name, at })) => {
+            Ok(Some(Link::Challenge { name, work, at })) => {
                 let built_in =
                     |(c, from): &(Challenge, Source)| *from == Source::BuiltIn && c.name == name;
                 match self.challenges.iter().position(built_in) {
-                    Some(i) => Ok(self.open_challenge(i, None, at)),
+                    Some(i) => Ok(self.open_challenge(i, None, work, at)),
                     None => Err(format!("there is no challenge named `{name}`")),
                 }
             }
-            Ok(Some(Link::Lesson { text, at })) => self.open_lesson(text, at).map(|_| true),
+            Ok(Some(Link::Lesson { text, work, at })) => {
+                self.open_lesson(text, work, at).map(|_| true)
+            }
             Ok(Some(Link::Custom { text, compare, at })) => {
                 self.seed_editor(&text, compare.as_deref().unwrap_or_default());
                 session::load_custom(&text, compare.as_deref()).map(|s| {
@@ -87,6 +89,7 @@ impl App {
         step: usize,
         lesson: Option<Link>,
     ) -> Result<(), String> {
+        self.challenge = None;
         match session::load_walkthrough(w) {
             Ok(mut s) => {
                 s.lesson = lesson;
@@ -135,18 +138,27 @@ impl App {
         };
     }
 
-    /// Opens challenge `i` at `at`: its start in the editor and on the stage, in the variant
-    /// its goal is checked in. Its link names it, or carries its file (`lesson`). Says that it
-    /// opened.
-    pub(super) fn open_challenge(&mut self, i: usize, lesson: Option<Link>, at: Position) -> bool {
+    /// Opens challenge `i` at `at`: the learner's scenario (`work`, from a link), else its
+    /// start in the variant its goal is checked in, in the editor and on the stage, with the
+    /// core's verdict on the learner's. Its link names it, or carries its file (`lesson`), and
+    /// the learner's scenario. Says that it opened.
+    pub(super) fn open_challenge(
+        &mut self,
+        i: usize,
+        lesson: Option<Link>,
+        work: Option<String>,
+        at: Position,
+    ) -> bool {
         let Some((c, _)) = self.challenges.get(i) else {
             return false;
         };
         let name = c.name.clone();
         let variant = Value::String(c.variant.clone());
-        let text = form::set(&c.start(), "variant", variant).unwrap_or_else(|_| c.start());
+        let start = form::set(&c.start(), "variant", variant).unwrap_or_else(|_| c.start());
+        let text = work.clone().unwrap_or(start);
         let lesson = lesson.unwrap_or(Link::Challenge {
             name: name.clone(),
+            work: work.clone(),
             at,
         });
         self.stop();
@@ -165,19 +177,36 @@ impl App {
             }
             Err(e) => self.notice = Some(format!("Challenge {name} failed to run: {e}")),
         }
-        self.challenge = Some(quiz::Open { i, verdict: None });
+        self.challenge = Some(quiz::Open {
+            i,
+            verdict: None,
+            work: None,
+        });
+        if let Some(w) = &work {
+            self.check(w);
+        }
         true
     }
 
-    /// Opens a walkthrough or challenge file's `text` at `at`; its link carries the text.
-    fn open_lesson(&mut self, text: String, at: Position) -> Result<(), String> {
+    /// Opens a walkthrough or challenge file's `text` at `at` (a challenge's on the learner's
+    /// scenario `work`, when given); its link carries the text.
+    fn open_lesson(
+        &mut self,
+        text: String,
+        work: Option<String>,
+        at: Position,
+    ) -> Result<(), String> {
         let link = Some(Link::Lesson {
             text: text.clone(),
+            work: work.clone(),
             at,
         });
         let lesson = lesson::parse(&text)?;
         self.challenge = None;
         match lesson {
+            Lesson::Walk(_) if work.is_some() => {
+                Err("a walkthrough file's link carries no scenario (s=)".into())
+            }
             Lesson::Walk(w) => self.show_walk(&w, at.step, link).map(|_| {
                 self.restore_event(at);
             }),
@@ -192,7 +221,7 @@ impl App {
                         self.challenges.len() - 1
                     }
                 };
-                self.open_challenge(i, link, at);
+                self.open_challenge(i, link, work, at);
                 Ok(())
             }
         }
@@ -205,7 +234,7 @@ impl App {
         self.stop();
         self.notice = None;
         let report = text.and_then(|t| match FileKind::of(&t) {
-            FileKind::Lesson => self.open_lesson(t, Position::default()).map(|_| None),
+            FileKind::Lesson => self.open_lesson(t, None, Position::default()).map(|_| None),
             FileKind::Report => Ok(Some(t)),
         });
         let text = match report {

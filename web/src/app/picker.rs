@@ -11,8 +11,10 @@ use yew::prelude::*;
 pub struct Props {
     /// The built-in walkthroughs' titles, in order.
     pub titles: Vec<AttrValue>,
-    /// The walkthrough shown, or `None` for the learner's own scenario.
+    /// The walkthrough shown, or `None` for the learner's own scenario or a lesson file.
     pub current: Option<usize>,
+    /// The title of what is shown, named in the picker when it is no built-in walkthrough.
+    pub shown: AttrValue,
     pub on_pick: Callback<usize>,
     /// A `skblab kernel --out` report chosen.
     pub on_file: Callback<web_sys::File>,
@@ -46,7 +48,7 @@ fn picker(p: &Props) -> Html {
             <label class="picker">{ "Walkthrough " }
                 <select id="walkthrough" data-testid="walkthrough" {onchange}>
                     if p.current.is_none() {
-                        <option selected=true value="">{ "— your scenario —" }</option>
+                        <option selected=true value="">{ format!("— {} —", p.shown) }</option>
                     }
                     { for p.titles.iter().enumerate().map(|(i, t)| html! {
                         <option value={i.to_string()} selected={p.current == Some(i)}>{ t.clone() }

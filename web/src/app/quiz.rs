@@ -177,10 +177,12 @@ pub fn picked(target: &web_sys::Element) -> Option<String> {
     Some(v.to_string())
 }
 
-/// The challenge open, and the core's verdict on the learner's last check.
+/// The challenge open, the core's verdict on the learner's last check, and the scenario
+/// checked (or run) last, which its link carries.
 pub struct Open {
     pub i: usize,
     pub verdict: Option<Result<Verdict, String>>,
+    pub work: Option<String>,
 }
 
 /// Every challenge with its goal and solved mark; the open one with its hint and verdict.

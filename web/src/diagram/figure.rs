@@ -5,7 +5,7 @@
 //! The legend's words are the page's own (index.html's `<template id="legend">`, passed in as
 //! markup): an entry with a swatch (`<span class="k CLASSES">`) belongs in the figure when a
 //! drawing has an element of those classes, one of words alone when a drawing's text has the
-//! term before its colon (`refcount: …`).
+//! term before its colon (`count: …`).
 
 use super::layout::{text_w, GAP, PAD};
 use super::{esc, Drawing};
@@ -185,7 +185,7 @@ mod tests {
     <span class="entry"><span class="k fr"></span>frag, its size</span>
     <span class="entry"><span class="k arrow"></span>frag to its bytes</span>
     <span class="entry"><span class="cur">▲</span>a page-frag allocator's offset</span>
-    <span class="entry">refcount: references held on a page</span>
+    <span class="entry">count: references held on a page</span>
     <span class="entry">head, data, tail, end: the skb's buffer pointers</span>
     <span class="entry"><span class="k chg"></span>changed by this step</span>
     <span class="entry split"><span class="k dif"></span>differs from the other variant</span>
@@ -211,14 +211,14 @@ mod tests {
     fn the_legend_has_an_entry_for_each_mark_drawn_and_no_other() {
         let d = drawing(
             960,
-            r#"<rect class="hr"/><rect class="mk chg dif"/><path class="cur chg"/><text>refcount 2</text>"#,
+            r#"<rect class="hr"/><rect class="mk chg dif"/><path class="cur chg"/><text>count 2</text>"#,
         );
         let svg = figure(&[(&d, "a caption".into())], LEGEND);
         let marks: Vec<&str> = (svg.split(r#"data-mark=""#).skip(1))
             .map(|m| &m[..m.find('"').unwrap()])
             .collect();
         // A changed cursor is a changed mark; "chg dif" is neither "chg" alone nor "dif".
-        assert_eq!(marks, ["hr", "cur", "refcount", "chg", "chg dif"], "{svg}");
+        assert_eq!(marks, ["hr", "cur", "count", "chg", "chg dif"], "{svg}");
         // "headroom" takes 56 + 34 (its swatch and the space after it): the cursor's entry
         // starts at 10 + 90, its triangle 8 in from 10 above the baseline, its words 20 in.
         let want = r#"<path class="cur" d="M100 6m8 0l-4 7h8z"/><text class="s" x="120" y="16">a page-frag allocator's offset</text>"#;

@@ -1,7 +1,7 @@
 //! The SVG drawing of a [`State`], for every mechanism: each queue's skbs drawn as the
 //! kernel's documentation draws them (the buffer from `head` to `end`, `data` and `tail`
 //! marked on it, `skb_shared_info` after `end` with its frag array), the live pages (how
-//! full, refcount), arrows from frag slots to their pages, and the page-frag cursors.
+//! full, count), arrows from frag slots to their pages, and the page-frag cursors.
 //! Every text is at least 11 px at 100 % zoom, and no line crosses one.
 //!
 //! The drawing is SVG markup in keyed pieces with its own `<style>`, so the page shows and the
@@ -697,7 +697,7 @@ mod tests {
             "+16",
             r#"data-page="2""#,
             "page 2 · alloc cpu 0</text>",
-            "refcount 2 · used 1448/4096",
+            "count 2 · used 1448/4096",
             "sk_page_frag @1448",
             // The head's size and the allocating CPU under the title.
             r#"<text class="s" x="16" y="62">head 512 B · alloc cpu 0</text>"#,

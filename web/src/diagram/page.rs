@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 /// A page at (`x`, `y`), `h` high: its bar of bytes with the `held` extents (offset, size)
 /// drawn where they sit, so an allocator counting down fills it from the right; the cursors on
-/// it, each a triangle under the bar at its offset; its id, order, CPU, refcount and bytes
+/// it, each a triangle under the bar at its offset; its id, order, CPU, count and bytes
 /// handed out; and for a cache with a `pagecnt_bias`, the bias and the fragments out.
 pub fn draw_page(
     out: &mut String,
@@ -26,12 +26,12 @@ pub fn draw_page(
     // Freed by the event shown: the CPU that freed it instead of its count.
     let facts = match gone {
         Some(cpu) => format!("freed on cpu{cpu} · used {}/{}", p.used, p.size),
-        None => format!("refcount {} · used {}/{}", p.count, p.used, p.size),
+        None => format!("count {} · used {}/{}", p.count, p.used, p.size),
     };
     let (tx, by) = (x + 6, y + super::layout::BAR_Y);
     let _ = write!(
         out,
-        r#"<g {tag}="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, refcount {c}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{h}" rx="4"/><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><text x="{tx}" y="{ty}">page {id}{order} · alloc cpu {cpu}</text><text x="{tx}" y="{ry}" class="s">{facts}</text>"#,
+        r#"<g {tag}="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, count {c}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{h}" rx="4"/><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><text x="{tx}" y="{ty}">page {id}{order} · alloc cpu {cpu}</text><text x="{tx}" y="{ry}" class="s">{facts}</text>"#,
         id = p.id,
         o = p.order,
         size = p.size,
