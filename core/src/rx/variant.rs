@@ -79,13 +79,16 @@ pub struct Variant {
 
 impl Variant {
     /// Applies a variant string: one axis name (`duyck-2012`, `dumazet-2019`, ...), which
-    /// leaves the other axis as it was, or `ALLOCATOR+CACHE`.
-    pub fn set(&mut self, text: &str) -> Result<(), Error> {
+    /// leaves the other axis as it was, or `ALLOCATOR+CACHE`. Says whether it named the rx
+    /// cache axis.
+    pub fn set(&mut self, text: &str) -> Result<bool, Error> {
+        let mut named_cache = false;
         for name in text.split('+').map(str::trim) {
             if let Ok(alloc) = name.parse() {
                 self.alloc = alloc;
             } else if let Ok(cache) = name.parse() {
                 self.cache = cache;
+                named_cache = true;
             } else {
                 return Err(Error::Unknown {
                     what: "variant",
@@ -94,7 +97,7 @@ impl Variant {
                 });
             }
         }
-        Ok(())
+        Ok(named_cache)
     }
 
     /// Both axes, as the trace names them: `duyck-2012+dumazet-2019`.
@@ -113,6 +116,10 @@ impl Variant {
             Modern => "v6.12's page_frag_cache",
         };
         let cache = match self.cache {
+            None if self.alloc == Modern => {
+                "consumed skbs freed on the reader's CPU (v6.12 UDP; v6.12 TCP only with \
+                 net.core.skb_defer_max = 0)"
+            }
             None => "consumed skbs freed on the reader's CPU",
             Dumazet2019 => {
                 "Dumazet's 2019 per-socket rx skb cache (merged for 5.2, removed in 2021)"
