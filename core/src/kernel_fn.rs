@@ -773,8 +773,14 @@ mod tests {
         let q = Event::QueueRcv { skb: 0, cpu: 0 };
         let name = |era, flow, e: &Event| kernel_fn(RX, era, flow, e).map(|f| (f.label(), f.tag));
         for era in [Era::V3_5, Era::V6_12] {
-            assert_eq!(name(era, frags, &poll), Some(("tun_get_user".into(), "v6.12")));
-            assert_eq!(name(era, frags, &frame), Some(("napi_gro_frags".into(), "v6.12")));
+            assert_eq!(
+                name(era, frags, &poll),
+                Some(("tun_get_user".into(), "v6.12"))
+            );
+            assert_eq!(
+                name(era, frags, &frame),
+                Some(("napi_gro_frags".into(), "v6.12"))
+            );
             let tun_frag = name(era, frags, &new_frag);
             assert_eq!(tun_frag, Some(("tun_napi_alloc_frags".into(), "v6.12")));
         }
@@ -831,7 +837,10 @@ mod tests {
         };
         let name = |e: &Event| kernel_fn(SEND, Era::V2_6_33, Flow::TCP, e).map(|f| f.label());
         let at_close = name(&put(true));
-        assert_eq!(at_close.as_deref(), Some("tcp_v4_destroy_sock → __free_page"));
+        assert_eq!(
+            at_close.as_deref(),
+            Some("tcp_v4_destroy_sock → __free_page")
+        );
         assert_eq!(name(&put(false)).as_deref(), Some("put_page"));
         let t = crate::Scenario::parse(
             "mechanism = \"sendmsg\"\nvariant = \"pre-2010\"\n\
@@ -843,7 +852,9 @@ mod tests {
         let last = t.steps.last().unwrap().events.iter();
         let freed = last.filter_map(|e| t.kernel_fn(e)).map(|f| f.label());
         assert!(
-            freed.clone().any(|l| l == "tcp_v4_destroy_sock → __free_page"),
+            freed
+                .clone()
+                .any(|l| l == "tcp_v4_destroy_sock → __free_page"),
             "{:?}",
             freed.collect::<Vec<_>>()
         );
@@ -941,7 +952,13 @@ mod tests {
         );
         let park = kernel_fn(RX, Era::V3_6, Flow::TCP, &Event::RxCachePark { skb: 0 }).unwrap();
         assert_eq!(park.line_url(), None);
-        let take = kernel_fn(RX, Era::V3_6, Flow::TCP, &Event::RxCacheTake { skb: 0, cpu: 0 }).unwrap();
+        let take = kernel_fn(
+            RX,
+            Era::V3_6,
+            Flow::TCP,
+            &Event::RxCacheTake { skb: 0, cpu: 0 },
+        )
+        .unwrap();
         assert_eq!(
             take.line_url().as_deref(),
             Some("https://elixir.bootlin.com/linux/v5.11/source/net/ipv4/tcp_ipv4.c#L2057")

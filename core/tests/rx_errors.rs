@@ -118,12 +118,21 @@ fn today_s_tcp_defers_a_read_skb_unless_told_not_to() {
         ("variant = \"modern+none\"\n", None, "modern+none", 0),
         ("", Some("modern"), "modern+defer-free", 1),
         ("variant = \"duyck-3.6\"\n", None, "duyck-3.6+none", 0),
-        ("variant = \"modern\"\n[socket]\nproto = \"udp\"\n", None, "modern+none", 0),
+        (
+            "variant = \"modern\"\n[socket]\nproto = \"udp\"\n",
+            None,
+            "modern+none",
+            0,
+        ),
     ];
     for (line, over, name, deferred) in table {
         let t = run(&format!("{HEAD}{line}{ops}"), over).unwrap();
         assert_eq!(t.variant, name, "{line} {over:?}");
-        assert_eq!(t.counters.get("skbs_deferred"), Some(deferred), "{line} {over:?}");
+        assert_eq!(
+            t.counters.get("skbs_deferred"),
+            Some(deferred),
+            "{line} {over:?}"
+        );
     }
 }
 
