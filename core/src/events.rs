@@ -85,6 +85,10 @@ pub enum Event {
         /// `skb_free_frag`, not `put_page`).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         head: bool,
+        /// The cursor's reference dropped as its socket is destroyed (with `release`): 2.6.33
+        /// `tcp_v4_destroy_sock` frees TCP_PAGE with `__free_page`, not `put_page`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        destroy: bool,
     },
     FreePage = "free_page" {
         page: PageId,

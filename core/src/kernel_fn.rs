@@ -72,15 +72,55 @@ pub struct Row {
     pub file: &'static str,
     pub at: Option<&'static str>,
     pub then: Option<&'static str>,
-    /// Only for the put of an skb's head fragment (`Event::frees_head`), where the kernel
-    /// frees it by another function than a frag's `put_page`.
-    pub head: bool,
-    /// Only for the free of an skb recvmsg has read (`Event::FreeSkb`'s `read`), where the
-    /// kernel frees it by another function than its other frees.
-    pub read: bool,
+    /// Only for one kind of free of the event kind, which the kernel does by another function
+    /// than the others.
+    pub only: Option<Only>,
     /// Only for a UDP flow (`Trace::udp`), where its socket's function is UDP's; a UDP flow
     /// takes the other rows where it has none of its own.
     pub udp: bool,
+    /// Only for frames through tun's IFF_NAPI_FRAGS path (`Trace::napi_frags`), where the
+    /// driver's function is tun's; such a flow takes the other rows where it has none.
+    pub napi_frags: bool,
+}
+
+/// A free the kernel does by another function than the other frees of its event kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Only {
+    /// The put of an skb's head fragment (`Event::frees_head`): v6.12 `skb_free_frag`.
+    Head,
+    /// The free of an skb recvmsg has read (`Event::FreeSkb`'s `read`).
+    Read,
+    /// A socket's own page dropped as the socket is destroyed (`Event::PutPage`'s
+    /// `destroy`): 2.6.33 `tcp_v4_destroy_sock`'s `__free_page`.
+    Destroy,
+}
+
+impl Only {
+    /// Which such free `e` is, if it is one.
+    pub fn of(e: &Event) -> Option<Only> {
+        match e {
+            _ if e.frees_head() => Some(Only::Head),
+            Event::FreeSkb { read: true, .. } => Some(Only::Read),
+            Event::PutPage { destroy: true, .. } => Some(Only::Destroy),
+            _ => None,
+        }
+    }
+}
+
+/// What picks a flow's rows beside its mechanism and era: its socket's protocol and its
+/// driver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flow {
+    pub udp: bool,
+    pub napi_frags: bool,
+}
+
+impl Flow {
+    /// A TCP flow through a NIC's own driver.
+    pub const TCP: Flow = Flow {
+        udp: false,
+        napi_frags: false,
+    };
 }
 
 const fn row(
@@ -98,9 +138,9 @@ const fn row(
         file,
         at: None,
         then: None,
-        head: false,
-        read: false,
+        only: None,
         udp: false,
+        napi_frags: false,
     }
 }
 
@@ -119,16 +159,22 @@ impl Row {
         }
     }
 
-    const fn head(self) -> Row {
-        Row { head: true, ..self }
-    }
-
-    const fn read(self) -> Row {
-        Row { read: true, ..self }
+    const fn only(self, only: Only) -> Row {
+        Row {
+            only: Some(only),
+            ..self
+        }
     }
 
     const fn udp(self) -> Row {
         Row { udp: true, ..self }
+    }
+
+    const fn napi_frags(self) -> Row {
+        Row {
+            napi_frags: true,
+            ..self
+        }
     }
 
     /// The release each covered era links.
@@ -161,6 +207,7 @@ pub static TABLE: &[Row] = &[
     row(SEND, AllocPage, OLD, "sk_stream_alloc_page", "include/net/sock.h"),
     row(SEND, GetPage, OLD, "get_page", "include/linux/mm.h"),
     row(SEND, PutPage, OLD, "put_page", "mm/swap.c"),
+    row(SEND, PutPage, OLD, "tcp_v4_destroy_sock", "net/ipv4/tcp_ipv4.c").only(Only::Destroy).then("__free_page"),
     row(SEND, FreePage, OLD, "free_hot_page", "mm/page_alloc.c"),
     row(SEND, CopyToLinear, OLD, "skb_add_data", "include/linux/skbuff.h"),
     row(SEND, CopyToPage, OLD, "skb_copy_to_page", "include/net/sock.h"),
@@ -196,7 +243,7 @@ pub static TABLE: &[Row] = &[
     // The receive path, v3.5 (pre-2012, duyck-2012) and v3.6 (duyck-3.6).
     row(RX, NapiPoll, RX_ALL, "net_rx_action", "net/core/dev.c"),
     row(RX, RxFrame, RX_OLD, "ixgbe_clean_rx_irq", IXGBE),
-    row(RX, AllocPage, RX_ALL, "alloc_pages", "include/linux/gfp.h"),
+    row(RX, AllocPage, RX_OLD, "alloc_pages", "include/linux/gfp.h"),
     row(RX, AllocSkb, RX_OLD, "__netdev_alloc_skb", "net/core/skbuff.c"),
     row(RX, NewFrag, RX_OLD, "ixgbe_add_rx_frag", IXGBE),
     row(RX, GetPage, RX_OLD, "get_page", "include/linux/mm.h"),
@@ -220,10 +267,13 @@ pub static TABLE: &[Row] = &[
     row(RX, AllocSkb, NEW, "napi_alloc_skb", "net/core/skbuff.c"),
     row(RX, FragAlloc1k, NEW, "page_frag_alloc_1k", "net/core/skbuff.c"),
     row(RX, NewFrag, NEW, "skb_add_rx_frag", "include/linux/skbuff.h"),
+    // Every v6.12 rx page (page_frag_cache's refill, page_frag_alloc_1k, ixgbe's
+    // dev_alloc_pages) comes from alloc_pages_node(NUMA_NO_NODE, ...), not alloc_pages.
+    row(RX, AllocPage, NEW, "alloc_pages_node", "include/linux/gfp.h"),
     row(RX, PutPage, NEW, "put_page", "include/linux/mm.h"),
     row(RX, FreePage, NEW, "__folio_put", "mm/swap.c"),
-    row(RX, PutPage, NEW, "skb_free_frag", "include/linux/skbuff.h").head().then("page_frag_free"),
-    row(RX, FreePage, NEW, "page_frag_free", PAGE_FRAG).head(),
+    row(RX, PutPage, NEW, "skb_free_frag", "include/linux/skbuff.h").only(Only::Head).then("page_frag_free"),
+    row(RX, FreePage, NEW, "page_frag_free", PAGE_FRAG).only(Only::Head),
     row(RX, FragAlloc, NEW, "__page_frag_alloc_align", PAGE_FRAG),
     row(RX, FragCacheRelease, NEW, "__page_frag_alloc_align", PAGE_FRAG),
     row(RX, ReusePage, NEW, "__page_frag_alloc_align", PAGE_FRAG),
@@ -238,8 +288,16 @@ pub static TABLE: &[Row] = &[
     row(RX, QueueRcv, NEW, "__udp_enqueue_schedule_skb", UDP).udp(),
     row(RX, CopyToUser, RX_ALL, "udp_recvmsg", UDP).udp(),
     row(RX, RxDrop, RX_ALL, "__udp4_lib_rcv", UDP).udp(),
-    row(RX, FreeSkb, RX_OLD, "skb_free_datagram_locked", "net/core/datagram.c").udp().read(),
-    row(RX, FreeSkb, NEW, "skb_consume_udp", UDP).udp().read(),
+    row(RX, FreeSkb, RX_OLD, "skb_free_datagram_locked", "net/core/datagram.c").udp().only(Only::Read),
+    row(RX, FreeSkb, NEW, "skb_consume_udp", UDP).udp().only(Only::Read),
+    // tun's IFF_NAPI_FRAGS path (v6.12): tun_get_user feeds one frame to napi_gro_frags under
+    // local_bh_disable, with no NAPI poll; napi_get_frags allocates the head and
+    // tun_napi_alloc_frags fills the frags. Before v4.15 tun had no such path: with a v3.x
+    // allocator the driver is a counterfactual, linked where it lives, v6.12.
+    row(RX, NapiPoll, RX_ALL, "tun_get_user", TUN).at("v6.12").napi_frags(),
+    row(RX, RxFrame, RX_ALL, "napi_gro_frags", "net/core/gro.c").at("v6.12").napi_frags(),
+    row(RX, AllocSkb, RX_ALL, "napi_get_frags", "net/core/gro.c").at("v6.12").then("napi_alloc_skb").napi_frags(),
+    row(RX, NewFrag, RX_ALL, "tun_napi_alloc_frags", TUN).at("v6.12").napi_frags(),
     // Either allocator era: the socket side, and each rx cache in the release it lives in.
     row(RX, BacklogProcess, RX_ALL, "__release_sock", "net/core/sock.c"),
     row(RX, RxDrop, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c"),
@@ -284,6 +342,7 @@ pub static LINES: &[Stmt] = &[
     ("v2.6.33", "sk_stream_alloc_page", AllocPage, 1456, "alloc_pages"),
     ("v2.6.33", "get_page", GetPage, 313, "atomic_inc"),
     ("v2.6.33", "put_page", PutPage, 76, "put_page_testzero"),
+    ("v2.6.33", "tcp_v4_destroy_sock", PutPage, 1934, "__free_page(sk->sk_sndmsg_page)"),
     ("v2.6.33", "free_hot_page", FreePage, 1140, "free_hot_cold_page"),
     ("v2.6.33", "skb_add_data", CopyToLinear, 1609, "copy_from_user(skb_put"),
     ("v2.6.33", "skb_copy_to_page", CopyToPage, 1243, "copy_from_user(page_address(page) + off"),
@@ -323,7 +382,11 @@ pub static LINES: &[Stmt] = &[
     ("v6.12", "napi_gro_receive", RxFrame, 635, "dev_gro_receive(napi, skb)"),
     ("v3.5", "alloc_pages", AllocPage, 329, "alloc_pages_current(gfp_mask, order)"),
     ("v3.6", "alloc_pages", AllocPage, 335, "alloc_pages_current(gfp_mask, order)"),
-    ("v6.12", "alloc_pages", AllocPage, 333, "alloc_pages_noprof(__VA_ARGS__)"),
+    ("v6.12", "alloc_pages_node", AllocPage, 299, "alloc_pages_node_noprof(__VA_ARGS__)"),
+    ("v6.12", "tun_get_user", NapiPoll, 1977, "napi_gro_frags(&tfile->napi)"),
+    ("v6.12", "napi_gro_frags", RxFrame, 765, "dev_gro_receive(napi, skb)"),
+    ("v6.12", "napi_get_frags", AllocSkb, 676, "napi_alloc_skb(napi, GRO_MAX_HEAD)"),
+    ("v6.12", "tun_napi_alloc_frags", NewFrag, 1499, "skb_fill_page_desc"),
     ("v3.5", "__netdev_alloc_skb", AllocSkb, 357, "alloc_frag(fragsz"),
     ("v3.6", "__netdev_alloc_skb", AllocSkb, 425, "alloc_frag(fragsz"),
     ("v3.5", "ixgbe_add_rx_frag", NewFrag, 1636, "skb_fill_page_desc"),
@@ -389,7 +452,7 @@ pub static LINES: &[Stmt] = &[
     ("v5.11", "skb_page_frag_refill", ReusePage, 2466, "page_ref_count(pfrag->page) == 1"),
     ("v5.11", "get_page", GetPage, 1180, "page_ref_inc"),
     ("v5.11", "put_page", PutPage, 1209, "put_page_testzero"),
-    ("v5.11", "__put_page", FreePage, 129, "__put_single_page"),
+    ("v5.11", "__put_page", FreePage, 127, "__put_compound_page"),
     ("v5.11", "mptcp_carve_data_frag", CarveDfrag, 1094, "page_to_virt(pfrag->page) + offset"),
     ("v5.11", "mptcp_sendmsg", CopyToDfrag, 1651, "copy_page_from_iter"),
     ("v5.11", "mptcp_subflow_get_send", PickSubflow, 1432, "last_snd ="),
@@ -411,11 +474,12 @@ const IXGBE: &str = "drivers/net/ethernet/intel/ixgbe/ixgbe_main.c";
 const PAGE_FRAG: &str = "mm/page_alloc.c";
 const MPTCP_C: &str = "net/mptcp/protocol.c";
 const UDP: &str = "net/ipv4/udp.c";
+const TUN: &str = "drivers/net/tun.c";
 
-/// The kernel function an event of `mechanism` stands for in `era` (the trace's), in a UDP
-/// flow where `udp`, if the table has it.
-pub fn kernel_fn(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<KernelFn> {
-    let r = row_of(mechanism, era, udp, e)?;
+/// The kernel function an event of `mechanism` stands for in `era` (the trace's), in `flow`,
+/// if the table has it.
+pub fn kernel_fn(mechanism: &str, era: Era, flow: Flow, e: &Event) -> Option<KernelFn> {
+    let r = row_of(mechanism, era, flow, e)?;
     let tag = r.tag(era);
     Some(KernelFn {
         name: r.name,
@@ -426,31 +490,40 @@ pub fn kernel_fn(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<Kern
     })
 }
 
-/// The row of an event: for the put of a head fragment, or the free of an skb recvmsg read,
-/// its own row where there is one; in a UDP flow (`udp`) a UDP row where there is one.
-pub fn row_of(mechanism: &str, era: Era, udp: bool, e: &Event) -> Option<&'static Row> {
-    let (kind, head) = (e.kind(), e.frees_head());
-    let read = matches!(e, Event::FreeSkb { read: true, .. });
-    let pick = |udp_row: bool| {
-        let rows = || {
-            TABLE.iter().filter(move |r| {
-                r.mechanism == mechanism
-                    && r.kind == kind
-                    && r.eras.contains(&era)
-                    && r.udp == udp_row
-            })
-        };
-        rows()
-            .find(|r| r.head == head && r.read == read)
-            .or_else(|| rows().find(|r| !r.head && !r.read))
+/// The row of an event: for a free the kernel does by another function ([`Only`]) its own
+/// row where there is one; in a UDP flow or through tun's NAPI frags path (`flow`) that
+/// flow's row where there is one.
+pub fn row_of(mechanism: &str, era: Era, flow: Flow, e: &Event) -> Option<&'static Row> {
+    let (kind, only) = (e.kind(), Only::of(e));
+    let rows = || {
+        TABLE.iter().filter(move |r| {
+            r.mechanism == mechanism
+                && r.kind == kind
+                && r.eras.contains(&era)
+                && (flow.udp || !r.udp)
+                && (flow.napi_frags || !r.napi_frags)
+        })
     };
-    udp.then(|| pick(true)).flatten().or_else(|| pick(false))
+    // The flow's own row before a shared one; no two rows are equally specific.
+    let specific = |r: &&Row| u8::from(r.udp) + u8::from(r.napi_frags);
+    rows()
+        .filter(|r| r.only == only)
+        .max_by_key(specific)
+        .or_else(|| rows().filter(|r| r.only.is_none()).max_by_key(specific))
 }
 
 impl crate::Trace {
+    /// What picks this trace's rows beside its mechanism and era.
+    pub fn flow(&self) -> Flow {
+        Flow {
+            udp: self.udp,
+            napi_frags: self.napi_frags,
+        }
+    }
+
     /// The kernel function `e`, an event of this trace, stands for.
     pub fn kernel_fn(&self, e: &Event) -> Option<KernelFn> {
-        kernel_fn(&self.mechanism, self.era, self.udp, e)
+        kernel_fn(&self.mechanism, self.era, self.flow(), e)
     }
 }
 
@@ -459,12 +532,24 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
+    const UDP_FLOW: Flow = Flow {
+        udp: true,
+        napi_frags: false,
+    };
+
+    fn udp_flow(udp: bool) -> Flow {
+        Flow {
+            udp,
+            napi_frags: false,
+        }
+    }
+
     #[test]
     fn one_row_per_mechanism_kind_and_era() {
         for (i, a) in TABLE.iter().enumerate() {
             for b in &TABLE[i + 1..] {
                 let overlap = a.eras.iter().any(|e| b.eras.contains(e));
-                let key = |r: &Row| (r.mechanism, r.kind, r.head, r.read, r.udp);
+                let key = |r: &Row| (r.mechanism, r.kind, r.only, r.udp, r.napi_frags);
                 let same = key(a) == key(b);
                 assert!(!(same && overlap), "{a:?} and {b:?}");
             }
@@ -474,18 +559,18 @@ mod tests {
     #[test]
     fn links_name_the_release_the_function_lives_in() {
         let park = Event::RxCachePark { skb: 0 };
-        let f = kernel_fn(RX, Era::V6_12, false, &park).unwrap();
+        let f = kernel_fn(RX, Era::V6_12, Flow::TCP, &park).unwrap();
         assert_eq!(
             f.url(),
             "https://elixir.bootlin.com/linux/v5.2-rc1/C/ident/sk_eat_skb"
         );
         let psh = Event::MarkPsh { skb: 0 };
-        let f = kernel_fn(SEND, Era::V2_6_33, false, &psh).unwrap();
+        let f = kernel_fn(SEND, Era::V2_6_33, Flow::TCP, &psh).unwrap();
         assert_eq!(
             (f.name, f.file, f.tag),
             ("tcp_mark_push", "net/ipv4/tcp.c", "v2.6.33")
         );
-        assert_eq!(kernel_fn(SEND, Era::V5_10, false, &psh), None);
+        assert_eq!(kernel_fn(SEND, Era::V5_10, Flow::TCP, &psh), None);
     }
 
     /// v6.12 frees a head fragment with skb_free_frag (page_frag_free), a frag's page with
@@ -498,13 +583,14 @@ mod tests {
             count: 0,
             release: false,
             head,
+            destroy: false,
         };
         let free = Event::FreePage {
             page: 0,
             cpu: 0,
             head: true,
         };
-        let name = |era, e: &Event| kernel_fn(RX, era, false, e).map(|f| f.label());
+        let name = |era, e: &Event| kernel_fn(RX, era, Flow::TCP, e).map(|f| f.label());
         assert_eq!(
             name(Era::V6_12, &put(true)).as_deref(),
             Some("skb_free_frag → page_frag_free")
@@ -525,7 +611,7 @@ mod tests {
             cpu: 0,
             bytes: 1,
         };
-        let name = |era, udp, e: &Event| kernel_fn(RX, era, udp, e).map(|f| f.label());
+        let name = |era, udp, e: &Event| kernel_fn(RX, era, udp_flow(udp), e).map(|f| f.label());
         let queued = |era, udp| name(era, udp, &q);
         assert_eq!(
             queued(Era::V3_5, true).as_deref(),
@@ -557,7 +643,7 @@ mod tests {
             name(Era::V3_6, true, &poll).as_deref(),
             Some("net_rx_action")
         );
-        let f = kernel_fn(RX, Era::V3_6, true, &q).unwrap();
+        let f = kernel_fn(RX, Era::V3_6, UDP_FLOW, &q).unwrap();
         assert_eq!(
             f.line_url().as_deref(),
             Some("https://elixir.bootlin.com/linux/v3.6/source/net/ipv4/udp.c#L1377")
@@ -622,8 +708,10 @@ mod tests {
                 Some("skb_consume_udp")
             )
         );
+        // v6.12 TCP defers a read skb by default; with net.core.skb_defer_max = 0 (`none`)
+        // recvmsg frees it.
         assert_eq!(
-            run("modern", "tcp"),
+            run("modern+none", "tcp"),
             (Some("tcp_add_backlog"), None, Some("__kfree_skb"))
         );
         // Any other free in a UDP flow (a drop, a purge) is __kfree_skb's.
@@ -632,7 +720,7 @@ mod tests {
             cpu: 0,
             read: false,
         };
-        let f = kernel_fn(RX, Era::V6_12, true, &drop).unwrap();
+        let f = kernel_fn(RX, Era::V6_12, UDP_FLOW, &drop).unwrap();
         assert_eq!(f.name, "__kfree_skb");
     }
 
@@ -647,9 +735,129 @@ mod tests {
             headers: 66,
             linear: 1448,
         };
-        let name = |era| kernel_fn(RX, era, false, &frame).map(|f| f.label());
+        let name = |era| kernel_fn(RX, era, Flow::TCP, &frame).map(|f| f.label());
         assert_eq!(name(Era::V6_12).as_deref(), Some("napi_gro_receive"));
         assert_eq!(name(Era::V3_6).as_deref(), Some("ixgbe_clean_rx_irq"));
+    }
+
+    /// tun's IFF_NAPI_FRAGS path has no NAPI poll and no NIC receive loop: its frame enters
+    /// GRO through napi_gro_frags from tun_get_user, its head is napi_get_frags' and its frags
+    /// are filled by tun_napi_alloc_frags, in every era (a v3.x allocator on it is a
+    /// counterfactual, linked at v6.12); its frag cache and socket rows are the shared ones.
+    #[test]
+    fn the_napi_frags_driver_names_tun_functions() {
+        let frags = Flow {
+            udp: true,
+            napi_frags: true,
+        };
+        let poll = Event::NapiPoll {
+            cpu: 0,
+            frames: 1,
+            budget: 64,
+        };
+        let frame = Event::RxFrame {
+            skb: 0,
+            len: 1514,
+            seq: 0,
+            headers: 42,
+            linear: 0,
+        };
+        let new_frag = Event::NewFrag {
+            skb: 0,
+            idx: 0,
+            page: 0,
+            offset: 0,
+            size: 1472,
+            truesize: 2752,
+        };
+        let q = Event::QueueRcv { skb: 0, cpu: 0 };
+        let name = |era, flow, e: &Event| kernel_fn(RX, era, flow, e).map(|f| (f.label(), f.tag));
+        for era in [Era::V3_5, Era::V6_12] {
+            assert_eq!(
+                name(era, frags, &poll),
+                Some(("tun_get_user".into(), "v6.12"))
+            );
+            assert_eq!(
+                name(era, frags, &frame),
+                Some(("napi_gro_frags".into(), "v6.12"))
+            );
+            let tun_frag = name(era, frags, &new_frag);
+            assert_eq!(tun_frag, Some(("tun_napi_alloc_frags".into(), "v6.12")));
+        }
+        let udp_q = name(Era::V6_12, frags, &q).map(|n| n.0);
+        assert_eq!(udp_q.as_deref(), Some("__udp_enqueue_schedule_skb"));
+        let nic = name(Era::V6_12, UDP_FLOW, &frame).map(|n| n.0);
+        assert_eq!(nic.as_deref(), Some("napi_gro_receive"));
+        let f = kernel_fn(RX, Era::V6_12, frags, &new_frag).unwrap();
+        assert_eq!(
+            f.line_url().as_deref(),
+            Some("https://elixir.bootlin.com/linux/v6.12/source/drivers/net/tun.c#L1499")
+        );
+    }
+
+    /// v6.12's rx pages come from alloc_pages_node; v5.11 MPTCP's 32 KiB pages are compound,
+    /// so their last put takes `__put_page`'s compound branch.
+    #[test]
+    fn pages_are_allocated_and_freed_by_their_release_s_functions() {
+        let alloc = Event::AllocPage {
+            page: 0,
+            order: 3,
+            cpu: 0,
+            size: 32768,
+            cursor: None,
+            bias: None,
+        };
+        let f = kernel_fn(RX, Era::V6_12, Flow::TCP, &alloc).unwrap();
+        assert_eq!(f.name, "alloc_pages_node");
+        let old = kernel_fn(RX, Era::V3_6, Flow::TCP, &alloc).unwrap();
+        assert_eq!(old.name, "alloc_pages");
+        let free = Event::FreePage {
+            page: 0,
+            cpu: 0,
+            head: false,
+        };
+        let f = kernel_fn(MPTCP, Era::V5_10, Flow::TCP, &free).unwrap();
+        assert_eq!(
+            f.line_url().as_deref(),
+            Some("https://elixir.bootlin.com/linux/v5.11/source/mm/swap.c#L127")
+        );
+    }
+
+    /// 2.6.33 frees the socket's TCP_PAGE at close with `__free_page` in
+    /// `tcp_v4_destroy_sock`; every other put of a send page is `put_page`.
+    #[test]
+    fn a_2_6_33_socket_frees_its_page_at_close_with_free_page() {
+        let put = |destroy| Event::PutPage {
+            page: 0,
+            cpu: 0,
+            count: 0,
+            release: true,
+            head: false,
+            destroy,
+        };
+        let name = |e: &Event| kernel_fn(SEND, Era::V2_6_33, Flow::TCP, e).map(|f| f.label());
+        let at_close = name(&put(true));
+        assert_eq!(
+            at_close.as_deref(),
+            Some("tcp_v4_destroy_sock → __free_page")
+        );
+        assert_eq!(name(&put(false)).as_deref(), Some("put_page"));
+        let t = crate::Scenario::parse(
+            "mechanism = \"sendmsg\"\nvariant = \"pre-2010\"\n\
+             ops = [{ op = \"sendmsg\", bytes = 100 }, { op = \"close\" }]\n",
+        )
+        .unwrap()
+        .run(&crate::RunOptions::default())
+        .unwrap();
+        let last = t.steps.last().unwrap().events.iter();
+        let freed = last.filter_map(|e| t.kernel_fn(e)).map(|f| f.label());
+        assert!(
+            freed
+                .clone()
+                .any(|l| l == "tcp_v4_destroy_sock → __free_page"),
+            "{:?}",
+            freed.collect::<Vec<_>>()
+        );
     }
 
     /// The releases whose source the table links.
@@ -737,14 +945,20 @@ mod tests {
             cursor: 2048,
             bias: None,
         };
-        let f = kernel_fn(RX, Era::V3_6, false, &alloc).unwrap();
+        let f = kernel_fn(RX, Era::V3_6, Flow::TCP, &alloc).unwrap();
         assert_eq!(
             f.line_url().as_deref(),
             Some("https://elixir.bootlin.com/linux/v3.6/source/net/core/skbuff.c#L379")
         );
-        let park = kernel_fn(RX, Era::V3_6, false, &Event::RxCachePark { skb: 0 }).unwrap();
+        let park = kernel_fn(RX, Era::V3_6, Flow::TCP, &Event::RxCachePark { skb: 0 }).unwrap();
         assert_eq!(park.line_url(), None);
-        let take = kernel_fn(RX, Era::V3_6, false, &Event::RxCacheTake { skb: 0, cpu: 0 }).unwrap();
+        let take = kernel_fn(
+            RX,
+            Era::V3_6,
+            Flow::TCP,
+            &Event::RxCacheTake { skb: 0, cpu: 0 },
+        )
+        .unwrap();
         assert_eq!(
             take.line_url().as_deref(),
             Some("https://elixir.bootlin.com/linux/v5.11/source/net/ipv4/tcp_ipv4.c#L2057")

@@ -67,6 +67,8 @@ enum Ref {
     Frag,
     Cursor,
     Head,
+    /// A cursor's own reference dropped as its socket is destroyed.
+    Destroy,
 }
 
 impl PagePool {
@@ -123,6 +125,12 @@ impl PagePool {
         self.put_ref(id, cpu, Ref::Cursor, ev)
     }
 
+    /// A socket's own page dropped as the socket is destroyed: the cursor lets go of it, by
+    /// another function than `put_page` (2.6.33 `tcp_v4_destroy_sock`: `__free_page`).
+    pub fn release_at_destroy(&mut self, id: PageId, cpu: Cpu, ev: &mut Events) -> bool {
+        self.put_ref(id, cpu, Ref::Destroy, ev)
+    }
+
     /// The put of an skb's head fragment (`skb_free_head`): `put_page` until v6.12's
     /// `skb_free_frag`, which the event tells apart.
     pub fn put_head(&mut self, id: PageId, cpu: Cpu, ev: &mut Events) -> bool {
@@ -139,8 +147,9 @@ impl PagePool {
             page: id,
             cpu,
             count,
-            release: r == Ref::Cursor,
+            release: matches!(r, Ref::Cursor | Ref::Destroy),
             head,
+            destroy: r == Ref::Destroy,
         });
         if count > 0 {
             return false;

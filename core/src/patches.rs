@@ -36,7 +36,7 @@ pub const PATCHES: &[Patch] = &[
         variants: &["kumar-2010"],
         author: "Krishna Kumar",
         year: 2010,
-        subject: "[RFC] Optimize TCP sendmsg in favour of fast devices?",
+        subject: "[RFC] [PATCH] Optimize TCP sendmsg in favour of fast devices?",
         posted: "https://patchwork.ozlabs.org/patch/42944/",
         merged: None,
         fate: Some("an RFC, never merged as posted"),
@@ -167,5 +167,32 @@ mod tests {
         assert!(PATCHES[1]
             .cite()
             .ends_with("https://patchwork.ozlabs.org/patch/165868/"));
+        // The post's own subject line (seed 000's header).
+        assert!(PATCHES[0]
+            .cite()
+            .contains("\"[RFC] [PATCH] Optimize TCP sendmsg in favour of fast devices?\""));
+    }
+
+    /// A seed's module names the seed's mainline commit, the one cited here (not a commit of
+    /// a subsystem tree that mainline merged under another hash).
+    #[test]
+    fn each_seed_module_cites_the_mainline_commit() {
+        let heads = [
+            include_str!("send/mod.rs"),
+            include_str!("rx/mod.rs"),
+            include_str!("mptcp/mod.rs"),
+        ];
+        for head in heads.map(|m| m.lines().next().unwrap_or_default()) {
+            let cited = head
+                .split(|c: char| !c.is_ascii_hexdigit())
+                .filter(|w| w.len() >= 12);
+            for hash in cited {
+                let known = PATCHES
+                    .iter()
+                    .filter_map(|p| p.merged)
+                    .any(|(commit, _)| commit.starts_with(hash));
+                assert!(known, "{head}: {hash} is no seed's mainline commit");
+            }
+        }
     }
 }

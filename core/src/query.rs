@@ -7,7 +7,7 @@
 //! |--------------------------------|---------------------------------------------------------|
 //! | `counter NAME`                 | the step's cumulative counter                           |
 //! | `queue NAME len`               | skbs on the queue                                       |
-//! | `queue NAME pages`             | distinct pages the queue's frags point to               |
+//! | `queue NAME pages`             | distinct pages the queue's skbs hold (frags, head fragments, frag_list members) |
 //! | `queue NAME first` / `last`    | the skb at the head / tail of the queue (an object)     |
 //! | `pages live`                   | live pages                                              |
 //! | `page ID count` / `used` / `cpu` | a live page's count (references), bytes handed out, home CPU |
@@ -324,7 +324,8 @@ fn find_skb<'a>(mut skbs: impl Iterator<Item = &'a Skb>, id: SkbId) -> Option<&'
 /// (no set or sort: their code cost the playground's download 1 to 4 KB).
 fn distinct_pages(q: &Queue) -> u32 {
     let mut seen: Vec<PageId> = Vec::new();
-    for f in q.skbs.iter().flat_map(|b| &b.frags) {
+    let skbs = (q.skbs.iter()).flat_map(|b| std::iter::once(b).chain(&b.frag_list));
+    for f in skbs.flat_map(|b| b.head_frag.iter().chain(&b.frags)) {
         if seen.last() != Some(&f.page) && !seen.contains(&f.page) {
             seen.push(f.page);
         }
@@ -379,7 +380,8 @@ fn event_field(
 mod tests {
     use super::*;
 
-    /// Each page counted once, one its frags come back to included.
+    /// Each page counted once, one its frags come back to included; a head fragment and a
+    /// frag_list member's pages count too (a GRO packet holds pages through all three).
     #[test]
     fn a_queue_counts_each_page_of_its_frags_once() {
         let skb = |id, pages: &[PageId]| {
@@ -397,6 +399,18 @@ mod tests {
         let q = Queue {
             name: "q".into(),
             skbs: vec![skb(0, &[3, 3, 5]), skb(1, &[5, 3, 7]), skb(2, &[])],
+        };
+        assert_eq!(distinct_pages(&q), 3);
+        let mut packet = skb(3, &[3]);
+        packet.head_frag = Some(crate::skb::Frag {
+            page: 8,
+            offset: 0,
+            size: 1,
+        });
+        packet.frag_list.push(skb(4, &[9]));
+        let q = Queue {
+            name: "q".into(),
+            skbs: vec![packet],
         };
         assert_eq!(distinct_pages(&q), 3);
     }

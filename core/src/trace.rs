@@ -104,6 +104,10 @@ pub struct Trace {
     /// UDP's (`udp_recvmsg`, not `tcp_recvmsg`). sendmsg and MPTCP are TCP.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub udp: bool,
+    /// The frames come through tun's IFF_NAPI_FRAGS path (rx's `nic.driver =
+    /// "napi-frags"`): the driver's kernel functions are tun's and `napi_gro_frags`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub napi_frags: bool,
     pub consts: crate::consts::KernelConsts,
     /// Empty when tracing is off.
     pub steps: Vec<Step>,

@@ -39,7 +39,7 @@ fn check_every_variant(name: &str, s: &Scenario) -> BTreeSet<usize> {
 fn rows_used(t: &Trace) -> impl Iterator<Item = usize> + '_ {
     let events = t.steps.iter().flat_map(|s| &s.events);
     events
-        .filter_map(|e| row_of(&t.mechanism, t.era, t.udp, e))
+        .filter_map(|e| row_of(&t.mechanism, t.era, t.flow(), e))
         .map(|r| {
             TABLE
                 .iter()

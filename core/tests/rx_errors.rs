@@ -113,6 +113,38 @@ fn variant_strings_name_either_axis() {
     );
 }
 
+/// v6.12's tcp_eat_recv_skb hands every read skb to skb_attempt_defer_free: a TCP flow on
+/// `modern` that names no rx cache defers the read to the allocating CPU; naming `none` is
+/// v6.12 with net.core.skb_defer_max = 0; a UDP read (skb_consume_udp) is never deferred;
+/// the older allocators free in recvmsg.
+#[test]
+fn today_s_tcp_defers_a_read_skb_unless_told_not_to() {
+    let ops = "[[ops]]\nop = \"arrive\"\nframes = 3\n[[ops]]\nop = \"recvmsg\"\n";
+    // (variant line, override, trace variant, skbs deferred)
+    let table = [
+        ("variant = \"modern\"\n", None, "modern+defer-free", 1),
+        ("variant = \"modern\"\n", Some("none"), "modern+none", 0),
+        ("variant = \"modern+none\"\n", None, "modern+none", 0),
+        ("", Some("modern"), "modern+defer-free", 1),
+        ("variant = \"duyck-3.6\"\n", None, "duyck-3.6+none", 0),
+        (
+            "variant = \"modern\"\n[socket]\nproto = \"udp\"\n",
+            None,
+            "modern+none",
+            0,
+        ),
+    ];
+    for (line, over, name, deferred) in table {
+        let t = run(&format!("{HEAD}{line}{ops}"), over).unwrap();
+        assert_eq!(t.variant, name, "{line} {over:?}");
+        assert_eq!(
+            t.counters.get("skbs_deferred"),
+            Some(deferred),
+            "{line} {over:?}"
+        );
+    }
+}
+
 #[test]
 fn every_variant_pair_within_an_axis_compares() {
     let s = Scenario::parse(include_str!("../../scenarios/rx-skb-cache.toml")).unwrap();

@@ -10,7 +10,7 @@
 //!   freed + live.
 
 use proptest::prelude::*;
-use skblab_core::kernel_fn::kernel_fn;
+use skblab_core::kernel_fn::{kernel_fn, Flow};
 use skblab_core::rx::{
     AppParams, DriverStyle, NicParams, Proto, RxMachine, RxOp, RxParams, SocketParams, Variant,
     ALLOCATORS, CACHES,
@@ -139,8 +139,11 @@ proptest! {
             // The events are a complete log: replaying them rebuilds the state.
             for e in ev.take() {
                 prop_assert_eq!(replay.apply(&e), Ok(()), "{:?}", e);
-                let udp = p.socket.proto == Proto::Udp;
-                let f = kernel_fn("rx", p.variant.era(), udp, &e);
+                let flow = Flow {
+                    udp: p.socket.proto == Proto::Udp,
+                    napi_frags: p.nic.driver == DriverStyle::NapiFrags,
+                };
+                let f = kernel_fn("rx", p.variant.era(), flow, &e);
                 prop_assert!(f.is_some(), "no kernel function for {:?}", e);
             }
             prop_assert_eq!(&replay, &m.state());

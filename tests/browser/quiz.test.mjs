@@ -115,7 +115,8 @@ test('a wrong number, then a pick clicked in the diagram; the score persists and
 
 test('a step with two questions: a choice, then a number of the other variant; both revealed together', async () => {
   // rx-skb-cache asks before step 2: on which CPU the put_page calls run before the patch
-  // (b: CPU 1, the reader's), and how many skbs wait in sk_rx_skb_cache after it (1).
+  // (b: CPU 1, the reader's), and on how many pages the packet parked in sk_rx_skb_cache
+  // after it holds references (3).
   const page = await open(browser, `#w=${Buffer.from('rx-skb-cache').toString('base64url')}`);
   await predictOn(page);
   await page.getByRole('button', { name: 'Next step' }).click();
@@ -134,7 +135,7 @@ test('a step with two questions: a choice, then a number of the other variant; b
   const outcomes = await quiz.locator('[data-testid=verdict]').evaluateAll((ps) => ps.map((p) => p.dataset.outcome));
   assert.deepEqual(outcomes, ['right', 'wrong']);
   const answers = await quiz.locator('[data-testid=answer]').allTextContents();
-  assert.deepEqual(answers, ["Answer: CPU 1, the reader's.", 'Answer: 1.']);
+  assert.deepEqual(answers, ["Answer: CPU 1, the reader's.", 'Answer: 3.']);
   assert.equal((await position(page)).at, 2);
   assert.match(await page.locator('#walkthrough option:checked').textContent(), / · 1\/2 right$/);
   assert.deepEqual(page.errors, []);

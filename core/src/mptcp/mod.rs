@@ -1,4 +1,4 @@
-//! Seed 003: MPTCP max-size skbs (Paolo Abeni, November 2020, commit 31859991dc0f, v5.11).
+//! Seed 003: MPTCP max-size skbs (Paolo Abeni, November 2020, commit 15e6ca974b14, v5.11).
 //!
 //! MPTCP copies user data into dfrags on the socket's page frag ([`dfrag`]), then pushes them
 //! onto TCP subflows ([`push`]) with mptcp_sendmsg_frag ([`sendmsg_frag`]), which collapses
@@ -158,6 +158,7 @@ impl Mechanism for MptcpScenario {
             variant: fix.name().into(),
             era,
             udp: false,
+            napi_frags: false,
             consts: k,
             steps,
             counters,

@@ -11,7 +11,7 @@ use super::driver;
 use super::frag_cache::{FragCache, FragCache1k, RefillKnobs};
 use super::gro::Gro;
 use super::kernel::Mem;
-use super::scenario::{Proto, RxOp, RxParams, RxScenario, BH_CPU, MAX_FRAMES};
+use super::scenario::{DriverStyle, Proto, RxOp, RxParams, RxScenario, BH_CPU, MAX_FRAMES};
 use super::socket::{ReadLimit, Socket};
 use crate::events::{Cpu, Event, Events};
 use crate::limits::{check_range, MAX_OP_BYTES};
@@ -327,6 +327,7 @@ impl Mechanism for RxScenario {
             variant: p.variant.name(),
             era: p.variant.era(),
             udp: p.socket.proto == Proto::Udp,
+            napi_frags: p.nic.driver == DriverStyle::NapiFrags,
             consts: p.consts,
             steps,
             counters,

@@ -1,7 +1,7 @@
 //! The rx scenario format (`mechanism = "rx"`): the NIC, socket and application knobs, the
 //! operations, and [`RxParams`], the checked form every stage reads.
 
-use super::variant::Variant;
+use super::variant::{Allocator, RxCache, Variant};
 use crate::consts::wire::{ETH_HLEN, IPV4_HLEN, TCP_TS_HLEN, UDP_HLEN};
 use crate::consts::{ConstOverrides, Era, KernelConsts};
 use crate::limits::{add_capped, check_range, ByteBudget, MAX_OPS, MAX_OP_BYTES, MAX_TOTAL_FRAMES};
@@ -97,7 +97,9 @@ pub enum DriverStyle {
     /// The headers in a small head, the payload in driver pages.
     HeaderSplit,
     /// The headers in a `napi_get_frags` head, the payload in one frag-cache fragment
-    /// (tun with IFF_NAPI_FRAGS, see [`super::driver`]).
+    /// (tun with IFF_NAPI_FRAGS, see [`super::driver`]). tun gained IFF_NAPI_FRAGS in v4.15:
+    /// with a v3.x allocator it is accepted as a counterfactual (v6.12's tun path on that
+    /// era's frag cache).
     NapiFrags,
 }
 
@@ -331,19 +333,37 @@ impl RxParams {
     }
 }
 
+/// The rx cache a kernel of the allocator's era runs when none is named: v6.12's
+/// tcp_eat_recv_skb hands every read TCP skb to `skb_attempt_defer_free` (net/ipv4/tcp.c),
+/// which frees it where it is only when it was allocated there, its list is full, or
+/// net.core.skb_defer_max is 0 (`none`); a UDP read (skb_consume_udp) is never deferred.
+/// The older eras free in recvmsg.
+pub fn era_cache(alloc: Allocator, proto: Proto) -> RxCache {
+    match (alloc, proto) {
+        (Allocator::Modern, Proto::Tcp) => RxCache::DeferFree,
+        _ => RxCache::None,
+    }
+}
+
 impl RxScenario {
     /// The variant: the file's `variant`, then its `cache`, then the override (each may name
-    /// one axis or both; later wins).
+    /// one axis or both; later wins). Where none names the rx cache, the allocator's kernel
+    /// frees as it does by default ([`era_cache`]: a v6.12 TCP read is deferred).
     pub fn pick_variant(&self, over: Option<&str>) -> Result<Variant, Error> {
         let mut v = Variant::default();
+        let mut named_cache = false;
         if let Some(s) = &self.variant {
-            v.set(s)?;
+            named_cache |= v.set(s)?;
         }
         if let Some(c) = &self.cache {
             v.cache = c.parse()?;
+            named_cache = true;
         }
         if let Some(s) = over {
-            v.set(s)?;
+            named_cache |= v.set(s)?;
+        }
+        if !named_cache {
+            v.cache = era_cache(v.alloc, self.socket.proto);
         }
         Ok(v)
     }

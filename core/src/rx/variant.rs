@@ -79,8 +79,9 @@ pub struct Variant {
 
 impl Variant {
     /// Applies a variant string: one axis name (`duyck-2012`, `dumazet-2019`, ...), which
-    /// leaves the other axis as it was, or `ALLOCATOR+CACHE`, each axis named once.
-    pub fn set(&mut self, text: &str) -> Result<(), Error> {
+    /// leaves the other axis as it was, or `ALLOCATOR+CACHE`, each axis named once. Says
+    /// whether it named the rx cache axis.
+    pub fn set(&mut self, text: &str) -> Result<bool, Error> {
         let names: Vec<&str> = text.split('+').map(str::trim).collect();
         match names[..] {
             [one] => match one.parse() {
@@ -90,10 +91,14 @@ impl Variant {
                         what: "variant",
                         name: one.to_string(),
                         expected: format!("{}, or ALLOCATOR+CACHE", VARIANTS.join(", ")),
-                    })?
+                    })?;
+                    return Ok(true);
                 }
             },
-            [alloc, cache] => (self.alloc, self.cache) = (alloc.parse()?, cache.parse()?),
+            [alloc, cache] => {
+                (self.alloc, self.cache) = (alloc.parse()?, cache.parse()?);
+                return Ok(true);
+            }
             _ => {
                 return Err(Error::invalid(
                     "variant",
@@ -104,7 +109,7 @@ impl Variant {
                 ))
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Both axes, as the trace names them: `duyck-2012+dumazet-2019`.
@@ -123,6 +128,10 @@ impl Variant {
             Modern => "v6.12's page_frag_cache",
         };
         let cache = match self.cache {
+            None if self.alloc == Modern => {
+                "consumed skbs freed on the reader's CPU (v6.12 UDP; v6.12 TCP only with \
+                 net.core.skb_defer_max = 0)"
+            }
             None => "consumed skbs freed on the reader's CPU",
             Dumazet2019 => {
                 "Dumazet's 2019 per-socket rx skb cache (merged for 5.2, removed in 2021)"

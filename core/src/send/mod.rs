@@ -114,6 +114,7 @@ impl Mechanism for SendScenario {
             variant: cfg.variant.name().to_string(),
             era: cfg.variant.era(),
             udp: false,
+            napi_frags: false,
             consts: cfg.k,
             steps,
             counters,

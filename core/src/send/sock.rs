@@ -535,7 +535,7 @@ impl SendSock {
         self.front_seq = self.write_seq;
         if let SndPage::TcpPage { page, off } = &mut self.page {
             if let Some(p) = page.take() {
-                self.pool.release(p, CPU, ev);
+                self.pool.release_at_destroy(p, CPU, ev);
             }
             *off = 0;
         }

@@ -138,8 +138,10 @@ impl Variant {
     /// How a pass of the copy loop reads the iovecs. tcp_sendmsg in 2.6.33 and 2.6.34
     /// (net/ipv4/tcp.c) walks them one at a time (`while (--iovlen >= 0)`, then `while (seglen > 0)`), so a
     /// pass copies at most the rest of one iovec; tcp_sendmsg_locked (v6.12) copies from
-    /// the `iov_iter` as one stream (`msg_data_left`), so a pass may cross iovecs and fill
-    /// a frag to the page's end where the old loop stopped at every iovec (and refilled).
+    /// the `iov_iter` as one stream (`msg_data_left`), so a pass may cross iovecs where the
+    /// old loop stopped at every iovec's end. The old loop's next pass grows the same frag
+    /// (skb_can_coalesce); it takes a new page only when TCP_OFF reached PAGE_SIZE, never
+    /// because an iovec ended.
     pub fn copies_iov_as_one_stream(self) -> bool {
         self == Variant::Modern
     }
