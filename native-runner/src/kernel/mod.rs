@@ -36,7 +36,8 @@ use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use verdict::{Side, SkbView};
+use skblab_core::kernel_report::PAGE_FIELDS;
+use verdict::{Side, SkbView, Verdict};
 
 /// The kernel's listening port on the TAP.
 const PORT: u16 = 5001;
@@ -97,7 +98,7 @@ fn run_and_emit(args: &KernelArgs) -> Result<bool, String> {
             .map_err(|e| format!("--out {}: {e}", p.display()))?;
     }
     crate::output::stdout(&if args.json { json } else { render(&r) })?;
-    Ok(r.verdict == "agree")
+    Ok(r.verdict == Verdict::Agree)
 }
 
 /// The report as `--out` and `--json` write it.
@@ -331,17 +332,18 @@ fn run_napi_frags(
         "first_frame": "the first refill of CPU 0's cache (held frames before it prime it)",
         "untrusted_runs_retried": why.len(),
     });
-    let mut r = report(
+    let pages = |cache| Side {
+        frag_cache: Some(cache),
+        ..Side::default()
+    };
+    report(
         "rx",
         variant,
         setup,
-        Side::default(),
-        Side::default(),
+        pages(model),
+        pages(kernel),
         Vec::new(),
-    )?;
-    r.rows = napi_frags::rows(&model, &kernel);
-    r.verdict = verdict::verdict(&r.rows).into();
-    Ok(r)
+    )
 }
 
 fn report(
@@ -361,7 +363,7 @@ fn report(
         variant: variant.to_string(),
         kernel: kernel_release(),
         setup,
-        verdict: verdict::verdict(&rows).to_string(),
+        verdict: Verdict::of(&rows),
         model,
         kernel_side,
         rows,
@@ -388,7 +390,53 @@ fn kernel_release() -> String {
         .unwrap_or_default()
 }
 
-/// The report as a table: one line per skb, model/kernel in each column.
+fn mark(ok: bool) -> &'static str {
+    if ok {
+        "agree"
+    } else {
+        "DIFFER"
+    }
+}
+
+fn pair(m: Option<u64>, k: Option<u64>) -> String {
+    let s = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    format!("{}/{}", s(m), s(k))
+}
+
+/// `n` skbs or pages (`what`) as lines of `columns`, each cell model/kernel
+/// (`cell(i, column)`), each line marked by its rows' verdict; nothing when `n` is 0.
+fn table(
+    r: &Report,
+    what: &str,
+    columns: &[&str],
+    n: usize,
+    cell: impl Fn(usize, usize) -> (Option<u64>, Option<u64>),
+) -> String {
+    if n == 0 || columns.is_empty() {
+        return String::new();
+    }
+    let mut o = format!("{what:<5}");
+    for name in columns {
+        o += &format!(" {name:<16}");
+    }
+    o += " verdict\n";
+    for i in 0..n {
+        o += &format!("{i:<5}");
+        for c in 0..columns.len() {
+            let (m, k) = cell(i, c);
+            o += &format!(" {:<16}", pair(m, k));
+        }
+        let prefix = format!("{what}[{i}].");
+        let ok = (r.rows.iter())
+            .filter(|row| row.field.starts_with(&prefix))
+            .all(|row| row.agree);
+        o += &format!(" {}\n", mark(ok));
+    }
+    o
+}
+
+/// The report as a table: the totals, then one line per skb or page, model/kernel in each
+/// column.
 pub fn render(r: &Report) -> String {
     let setup: Vec<String> = r
         .setup
@@ -405,18 +453,7 @@ pub fn render(r: &Report) -> String {
         r.variant,
         setup.join(", ")
     );
-    let mark = |ok: bool| if ok { "agree" } else { "DIFFER" };
-    let field_ok = |prefix: &str| {
-        r.rows
-            .iter()
-            .filter(|row| row.field == prefix || row.field.starts_with(&format!("{prefix}.")))
-            .all(|row| row.agree)
-    };
-    let pair = |m: Option<u64>, k: Option<u64>| {
-        let s = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-        format!("{}/{}", s(m), s(k))
-    };
-    let rows = || r.rows.iter().filter(|row| !row.field.starts_with("skb["));
+    let rows = || r.rows.iter().filter(|row| !row.field.contains('['));
     let width = rows().map(|row| row.field.len()).max().unwrap_or(0).max(10);
     for row in rows() {
         o += &format!(
@@ -428,26 +465,22 @@ pub fn render(r: &Report) -> String {
     }
     // The columns either side has, judged first, then truesize (shown only).
     let shown: (&str, fn(&SkbView) -> Option<u64>) = ("truesize(shown)", |s| s.truesize);
-    let all = || r.model.skbs.iter().chain(&r.kernel_side.skbs);
+    let (m, k) = (&r.model.skbs, &r.kernel_side.skbs);
     let cols: Vec<_> = verdict::judged()
         .chain([shown])
-        .filter(|(_, get)| all().any(|s| get(s).is_some()))
+        .filter(|(_, get)| m.iter().chain(k).any(|s| get(s).is_some()))
         .collect();
-    if !cols.is_empty() {
-        o += &format!("{:<5}", "skb");
-        for (name, _) in &cols {
-            o += &format!(" {name:<16}");
-        }
-        o += " verdict\n";
-        for i in 0..r.model.skbs.len().max(r.kernel_side.skbs.len()) {
-            let (m, k) = (r.model.skbs.get(i), r.kernel_side.skbs.get(i));
-            o += &format!("{i:<5}");
-            for (_, get) in &cols {
-                o += &format!(" {:<16}", pair(m.and_then(get), k.and_then(get)));
-            }
-            o += &format!(" {}\n", mark(field_ok(&format!("skb[{i}]"))));
-        }
-    }
+    let names: Vec<&str> = cols.iter().map(|(name, _)| *name).collect();
+    o += &table(r, "skb", &names, m.len().max(k.len()), |i, c| {
+        let get = cols[c].1;
+        (m.get(i).and_then(get), k.get(i).and_then(get))
+    });
+    let (m, k) = (r.model.pages(), r.kernel_side.pages());
+    let names = PAGE_FIELDS.map(|(name, _)| name);
+    o += &table(r, "page", &names, m.len().max(k.len()), |i, c| {
+        let get = PAGE_FIELDS[c].1;
+        (m.get(i).map(get), k.get(i).map(get))
+    });
     if !r.not_driven.is_empty() {
         o += &format!("not driven: {}\n", r.not_driven.join(", "));
     }
@@ -487,8 +520,8 @@ mod tests {
             ..SkbView::default()
         };
         let model = Side {
-            size_goals: vec![],
             skbs: vec![skb],
+            ..Side::default()
         };
         let kernel_side = Side {
             skbs: vec![skb, skb],
@@ -502,7 +535,7 @@ mod tests {
         let text = json(&r);
         assert_eq!(skblab_core::kernel_report::Report::parse(&text), Ok(r));
         let lane = skblab_core::kernel_report::KernelReport::parse(&text).unwrap();
-        assert_eq!(lane.verdict, "differ");
+        assert_eq!(lane.verdict, Verdict::Differ);
         assert_eq!(lane.columns(), ["len", "alloc_cpu", "free_cpu"]);
         assert_eq!(lane.skbs[1][0].model, None);
     }
@@ -554,6 +587,7 @@ mod tests {
         let model = Side {
             size_goals: vec![65160],
             skbs: vec![skb(65160, 2), skb(100, 1)],
+            frag_cache: None,
         };
         let mut kernel_side = model.clone();
         kernel_side.skbs[1].nr_frags = Some(2);

@@ -148,8 +148,8 @@ pub fn model(sc: &MptcpScenario, variant: &str, writes: usize) -> Result<Side, S
         })
         .collect();
     Ok(Side {
-        size_goals: Vec::new(),
         skbs,
+        ..Side::default()
     })
 }
 

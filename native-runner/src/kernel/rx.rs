@@ -158,8 +158,8 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<Model, String> {
         .collect();
     Ok(Model {
         side: Side {
-            size_goals: Vec::new(),
             skbs,
+            ..Side::default()
         },
         steps,
         pages,

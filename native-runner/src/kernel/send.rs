@@ -233,6 +233,7 @@ pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String>
     Ok(Side {
         size_goals: vec![u64::from(size_goal)],
         skbs,
+        frag_cache: None,
     })
 }
 
