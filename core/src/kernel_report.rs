@@ -8,12 +8,13 @@
 use crate::field_path::{self, Path};
 use crate::limits::{check_range, MAX_REPORT_SKBS};
 use crate::scenario::Scenario;
-use crate::Error;
+use crate::{Error, Trace};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 
 mod lane;
+pub mod model;
 mod pages;
 pub use lane::{Cell, KernelReport};
 pub use pages::{FragCache, PageView, PAGE_FIELDS};
@@ -362,6 +363,41 @@ impl Report {
             ));
         }
         Ok(())
+    }
+}
+
+impl Report {
+    /// Refuses a model side that is not the model's: `t` is the model's traced run of the
+    /// report's scenario in the report's variant ([`model::side`]). The error names the
+    /// first field apart.
+    pub fn check_model(&self, t: &Trace) -> Result<(), Error> {
+        if t.variant != self.variant {
+            return Err(Error::invalid(
+                "report.variant",
+                format!("`{}`, checked against a run of `{}`", self.variant, t.variant),
+            ));
+        }
+        let want = model::side(&Scenario::parse(&self.scenario)?, t, self.driven)?;
+        if want == self.model {
+            return Ok(());
+        }
+        let apart = compare(&want, &self.model).into_iter().find(|r| !r.agree);
+        Err(Error::invalid(
+            "report.model",
+            match apart {
+                Some(r) => format!(
+                    "`{}` is {}, but the model's `{}` gives {}",
+                    r.field,
+                    shown(r.kernel),
+                    self.variant,
+                    shown(r.model)
+                ),
+                None => format!(
+                    "a value shown beside the kernel's (truesize) is not the model's `{}`",
+                    self.variant
+                ),
+            },
+        ))
     }
 }
 
@@ -837,5 +873,43 @@ mod tests {
         old.rows = compare(&old.model, &old.kernel_side);
         (old.model, old.kernel_side) = (Side::default(), Side::default());
         refused(&serde_json::to_string(&old).unwrap(), "report.rows[0].field");
+    }
+
+    /// The model's traced run of a report's scenario in its variant.
+    fn model_run(r: &Report) -> Trace {
+        let opts = crate::RunOptions {
+            variant: Some(r.variant.clone()),
+            counters_only: false,
+        };
+        Scenario::parse(&r.scenario).unwrap().run(&opts).unwrap()
+    }
+
+    /// A report's model side is checked against the model: the runner's own report reads
+    /// (skbs, and seed 001's pages), and one whose model side was changed, rows and verdict
+    /// made to match, is refused naming the field; so is a run of another variant.
+    #[test]
+    fn the_model_side_is_the_models() {
+        let fixture = include_str!("../../tests/fixtures/kernel-report.json");
+        let mut r = Report::parse(fixture).unwrap();
+        let t = model_run(&r);
+        assert_eq!(r.check_model(&t), Ok(()));
+        r.model.skbs[1].len += 1;
+        let e = Report::parse(&judged_again(r.clone())).unwrap().check_model(&t);
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("`report.model`") && e.contains("`skb[1].len` is 11641"), "{e}");
+        r.model.skbs[1].len -= 1;
+        r.model.skbs[1].truesize = Some(1);
+        let e = r.check_model(&t).unwrap_err().to_string();
+        assert!(e.contains("truesize"), "{e}");
+        let mut other = t.clone();
+        other.variant = "kumar-2010".into();
+        assert!(r.check_model(&other).unwrap_err().to_string().contains("`report.variant`"));
+        let mut p = page_report();
+        p.variant = "modern+defer-free".into();
+        let t = model_run(&p);
+        assert_eq!(p.check_model(&t), Ok(()));
+        p.model.frag_cache.as_mut().unwrap().reuses = 0;
+        let e = p.check_model(&t).unwrap_err().to_string();
+        assert!(e.contains("`page_reuses` is 0"), "{e}");
     }
 }

@@ -48,12 +48,16 @@ impl KernelReport {
     /// Reads a report ([`Report::parse`], which refuses one whose rows or verdict its
     /// values deny) into the lane's cells.
     pub fn parse(text: &str) -> Result<KernelReport, Error> {
-        let r = Report::parse(text)?;
+        Ok(KernelReport::new(Report::parse(text)?))
+    }
+
+    /// A report read ([`Report::parse`]) as the lane's cells.
+    pub fn new(r: Report) -> KernelReport {
         let totals = (r.rows.iter())
             .filter(|row| !row.field.contains('[') && row.field != "skbs")
             .map(|row| cell(&row.field, row.kernel, row.model, Some(row.agree)))
             .collect();
-        Ok(KernelReport {
+        KernelReport {
             totals,
             skbs: skbs(&r.model, &r.kernel_side),
             pages: pages(&r.model, &r.kernel_side),
@@ -64,7 +68,7 @@ impl KernelReport {
             verdict: r.verdict,
             not_driven: r.not_driven,
             driven: r.driven,
-        })
+        }
     }
 
     /// The lane's skb columns: every field some skb has, in the runner's order (one pass).

@@ -37,7 +37,7 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use skblab_core::kernel_report::PAGE_FIELDS;
-use verdict::{Side, SkbView, Verdict};
+use verdict::{RunError, Side, SkbView, Verdict};
 
 /// The kernel's listening port on the TAP.
 const PORT: u16 = 5001;
@@ -169,7 +169,7 @@ fn send_once(
     sc: &skblab_core::send::SendScenario,
     plan: &send::Plan,
     port: u16,
-) -> Result<Result<(u32, Side), verdict::Inconclusive>, String> {
+) -> Result<(u32, Side), RunError> {
     let tap = netns::Tap::open()?;
     let (s, d) = (sc.socket, sc.device);
     netns::set_mtu(netns::TAP_NAME, d.mtu)?;
@@ -195,7 +195,8 @@ fn send_once(
         return Err(format!(
             "the kernel's mss_now is {mss}, the scenario's socket.mss {}: nothing compared",
             s.mss
-        ));
+        )
+        .into());
     }
     // Let the zero window land before the first write.
     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -203,7 +204,7 @@ fn send_once(
     let lines = tracer.finish()?;
     send::check_nothing_sent(&tap)?;
     drop(sock);
-    Ok(send::kernel_side(&lines, plan.bytes()).map(|k| (mss, k)))
+    Ok((mss, send::kernel_side(&lines, plan.bytes())?))
 }
 
 /// Seed 003: MPTCP over lo, corked (see [`mptcp`]).
@@ -215,7 +216,7 @@ fn run_mptcp(sc: &MptcpScenario, variant: Option<&str>) -> Result<Report, String
     let mtu = sc.subflows[0].mtu;
     let ((kernel_side, foreign), why) = trusted(|n| {
         let (lines, written) = mptcp::run_kernel(mtu, writes.clone(), mptcp::PORT + n)?;
-        Ok(mptcp::kernel_side(&lines, written))
+        Ok(mptcp::kernel_side(&lines, written)?)
     })?;
     let setup = serde_json::json!({
         "path": "lo, MPTCP to MPTCP",
@@ -235,18 +236,18 @@ const TRIES: usize = 3;
 
 /// Runs `attempt(n)` (n = 0, 1, ...: a run may take ports of its own, as a torn-down
 /// connection lingers) until one gives a trace that can be trusted, at most [`TRIES`]
-/// times. An untrusted run (its trace, or a kernel too slow: [`verdict::untrusted`]) is
+/// times. An untrusted run (its trace, or a kernel too slow: [`RunError::Untrusted`]) is
 /// retried; any other error ends the comparison. Returns the result and why the runs
 /// before it were not trusted.
 fn trusted<T>(
-    mut attempt: impl FnMut(u16) -> Result<Result<T, verdict::Inconclusive>, String>,
+    mut attempt: impl FnMut(u16) -> Result<T, RunError>,
 ) -> Result<(T, Vec<String>), String> {
     let mut why = Vec::new();
     loop {
         let verdict::Inconclusive(w) = match attempt(why.len() as u16) {
-            Ok(Ok(t)) => return Ok((t, why)),
-            Ok(Err(untrusted)) => untrusted,
-            Err(e) => verdict::untrusted(e)?,
+            Ok(t) => return Ok((t, why)),
+            Err(RunError::Untrusted(untrusted)) => untrusted,
+            Err(RunError::Failed(e)) => return Err(e),
         };
         why.push(w);
         if why.len() == TRIES {
@@ -275,7 +276,7 @@ fn run_rx(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
         .filter(|s| s.free_cpu.is_some())
         .count();
     let (lines, why) = trusted(|n| {
-        rx::run_kernel(rx::PORT + n, sc.socket.mss, sc.app.cpu, &model.steps, frees).map(Ok)
+        rx::run_kernel(rx::PORT + n, sc.socket.mss, sc.app.cpu, &model.steps, frees)
     })?;
     let (kernel_side, pages) = rx::kernel_side(&lines)?;
     let setup = serde_json::json!({
@@ -318,11 +319,9 @@ fn run_napi_frags(
     let reader = napi_frags::check(sc)?;
     let (payloads, model) = napi_frags::model(sc, variant)?;
     isolate(napi_frags::TRACEPOINTS)?;
-    // A frame that found no refill of its own is another user's doing, as a spoiled trace is.
-    let (kernel, why) = trusted(|_| match napi_writer::run_kernel(&payloads, reader) {
-        Err(e) if e.starts_with(napi_writer::NO_REFILL) => Ok(Err(verdict::Inconclusive(e))),
-        Err(e) => Err(e),
-        Ok((lines, first)) => Ok(napi_frags::kernel_pages(&lines, first, &payloads)),
+    let (kernel, why) = trusted(|_| {
+        let (lines, first) = napi_writer::run_kernel(&payloads, reader)?;
+        Ok(napi_frags::kernel_pages(&lines, first, &payloads)?)
     })?;
     let setup = serde_json::json!({
         "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags \
@@ -545,11 +544,11 @@ mod tests {
     #[test]
     fn untrusted_runs_are_retried_then_inconclusive() {
         let mut tried = Vec::new();
-        let runs = |n: u16| -> Result<Result<u16, verdict::Inconclusive>, String> {
+        let runs = |n: u16| -> Result<u16, RunError> {
             match n {
                 0 => Err(verdict::too_slow("late")),
-                1 => Ok(Err(verdict::Inconclusive("spoiled".into()))),
-                _ => Ok(Ok(n)),
+                1 => Err(verdict::Inconclusive("spoiled".into()).into()),
+                _ => Ok(n),
             }
         };
         let (n, why) = trusted(|n| {
@@ -560,16 +559,16 @@ mod tests {
         assert_eq!((n, tried), (2, vec![0, 1, 2]));
         assert_eq!(
             why,
-            [format!("{}: late", verdict::TOO_SLOW), "spoiled".into()]
+            ["too slow under load: late", "spoiled"]
         );
-        let e = trusted(|_| -> Result<Result<(), _>, _> { Err(verdict::too_slow("late")) })
+        let e = trusted(|_| -> Result<(), _> { Err(verdict::too_slow("late")) })
             .unwrap_err();
         assert!(e.starts_with("inconclusive: no verdict"), "{e}");
         assert_eq!(e.matches("late").count(), TRIES, "{e}");
         let mut calls = 0;
-        let e = trusted(|_| -> Result<Result<(), _>, _> {
+        let e = trusted(|_| -> Result<(), RunError> {
             calls += 1;
-            Err("bind: address in use".into())
+            Err("bind: address in use".to_string().into())
         })
         .unwrap_err();
         assert_eq!((e.as_str(), calls), ("bind: address in use", 1));
