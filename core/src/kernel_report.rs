@@ -374,7 +374,10 @@ impl Report {
         if t.variant != self.variant {
             return Err(Error::invalid(
                 "report.variant",
-                format!("`{}`, checked against a run of `{}`", self.variant, t.variant),
+                format!(
+                    "`{}`, checked against a run of `{}`",
+                    self.variant, t.variant
+                ),
             ));
         }
         let want = model::side(&Scenario::parse(&self.scenario)?, t, self.driven)?;
@@ -415,7 +418,10 @@ impl Side {
     /// A side the runner could have written: at most [`MAX_REPORT_SKBS`] skbs or pages, and
     /// a frag cache's side has no skbs or size goals (they would be shown, never judged).
     fn check(&self, name: &str) -> Result<(), Error> {
-        for (what, n) in [("skbs", self.skbs.len()), ("frag_cache.pages", self.pages().len())] {
+        for (what, n) in [
+            ("skbs", self.skbs.len()),
+            ("frag_cache.pages", self.pages().len()),
+        ] {
             if n > MAX_REPORT_SKBS {
                 return Err(Error::Range {
                     field: format!("report.{name}.{what}"),
@@ -811,13 +817,19 @@ mod tests {
         assert_eq!(Report::parse(&text).unwrap().verdict, Verdict::Agree);
         let lane = KernelReport::parse(&text).unwrap();
         assert_eq!((lane.skbs.len(), lane.pages.len()), (0, 1));
-        assert_eq!(lane.pages[0][2], cell("fragments", Some(100), Some(100), Some(true)));
+        assert_eq!(
+            lane.pages[0][2],
+            cell("fragments", Some(100), Some(100), Some(true))
+        );
         assert_eq!(lane.totals.len(), 4);
         // A page the kernel freed and the model did not differs in that field.
         let mut k = r;
         k.kernel_side.frag_cache.as_mut().unwrap().pages[0].freed = true;
         let lane = KernelReport::parse(&judged_again(k.clone())).unwrap();
-        assert_eq!((lane.verdict, lane.pages[0][3].agree), (Verdict::Differ, Some(false)));
+        assert_eq!(
+            (lane.verdict, lane.pages[0][3].agree),
+            (Verdict::Differ, Some(false))
+        );
         // A page side carries no skbs: they would be drawn and never judged.
         k.kernel_side.skbs.push(SkbView::default());
         let e = Report::parse(&judged_again(k)).unwrap_err().to_string();
@@ -843,16 +855,28 @@ mod tests {
             &REPORT.replace("\"agree\": false", "\"agree\": true"),
             "report.rows[7].agree",
         );
-        assert!(e.contains("skb[1].nr_frags") && e.contains("kernel 3"), "{e}");
+        assert!(
+            e.contains("skb[1].nr_frags") && e.contains("kernel 3"),
+            "{e}"
+        );
         // The kernel's size goal 1 against the model's 65,160, drawn green before.
-        let small = REPORT.replacen("\"kernel_side\": { \"size_goals\": [65160]", "\"kernel_side\": { \"size_goals\": [1]", 1);
+        let small = REPORT.replacen(
+            "\"kernel_side\": { \"size_goals\": [65160]",
+            "\"kernel_side\": { \"size_goals\": [1]",
+            1,
+        );
         refused(&small, "report.rows[0].kernel");
         let fewer = REPORT.replace(
             "{ \"field\": \"skb[0].linear\", \"model\": 0, \"kernel\": 0, \"agree\": true },",
             "",
         );
         refused(&fewer, "report.rows[3].field");
-        for word in ["banana", "agree (verified by the kernel)", "Agree", "inconclusive"] {
+        for word in [
+            "banana",
+            "agree (verified by the kernel)",
+            "Agree",
+            "inconclusive",
+        ] {
             let text = REPORT.replace("\"verdict\": \"differ\"", &format!("\"verdict\": {word:?}"));
             let e = refused(&text, "report.verdict");
             assert!(e.contains("`agree`") && e.contains("`differ`"), "{e}");
@@ -872,7 +896,10 @@ mod tests {
         let mut old = page_report();
         old.rows = compare(&old.model, &old.kernel_side);
         (old.model, old.kernel_side) = (Side::default(), Side::default());
-        refused(&serde_json::to_string(&old).unwrap(), "report.rows[0].field");
+        refused(
+            &serde_json::to_string(&old).unwrap(),
+            "report.rows[0].field",
+        );
     }
 
     /// The model's traced run of a report's scenario in its variant.
@@ -894,16 +921,25 @@ mod tests {
         let t = model_run(&r);
         assert_eq!(r.check_model(&t), Ok(()));
         r.model.skbs[1].len += 1;
-        let e = Report::parse(&judged_again(r.clone())).unwrap().check_model(&t);
+        let e = Report::parse(&judged_again(r.clone()))
+            .unwrap()
+            .check_model(&t);
         let e = e.unwrap_err().to_string();
-        assert!(e.contains("`report.model`") && e.contains("`skb[1].len` is 11641"), "{e}");
+        assert!(
+            e.contains("`report.model`") && e.contains("`skb[1].len` is 11641"),
+            "{e}"
+        );
         r.model.skbs[1].len -= 1;
         r.model.skbs[1].truesize = Some(1);
         let e = r.check_model(&t).unwrap_err().to_string();
         assert!(e.contains("truesize"), "{e}");
         let mut other = t.clone();
         other.variant = "kumar-2010".into();
-        assert!(r.check_model(&other).unwrap_err().to_string().contains("`report.variant`"));
+        assert!(r
+            .check_model(&other)
+            .unwrap_err()
+            .to_string()
+            .contains("`report.variant`"));
         let mut p = page_report();
         p.variant = "modern+defer-free".into();
         let t = model_run(&p);

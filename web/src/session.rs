@@ -365,7 +365,10 @@ mod tests {
         // The same report claimed of kumar-2010: its model side is not that variant's.
         let other = text.replacen("\"variant\": \"modern\"", "\"variant\": \"kumar-2010\"", 1);
         let err = load_report(&other).map(|_| ()).unwrap_err();
-        assert!(err.contains("`report.model`") && err.contains("`kumar-2010`"), "{err}");
+        assert!(
+            err.contains("`report.model`") && err.contains("`kumar-2010`"),
+            "{err}"
+        );
         // A report of the scenario's own variant (seed 001's): one trace, the pages beside it.
         let pages = include_str!("../../tests/fixtures/kernel-report-napi-frags.json");
         let s = load_report(pages).unwrap();
@@ -385,8 +388,13 @@ mod tests {
         r.model.size_goals = vec![1];
         r.rows = compare(&r.model, &r.kernel_side);
         r.verdict = Verdict::of(&r.rows);
-        let err = load_report(&serde_json::to_string(&r).unwrap()).map(|_| ()).unwrap_err();
-        assert!(err.contains("`report.model`") && err.contains("`size_goal` is 1"), "{err}");
+        let err = load_report(&serde_json::to_string(&r).unwrap())
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            err.contains("`report.model`") && err.contains("`size_goal` is 1"),
+            "{err}"
+        );
     }
 
     /// A hostile report (1,000 skbs, each with a field name of its own) is refused with the

@@ -122,7 +122,12 @@ fn side_by_side<T>(
         .collect()
 }
 
-pub(super) fn cell(field: &str, kernel: Option<u64>, model: Option<u64>, agree: Option<bool>) -> Cell {
+pub(super) fn cell(
+    field: &str,
+    kernel: Option<u64>,
+    model: Option<u64>,
+    agree: Option<bool>,
+) -> Cell {
     Cell {
         field: field.to_string(),
         kernel,

@@ -54,7 +54,9 @@ pub const TOTALS: [(&str, Total); 4] = [
     ("fragments", |c| c.fragments),
     ("frag_cache_pages", |c| c.pages.len() as u64),
     ("page_reuses", |c| c.reuses),
-    ("page_frees", |c| c.pages.iter().filter(|p| p.freed).count() as u64),
+    ("page_frees", |c| {
+        c.pages.iter().filter(|p| p.freed).count() as u64
+    }),
 ];
 
 impl FragCache {
@@ -112,7 +114,11 @@ pub fn compare(model: Option<&FragCache>, kernel: Option<&FragCache>) -> Vec<Row
     for i in 0..model.len().max(kernel.len()) {
         let (m, k) = (model.get(i), kernel.get(i));
         for (name, get) in PAGE_FIELDS {
-            rows.push(Row::new(format!("page[{i}].{name}"), m.map(get), k.map(get)));
+            rows.push(Row::new(
+                format!("page[{i}].{name}"),
+                m.map(get),
+                k.map(get),
+            ));
         }
     }
     rows

@@ -28,6 +28,7 @@ use crate::cli::read_scenario;
 use crate::net::netns;
 use skblab_core::consts::wire::mss_option;
 use skblab_core::error::escape_controls;
+use skblab_core::kernel_report::PAGE_FIELDS;
 use skblab_core::mechanism::Mechanism;
 use skblab_core::mptcp::MptcpScenario;
 use skblab_core::rx::RxScenario;
@@ -36,7 +37,6 @@ use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use skblab_core::kernel_report::PAGE_FIELDS;
 use verdict::{RunError, Side, SkbView, Verdict};
 
 /// The kernel's listening port on the TAP.
@@ -275,9 +275,8 @@ fn run_rx(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
     let frees = (model.side.skbs.iter())
         .filter(|s| s.free_cpu.is_some())
         .count();
-    let (lines, why) = trusted(|n| {
-        rx::run_kernel(rx::PORT + n, sc.socket.mss, sc.app.cpu, &model.steps, frees)
-    })?;
+    let (lines, why) =
+        trusted(|n| rx::run_kernel(rx::PORT + n, sc.socket.mss, sc.app.cpu, &model.steps, frees))?;
     let (kernel_side, pages) = rx::kernel_side(&lines)?;
     let setup = serde_json::json!({
         "path": "TAP, no NAPI: tun_get_user -> netif_receive_skb on CPU 0",
@@ -557,12 +556,8 @@ mod tests {
         })
         .unwrap();
         assert_eq!((n, tried), (2, vec![0, 1, 2]));
-        assert_eq!(
-            why,
-            ["too slow under load: late", "spoiled"]
-        );
-        let e = trusted(|_| -> Result<(), _> { Err(verdict::too_slow("late")) })
-            .unwrap_err();
+        assert_eq!(why, ["too slow under load: late", "spoiled"]);
+        let e = trusted(|_| -> Result<(), _> { Err(verdict::too_slow("late")) }).unwrap_err();
         assert!(e.starts_with("inconclusive: no verdict"), "{e}");
         assert_eq!(e.matches("late").count(), TRIES, "{e}");
         let mut calls = 0;

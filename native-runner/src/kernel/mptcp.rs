@@ -15,10 +15,10 @@
 
 use super::send::{self, Write};
 use super::verdict::{too_slow, Inconclusive, RunError, Side, SkbView};
+use skblab_core::kernel_report::model;
 use skblab_core::mechanism::Mechanism;
 use skblab_core::mptcp::push::Scheduler;
 use skblab_core::mptcp::{MptcpOp, MptcpScenario};
-use skblab_core::kernel_report::model;
 use skblab_core::RunOptions;
 use std::collections::HashMap;
 use std::io::{Read, Write as _};

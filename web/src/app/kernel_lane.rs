@@ -19,7 +19,11 @@ pub fn lane(r: &KernelReport) -> Html {
         o,
         r#"<figcaption><strong>Linux {}</strong> · its own {}, traced by <code>skblab kernel</code> · verdict <span class="verdict {v}" data-testid="kernel-verdict">{v}</span><div class="about">the model's values from its <code>{}</code> lane, after step {} (the ops the kernel ran){}</div></figcaption>"#,
         esc(&r.kernel),
-        if r.pages.is_empty() { "skbs" } else { "frag cache's pages" },
+        if r.pages.is_empty() {
+            "skbs"
+        } else {
+            "frag cache's pages"
+        },
         esc(&r.variant),
         r.driven,
         not_driven(r),

@@ -241,7 +241,11 @@ fn verdict(out: &mut String, v: Option<&Result<Verdict, String>>) {
         None => return,
         Some(Err(e)) => (false, e.clone(), &[][..]),
         Some(Ok(v)) => match v.solved_at {
-            Some(s) => (true, format!("✓ Goal met after step {s}."), &v.conditions[..]),
+            Some(s) => (
+                true,
+                format!("✓ Goal met after step {s}."),
+                &v.conditions[..],
+            ),
             None => (false, "✗ Goal not met.".to_string(), &v.conditions[..]),
         },
     };
