@@ -8,7 +8,7 @@
 use crate::field_path::{self, Path};
 use crate::limits::{check_range, MAX_REPORT_SKBS};
 use crate::scenario::Scenario;
-use crate::{Error, Trace};
+use crate::Error;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -184,12 +184,12 @@ impl Row {
 }
 
 /// Sets the two sides beside each other. A report of a frag cache judges its pages
-/// ([`pages::compare`]); any other, every size goal the kernel used against the model's, the
+/// ([`page_rows`]); any other, every size goal the kernel used against the model's, the
 /// number of skbs, then each skb's judged fields (a missing skb is a disagreement in every
 /// field).
 pub fn compare(model: &Side, kernel: &Side) -> Vec<Row> {
     if model.frag_cache.is_some() || kernel.frag_cache.is_some() {
-        return pages::compare(model.frag_cache.as_ref(), kernel.frag_cache.as_ref());
+        return page_rows(model.frag_cache.as_ref(), kernel.frag_cache.as_ref());
     }
     let goal = model.size_goals.first().copied();
     let mut rows: Vec<Row> = if kernel.size_goals.is_empty() {
@@ -213,6 +213,26 @@ pub fn compare(model: &Side, kernel: &Side) -> Vec<Row> {
             if mv.is_some() || kv.is_some() {
                 rows.push(Row::new(format!("skb[{i}].{name}"), mv, kv));
             }
+        }
+    }
+    rows
+}
+
+/// Both sides' pages as judged rows: the totals, then each page's fields (a page one side
+/// lacks differs in every field).
+fn page_rows(model: Option<&FragCache>, kernel: Option<&FragCache>) -> Vec<Row> {
+    let mut rows: Vec<Row> = (pages::TOTALS.iter())
+        .map(|(name, get)| Row::new(name.to_string(), model.map(get), kernel.map(get)))
+        .collect();
+    let (model, kernel) = (pages::pages(model), pages::pages(kernel));
+    for i in 0..model.len().max(kernel.len()) {
+        let (m, k) = (model.get(i), kernel.get(i));
+        for (name, get) in PAGE_FIELDS {
+            rows.push(Row::new(
+                format!("page[{i}].{name}"),
+                m.map(get),
+                k.map(get),
+            ));
         }
     }
     rows
@@ -366,44 +386,6 @@ impl Report {
     }
 }
 
-impl Report {
-    /// Refuses a model side that is not the model's: `t` is the model's traced run of the
-    /// report's scenario in the report's variant ([`model::side`]). The error names the
-    /// first field apart.
-    pub fn check_model(&self, t: &Trace) -> Result<(), Error> {
-        if t.variant != self.variant {
-            return Err(Error::invalid(
-                "report.variant",
-                format!(
-                    "`{}`, checked against a run of `{}`",
-                    self.variant, t.variant
-                ),
-            ));
-        }
-        let want = model::side(&Scenario::parse(&self.scenario)?, t, self.driven)?;
-        if want == self.model {
-            return Ok(());
-        }
-        let apart = compare(&want, &self.model).into_iter().find(|r| !r.agree);
-        Err(Error::invalid(
-            "report.model",
-            match apart {
-                Some(r) => format!(
-                    "`{}` is {}, but the model's `{}` gives {}",
-                    r.field,
-                    shown(r.kernel),
-                    self.variant,
-                    shown(r.model)
-                ),
-                None => format!(
-                    "a value shown beside the kernel's (truesize) is not the model's `{}`",
-                    self.variant
-                ),
-            },
-        ))
-    }
-}
-
 /// A value as a row error shows it.
 fn shown(v: Option<u64>) -> String {
     v.map_or("none".into(), |v| v.to_string())
@@ -469,6 +451,7 @@ fn check_scenario(mechanism: &str, scenario: &str, driven: u64) -> Result<(), Er
 mod tests {
     use super::lane::cell;
     use super::*;
+    use crate::Trace;
 
     const REPORT: &str = r#"{
       "mechanism": "sendmsg", "variant": "modern", "kernel": "6.18.44",

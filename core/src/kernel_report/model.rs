@@ -2,7 +2,7 @@
 //! variant: what the runner sets beside the kernel, and what a reader checks a report's
 //! model side against.
 
-use super::{FragCache, Side, SkbView};
+use super::{compare, shown, FragCache, Report, Side, SkbView};
 use crate::rx::DriverStyle;
 use crate::skb::Skb;
 use crate::trace::{queue, Step};
@@ -64,6 +64,44 @@ pub fn side(s: &Scenario, t: &Trace, driven: usize) -> Result<Side, Error> {
             ..Side::default()
         },
     })
+}
+
+impl Report {
+    /// Refuses a model side that is not the model's: `t` is the model's traced run of the
+    /// report's scenario in the report's variant ([`model::side`]). The error names the
+    /// first field apart.
+    pub fn check_model(&self, t: &Trace) -> Result<(), Error> {
+        if t.variant != self.variant {
+            return Err(Error::invalid(
+                "report.variant",
+                format!(
+                    "`{}`, checked against a run of `{}`",
+                    self.variant, t.variant
+                ),
+            ));
+        }
+        let want = side(&Scenario::parse(&self.scenario)?, t, self.driven)?;
+        if want == self.model {
+            return Ok(());
+        }
+        let apart = compare(&want, &self.model).into_iter().find(|r| !r.agree);
+        Err(Error::invalid(
+            "report.model",
+            match apart {
+                Some(r) => format!(
+                    "`{}` is {}, but the model's `{}` gives {}",
+                    r.field,
+                    shown(r.kernel),
+                    self.variant,
+                    shown(r.model)
+                ),
+                None => format!(
+                    "a value shown beside the kernel's (truesize) is not the model's `{}`",
+                    self.variant
+                ),
+            },
+        ))
+    }
 }
 
 /// The skbs of queue `name` after `step` (none before the first step).

@@ -1,12 +1,10 @@
 //! A report's page side (seed 001): the pages a NIC driver's frag cache took, as the model's
-//! `FragAlloc` events and the kernel's `napi_gro_frags_entry` fragments show them, and the
-//! rows that judge them.
+//! `FragAlloc` events and the kernel's `napi_gro_frags_entry` fragments show them.
 
-use super::Row;
 use crate::events::Event;
 use crate::Trace;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 /// The frag cache's pages, in the order it took them, and its restarts: the kernel's
 /// `napi_alloc_cache.page` (`__napi_alloc_frag_align`, net/core/skbuff.c, 6.18) or the
@@ -65,8 +63,8 @@ impl FragCache {
     /// are slab).
     pub fn of(t: &Trace) -> FragCache {
         let mut out = FragCache::default();
-        let mut index: HashMap<u32, usize> = HashMap::new();
-        let mut alloc = HashMap::new();
+        let mut index: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut alloc = BTreeMap::new();
         let events = || t.steps.iter().flat_map(|s| &s.events);
         for e in events() {
             if let Event::AllocPage {
@@ -102,26 +100,6 @@ impl FragCache {
         }
         out
     }
-}
-
-/// Both sides' pages as judged rows: the totals, then each page's fields (a page one side
-/// lacks differs in every field).
-pub fn compare(model: Option<&FragCache>, kernel: Option<&FragCache>) -> Vec<Row> {
-    let mut rows: Vec<Row> = (TOTALS.iter())
-        .map(|(name, get)| Row::new(name.to_string(), model.map(get), kernel.map(get)))
-        .collect();
-    let (model, kernel) = (pages(model), pages(kernel));
-    for i in 0..model.len().max(kernel.len()) {
-        let (m, k) = (model.get(i), kernel.get(i));
-        for (name, get) in PAGE_FIELDS {
-            rows.push(Row::new(
-                format!("page[{i}].{name}"),
-                m.map(get),
-                k.map(get),
-            ));
-        }
-    }
-    rows
 }
 
 /// A frag cache's pages, or none.
