@@ -274,8 +274,10 @@ fn browser(what: &str) -> Result<(), String> {
 /// handout and self-explaining reveals; since TOML is read without std's float parser and
 /// the render passes of issue 22 (307,900 B), that size and 600 B, so the bundle cannot grow
 /// unnoticed; since the eighth pass drew the moves ahead, their pieces parsed (310,358 B),
-/// 310,500 B (docs/playground-performance.md).
-const WASM_GZIP_BUDGET: u64 = 310_500;
+/// 310,500 B; since a kernel report is typed and checked (its rows, its pages drawn, 2.7 KB;
+/// its model side read from the model's run, `rx::consumed` and the frag cache's pages new
+/// to the page, 6.2 KB: 319,218 B), 319,900 B (docs/playground-performance.md).
+const WASM_GZIP_BUDGET: u64 = 319_900;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {
