@@ -114,8 +114,8 @@ impl std::fmt::Display for Seen {
     }
 }
 
-/// The mark of a report line whose condition held.
-pub const HELD: char = '✓';
+/// The mark of a report line whose condition held (a host reads [`Seen::holds`], not it).
+const HELD: char = '✓';
 
 impl FromStr for Condition {
     type Err = String;

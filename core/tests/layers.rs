@@ -79,6 +79,11 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
         ],
     ),
     (
+        // kernel_report.rs holds the format; its lane and the model's side build on it.
+        "kernel_report",
+        &[&["pages"], &["mod"], &["lane", "model"]],
+    ),
+    (
         "mptcp",
         &[
             &["counters", "variant", "tx"],

@@ -427,3 +427,56 @@ test('a size-goal mark on each send skb: MPTCP before the fix stops at half its 
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('seed 001\'s kernel report draws the frag cache\'s pages, and the model lane beside it keeps its pages column', async () => {
+  const page = await open(browser);
+  // Written by `skblab kernel scenarios/rx-napi-frags-prompt.toml --out` on this machine.
+  const report = readFileSync(new URL('../fixtures/kernel-report-napi-frags.json', import.meta.url));
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'report.json', mimeType: 'application/json', buffer: report });
+  const lane = page.getByTestId('kernel-lane');
+  await lane.waitFor();
+  assert.match(await lane.locator('figcaption').textContent(), /its own frag cache's pages.*verdict agree/);
+  assert.equal(await lane.getByTestId('kernel-skbs').count(), 0, 'no empty skb table');
+  // One page, order 3 on CPU 0, its 100 fragments, kept by the cache: each field agrees.
+  const cells = await lane.locator('[data-testid=kernel-pages] tbody td').evaluateAll((tds) =>
+    tds.map((td) => [td.dataset.field, td.className, td.firstChild.textContent]));
+  assert.deepEqual(cells, [['order', 'agree', '3'], ['cpu', 'agree', '0'], ['fragments', 'agree', '100'], ['freed', 'agree', '0']]);
+  const totals = await lane.locator('.goal').allTextContents();
+  assert.deepEqual(totals.map((t) => t.split(' ')[0]), ['fragments', 'frag_cache_pages', 'page_reuses', 'page_frees']);
+  assert.match(totals[2], /^page_reuses 4model 4$/);
+  // The one model lane keeps the row's width (not half of it), so its pages are not cut off.
+  const model = page.locator('figure[data-variant="modern+defer-free"]');
+  const box = (l) => l.evaluate((e) => { const r = e.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.right)]; });
+  assert.deepEqual(await box(model), await box(lane));
+  const wrap = model.locator('.svgwrap');
+  assert.ok(await wrap.evaluate((w) => w.scrollWidth <= w.clientWidth), 'the model lane scrolls no column out of view');
+  await shot(page, 'kernel-lane-pages');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a report at the 32,000-skb cap opens with 200 skbs drawn and the rest counted', async () => {
+  const page = await open(browser);
+  const r = JSON.parse(readFileSync(new URL('../fixtures/kernel-report.json', import.meta.url)));
+  // The model's two skbs (the reader checks them against the model) beside 32,000 of the
+  // kernel's, each of one field; the rows as the runner's `compare` makes them.
+  const n = 32000;
+  r.kernel_side.skbs = Array.from({ length: n }, () => ({ len: 1 }));
+  const row = (field, model, kernel) => ({ field, model, kernel, agree: model === kernel });
+  r.rows = [r.rows[0], row('skbs', 2, n)];
+  for (let i = 0; i < n; i++) {
+    const m = r.model.skbs[i];
+    r.rows.push(row(`skb[${i}].len`, m?.len ?? null, 1));
+    if (m) r.rows.push(row(`skb[${i}].linear`, m.linear, null), row(`skb[${i}].nr_frags`, m.nr_frags, null));
+  }
+  r.verdict = 'differ';
+  const t0 = Date.now();
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'big.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(r)) });
+  const lane = page.getByTestId('kernel-lane');
+  await lane.waitFor();
+  console.log(`a ${n}-skb report opened and drawn in ${Date.now() - t0} ms`);
+  assert.equal(await lane.locator('[data-testid=kernel-skbs] tbody tr').count(), 201);
+  assert.equal(await lane.locator('tr.more').textContent(), '31800 more skbs, not drawn (31800 of them differ; skblab kernel prints them all)');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

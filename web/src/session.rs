@@ -5,7 +5,7 @@
 //! chooses what to run and remembers where the learner is.
 
 use skblab_core::events::Event;
-use skblab_core::kernel_report::KernelReport;
+use skblab_core::kernel_report::{KernelReport, Report};
 pub use skblab_core::permalink::{Link, Position, LANES};
 
 /// A step and, per lane, the event it is shown after (`None`: the whole step).
@@ -241,11 +241,15 @@ pub fn load_custom(text: &str, compare: Option<&str>) -> Result<Session, String>
 /// Opens a `skblab kernel` report: its scenario in the scenario's own variant and in the one
 /// the runner set beside the kernel, then the kernel's skbs as a third lane.
 pub fn load_report(text: &str) -> Result<Session, String> {
-    let r = KernelReport::parse(text).map_err(|e| e.to_string())?;
+    let r = Report::parse(text).map_err(|e| e.to_string())?;
     let s = load_custom(&r.scenario, Some(&r.variant))?;
+    // The lane of the runner's variant: the last (the only one when it is the scenario's).
+    if let Some(t) = s.traces.last() {
+        r.check_model(t).map_err(|e| e.to_string())?;
+    }
     Ok(Session {
         title: format!("{} beside Linux {}", s.title, r.kernel),
-        kernel: Some(r),
+        kernel: Some(KernelReport::new(r)),
         ..s
     })
 }
@@ -352,12 +356,39 @@ mod tests {
             "{}",
             s.title
         );
-        // A report of the scenario's own variant: one trace, the lane beside it.
-        let same = text.replacen("\"variant\": \"modern\"", "\"variant\": \"kumar-2010\"", 1);
-        let s = load_report(&same).unwrap();
-        assert_eq!((s.traces.len(), s.kernel.is_some()), (1, true));
+        // The same report claimed of kumar-2010: its model side is not that variant's.
+        let other = text.replacen("\"variant\": \"modern\"", "\"variant\": \"kumar-2010\"", 1);
+        let err = load_report(&other).map(|_| ()).unwrap_err();
+        assert!(
+            err.contains("`report.model`") && err.contains("`kumar-2010`"),
+            "{err}"
+        );
+        // A report of the scenario's own variant (seed 001's): one trace, the pages beside it.
+        let pages = include_str!("../../tests/fixtures/kernel-report-napi-frags.json");
+        let s = load_report(pages).unwrap();
+        let r = s.kernel.as_ref().unwrap();
+        assert_eq!((s.traces.len(), r.skbs.len(), r.pages.len()), (1, 0, 1));
         let err = load_report("{}").unwrap_err();
         assert!(err.contains("report.mechanism"), "{err}");
+    }
+
+    /// A report whose model side is not the model's lane beside it is refused, naming the
+    /// field, even with its rows and verdict made to match.
+    #[test]
+    fn a_report_whose_model_side_the_model_denies_is_refused() {
+        use skblab_core::kernel_report::{compare, Verdict};
+        let text = include_str!("../../tests/fixtures/kernel-report.json");
+        let mut r = Report::parse(text).unwrap();
+        r.model.size_goals = vec![1];
+        r.rows = compare(&r.model, &r.kernel_side);
+        r.verdict = Verdict::of(&r.rows);
+        let err = load_report(&serde_json::to_string(&r).unwrap())
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            err.contains("`report.model`") && err.contains("`size_goal` is 1"),
+            "{err}"
+        );
     }
 
     /// A hostile report (1,000 skbs, each with a field name of its own) is refused with the

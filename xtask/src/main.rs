@@ -290,9 +290,10 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// unnoticed; since the eighth pass drew the moves ahead, their pieces parsed (310,358 B),
 /// 310,500 B (docs/playground-performance.md); since issue 38's bounds (explanations built
 /// when shown and bounded, a lesson's own solved mark, the lesson file cap, the handout's
-/// bound: 610 B, 310,968 B), 311,100 B; since issue 36's homework links and lesson paragraphs
-/// (1,977 B), 313,100 B.
-const WASM_GZIP_BUDGET: u64 = 313_100;
+/// bound: 610 B), issue 36's homework links and lesson paragraphs (1,977 B), and the typed,
+/// checked kernel report (its rows and pages drawn, 2.7 KB; its model side read from the
+/// model's run, 6.2 KB), 322,500 B.
+const WASM_GZIP_BUDGET: u64 = 322_500;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {

@@ -28,6 +28,8 @@ use crate::cli::read_scenario;
 use crate::net::link::WSCALE;
 use crate::net::netns;
 use skblab_core::consts::wire::mss_option;
+use skblab_core::error::escape_controls;
+use skblab_core::kernel_report::PAGE_FIELDS;
 use skblab_core::mechanism::Mechanism;
 use skblab_core::mptcp::MptcpScenario;
 use skblab_core::rx::RxScenario;
@@ -37,7 +39,7 @@ use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use verdict::{Side, SkbView};
+use verdict::{RunError, Side, SkbView, Verdict};
 
 /// The kernel's listening port on the TAP.
 const PORT: u16 = 5001;
@@ -102,7 +104,7 @@ fn run_and_emit(args: &KernelArgs) -> Result<bool, String> {
         f.commit()?;
     }
     crate::output::stdout(&if args.json { json } else { render(&r) })?;
-    Ok(r.verdict == "agree")
+    Ok(r.verdict == Verdict::Agree)
 }
 
 /// The report as `--out` and `--json` write it.
@@ -173,7 +175,7 @@ fn send_once(
     sc: &skblab_core::send::SendScenario,
     plan: &send::Plan,
     port: u16,
-) -> Result<Result<(u32, Side), verdict::Inconclusive>, String> {
+) -> Result<(u32, Side), RunError> {
     let tap = netns::Tap::open()?;
     let (s, d) = (sc.socket, sc.device);
     netns::set_mtu(netns::TAP_NAME, d.mtu)?;
@@ -199,7 +201,8 @@ fn send_once(
         return Err(format!(
             "the kernel's mss_now is {mss}, the scenario's socket.mss {}: nothing compared",
             s.mss
-        ));
+        )
+        .into());
     }
     // Let the zero window land before the first write.
     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -207,7 +210,7 @@ fn send_once(
     let lines = tracer.finish()?;
     send::check_nothing_sent(&tap)?;
     drop(sock);
-    Ok(send::kernel_side(&lines, plan.bytes()).map(|k| (mss, k)))
+    Ok((mss, send::kernel_side(&lines, plan.bytes())?))
 }
 
 /// Seed 003: MPTCP over lo, corked (see [`mptcp`]).
@@ -219,7 +222,7 @@ fn run_mptcp(sc: &MptcpScenario, variant: Option<&str>) -> Result<Report, String
     let mtu = sc.subflows[0].mtu;
     let ((kernel_side, foreign), why) = trusted(|n| {
         let (lines, written) = mptcp::run_kernel(mtu, writes.clone(), mptcp::PORT + n)?;
-        Ok(mptcp::kernel_side(&lines, written))
+        Ok(mptcp::kernel_side(&lines, written)?)
     })?;
     let setup = serde_json::json!({
         "path": "lo, MPTCP to MPTCP",
@@ -246,18 +249,18 @@ const TRIES: usize = 3;
 
 /// Runs `attempt(n)` (n = 0, 1, ...: a run may take ports of its own, as a torn-down
 /// connection lingers) until one gives a trace that can be trusted, at most [`TRIES`]
-/// times. An untrusted run (its trace, or a kernel too slow: [`verdict::untrusted`]) is
+/// times. An untrusted run (its trace, or a kernel too slow: [`RunError::Untrusted`]) is
 /// retried; any other error ends the comparison. Returns the result and why the runs
 /// before it were not trusted.
 fn trusted<T>(
-    mut attempt: impl FnMut(u16) -> Result<Result<T, verdict::Inconclusive>, String>,
+    mut attempt: impl FnMut(u16) -> Result<T, RunError>,
 ) -> Result<(T, Vec<String>), String> {
     let mut why = Vec::new();
     loop {
         let verdict::Inconclusive(w) = match attempt(why.len() as u16) {
-            Ok(Ok(t)) => return Ok((t, why)),
-            Ok(Err(untrusted)) => untrusted,
-            Err(e) => verdict::untrusted(e)?,
+            Ok(t) => return Ok((t, why)),
+            Err(RunError::Untrusted(untrusted)) => untrusted,
+            Err(RunError::Failed(e)) => return Err(e),
         };
         why.push(w);
         if why.len() == TRIES {
@@ -285,9 +288,8 @@ fn run_rx(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
     let frees = (model.side.skbs.iter())
         .filter(|s| s.free_cpu.is_some())
         .count();
-    let (lines, why) = trusted(|n| {
-        rx::run_kernel(rx::PORT + n, sc.socket.mss, sc.app.cpu, &model.steps, frees).map(Ok)
-    })?;
+    let (lines, why) =
+        trusted(|n| rx::run_kernel(rx::PORT + n, sc.socket.mss, sc.app.cpu, &model.steps, frees))?;
     let (kernel_side, pages) = rx::kernel_side(&lines)?;
     let setup = serde_json::json!({
         "path": "TAP, no NAPI: tun_get_user -> netif_receive_skb on CPU 0",
@@ -336,11 +338,9 @@ fn run_napi_frags(
     let reader = napi_frags::check(sc)?;
     let (payloads, model) = napi_frags::model(sc, variant)?;
     isolate(napi_frags::TRACEPOINTS)?;
-    // A frame that found no refill of its own is another user's doing, as a spoiled trace is.
-    let (kernel, why) = trusted(|_| match napi_writer::run_kernel(&payloads, reader) {
-        Err(e) if e.starts_with(napi_writer::NO_REFILL) => Ok(Err(verdict::Inconclusive(e))),
-        Err(e) => Err(e),
-        Ok((lines, first)) => Ok(napi_frags::kernel_pages(&lines, first, &payloads)),
+    let (kernel, why) = trusted(|_| {
+        let (lines, first) = napi_writer::run_kernel(&payloads, reader)?;
+        Ok(napi_frags::kernel_pages(&lines, first, &payloads)?)
     })?;
     let setup = serde_json::json!({
         "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags \
@@ -350,17 +350,18 @@ fn run_napi_frags(
         "first_frame": "the first refill of CPU 0's cache (held frames before it prime it)",
         "untrusted_runs_retried": why.len(),
     });
-    let mut r = report(
+    let pages = |cache| Side {
+        frag_cache: Some(cache),
+        ..Side::default()
+    };
+    report(
         RxScenario::NAME,
         variant,
         setup,
-        Side::default(),
-        Side::default(),
+        pages(model),
+        pages(kernel),
         Vec::new(),
-    )?;
-    r.rows = napi_frags::rows(&model, &kernel);
-    r.verdict = verdict::verdict(&r.rows).into();
-    Ok(r)
+    )
 }
 
 fn report(
@@ -380,7 +381,7 @@ fn report(
         variant: variant.to_string(),
         kernel: kernel_release(),
         setup,
-        verdict: verdict::verdict(&rows).to_string(),
+        verdict: Verdict::of(&rows),
         model,
         kernel_side,
         rows,
@@ -407,7 +408,53 @@ fn kernel_release() -> String {
         .unwrap_or_default()
 }
 
-/// The report as a table: one line per skb, model/kernel in each column.
+fn mark(ok: bool) -> &'static str {
+    if ok {
+        "agree"
+    } else {
+        "DIFFER"
+    }
+}
+
+fn pair(m: Option<u64>, k: Option<u64>) -> String {
+    let s = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    format!("{}/{}", s(m), s(k))
+}
+
+/// `n` skbs or pages (`what`) as lines of `columns`, each cell model/kernel
+/// (`cell(i, column)`), each line marked by its rows' verdict; nothing when `n` is 0.
+fn table(
+    r: &Report,
+    what: &str,
+    columns: &[&str],
+    n: usize,
+    cell: impl Fn(usize, usize) -> (Option<u64>, Option<u64>),
+) -> String {
+    if n == 0 || columns.is_empty() {
+        return String::new();
+    }
+    let mut o = format!("{what:<5}");
+    for name in columns {
+        o += &format!(" {name:<16}");
+    }
+    o += " verdict\n";
+    for i in 0..n {
+        o += &format!("{i:<5}");
+        for c in 0..columns.len() {
+            let (m, k) = cell(i, c);
+            o += &format!(" {:<16}", pair(m, k));
+        }
+        let prefix = format!("{what}[{i}].");
+        let ok = (r.rows.iter())
+            .filter(|row| row.field.starts_with(&prefix))
+            .all(|row| row.agree);
+        o += &format!(" {}\n", mark(ok));
+    }
+    o
+}
+
+/// The report as a table: the totals, then one line per skb or page, model/kernel in each
+/// column.
 pub fn render(r: &Report) -> String {
     let setup: Vec<String> = r
         .setup
@@ -424,18 +471,7 @@ pub fn render(r: &Report) -> String {
         r.variant,
         setup.join(", ")
     );
-    let mark = |ok: bool| if ok { "agree" } else { "DIFFER" };
-    let field_ok = |prefix: &str| {
-        r.rows
-            .iter()
-            .filter(|row| row.field == prefix || row.field.starts_with(&format!("{prefix}.")))
-            .all(|row| row.agree)
-    };
-    let pair = |m: Option<u64>, k: Option<u64>| {
-        let s = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-        format!("{}/{}", s(m), s(k))
-    };
-    let rows = || r.rows.iter().filter(|row| !row.field.starts_with("skb["));
+    let rows = || r.rows.iter().filter(|row| !row.field.contains('['));
     let width = rows().map(|row| row.field.len()).max().unwrap_or(0).max(10);
     for row in rows() {
         o += &format!(
@@ -447,26 +483,22 @@ pub fn render(r: &Report) -> String {
     }
     // The columns either side has, judged first, then truesize (shown only).
     let shown: (&str, fn(&SkbView) -> Option<u64>) = ("truesize(shown)", |s| s.truesize);
-    let all = || r.model.skbs.iter().chain(&r.kernel_side.skbs);
+    let (m, k) = (&r.model.skbs, &r.kernel_side.skbs);
     let cols: Vec<_> = verdict::judged()
         .chain([shown])
-        .filter(|(_, get)| all().any(|s| get(s).is_some()))
+        .filter(|(_, get)| m.iter().chain(k).any(|s| get(s).is_some()))
         .collect();
-    if !cols.is_empty() {
-        o += &format!("{:<5}", "skb");
-        for (name, _) in &cols {
-            o += &format!(" {name:<16}");
-        }
-        o += " verdict\n";
-        for i in 0..r.model.skbs.len().max(r.kernel_side.skbs.len()) {
-            let (m, k) = (r.model.skbs.get(i), r.kernel_side.skbs.get(i));
-            o += &format!("{i:<5}");
-            for (_, get) in &cols {
-                o += &format!(" {:<16}", pair(m.and_then(get), k.and_then(get)));
-            }
-            o += &format!(" {}\n", mark(field_ok(&format!("skb[{i}]"))));
-        }
-    }
+    let names: Vec<&str> = cols.iter().map(|(name, _)| *name).collect();
+    o += &table(r, "skb", &names, m.len().max(k.len()), |i, c| {
+        let get = cols[c].1;
+        (m.get(i).and_then(get), k.get(i).and_then(get))
+    });
+    let (m, k) = (r.model.pages(), r.kernel_side.pages());
+    let names = PAGE_FIELDS.map(|(name, _)| name);
+    o += &table(r, "page", &names, m.len().max(k.len()), |i, c| {
+        let get = PAGE_FIELDS[c].1;
+        (m.get(i).map(get), k.get(i).map(get))
+    });
     if !r.not_driven.is_empty() {
         o += &format!("not driven: {}\n", r.not_driven.join(", "));
     }
@@ -506,8 +538,8 @@ mod tests {
             ..SkbView::default()
         };
         let model = Side {
-            size_goals: vec![],
             skbs: vec![skb],
+            ..Side::default()
         };
         let kernel_side = Side {
             skbs: vec![skb, skb],
@@ -521,7 +553,7 @@ mod tests {
         let text = json(&r);
         assert_eq!(skblab_core::kernel_report::Report::parse(&text), Ok(r));
         let lane = skblab_core::kernel_report::KernelReport::parse(&text).unwrap();
-        assert_eq!(lane.verdict, "differ");
+        assert_eq!(lane.verdict, Verdict::Differ);
         assert_eq!(lane.columns(), ["len", "alloc_cpu", "free_cpu"]);
         assert_eq!(lane.skbs[1][0].model, None);
     }
@@ -531,11 +563,11 @@ mod tests {
     #[test]
     fn untrusted_runs_are_retried_then_inconclusive() {
         let mut tried = Vec::new();
-        let runs = |n: u16| -> Result<Result<u16, verdict::Inconclusive>, String> {
+        let runs = |n: u16| -> Result<u16, RunError> {
             match n {
                 0 => Err(verdict::too_slow("late")),
-                1 => Ok(Err(verdict::Inconclusive("spoiled".into()))),
-                _ => Ok(Ok(n)),
+                1 => Err(verdict::Inconclusive("spoiled".into()).into()),
+                _ => Ok(n),
             }
         };
         let (n, why) = trusted(|n| {
@@ -544,18 +576,14 @@ mod tests {
         })
         .unwrap();
         assert_eq!((n, tried), (2, vec![0, 1, 2]));
-        assert_eq!(
-            why,
-            [format!("{}: late", verdict::TOO_SLOW), "spoiled".into()]
-        );
-        let e = trusted(|_| -> Result<Result<(), _>, _> { Err(verdict::too_slow("late")) })
-            .unwrap_err();
+        assert_eq!(why, ["too slow under load: late", "spoiled"]);
+        let e = trusted(|_| -> Result<(), _> { Err(verdict::too_slow("late")) }).unwrap_err();
         assert!(e.starts_with("inconclusive: no verdict"), "{e}");
         assert_eq!(e.matches("late").count(), TRIES, "{e}");
         let mut calls = 0;
-        let e = trusted(|_| -> Result<Result<(), _>, _> {
+        let e = trusted(|_| -> Result<(), RunError> {
             calls += 1;
-            Err("bind: address in use".into())
+            Err("bind: address in use".to_string().into())
         })
         .unwrap_err();
         assert_eq!((e.as_str(), calls), ("bind: address in use", 1));
@@ -573,6 +601,7 @@ mod tests {
         let model = Side {
             size_goals: vec![65160],
             skbs: vec![skb(65160, 2), skb(100, 1)],
+            frag_cache: None,
         };
         let mut kernel_side = model.clone();
         kernel_side.skbs[1].nr_frags = Some(2);

@@ -14,7 +14,8 @@
 //! wrote into, so each mapping's last sighting is its final form.
 
 use super::send::{self, Write};
-use super::verdict::{too_slow, Inconclusive, Side, SkbView};
+use super::verdict::{too_slow, Inconclusive, RunError, Side, SkbView};
+use skblab_core::kernel_report::model;
 use skblab_core::mechanism::Mechanism;
 use skblab_core::mptcp::push::Scheduler;
 use skblab_core::mptcp::{MptcpOp, MptcpScenario};
@@ -113,41 +114,10 @@ pub fn plan(sc: &MptcpScenario) -> Result<(Vec<Write>, Vec<String>), String> {
 /// The model's subflow 0 after the writes: one skb per DSS mapping, sequence numbers counted
 /// from its first mapping's (as the kernel's are).
 pub fn model(sc: &MptcpScenario, variant: &str, writes: usize) -> Result<Side, String> {
-    let mut sc = sc.clone();
-    sc.ops.truncate(writes);
     let opts = RunOptions::traced(Some(variant));
     let t = sc.run(&opts).map_err(|e| e.to_string())?;
-    let st = &t.steps.last().ok_or("the scenario has no writes")?.state;
-    let q = st
-        .queues
-        .iter()
-        .find(|q| q.name == skblab_core::trace::queue::subflow(0))
-        .ok_or("model bug: no subflow 0 queue")?;
-    let maps = q
-        .skbs
-        .iter()
-        .map(|s| {
-            s.mapping
-                .ok_or("model bug: a subflow skb without a mapping")
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let Some(first) = maps.first().copied() else {
-        return Ok(Side::default());
-    };
-    let skbs = maps
-        .iter()
-        .map(|m| {
-            mapping_view(
-                m.data_seq - first.data_seq,
-                m.subflow_seq.wrapping_sub(first.subflow_seq) as u64,
-                m.data_len as u64,
-            )
-        })
-        .collect();
-    Ok(Side {
-        size_goals: Vec::new(),
-        skbs,
-    })
+    let sc = skblab_core::Scenario::Mptcp(sc.clone());
+    model::side(&sc, &t, writes).map_err(|e| e.to_string())
 }
 
 fn mapping_view(data_seq: u64, subflow_seq: u64, data_len: u64) -> SkbView {
@@ -413,14 +383,14 @@ impl Outq {
 /// (pushes may finish after sendmsg returns). Both come from softirqs and the MPTCP worker,
 /// which a busy machine may run late: past `patience` the run is untrusted ([`too_slow`]),
 /// not wrong.
-fn wait_outq(w: &TcpStream, q: Outq, patience: std::time::Duration) -> Result<(), String> {
+fn wait_outq(w: &TcpStream, q: Outq, patience: std::time::Duration) -> Result<(), RunError> {
     let (req, name, done) = q.ioctl();
     let deadline = std::time::Instant::now() + patience;
     loop {
         let mut left: libc::c_int = 0;
         // SAFETY: SIOCOUTQ and SIOCOUTQNSD write one int.
         if unsafe { libc::ioctl(w.as_raw_fd(), req, &mut left) } != 0 {
-            return Err(os_err(&format!("{name} on the MPTCP socket")));
+            return Err(os_err(&format!("{name} on the MPTCP socket")).into());
         }
         if left == 0 {
             return Ok(());
@@ -476,7 +446,7 @@ pub fn run_kernel(
     mtu: u32,
     writes: Vec<Write>,
     port: u16,
-) -> Result<(Vec<String>, Written), String> {
+) -> Result<(Vec<String>, Written), RunError> {
     crate::net::netns::set_mtu("lo", mtu)?;
     crate::net::netns::link_up("lo")?;
     let (w, peer) = connect(port)?;
@@ -505,7 +475,8 @@ pub fn run_kernel(
         return Err(format!(
             "model bug: the msk's write_seq moved by {} for {total} bytes written",
             end.wrapping_sub(start)
-        ));
+        )
+        .into());
     }
     Ok((lines, Written { start, end }))
 }
@@ -534,7 +505,9 @@ mod tests {
         let short = std::time::Duration::from_millis(30);
         for (q, what) in [(Outq::Unmapped, "pushed"), (Outq::Unacked, "acknowledged")] {
             let e = wait_outq(&w, q, short).unwrap_err();
-            assert!(e.starts_with(super::super::verdict::TOO_SLOW), "{e}");
+            let RunError::Untrusted(Inconclusive(e)) = e else {
+                panic!("{e:?}")
+            };
             assert!(
                 e.contains(&format!("100 bytes were still not {what}")),
                 "{e}"

@@ -29,8 +29,8 @@
 //! CPU 0's cache in between), every new page allocated in the frame's own `writev`.
 
 use super::probe;
-use super::verdict::{Inconclusive, Row};
-use skblab_core::events::Event;
+use super::verdict::Inconclusive;
+use skblab_core::kernel_report::{FragCache, PageView};
 use skblab_core::mechanism::Mechanism;
 use skblab_core::rx::{
     napi_frag_stride, napi_frags_per_page, DriverStyle, Proto, RxOp, RxScenario,
@@ -126,29 +126,9 @@ pub fn check(sc: &RxScenario) -> Result<Reader, String> {
     Ok(reader)
 }
 
-/// One page the frag cache took, as either side saw it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PageView {
-    pub order: u64,
-    pub cpu: u64,
-    /// Fragments the cache cut from it (one a frame, or two in v3.x: head and payload).
-    pub fragments: u64,
-    /// Freed by the end of the run.
-    pub freed: bool,
-}
-
-/// The frag cache's pages, in the order it took them, and its restarts.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Pages {
-    pub fragments: u64,
-    pub pages: Vec<PageView>,
-    /// Times the cache started over on the page it held.
-    pub reuses: u64,
-}
-
-/// The model's run: the payload of each frame, and its frag cache's pages (the 1 KiB
-/// small-head cache of v6.12 is left out: 6.18's `napi_get_frags` heads are slab, below).
-pub fn model(sc: &RxScenario, variant: &str) -> Result<(Vec<u32>, Pages), String> {
+/// The model's run: the payload of each frame, and its frag cache's pages
+/// ([`FragCache::of`], as `kernel_report::model::side` reads them).
+pub fn model(sc: &RxScenario, variant: &str) -> Result<(Vec<u32>, FragCache), String> {
     check(sc)?;
     let t = sc
         .run(&RunOptions::traced(Some(variant)))
@@ -159,95 +139,7 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<(Vec<u32>, Pages), String
         let lens = p.frame_lens(op, i).map_err(|e| e.to_string())?;
         payloads.extend(lens.iter().map(|l| l - Proto::Udp.headers()));
     }
-    Ok((payloads, model_pages(&t)))
-}
-
-/// The pages the model's frag cache (`FragAlloc`) used, from its events.
-fn model_pages(t: &Trace) -> Pages {
-    let mut out = Pages::default();
-    let mut index: HashMap<u32, usize> = HashMap::new();
-    let mut alloc = HashMap::new();
-    let events = || t.steps.iter().flat_map(|s| &s.events);
-    for e in events() {
-        if let Event::AllocPage {
-            page, order, cpu, ..
-        } = *e
-        {
-            alloc.insert(page, (order, cpu));
-        }
-    }
-    for e in events() {
-        match *e {
-            Event::FragAlloc { page, .. } => {
-                out.fragments += 1;
-                let i = *index.entry(page).or_insert_with(|| {
-                    let (order, cpu) = alloc.get(&page).copied().unwrap_or_default();
-                    out.pages.push(PageView {
-                        order: order.into(),
-                        cpu: cpu.into(),
-                        ..PageView::default()
-                    });
-                    out.pages.len() - 1
-                });
-                out.pages[i].fragments += 1;
-            }
-            Event::ReusePage { page, .. } if index.contains_key(&page) => out.reuses += 1,
-            Event::FreePage { page, .. } => {
-                if let Some(&i) = index.get(&page) {
-                    out.pages[i].freed = true;
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Reads one field of a page.
-type PageField = fn(&PageView) -> u64;
-
-/// The judged fields of each page.
-const PAGE_FIELDS: [(&str, PageField); 4] = [
-    ("order", |p| p.order),
-    ("cpu", |p| p.cpu),
-    ("fragments", |p| p.fragments),
-    ("freed", |p| p.freed as u64),
-];
-
-/// Both sides' pages as judged rows.
-pub fn rows(model: &Pages, kernel: &Pages) -> Vec<Row> {
-    let row = |field: String, m: Option<u64>, k: Option<u64>| Row {
-        field,
-        agree: m == k,
-        model: m,
-        kernel: k,
-    };
-    let frees = |p: &Pages| p.pages.iter().filter(|p| p.freed).count() as u64;
-    let mut rows = vec![
-        row(
-            "fragments".into(),
-            Some(model.fragments),
-            Some(kernel.fragments),
-        ),
-        row(
-            "frag_cache_pages".into(),
-            Some(model.pages.len() as u64),
-            Some(kernel.pages.len() as u64),
-        ),
-        row(
-            "page_reuses".into(),
-            Some(model.reuses),
-            Some(kernel.reuses),
-        ),
-        row("page_frees".into(), Some(frees(model)), Some(frees(kernel))),
-    ];
-    for i in 0..model.pages.len().max(kernel.pages.len()) {
-        let (m, k) = (model.pages.get(i), kernel.pages.get(i));
-        for (name, get) in PAGE_FIELDS {
-            rows.push(row(format!("page[{i}].{name}"), m.map(get), k.map(get)));
-        }
-    }
-    rows
+    Ok((payloads, FragCache::of(&t)))
 }
 
 /// The probe: every line carries the writer's frame number (`@n`, its writev count).
@@ -359,7 +251,11 @@ pub(super) fn refill_base(lines: &[Line], n: u64) -> Option<u64> {
 
 /// The kernel's pages from the probe's lines: frames `first..first + payloads.len()` (the
 /// writev numbers, from 1), judged only if the trace can be trusted (module doc).
-pub fn kernel_pages(lines: &[String], first: u64, payloads: &[u32]) -> Result<Pages, Inconclusive> {
+pub fn kernel_pages(
+    lines: &[String],
+    first: u64,
+    payloads: &[u32],
+) -> Result<FragCache, Inconclusive> {
     let bad = |why: String| Inconclusive(why);
     let lines: Vec<Line> = lines
         .iter()
@@ -385,7 +281,7 @@ pub fn kernel_pages(lines: &[String], first: u64, payloads: &[u32]) -> Result<Pa
             Line::Mark => {}
         }
     }
-    let mut out = Pages::default();
+    let mut out = FragCache::default();
     let mut pfns: Vec<u64> = Vec::new();
     let (mut cur, mut next_offset) = (None, 0);
     for (i, &payload) in payloads.iter().enumerate() {
@@ -529,8 +425,6 @@ mod tests {
         assert_eq!(frames, want);
         let (_, p) = model(&read("rx-napi-frags-prompt.toml"), "modern").unwrap();
         assert_eq!((p.pages.len(), p.reuses, p.pages[0].fragments), (1, 4, 100));
-        let r = rows(&p, &p);
-        assert!(r.iter().all(|r| r.agree) && r.len() == 8, "{r:?}");
     }
 
     #[test]

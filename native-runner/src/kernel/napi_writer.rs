@@ -6,12 +6,10 @@
 use super::napi_frags::{parse, prime_max, refill_base, script, Reader, PORT, WRITER};
 use super::pinned::Pinned;
 use super::probe::Tracer;
+use super::verdict::{Inconclusive, RunError};
 use crate::net::netns::{self, KERNEL_IP, RUNNER_IP, RUNNER_MAC};
 use std::net::UdpSocket;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-
-/// How the error of a run whose priming found no refill starts: a run to retry.
-pub const NO_REFILL: &str = "no refill";
 
 /// A separate TAP name, so this run never meets the `rx` run's device.
 const TAP_NAME: &str = "skbnapi0";
@@ -142,7 +140,7 @@ impl Writer {
 
 /// One kernel run: primes CPU 0's cache to a refill, writes the model's frames, closes.
 /// Returns the probe's lines and the writev number of the model's first frame.
-pub fn run_kernel(payloads: &[u32], reader: Reader) -> Result<(Vec<String>, u64), String> {
+pub fn run_kernel(payloads: &[u32], reader: Reader) -> Result<(Vec<String>, u64), RunError> {
     let (tap, mac) = open_tap()?;
     let sock = UdpSocket::bind((KERNEL_IP, PORT))
         .map_err(|e| format!("bind {KERNEL_IP}:{PORT} in the namespace: {e}"))?;
@@ -175,7 +173,7 @@ pub fn run_kernel(payloads: &[u32], reader: Reader) -> Result<(Vec<String>, u64)
 
 /// Writes held frames until one is a refill (read back from the probe after each); returns
 /// its writev number.
-fn prime(writer: &Pinned<Cmd>, tracer: &mut Tracer, payload: u32) -> Result<u64, String> {
+fn prime(writer: &Pinned<Cmd>, tracer: &mut Tracer, payload: u32) -> Result<u64, RunError> {
     let mut seen = Vec::new();
     let max = prime_max(payload);
     for n in 1..=max {
@@ -191,7 +189,9 @@ fn prime(writer: &Pinned<Cmd>, tracer: &mut Tracer, payload: u32) -> Result<u64,
             return Ok(n);
         }
     }
-    Err(format!(
-        "{NO_REFILL}: {max} held frames never reached a refill of CPU 0's frag cache"
+    // Another user of CPU 0's cache keeps refilling it, as a spoiled trace is.
+    Err(Inconclusive(format!(
+        "no refill: {max} held frames never reached a refill of CPU 0's frag cache"
     ))
+    .into())
 }

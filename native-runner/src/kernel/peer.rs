@@ -11,6 +11,7 @@
 //! seeds 001 and 002 it writes the model's skbs ([`Endpoint::push`]).
 
 use crate::net::link::{Link, WSCALE};
+use super::verdict::RunError;
 use crate::net::netns::{runner_ends, Tap};
 use crate::net::tcp::{Config, Endpoint};
 use std::time::{Duration, Instant};
@@ -39,7 +40,7 @@ pub struct Peer {
 
 impl Peer {
     /// ARP, SYN, SYN-ACK, and our ACK announcing `p.window`: returns once it is sent.
-    pub fn open(tap: &Tap, p: &PeerParams) -> Result<Peer, String> {
+    pub fn open(tap: &Tap, p: &PeerParams) -> Result<Peer, RunError> {
         let cfg = Config {
             ends: runner_ends(RUNNER_PORT, p.port),
             mss: p.mss_option,
@@ -98,8 +99,8 @@ impl Peer {
 }
 
 /// Opens the connection and closes the window; returns once the zero window is sent.
-pub fn open_closed(tap: &Tap, p: &PeerParams) -> Result<(), String> {
+pub fn open_closed(tap: &Tap, p: &PeerParams) -> Result<(), RunError> {
     let mut peer = Peer::open(tap, p)?;
     peer.ep.announce_window(0);
-    peer.flush(tap)
+    Ok(peer.flush(tap)?)
 }

@@ -2,7 +2,7 @@
 //! raising NET_RX on the calling thread's CPU: what a kernel run needs to put the softirq
 //! and the reader where a scenario says.
 
-use super::verdict::too_slow;
+use super::verdict::{too_slow, RunError};
 use skblab_core::Cpu;
 use std::net::UdpSocket;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -49,7 +49,7 @@ impl<C: Send + 'static> Pinned<C> {
         cpu: Cpu,
         mut state: S,
         run: fn(&mut S, C) -> Result<(), String>,
-    ) -> Result<Pinned<C>, String> {
+    ) -> Result<Pinned<C>, RunError> {
         let (tx, cmds) = mpsc::channel::<C>();
         let (answer, done) = mpsc::channel();
         let handle = std::thread::Builder::new()
@@ -76,13 +76,14 @@ impl<C: Send + 'static> Pinned<C> {
         Ok(p)
     }
 
-    fn answer(&self) -> Result<(), String> {
+    fn answer(&self) -> Result<(), RunError> {
         self.done
             .recv_timeout(Duration::from_secs(30))
             .map_err(|e| too_slow(&format!("a pinned thread did not answer in 30 s: {e}")))?
+            .map_err(RunError::from)
     }
 
-    pub fn call(&self, c: C) -> Result<(), String> {
+    pub fn call(&self, c: C) -> Result<(), RunError> {
         self.tx
             .as_ref()
             .expect("open until dropped")
@@ -102,6 +103,6 @@ impl<C> Drop for Pinned<C> {
 }
 
 /// Raises NET_RX on `cpu` from a short-lived thread pinned there.
-pub fn softirq_on(cpu: Cpu) -> Result<(), String> {
+pub fn softirq_on(cpu: Cpu) -> Result<(), RunError> {
     Pinned::spawn("skblab-net-rx", cpu, (), |_, ()| raise_net_rx())?.call(())
 }

@@ -5,7 +5,7 @@
 //! group). bpftrace is killed on every path: [`Tracer`] kills and reaps it when dropped, and the
 //! kernel kills it if the runner itself dies (PR_SET_PDEATHSIG).
 
-use super::verdict::too_slow;
+use super::verdict::{too_slow, Inconclusive, RunError};
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -108,9 +108,10 @@ pub fn need_tracepoints(names: &[&str]) -> Result<(), String> {
     }
 }
 
-/// How [`Tracer::finish`]'s error starts when bpftrace's buffers overflowed: the trace is
-/// incomplete, which a caller may treat as a run to retry.
-pub const LOST_EVENTS: &str = "bpftrace lost events";
+/// bpftrace's buffers overflowed: the trace is incomplete, a run to retry.
+fn lost_events(data: &serde_json::Value, why: &str) -> RunError {
+    Inconclusive(format!("bpftrace lost events ({data}){why}")).into()
+}
 
 /// A running bpftrace. Dropping it kills and reaps it.
 pub struct Tracer {
@@ -123,12 +124,12 @@ pub struct Tracer {
 
 impl Tracer {
     /// Starts `bpftrace -f json -e SCRIPT PID` and waits until its probes are attached.
-    pub fn start(script: &str) -> Result<Tracer, String> {
+    pub fn start(script: &str) -> Result<Tracer, RunError> {
         Tracer::start_with(script, &[])
     }
 
     /// As [`Tracer::start`], with `args` as the script's `$2`, `$3`, ...
-    pub fn start_with(script: &str, args: &[u64]) -> Result<Tracer, String> {
+    pub fn start_with(script: &str, args: &[u64]) -> Result<Tracer, RunError> {
         let mut cmd = Command::new("bpftrace");
         // SAFETY: prctl is async-signal-safe; it only asks for SIGKILL when this process
         // dies, so bpftrace cannot outlive a runner that is killed.
@@ -168,7 +169,7 @@ impl Tracer {
             match t.next_line(deadline) {
                 Ok(Some(l)) if l.contains("\"attached_probes\"") => break,
                 Ok(Some(_)) => {}
-                Ok(None) => return Err(format!("bpftrace did not attach: {}", t.stderr())),
+                Ok(None) => return Err(format!("bpftrace did not attach: {}", t.stderr()).into()),
                 Err(why) => return Err(too_slow(&format!("bpftrace did not attach: {why}"))),
             }
         }
@@ -178,7 +179,7 @@ impl Tracer {
 
     /// Pokes the `ready` probe until its line comes back. Other lines (another sender's
     /// events) are kept in `early`.
-    fn wait_ready(&mut self, deadline: Instant) -> Result<(), String> {
+    fn wait_ready(&mut self, deadline: Instant) -> Result<(), RunError> {
         let ready = |l: &str| l.contains("\"ready\\n\"");
         loop {
             // SAFETY: getpgid(0) has no preconditions; it triggers the ready probe.
@@ -187,7 +188,7 @@ impl Tracer {
                 Ok(l) if ready(&l) => break,
                 Ok(l) => self.early.push(l),
                 Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return Err(self.stderr()),
+                Err(RecvTimeoutError::Disconnected) => return Err(self.stderr().into()),
             }
             if Instant::now() > deadline {
                 return Err(too_slow("bpftrace's probes did not become live"));
@@ -210,7 +211,7 @@ impl Tracer {
     /// The `printf` lines bpftrace prints until one `until` accepts (that one included),
     /// while the probes keep running; they are also kept for [`Tracer::finish`]. A line
     /// comes out after every earlier line printed on the same CPU.
-    pub fn read_until(&mut self, until: impl Fn(&str) -> bool) -> Result<Vec<String>, String> {
+    pub fn read_until(&mut self, until: impl Fn(&str) -> bool) -> Result<Vec<String>, RunError> {
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut out = Vec::new();
         loop {
@@ -220,7 +221,7 @@ impl Tracer {
             self.early.push(l.clone());
             let v: serde_json::Value = serde_json::from_str(&l).unwrap_or_default();
             if v["type"] == "lost_events" {
-                return Err(format!("{LOST_EVENTS} ({})", v["data"]));
+                return Err(lost_events(&v["data"], ""));
             }
             if let Some(data) = v["data"].as_str().filter(|_| v["type"] == "printf") {
                 let data = data.trim_end().to_string();
@@ -260,7 +261,7 @@ impl Tracer {
     /// Fires the end probe and collects every `printf` line bpftrace prints until it exits.
     /// Its lines come from per-CPU buffers, so lines from another CPU may follow `end`:
     /// reading on to the end of its output loses none (callers order lines by timestamp).
-    pub fn finish(mut self) -> Result<Vec<String>, String> {
+    pub fn finish(mut self) -> Result<Vec<String>, RunError> {
         // SAFETY: getppid has no preconditions; it is the end probe's trigger.
         unsafe { libc::getppid() };
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -280,10 +281,7 @@ impl Tracer {
                 return if ended {
                     Ok(out)
                 } else {
-                    Err(format!(
-                        "bpftrace ended before the end probe: {}",
-                        self.stderr()
-                    ))
+                    Err(format!("bpftrace ended before the end probe: {}", self.stderr()).into())
                 };
             };
             if l.trim().is_empty() {
@@ -292,9 +290,9 @@ impl Tracer {
             let v: serde_json::Value = serde_json::from_str(&l)
                 .map_err(|e| format!("bpftrace printed a line that is not JSON ({e}): {l}"))?;
             if v["type"] == "lost_events" {
-                return Err(format!(
-                    "{LOST_EVENTS} ({}): the comparison would be incomplete",
-                    v["data"]
+                return Err(lost_events(
+                    &v["data"],
+                    ": the comparison would be incomplete",
                 ));
             }
             if v["type"] != "printf" {

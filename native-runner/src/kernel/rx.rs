@@ -37,10 +37,11 @@
 use super::peer::{Peer, PeerParams};
 use super::pinned::{raise_net_rx, softirq_on, Pinned};
 use super::probe;
-use super::verdict::{too_slow, Side, SkbView};
+use super::verdict::{too_slow, RunError, Side, SkbView};
 use crate::net::netns::{Tap, KERNEL_IP};
 use crate::net::vnet::VnetHdr;
 use skblab_core::consts::wire::{hdr_len, mss_option};
+use skblab_core::kernel_report::model;
 use skblab_core::mechanism::Mechanism;
 use skblab_core::rx::{self, Proto, RxOp, RxScenario, BH_CPU};
 use skblab_core::skb::gso_segments;
@@ -144,23 +145,9 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<Model, String> {
         .iter()
         .filter_map(|n| t.counters.get(n).map(|v| (n.to_string(), v)))
         .collect();
-    let skbs = rx::consumed(&t)
-        .iter()
-        .map(|c| SkbView {
-            len: c.len,
-            alloc_cpu: c.alloc_cpu.map(u64::from),
-            free_cpu: c.free_cpu.map(u64::from),
-            ..SkbView::default()
-        })
-        .collect();
-    Ok(Model {
-        side: Side {
-            size_goals: Vec::new(),
-            skbs,
-        },
-        steps,
-        pages,
-    })
+    let side = model::side(&skblab_core::Scenario::Rx(sc.clone()), &t, sc.ops.len())
+        .map_err(|e| e.to_string())?;
+    Ok(Model { side, steps, pages })
 }
 
 /// __GFP_MOVABLE (include/linux/gfp_types.h): user pages faulted in while a write copies
@@ -354,7 +341,7 @@ fn page_phase(
     reader: &Pinned<ReadCmd>,
     mss: u32,
     steps: &[Step],
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     // SAFETY: getsid(0) has no preconditions; it is the probe's phase switch.
     unsafe { libc::getsid(0) };
     bh.call(BhCmd::BuildSkb)?;
@@ -378,7 +365,7 @@ pub fn run_kernel(
     reader_cpu: Cpu,
     steps: &[Step],
     frees: usize,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, RunError> {
     let tap = Tap::open()?;
     tap.set_offload(true)?;
     tap.set_sndbuf(i32::MAX - 1)?;
@@ -427,7 +414,7 @@ pub fn run_kernel(
 /// when NET_RX runs on its CPU, which ksoftirqd may do late on a busy machine: a fixed wait
 /// here once ended a run before any of its 40 frees. Frees that do not come in time make
 /// the run too slow (retried, then inconclusive), and the reason says how many came.
-fn wait_frees(tracer: &mut probe::Tracer, frees: usize) -> Result<(), String> {
+fn wait_frees(tracer: &mut probe::Tracer, frees: usize) -> Result<(), RunError> {
     if frees == 0 {
         return Ok(());
     }
@@ -450,9 +437,9 @@ fn wait_frees(tracer: &mut probe::Tracer, frees: usize) -> Result<(), String> {
         free_lines.get() >= frees && freed(&seen.borrow()) >= frees
     });
     done.map(drop).map_err(|e| {
-        if e.starts_with(probe::LOST_EVENTS) {
+        let RunError::Failed(e) = e else {
             return e;
-        }
+        };
         let came = freed(&seen.borrow());
         too_slow(&format!(
             "{came} of the {frees} read skbs the model frees were freed in the kernel ({e})"

@@ -12,10 +12,10 @@ use super::probe::END_PROBE;
 use super::verdict::{Inconclusive, Side, SkbView};
 use crate::net::netns::Tap;
 use skblab_core::consts::wire::{IPV4_HLEN, TCP_HLEN, TCP_TS_HLEN};
+use skblab_core::kernel_report::model;
 use skblab_core::mechanism::{Mechanism, RunOptions};
 use skblab_core::send::{iov_lengths, SendOp, SendScenario, Variant};
 use skblab_core::size_goal::bound_to_half_wnd;
-use skblab_core::trace::queue;
 use std::collections::HashMap;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
@@ -179,40 +179,14 @@ fn size_goal_is_config_free(sc: &SendScenario, v: Variant) -> Result<(), String>
     ))
 }
 
-/// The model's held write queue after the writes: the scenario run up to its last write
-/// (the writes are its first ops).
+/// The model's size goal and held write queue after the writes (the scenario's first ops),
+/// as the core reads them from its run ([`model::side`]).
 pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String> {
     size_goal_is_config_free(sc, v)?;
-    let size_goal = sc.config(v).map_err(|e| e.to_string())?.size_goal();
-    let mut held = sc.clone();
-    held.ops.truncate(plan.writes.len());
     let opts = RunOptions::traced(Some(v.name()));
-    // No write, no step: the queue is empty.
-    let last = if held.ops.is_empty() {
-        None
-    } else {
-        held.run(&opts)
-            .map_err(|e| format!("the model: {e}"))?
-            .steps
-            .pop()
-    };
-    let queues = last.map(|s| s.state.queues).unwrap_or_default();
-    let skbs = queues
-        .iter()
-        .filter(|q| q.name == queue::WRITE_QUEUE)
-        .flat_map(|q| &q.skbs)
-        .map(|s| SkbView {
-            len: s.len as u64,
-            linear: Some(s.linear_len as u64),
-            nr_frags: Some(s.nr_frags() as u64),
-            truesize: Some(s.head.truesize as u64),
-            ..SkbView::default()
-        })
-        .collect();
-    Ok(Side {
-        size_goals: vec![u64::from(size_goal)],
-        skbs,
-    })
+    let t = sc.run(&opts).map_err(|e| format!("the model: {e}"))?;
+    let sc = skblab_core::Scenario::Sendmsg(sc.clone());
+    model::side(&sc, &t, plan.writes.len()).map_err(|e| format!("the model: {e}"))
 }
 
 /// The probe: the tail skb at every pass of the copy loop (time, thread, address, len,

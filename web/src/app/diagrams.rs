@@ -247,7 +247,9 @@ impl Component for Diagrams {
         if self.handout {
             return super::handout::handout(s, self.idle.as_deref());
         }
-        let split = s.traces.len() > 1 || s.kernel.is_some();
+        // Two model lanes side by side; a kernel lane spans the row under them (or under the
+        // one lane, which keeps the whole width it was drawn for).
+        let split = s.traces.len() > 1;
         let link = ctx.link();
         let zoom = self.shown_zoom();
         let button = |m: Msg, label: AttrValue, text: &'static str| {

@@ -1,38 +1,42 @@
-//! The third lane: a `skblab kernel` report's skbs, the running kernel's own, each field with
-//! the model's value under it (from the model's lane of the report's variant, named in the
-//! caption; the lane spans the row under both) and the runner's verdict. Drawn as markup (a table), not Yew
-//! nodes: it never changes once opened.
+//! The third lane: a `skblab kernel` report's skbs (or, for seed 001, its frag cache's
+//! pages), the running kernel's own, each field with the model's value under it (from the
+//! model's lane of the report's variant, named in the caption; the lane spans the row under
+//! both) and its verdict. Drawn as markup (a table), not Yew nodes: it never changes once
+//! opened.
 
 use crate::diagram::esc;
 use skblab_core::kernel_report::{Cell, KernelReport};
 use std::fmt::Write;
 use yew::prelude::*;
 
+/// The most skbs or pages drawn: a report may hold 32,000 (`MAX_REPORT_SKBS`), whose
+/// table took the page ~10 s to lay out; the rest are counted in a last row.
+pub const MAX_DRAWN: usize = 200;
+
 pub fn lane(r: &KernelReport) -> Html {
     let mut o = String::new();
     let _ = write!(
         o,
-        r#"<figcaption><strong>Linux {}</strong> · its own skbs, traced by <code>skblab kernel</code> · verdict <span class="verdict {v}" data-testid="kernel-verdict">{v}</span><div class="about">the model's values from its <code>{}</code> lane, after step {} (the ops the kernel ran){}</div></figcaption>"#,
+        r#"<figcaption><strong>Linux {}</strong> · its own {}, traced by <code>skblab kernel</code> · verdict <span class="verdict {v}" data-testid="kernel-verdict">{v}</span><div class="about">the model's values from its <code>{}</code> lane, after step {} (the ops the kernel ran){}</div></figcaption>"#,
         esc(&r.kernel),
+        if r.pages.is_empty() {
+            "skbs"
+        } else {
+            "frag cache's pages"
+        },
         esc(&r.variant),
         r.driven,
         not_driven(r),
-        v = esc(&r.verdict),
+        v = r.verdict,
     );
-    o.push_str(r#"<table class="lane"><thead><tr><th scope="col">skb</th>"#);
-    let columns = r.columns();
-    for c in &columns {
-        let _ = write!(o, r#"<th scope="col">{}</th>"#, esc(c));
-    }
-    o.push_str("</tr></thead><tbody>");
-    for (i, cells) in r.skbs.iter().enumerate() {
-        row(&mut o, i, &columns, cells);
-    }
-    o.push_str("</tbody></table>");
-    // The size goal(s) the kernel's tcp_sendmsg_locked used, under the table.
-    for goal in &r.size_goals {
-        o.push_str(r#"<p class="goal">size_goal <span "#);
-        cell_body(&mut o, goal, "span");
+    table(&mut o, "skb", &r.columns(), &r.skbs);
+    let pages = skblab_core::kernel_report::PAGE_FIELDS.map(|(f, _)| f);
+    table(&mut o, "page", &pages, &r.pages);
+    // The judged totals (the size goal(s) the kernel's tcp_sendmsg_locked used, or the frag
+    // cache's), under the table.
+    for total in &r.totals {
+        let _ = write!(o, r#"<p class="goal">{} <span "#, esc(&total.field));
+        cell_body(&mut o, total, "span");
         o.push_str("</p>");
     }
     html! {
@@ -42,7 +46,39 @@ pub fn lane(r: &KernelReport) -> Html {
     }
 }
 
-/// One skb as a table row.
+/// The skbs or pages (`what`) as a table, the first [`MAX_DRAWN`] drawn and the rest
+/// counted; nothing when there are none.
+fn table(o: &mut String, what: &str, columns: &[&str], items: &[Vec<Cell>]) {
+    if items.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        r#"<table class="lane" data-testid="kernel-{what}s"><thead><tr><th scope="col">{what}</th>"#
+    );
+    for c in columns {
+        let _ = write!(o, r#"<th scope="col">{}</th>"#, esc(c));
+    }
+    o.push_str("</tr></thead><tbody>");
+    for (i, cells) in items.iter().take(MAX_DRAWN).enumerate() {
+        row(o, i, columns, cells);
+    }
+    let rest = &items[items.len().min(MAX_DRAWN)..];
+    if !rest.is_empty() {
+        let differ = (rest.iter())
+            .filter(|cells| cells.iter().any(|c| c.agree == Some(false)))
+            .count();
+        let _ = write!(
+            o,
+            r#"<tr class="more"><td colspan="{}">{} more {what}s, not drawn ({differ} of them differ; <code>skblab kernel</code> prints them all)</td></tr>"#,
+            columns.len() + 1,
+            rest.len(),
+        );
+    }
+    o.push_str("</tbody></table>");
+}
+
+/// One skb or page as a table row.
 fn row(o: &mut String, i: usize, columns: &[&str], cells: &[Cell]) {
     let _ = write!(o, r#"<tr><th scope="row">{i}</th>"#);
     for c in columns {

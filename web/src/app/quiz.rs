@@ -6,7 +6,7 @@ use super::controls::Nav;
 use super::emit_some;
 use crate::diagram::esc;
 use crate::predict::{Outcome, Phase, Quiz, Record, Source};
-use skblab_core::challenge::{Challenge, Verdict, HELD};
+use skblab_core::challenge::{Challenge, Verdict};
 use skblab_core::query::Value;
 use skblab_core::question::{Kind, Question};
 use skblab_core::trace::{State, Trace};
@@ -242,12 +242,16 @@ pub fn challenges(
 
 /// The core's verdict: met (after which step) or not, with each condition's values.
 fn verdict(out: &mut String, v: Option<&Result<Verdict, String>>) {
-    let (met, head, lines) = match v {
+    let (met, head, conditions) = match v {
         None => return,
         Some(Err(e)) => (false, e.clone(), &[][..]),
         Some(Ok(v)) => match v.solved_at {
-            Some(s) => (true, format!("✓ Goal met after step {s}."), &v.report[..]),
-            None => (false, "✗ Goal not met.".to_string(), &v.report[..]),
+            Some(s) => (
+                true,
+                format!("✓ Goal met after step {s}."),
+                &v.conditions[..],
+            ),
+            None => (false, "✗ Goal not met.".to_string(), &v.conditions[..]),
         },
     };
     let class = if met { "right" } else { "wrong" };
@@ -258,13 +262,9 @@ fn verdict(out: &mut String, v: Option<&Result<Verdict, String>>) {
     );
     // Each condition in the colour of its own outcome: one that held is green even when the
     // goal as a whole is not met.
-    for l in lines {
-        let held = if l.starts_with(HELD) {
-            "held"
-        } else {
-            "failed"
-        };
-        let _ = write!(out, r#"<li class="{held}">{}</li>"#, esc(l));
+    for c in conditions {
+        let held = if c.holds { "held" } else { "failed" };
+        let _ = write!(out, r#"<li class="{held}">{}</li>"#, esc(&c.to_string()));
     }
     out.push_str("</ul></div>");
 }
