@@ -28,7 +28,6 @@ use crate::cli::read_scenario;
 use crate::net::link::WSCALE;
 use crate::net::netns;
 use skblab_core::consts::wire::mss_option;
-use skblab_core::error::escape_controls;
 use skblab_core::kernel_report::PAGE_FIELDS;
 use skblab_core::mechanism::Mechanism;
 use skblab_core::mptcp::MptcpScenario;

@@ -35,7 +35,7 @@ use skblab_core::mechanism::Mechanism;
 use skblab_core::rx::{
     napi_frag_stride, napi_frags_per_page, DriverStyle, Proto, RxOp, RxScenario,
 };
-use skblab_core::{RunOptions, Trace};
+use skblab_core::RunOptions;
 use std::collections::{BTreeMap, HashMap};
 
 /// The kernel's UDP port.

@@ -10,8 +10,8 @@
 //! builds on its write queue, which is the model's held queue (`device.drain = false`). For
 //! seeds 001 and 002 it writes the model's skbs ([`Endpoint::push`]).
 
-use crate::net::link::{Link, WSCALE};
 use super::verdict::RunError;
+use crate::net::link::{Link, WSCALE};
 use crate::net::netns::{runner_ends, Tap};
 use crate::net::tcp::{Config, Endpoint};
 use std::time::{Duration, Instant};
