@@ -18,6 +18,10 @@ names!(Fix, "variant", {
     Abeni2020 => "abeni-2020",
 });
 
+/// `pre-2020` (the room left passed as the goal; PSH kept), `abeni-2020` (size_bias added
+/// back; PSH cleared when collapsing).
+pub const VARIANTS: &[&str] = Fix::NAMES;
+
 impl Fix {
     /// size_bias: what is added back to the room left before it goes to tcp_build_frag.
     pub fn size_bias(self, tail_len: u32) -> i64 {

@@ -34,6 +34,9 @@ names!(Variant, "variant", {
     Modern => "modern",
 });
 
+/// `pre-2010` (select_size), `kumar-2010` (no linear data), `modern` (tcp_sendmsg_locked).
+pub const VARIANTS: &[&str] = Variant::NAMES;
+
 impl Variant {
     /// Today's tcp_sendmsg_locked.
     pub const TODAY: Variant = Variant::Modern;
