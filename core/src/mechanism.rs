@@ -93,3 +93,27 @@ pub(crate) fn one() -> u64 {
 pub(crate) fn is_one(n: &u64) -> bool {
     *n == 1
 }
+
+/// Checks an op enum's `name` against serde, the one source of an op's name: `ops` must hold
+/// every variant serde knows (its list, from the error an unknown tag gets), and each op's
+/// name must be the `op` tag it serializes with. Each op enum's test calls this, so a renamed
+/// or added op cannot leave a hand-typed name behind.
+#[cfg(test)]
+pub(crate) fn assert_named_by_tag<T>(ops: &[T], name: fn(&T) -> &'static str)
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let err = serde_json::from_str::<T>(r#"{"op": "?"}"#)
+        .err()
+        .expect("no op is named `?`")
+        .to_string();
+    let expected = err.split_once("expected").expect("serde lists the tags").1;
+    let mut tags: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let mut names: Vec<&str> = ops.iter().map(name).collect();
+    tags.sort_unstable();
+    names.sort_unstable();
+    assert_eq!(names, tags, "one op of each variant, each named by its tag");
+    for op in ops {
+        assert_eq!(serde_json::to_value(op).unwrap()["op"], name(op));
+    }
+}

@@ -127,6 +127,7 @@ impl MptcpScenario {
 #[cfg(test)]
 mod tests {
     use super::MptcpOp;
+    use crate::mechanism::assert_named_by_tag;
 
     /// A host names an op with the scenario's own word, so a renamed op cannot leave a host
     /// printing the old one.
@@ -138,8 +139,6 @@ mod tests {
             MptcpOp::Ack,
             MptcpOp::Close,
         ];
-        for op in ops {
-            assert_eq!(serde_json::to_value(&op).unwrap()["op"], op.name());
-        }
+        assert_named_by_tag(&ops, MptcpOp::name);
     }
 }

@@ -205,6 +205,21 @@ pub enum RxOp {
     Close,
 }
 
+impl RxOp {
+    /// The op's name, as a scenario writes it (`op = "recvmsg"`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            RxOp::Arrive { .. } => "arrive",
+            RxOp::Recvmsg { .. } => "recvmsg",
+            RxOp::Lock => "lock",
+            RxOp::Release => "release",
+            RxOp::Softirq { .. } => "softirq",
+            RxOp::Disconnect => "disconnect",
+            RxOp::Close => "close",
+        }
+    }
+}
+
 /// Resolved parameters: everything a machine needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RxParams {
@@ -418,5 +433,34 @@ impl RxScenario {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RxOp;
+    use crate::mechanism::assert_named_by_tag;
+
+    /// A host names an op with the scenario's own word, so a renamed op cannot leave a host
+    /// printing the old one.
+    #[test]
+    fn an_op_is_named_as_the_scenario_writes_it() {
+        let ops = [
+            RxOp::Arrive {
+                frames: Some(1),
+                len: None,
+                lens: None,
+            },
+            RxOp::Recvmsg {
+                bytes: None,
+                skbs: None,
+            },
+            RxOp::Lock,
+            RxOp::Release,
+            RxOp::Softirq { cpu: 0 },
+            RxOp::Disconnect,
+            RxOp::Close,
+        ];
+        assert_named_by_tag(&ops, RxOp::name);
     }
 }
