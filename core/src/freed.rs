@@ -4,7 +4,6 @@
 
 use crate::events::{Cpu, Event};
 use crate::kernel_fn::KernelFn;
-use crate::trace::Trace;
 use std::fmt;
 
 /// What was freed: an skb or a page.
@@ -26,47 +25,12 @@ pub struct Freed {
 
 impl Freed {
     /// The object and CPU a free event frees, if it is one.
-    fn of(e: &Event) -> Option<(Freeable, u32, Cpu)> {
+    pub(crate) fn of(e: &Event) -> Option<(Freeable, u32, Cpu)> {
         match *e {
             Event::FreeSkb { skb, cpu, .. } => Some((Freeable::Skb, skb, cpu)),
             Event::FreePage { page, cpu, .. } => Some((Freeable::Page, page, cpu)),
             _ => None,
         }
-    }
-}
-
-impl Trace {
-    /// What the first `events` events of step `step` (0-based) freed, grouped by kind, CPU
-    /// and kernel function, in the order of each group's first free. Out of range: nothing.
-    pub fn freed(&self, step: usize, events: usize) -> Vec<Freed> {
-        let list = self.steps.get(step).map_or(&[][..], |s| &s.events);
-        let mut out: Vec<Freed> = Vec::new();
-        for e in list.iter().take(events) {
-            let Some((what, id, cpu)) = Freed::of(e) else {
-                continue;
-            };
-            let by = self.kernel_fn(e);
-            match (out.iter_mut()).find(|f| (f.what, f.cpu, f.by) == (what, cpu, by)) {
-                // Kept in order as they come (a sort costs the playground's bundle a kilobyte).
-                Some(f) => f.ids.insert(f.ids.partition_point(|&i| i < id), id),
-                None => out.push(Freed {
-                    what,
-                    ids: vec![id],
-                    cpu,
-                    by,
-                }),
-            }
-        }
-        out
-    }
-
-    /// The CPU that freed skb (or page) `id` among the first `events` events of step `step`.
-    pub fn freed_on(&self, step: usize, events: usize, what: Freeable, id: u32) -> Option<Cpu> {
-        let list = self.steps.get(step).map_or(&[][..], |s| &s.events);
-        (list.iter().take(events))
-            .filter_map(Freed::of)
-            .find(|&(w, i, _)| (w, i) == (what, id))
-            .map(|(_, _, cpu)| cpu)
     }
 }
 
@@ -105,7 +69,7 @@ impl fmt::Display for Freed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{walkthrough, RunOptions};
+    use crate::{walkthrough, RunOptions, Trace};
 
     fn trace(variant: &str) -> Trace {
         let w = walkthrough::find("rx-skb-cache").expect("a walkthrough");

@@ -512,21 +512,6 @@ pub fn row_of(mechanism: &str, era: Era, flow: Flow, e: &Event) -> Option<&'stat
         .or_else(|| rows().filter(|r| r.only.is_none()).max_by_key(specific))
 }
 
-impl crate::Trace {
-    /// What picks this trace's rows beside its mechanism and era.
-    pub fn flow(&self) -> Flow {
-        Flow {
-            udp: self.udp,
-            napi_frags: self.napi_frags,
-        }
-    }
-
-    /// The kernel function `e`, an event of this trace, stands for.
-    pub fn kernel_fn(&self, e: &Event) -> Option<KernelFn> {
-        kernel_fn(&self.mechanism, self.era, self.flow(), e)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,7 @@ pub mod size_goal;
 pub mod skb;
 mod toml_value;
 pub mod trace;
+pub mod trace_read;
 pub mod walkthrough;
 
 pub use error::Error;

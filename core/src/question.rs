@@ -289,30 +289,6 @@ fn letters() -> impl Iterator<Item = String> {
     ('a'..='z').map(String::from)
 }
 
-impl State {
-    /// Every object the diagram of this state draws, in drawing order: each skb on a queue or
-    /// chained on one, then its frags, then the live pages. What a learner can pick.
-    pub fn drawn(&self) -> Vec<Value> {
-        let skbs = self
-            .queues
-            .iter()
-            .flat_map(|q| &q.skbs)
-            .flat_map(|b| std::iter::once(b).chain(&b.frag_list));
-        let mut out = Vec::new();
-        for b in skbs {
-            out.push(Value::Skb(b.id));
-            out.extend((0..b.frags.len() as u32).map(|idx| Value::Frag { skb: b.id, idx }));
-        }
-        out.extend(self.pages.iter().map(|p| Value::Page(p.id)));
-        out
-    }
-
-    /// Whether the diagram of this state draws `v` (see [`State::drawn`]).
-    pub fn draws(&self, v: Value) -> bool {
-        v.is_object() && self.drawn().contains(&v)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,9 @@
 //! A run of a scenario gives one [`Step`] per operation: the kernel-level [`Event`]s the
 //! operation caused, the full [`State`] after it and the cumulative [`Counters`]. With tracing
 //! off (benchmarks) only the final counters are kept.
+//!
+//! The methods that read a trace through higher layers (replay, kernel functions, what a
+//! diagram draws) are in [`crate::trace_read`]; a state's replay is [`crate::replay`]'s.
 
 pub use crate::counters::Counters;
 use crate::events::PageId;

@@ -39,6 +39,8 @@ const LAYERS: &[&[&str]] = &[
     // Names each event's kernel function per mechanism and era: reads the mechanisms' names.
     &["kernel_fn"],
     &["scenario", "query", "permalink", "freed"],
+    // Trace's and State's methods that read the replay, the kernel functions and the queries.
+    &["trace_read"],
     // A kernel report is checked against its own scenario.
     &["question", "kernel_report"],
     &["walkthrough"],

@@ -17,7 +17,7 @@ mod skb;
 
 use crate::page::PageId;
 use crate::skb::SkbId;
-use crate::trace::{Cursor, Event, State, Trace};
+use crate::trace::{Cursor, Event, State};
 use crate::Error;
 
 /// What one event touched: skbs, frag slots (skb, index), pages, data fragments (by
@@ -168,80 +168,6 @@ impl State {
     }
 }
 
-impl Trace {
-    /// The state after the first `events` events of step `step` (0: the state before the
-    /// step, which is the last step's state, or the empty state before the first).
-    pub fn state_at(&self, step: usize, events: usize) -> Result<State, Error> {
-        let s = self.steps.get(step).ok_or_else(|| Error::Range {
-            field: "step".into(),
-            value: step.to_string(),
-            allowed: format!("0..{}", self.steps.len()),
-        })?;
-        let list = s.events.get(..events).ok_or_else(|| Error::Range {
-            field: "event".into(),
-            value: events.to_string(),
-            allowed: format!("0..={} (the events of step {step})", s.events.len()),
-        })?;
-        let mut state = match step {
-            0 => empty_like(&s.state),
-            n => self.steps[n - 1].state.clone(),
-        };
-        for e in list {
-            state.apply(e)?;
-        }
-        Ok(state)
-    }
-
-    /// The queues no skb is on at any moment of the run, between events included: drawn
-    /// empty all along (the playground's presentation mode leaves them out). In the state's
-    /// order; none when the events do not replay (the core's tests rule that out).
-    pub fn idle_queues(&self) -> Vec<&str> {
-        let Some(first) = self.steps.first() else {
-            return Vec::new();
-        };
-        let names: Vec<&str> = first.state.queues.iter().map(|q| q.name.as_str()).collect();
-        let mut busy = vec![false; names.len()];
-        let mut state = empty_like(&first.state);
-        for e in self.steps.iter().flat_map(|s| &s.events) {
-            if state.apply(e).is_err() {
-                return Vec::new();
-            }
-            for q in state.queues.iter().filter(|q| !q.skbs.is_empty()) {
-                if let Some(i) = names.iter().position(|n| *n == q.name) {
-                    busy[i] = true;
-                }
-            }
-        }
-        (names.into_iter().zip(busy))
-            .filter_map(|(n, b)| (!b).then_some(n))
-            .collect()
-    }
-
-    /// Replays every step's events from the state before it (the empty state before the
-    /// first) and checks that they give the step's state: the events are a complete log.
-    pub fn check_replay(&self) -> Result<(), Error> {
-        let mut state = match self.steps.first() {
-            Some(s) => empty_like(&s.state),
-            None => return Ok(()),
-        };
-        for (n, step) in self.steps.iter().enumerate() {
-            for e in &step.events {
-                state.apply(e)?;
-            }
-            if state != step.state {
-                return Err(Error::invalid(
-                    format!("steps[{n}]"),
-                    format!(
-                        "replaying its events gives {state:?}, the step says {:?}",
-                        step.state
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
 /// The state before any operation: every queue empty, no pages, every cursor empty.
 pub fn empty_like(s: &State) -> State {
     State {
@@ -272,7 +198,7 @@ pub fn empty_like(s: &State) -> State {
 mod tests {
     use super::*;
     use crate::events::EventKind;
-    use crate::trace::Linearized;
+    use crate::trace::{Linearized, Trace};
     use crate::{walkthrough, RunOptions};
 
     fn trace(name: &str, variant: Option<&str>) -> Trace {
