@@ -344,3 +344,17 @@ fn mptcp_lessons_stay_inside_the_window_they_name() {
     }
     assert_eq!(mptcp, 2);
 }
+
+/// Every built-in lesson says what the running kernel judged of it and what rests on the
+/// source alone (docs/kernel-oracle.md, "What each walkthrough's kernel run judges").
+#[test]
+fn every_walkthrough_says_what_the_kernel_judged() {
+    for w in walkthrough::all().expect("walkthroughs parse") {
+        let line = w.kernel.as_deref().unwrap_or("").to_lowercase();
+        assert!(
+            line.contains("judged by the running kernel") && line.contains("source reading"),
+            "{}: `kernel` missing or not saying both sides: {line:?}",
+            w.name
+        );
+    }
+}
