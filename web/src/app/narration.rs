@@ -92,11 +92,9 @@ impl View for Text {
         // Before the first step, what the running kernel judged of the lesson (the core's line).
         let kernel = s.walk.as_ref().and_then(|w| w.kernel.as_deref());
         if let (0, Some(k)) = (self.pos, kernel) {
-            let _ = write!(
-                o,
-                r#"<p class="kernel" data-testid="kernel-judged">{}</p>"#,
-                esc(k)
-            );
+            o.push_str(r#"<p class="kernel" data-testid="kernel-judged">"#);
+            o.push_str(&esc(k));
+            o.push_str("</p>");
         }
         if let Some((main, outro)) = s.narration(self.pos) {
             o.push_str(r#"<div data-testid="narration">"#);
