@@ -27,6 +27,11 @@ pub struct Walkthrough {
     pub say: Vec<String>,
     /// A paragraph after the last step.
     pub outro: String,
+    /// What the running kernel judges of the numbers this lesson states (`skblab kernel`,
+    /// docs/kernel-oracle.md) and what rests on reading the source alone: one line, shown
+    /// beside the citation. Every built-in lesson has it; a learner's own may leave it out.
+    #[serde(default)]
+    pub kernel: Option<String>,
     /// Facts the narration states, checked by the test suite.
     #[serde(default, rename = "check")]
     pub checks: Vec<Check>,

@@ -297,3 +297,64 @@ fn checks_read_by_step_read_what_each_read_alone() {
         "{compared} read, {numbers} numbers"
     );
 }
+
+/// The MPTCP lessons' premise: a steady state whose peer window ends at least this far past
+/// the first data byte (v5.11 `mptcp_check_allowed_size` maps up to `wnd_end`), which the
+/// model, having no window, assumes; their narration names it.
+const STEADY_STATE_WINDOW: u64 = 131_072;
+/// v5.11's `wnd_end` on a fresh loopback connection with nothing acked: the SYN-ACK's
+/// window (docs/mechanisms.md, seed 003).
+const SYN_ACK_WINDOW: u64 = 65_483;
+
+/// Every MPTCP lesson maps no more than the open window it names, and one that maps past the
+/// SYN-ACK's window tells the learner what v5.11 would do there: the told simplification.
+#[test]
+fn mptcp_lessons_stay_inside_the_window_they_name() {
+    let mut mptcp = 0;
+    for w in walkthrough::all().expect("walkthroughs parse") {
+        if w.scenario.mechanism() != "mptcp" {
+            continue;
+        }
+        mptcp += 1;
+        let text = format!("{} {}", w.intro, w.outro);
+        assert!(
+            text.contains(&STEADY_STATE_WINDOW.to_string())
+                && text.contains("mptcp_check_allowed_size"),
+            "{}: the narration names the open window",
+            w.name
+        );
+        let traces = w.traces(|_, o| w.scenario.run(o)).expect("runs");
+        let mapped = |s: &skblab_core::trace::Step| {
+            serde_json::to_value(&s.counters).unwrap()["bytes_mapped"].as_u64()
+        };
+        let most = traces
+            .iter()
+            .flat_map(|t| &t.steps)
+            .map(|s| mapped(s).expect("an MPTCP step counts bytes_mapped"))
+            .max()
+            .unwrap_or(0);
+        assert!(most <= STEADY_STATE_WINDOW, "{}: maps {most}", w.name);
+        if most > SYN_ACK_WINDOW {
+            assert!(
+                text.contains(&SYN_ACK_WINDOW.to_string()),
+                "{}: maps {most}, past the SYN-ACK's window, and does not say so",
+                w.name
+            );
+        }
+    }
+    assert_eq!(mptcp, 2);
+}
+
+/// Every built-in lesson says what the running kernel judged of it and what rests on the
+/// source alone (docs/kernel-oracle.md, "What each walkthrough's kernel run judges").
+#[test]
+fn every_walkthrough_says_what_the_kernel_judged() {
+    for w in walkthrough::all().expect("walkthroughs parse") {
+        let line = w.kernel.as_deref().unwrap_or("").to_lowercase();
+        assert!(
+            line.contains("judged by the running kernel") && line.contains("source reading"),
+            "{}: `kernel` missing or not saying both sides: {line:?}",
+            w.name
+        );
+    }
+}

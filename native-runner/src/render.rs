@@ -433,11 +433,16 @@ pub fn title(text: &str, st: Style) -> String {
     format!("{}\n{}\n", st.bold(text), "=".repeat(text.chars().count()))
 }
 
-/// The title and the intro.
+/// The title, the patches cited, what the running kernel judged, and the intro.
 pub fn walkthrough_intro(w: &Walkthrough, st: Style) -> String {
     let mut out = title(&w.title, st);
     for p in w.patches() {
         let _ = writeln!(out, "{}", st.dim(&format!("Patch: {}", p.cite())));
+    }
+    if let Some(k) = &w.kernel {
+        for line in wrap(k, "").lines() {
+            let _ = writeln!(out, "{}", st.dim(line));
+        }
     }
     out.push('\n');
     out.push_str(&wrap(&w.intro, ""));

@@ -89,6 +89,13 @@ impl View for Text {
             r#"<div aria-live="polite"><h2 data-testid="title">{}</h2>"#,
             esc(&s.title)
         );
+        // Before the first step, what the running kernel judged of the lesson (the core's line).
+        let kernel = s.walk.as_ref().and_then(|w| w.kernel.as_deref());
+        if let (0, Some(k)) = (self.pos, kernel) {
+            o.push_str(r#"<p class="kernel" data-testid="kernel-judged">"#);
+            o.push_str(&esc(k));
+            o.push_str("</p>");
+        }
         if let Some((main, outro)) = s.narration(self.pos) {
             o.push_str(r#"<div data-testid="narration">"#);
             paragraphs(&mut o, main);
