@@ -95,9 +95,7 @@ impl Question {
                 "{answer} is not drawn before the step, so it cannot be picked"
             ));
         }
-        let alike = (shown.drawn().into_iter())
-            .filter(|v| same_kind(*v, answer))
-            .count();
+        let alike = shown.alike(answer).len();
         (answer.is_object() && alike == 1).then(|| {
             format!("{answer} is the only one of its kind drawn, so there is nothing to pick")
         })
@@ -305,6 +303,14 @@ impl State {
         }
         out.extend(self.pages.iter().map(|p| Value::Page(p.id)));
         out
+    }
+
+    /// The objects drawn of `answer`'s kind (skbs, frags or pages), in drawing order: what a
+    /// pick question's answer is among.
+    pub fn alike(&self, answer: Value) -> Vec<Value> {
+        let mut drawn = self.drawn();
+        drawn.retain(|v| same_kind(*v, answer));
+        drawn
     }
 
     /// Whether the diagram of this state draws `v` (see [`State::drawn`]).
