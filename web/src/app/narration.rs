@@ -16,7 +16,7 @@
 
 use super::controls::Nav;
 use super::pure::{pure, View};
-use super::stepping::Lanes;
+use super::stepping::{Crossed, Lanes};
 use super::{emit_some, Shared};
 use crate::diagram::esc;
 use crate::session::LANES;
@@ -182,6 +182,8 @@ struct Lane {
     follows: Option<usize>,
     /// The leading lane rests past its step's last event.
     held: bool,
+    /// The leading lane's last move left its step for want of an event of the filter's kind.
+    crossed: Option<Crossed>,
     reach: u32,
 }
 
@@ -198,6 +200,7 @@ impl Lane {
             filter: l.filter[lane],
             follows: l.at[p.lead].filter(|_| two && !leads && !l.apart),
             held: leads && l.end,
+            crossed: l.crossed.filter(|_| leads),
             reach: p.reach,
         }
     }
@@ -252,6 +255,13 @@ fn lane_events(p: &Lane) -> Option<Html> {
                 r#"<p class="miss" data-testid="no-counterpart">No {kind} here to match: this lane stays.</p>"#
             );
         }
+    }
+    if let (Some(c), Some(kind)) = (p.crossed, p.filter) {
+        let _ = write!(
+            o,
+            r#"<p class="miss" role="status" data-testid="crossed">{}</p>"#,
+            esc(&c.say(kind))
+        );
     }
     // Apart from the heading and the filter, which an event leaves alone: re-creating a
     // `<select>` costs more than the rest of an event's markup.
