@@ -82,6 +82,23 @@ test('every walkthrough, stepped with Next, shows the counters of `skblab run --
   await page.close();
 });
 
+test('prefers-reduced-motion: nothing in the page animates, transitions or scrolls smoothly (issue 36)', async () => {
+  // anatomy step 5 at its free_page: page 0 is drawn freed, which otherwise fades out.
+  const at = `#w=${Buffer.from('anatomy').toString('base64url')}&step=5&event=2`;
+  const moving = (page) => page.evaluate(() => [...document.querySelectorAll('*')].filter((e) => {
+    const s = getComputedStyle(e);
+    return s.animationName !== 'none' || parseFloat(s.transitionDuration) > 0 || s.scrollBehavior === 'smooth';
+  }).map((e) => e.getAttribute('class') ?? e.tagName));
+  const page = await open(browser, at);
+  await drawn(page);
+  assert.ok((await page.locator('[data-gone="0"]').count()) > 0, 'page 0 is drawn freed');
+  assert.ok((await moving(page)).includes('gone'), 'the freed page fades');
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  assert.deepEqual(await moving(page), []);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('a permalink restores the walkthrough and the step', async () => {
   const page = await open(browser);
   await page.selectOption('#walkthrough', { index: (await page.$$('#walkthrough option')).length - 1 });
