@@ -75,7 +75,8 @@ pub fn narration(p: &Props) -> Html {
     }
 }
 
-/// The walkthrough's text at the position.
+/// The walkthrough's text at the position; it stays at the pane's top while the events under
+/// it scroll (style.css; focusable, as it scrolls itself when long).
 #[derive(PartialEq)]
 struct Text {
     session: Shared,
@@ -86,7 +87,7 @@ impl View for Text {
     fn view(&self) -> Html {
         let s = &self.session;
         let mut o = format!(
-            r#"<div aria-live="polite"><h2 data-testid="title">{}</h2>"#,
+            r#"<div class="said" tabindex="0" aria-live="polite"><h2 data-testid="title">{}</h2>"#,
             esc(&s.title)
         );
         if let Some((main, outro)) = s.narration(self.pos) {
