@@ -95,9 +95,7 @@ impl Question {
                 "{answer} is not drawn before the step, so it cannot be picked"
             ));
         }
-        let alike = (shown.drawn().into_iter())
-            .filter(|v| same_kind(*v, answer))
-            .count();
+        let alike = shown.alike(answer).len();
         (answer.is_object() && alike == 1).then(|| {
             format!("{answer} is the only one of its kind drawn, so there is nothing to pick")
         })

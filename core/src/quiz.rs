@@ -7,6 +7,7 @@ use crate::query::Value;
 use crate::question::Question;
 use crate::walkthrough::Walkthrough;
 use crate::Trace;
+use std::cell::OnceCell;
 
 /// What the learner did with a question.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +26,8 @@ pub struct Item {
     /// Which of the walkthrough's traces answers it (its variant's).
     pub trace: usize,
     pub outcome: Option<Outcome>,
+    /// Its explanation, once built ([`Item::why`]).
+    why: OnceCell<Option<String>>,
 }
 
 impl Item {
@@ -34,10 +37,12 @@ impl Item {
     }
 
     /// How the answer is made up ([`Question::why`]), read from `traces` (the quiz's), shown
-    /// with it. Built when shown, not with the quiz: a lesson may ask thousands of questions
-    /// on a step of tens of thousands of skbs, and the learner sees the few of one step.
-    pub fn why(&self, traces: &[Trace]) -> Option<String> {
-        self.q.why(traces.get(self.trace)?)
+    /// with it. Built when first shown, not with the quiz: a lesson may ask thousands of
+    /// questions on a step of tens of thousands of skbs, and the learner sees the few of one
+    /// step; then kept, so a page redrawing the revealed step builds nothing again.
+    pub fn why(&self, traces: &[Trace]) -> Option<&str> {
+        let built = || traces.get(self.trace).and_then(|t| self.q.why(t));
+        self.why.get_or_init(built).as_deref()
     }
 }
 
@@ -81,6 +86,7 @@ impl Quiz {
                 q,
                 answer,
                 outcome: None,
+                why: OnceCell::new(),
             });
         }
         Ok(Quiz {
@@ -254,6 +260,26 @@ mod tests {
         let why = quiz.revealed().next().unwrap().why(&traces).unwrap();
         assert_eq!(why, "1 live pages: page 0");
         assert_eq!(built(), before + 1);
+    }
+
+    /// A step revealed shows its explanations on every redraw of the page: the second
+    /// showing builds none (they were rebuilt on each, ~1 s a redraw for thousands).
+    #[test]
+    fn an_explanation_shown_again_is_not_built_again() {
+        let (w, traces) = lesson(1000, 50);
+        let mut quiz = Quiz::new(&w, &traces).unwrap();
+        quiz.ask(1);
+        quiz.skip();
+        let show = |quiz: &Quiz| quiz.revealed().filter_map(|i| i.why(&traces)).count();
+        let before = built();
+        assert_eq!(show(&quiz), 50);
+        assert_eq!(built(), before + 50);
+        assert_eq!(show(&quiz), 50);
+        assert_eq!(
+            built(),
+            before + 50,
+            "the second showing built explanations"
+        );
     }
 
     /// An explanation names at most [`MAX_LISTED`] objects, then says how many more.

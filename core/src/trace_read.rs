@@ -153,6 +153,15 @@ impl State {
         out
     }
 
+    /// The objects drawn of `answer`'s kind (skbs, frags or pages), in drawing order: what a
+    /// pick question's answer is among.
+    pub fn alike(&self, answer: Value) -> Vec<Value> {
+        let kind = std::mem::discriminant(&answer);
+        let mut drawn = self.drawn();
+        drawn.retain(|v| std::mem::discriminant(v) == kind);
+        drawn
+    }
+
     /// Whether the diagram of this state draws `v` (see [`State::drawn`]).
     pub fn draws(&self, v: Value) -> bool {
         v.is_object() && self.drawn().contains(&v)

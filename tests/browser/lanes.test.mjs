@@ -1,8 +1,9 @@
 // Both lanes, event by event (issue 22): either lane steps and is selected by key or click,
 // the patch's lane leads, lockstep pairs events of a kind, a step's end is a stop, long steps
-// are windowed and filtered, the permalink keeps every lane's event; and the controls that
-// act as they say: the stepper that never moves, the kernel lane's caption, "compare with",
-// the score kept until the step is shown, a challenge's held conditions in green.
+// are windowed and filtered (a filtered ↑/↓ says when it leaves the step), the permalink keeps
+// every lane's event; and the controls that act as they say: the stepper that never moves, the
+// kernel lane's caption, "compare with", the score kept until the step is shown, a
+// challenge's held conditions in green.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -203,6 +204,33 @@ test('a step of over a thousand events: a window of the list, kept in view, a fi
   const ms = await page.evaluate(() => window.__skblab.renderMs);
   console.log(`# a move in a ${total}-event step rendered in ${ms.toFixed(1)} ms`);
   await shot(page, 'lanes-long-step');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('with a filter on, ↑/↓ say when they leave the step for want of an event of its kind (issue 36)', async () => {
+  // Step 1 allocates many skbs, steps 2 and 3 append to the last one, step 4 allocates again.
+  const op = (bytes) => `[[ops]]\nop = "sendmsg"\nbytes = ${bytes}\n`;
+  const text = `mechanism = "sendmsg"\n[device]\ngso = false\n[socket]\nmss = 1448\n${op(30000)}${op(100)}${op(100)}${op(3000)}`;
+  const page = await open(browser, `#s=${b64(text)}&step=1`);
+  await only(page, 0, 'alloc_skb');
+  const crossed = page.getByTestId('crossed');
+  await page.locator('body').focus();
+  // To step 1's last alloc_skb, its end, then on: step 4's first, past two steps without one.
+  await press(page, 'ArrowUp');
+  await press(page, 'ArrowDown');
+  assert.equal(await crossed.count(), 0);
+  assert.equal((await position(page)).at, 1);
+  await press(page, 'ArrowDown');
+  assert.equal((await position(page)).at, 4);
+  assert.equal(await crossed.textContent(), 'No more alloc_skb events in step 1, nor in steps 2–3: now at step 4.');
+  await press(page, 'ArrowUp');
+  assert.equal((await position(page)).at, 1);
+  assert.equal(await crossed.textContent(), 'No earlier alloc_skb events in step 4, nor in steps 2–3: now at step 1.');
+  await shot(page, 'lanes-filter-crossed');
+  // A move within the step says nothing.
+  await press(page, 'ArrowUp');
+  assert.equal(await crossed.count(), 0);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -82,6 +82,65 @@ test('every walkthrough, stepped with Next, shows the counters of `skblab run --
   await page.close();
 });
 
+test('prefers-reduced-motion: nothing in the page animates, transitions or scrolls smoothly (issue 36)', async () => {
+  // anatomy step 5 at its free_page: page 0 is drawn freed, which otherwise fades out.
+  const at = `#w=${Buffer.from('anatomy').toString('base64url')}&step=5&event=2`;
+  const moving = (page) => page.evaluate(() => [...document.querySelectorAll('*')].filter((e) => {
+    const s = getComputedStyle(e);
+    return s.animationName !== 'none' || parseFloat(s.transitionDuration) > 0 || s.scrollBehavior === 'smooth';
+  }).map((e) => e.getAttribute('class') ?? e.tagName));
+  const page = await open(browser, at);
+  await drawn(page);
+  assert.ok((await page.locator('[data-gone="0"]').count()) > 0, 'page 0 is drawn freed');
+  assert.ok((await moving(page)).includes('gone'), 'the freed page fades');
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  assert.deepEqual(await moving(page), []);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the step\'s narration stays in view, above the events, while their list scrolls (issue 36)', async () => {
+  for (const [width, height] of [[1400, 900], [1280, 720]]) {
+    const page = await open(browser, `#w=${Buffer.from('rx-skb-cache').toString('base64url')}&step=3`);
+    await page.setViewportSize({ width, height });
+    await page.locator('body').focus();
+    // Down the list, then back up it event by event: the selected event is scrolled to,
+    // never under the narration.
+    const check = async (after) => {
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+      await drawn(page);
+      const at = await page.evaluate(() => {
+        const r = (s) => document.querySelector(s).getBoundingClientRect();
+        return { pane: r('#narration'), said: r('#narration > .said'), text: r('[data-testid=narration]'),
+          sel: r('#narration .leads li[aria-current]'), scrolled: document.querySelector('#narration').scrollTop };
+      });
+      const where = `${width}×${height} after ${after}: ${JSON.stringify(at)}`;
+      assert.ok(at.scrolled > 200, `the list scrolled, ${where}`);
+      assert.ok(at.text.top >= at.pane.top && at.text.top < at.said.bottom, `the narration in view, ${where}`);
+      assert.ok(at.sel.top >= at.said.bottom - 1 && at.sel.bottom <= Math.min(at.pane.bottom, height) + 1,
+        `the selected event in view, under the narration, ${where}`);
+    };
+    for (let k = 0; k < 80; k++) await page.keyboard.press('ArrowDown');
+    await check('↓ 80 times');
+    for (let k = 1; k <= 30; k++) {
+      await page.keyboard.press('ArrowUp');
+      await check(`↑ ${k} times`);
+    }
+    // The learner scrolls the selected event up under the narration; ↑ brings the one
+    // before it out from under it.
+    await page.evaluate(() => {
+      const p = document.querySelector('#narration');
+      const [li, said] = [p.querySelector('.leads li[aria-current]'), p.querySelector('.said')];
+      p.scrollTop += li.getBoundingClientRect().top - (said.getBoundingClientRect().bottom - 20);
+    });
+    await page.keyboard.press('ArrowUp');
+    await check('a scroll, then ↑');
+    await page.screenshot({ path: join(SHOTS, `narration-in-view-${width}x${height}.png`) });
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  }
+});
+
 test('a permalink restores the walkthrough and the step', async () => {
   const page = await open(browser);
   await page.selectOption('#walkthrough', { index: (await page.$$('#walkthrough option')).length - 1 });

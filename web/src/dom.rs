@@ -91,8 +91,11 @@ pub fn focus(selector: &str) {
 
 #[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function reveal(pane, s) { \
     const p = document.querySelector(pane); if (!p) return; const b = p.getBoundingClientRect(); \
+    const t = p.querySelector(':scope > .said'); \
+    const under = t && getComputedStyle(t).position === 'sticky' ? t.getBoundingClientRect().bottom : 0; \
     for (const e of p.querySelectorAll(s)) { const r = e.getBoundingClientRect(); \
-    if (r.top < Math.max(b.top, 0) || r.bottom > Math.min(b.bottom, innerHeight)) \
+    if (r.top < under) p.scrollTop -= under - r.top; \
+    else if (r.top < Math.max(b.top, 0) || r.bottom > Math.min(b.bottom, innerHeight)) \
     e.scrollIntoView({ block: 'nearest' }); } } \
     export function after_paint(name, idle) { const go = () => document.dispatchEvent(new Event(name)); \
     if (idle && window.requestIdleCallback) requestIdleCallback(go); \
@@ -111,7 +114,8 @@ pub fn focus(selector: &str) {
     g.innerHTML = html; return g.firstChild; }")]
 extern "C" {
     /// Scrolls each element matching `selector` in `pane` into view, as little as it takes
-    /// (`block: "nearest"`), unless it is in view already: asking the browser to scroll
+    /// (`block: "nearest"`; below the pane's sticky `.said`, the narration, when it is
+    /// stuck), unless it is in view already: asking the browser to scroll
     /// costs a tenth of a millisecond even when nothing moves. In JS: the same in Rust,
     /// through `Reflect`, cost the wasm a third of a kilobyte.
     pub fn reveal(pane: &str, selector: &str);

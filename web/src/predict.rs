@@ -5,11 +5,26 @@
 //! defensively, and what cannot be read counts as nothing.
 
 use serde_json::{Map, Value as Json};
+use skblab_core::query::Value;
 pub use skblab_core::quiz::{Outcome, Phase, Quiz};
+use skblab_core::trace::State;
 
 /// The localStorage keys.
 pub const SCORES: &str = "skblab-scores";
 pub const SOLVED: &str = "skblab-solved";
+
+/// At most this many objects in a pick question's list: a lesson's step may draw tens of
+/// thousands, and a list of them all costs a node each and cannot be read.
+pub const MAX_PICKS: usize = 50;
+
+/// A pick question's list: the first [`MAX_PICKS`] objects of the answer's kind drawn in
+/// `before` (the state the learner sees, [`State::alike`]), and how many more there are.
+pub fn picks(before: Option<&State>, answer: Value) -> (Vec<Value>, usize) {
+    let mut alike = before.map(|s| s.alike(answer)).unwrap_or_default();
+    let more = alike.len().saturating_sub(MAX_PICKS);
+    alike.truncate(MAX_PICKS);
+    (alike, more)
+}
 
 /// The learner's record (see the module doc).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -125,6 +140,31 @@ mod tests {
         // Letters other than y and n (a newer format, junk) are not counted.
         let odd = Record::parse(Some(r#"{"anatomy":"yxnéy"}"#), None);
         assert_eq!(odd.score("anatomy"), Some((2, 3)));
+    }
+
+    /// A pick lists the objects of the answer's kind, at most [`MAX_PICKS`] of them, and
+    /// says how many more are drawn (every object drawn was listed).
+    #[test]
+    fn a_pick_lists_a_bounded_number_of_its_kind() {
+        let page = |id| skblab_core::page::Page {
+            id,
+            order: 0,
+            size: 4096,
+            count: 1,
+            cpu: 0,
+            used: 0,
+        };
+        let state = State {
+            pages: (0..500).map(page).collect(),
+            ..State::default()
+        };
+        let (listed, more) = picks(Some(&state), Value::Page(7));
+        assert_eq!(listed.len(), MAX_PICKS);
+        assert_eq!(listed[0], Value::Page(0));
+        assert_eq!(more, 500 - MAX_PICKS);
+        // An skb is asked for and none is drawn: nothing to list.
+        assert_eq!(picks(Some(&state), Value::Skb(0)), (vec![], 0));
+        assert_eq!(picks(None, Value::Page(0)), (vec![], 0));
     }
 
     /// A lesson's challenge named like a built-in one is solved on its own: the built-in

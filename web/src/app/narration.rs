@@ -16,7 +16,7 @@
 
 use super::controls::Nav;
 use super::pure::{pure, View};
-use super::stepping::Lanes;
+use super::stepping::{Crossed, Lanes};
 use super::{emit_some, Shared};
 use crate::diagram::esc;
 use crate::session::LANES;
@@ -75,7 +75,8 @@ pub fn narration(p: &Props) -> Html {
     }
 }
 
-/// The walkthrough's text at the position.
+/// The walkthrough's text at the position; it stays at the pane's top while the events under
+/// it scroll (style.css; focusable, as it scrolls itself when long).
 #[derive(PartialEq)]
 struct Text {
     session: Shared,
@@ -86,7 +87,7 @@ impl View for Text {
     fn view(&self) -> Html {
         let s = &self.session;
         let mut o = format!(
-            r#"<div aria-live="polite"><h2 data-testid="title">{}</h2>"#,
+            r#"<div class="said" tabindex="0" aria-live="polite"><h2 data-testid="title">{}</h2>"#,
             esc(&s.title)
         );
         // Before the first step, what the running kernel judged of the lesson (the core's line).
@@ -189,6 +190,8 @@ struct Lane {
     follows: Option<usize>,
     /// The leading lane rests past its step's last event.
     held: bool,
+    /// The leading lane's last move left its step for want of an event of the filter's kind.
+    crossed: Option<Crossed>,
     reach: u32,
 }
 
@@ -205,6 +208,7 @@ impl Lane {
             filter: l.filter[lane],
             follows: l.at[p.lead].filter(|_| two && !leads && !l.apart),
             held: leads && l.end,
+            crossed: l.crossed.filter(|_| leads),
             reach: p.reach,
         }
     }
@@ -259,6 +263,13 @@ fn lane_events(p: &Lane) -> Option<Html> {
                 r#"<p class="miss" data-testid="no-counterpart">No {kind} here to match: this lane stays.</p>"#
             );
         }
+    }
+    if let (Some(c), Some(kind)) = (p.crossed, p.filter) {
+        let _ = write!(
+            o,
+            r#"<p class="miss" role="status" data-testid="crossed">{}</p>"#,
+            esc(&c.say(kind))
+        );
     }
     // Apart from the heading and the filter, which an event leaves alone: re-creating a
     // `<select>` costs more than the rest of an event's markup.

@@ -5,10 +5,11 @@
 use super::controls::Nav;
 use super::emit_some;
 use crate::diagram::esc;
-use crate::predict::{Outcome, Phase, Quiz, Record, Source};
+use crate::predict::{self, Outcome, Phase, Quiz, Record, Source};
 use skblab_core::challenge::{Challenge, Verdict};
 use skblab_core::query::Value;
-use skblab_core::question::{Kind, Question};
+use skblab_core::question::Kind;
+use skblab_core::quiz::Item;
 use skblab_core::trace::{State, Trace};
 use std::fmt::Write;
 use wasm_bindgen::JsCast;
@@ -50,7 +51,7 @@ pub fn card(
                 )
             });
             let kind = item.q.kind();
-            (Some(kind), ask(*step, &item.q, kind, before), error)
+            (Some(kind), ask(*step, item, kind, before), error)
         }
         Phase::Reveal { step } => (None, reveal(quiz, *step, traces), String::new()),
     };
@@ -87,7 +88,8 @@ pub fn card(
 }
 
 /// The question asked before `step`, with its answer field (`before` lists a pick's objects).
-fn ask(step: usize, q: &Question, kind: Kind, before: Option<&State>) -> String {
+fn ask(step: usize, item: &Item, kind: Kind, before: Option<&State>) -> String {
+    let q = &item.q;
     let mut out = format!(
         r#"<h2>Predict step {step}</h2><p id="quiz-question" data-testid="question">{}</p><form>"#,
         esc(&q.ask)
@@ -116,18 +118,37 @@ fn ask(step: usize, q: &Question, kind: Kind, before: Option<&State>) -> String 
             }
             out.push_str("</div>");
         }
-        Kind::Pick => {
-            field(
-                &mut out,
-                "Click it in the diagram, or pick it here",
-                "select",
-            );
-            out.push('>');
-            for v in before.map(State::drawn).unwrap_or_default() {
-                let _ = write!(out, "<option>{v}</option>");
+        // Too many to list all: a field to name it in, suggesting the first few.
+        Kind::Pick => match predict::picks(before, item.answer) {
+            (listed, 0) => {
+                field(
+                    &mut out,
+                    "Click it in the diagram, or pick it here",
+                    "select",
+                );
+                out.push('>');
+                for v in listed {
+                    let _ = write!(out, "<option>{v}</option>");
+                }
+                out.push_str("</select>");
             }
-            out.push_str("</select>");
-        }
+            (listed, more) => {
+                field(
+                    &mut out,
+                    "Click it in the diagram, or name it here",
+                    "input",
+                );
+                out.push_str(r#" type="text" autocomplete="off" list="quiz-picks"><datalist id="quiz-picks">"#);
+                for v in &listed {
+                    let _ = write!(out, "<option>{v}</option>");
+                }
+                let _ = write!(
+                    out,
+                    r#"</datalist><p class="note" data-testid="picks-more">The first {} are suggested; {more} more are drawn.</p>"#,
+                    listed.len()
+                );
+            }
+        },
     }
     if kind != Kind::Choice {
         out.push_str(r#"<button type="submit" data-action="answer">Answer</button>"#);
@@ -151,7 +172,7 @@ fn reveal(quiz: &Quiz, step: usize, traces: &[Trace]) -> String {
         let why = i.why(traces).map_or(String::new(), |w| {
             format!(
                 r#" <span class="why" data-testid="why">({})</span>"#,
-                esc(&w)
+                esc(w)
             )
         });
         let _ = write!(

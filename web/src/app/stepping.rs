@@ -25,6 +25,49 @@ pub struct Lanes {
     pub apart: bool,
     /// Per lane, the one kind of event it lists and steps through.
     pub filter: [Option<&'static str>; LANES],
+    /// The last ↓/↑ found no event of the filter's kind left in its step (the leading lane
+    /// says so: it crossed into another step, or had nowhere to go).
+    pub crossed: Option<Crossed>,
+}
+
+/// A move by event, with a filter on, that left step `from`: to step `to` (`None`: no event
+/// of the kind is left that way), going forward or back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Crossed {
+    pub from: usize,
+    pub to: Option<usize>,
+    pub forward: bool,
+}
+
+impl Crossed {
+    /// What the leading lane says of it, for events of `kind`.
+    pub fn say(&self, kind: &str) -> String {
+        let (more, steps) = match self.forward {
+            true => ("more", (self.from + 1, self.to.map(|t| t - 1))),
+            false => (
+                "earlier",
+                (self.to.map_or(1, |t| t + 1), self.from.checked_sub(1)),
+            ),
+        };
+        let head = format!("No {more} {kind} events in step {}", self.from);
+        match (self.to, steps) {
+            (None, _) => format!(
+                "{head}, nor any step {}.",
+                if self.forward {
+                    "after it"
+                } else {
+                    "before it"
+                }
+            ),
+            (Some(t), (a, Some(b))) if a < b => {
+                format!("{head}, nor in steps {a}–{b}: now at step {t}.")
+            }
+            (Some(t), (a, Some(b))) if a == b => {
+                format!("{head}, nor in step {a}: now at step {t}.")
+            }
+            (Some(t), _) => format!("{head}: now at step {t}."),
+        }
+    }
 }
 
 /// ←/→ step, ↑/↓ (or Shift+←/→) move by event (in the leading lane), Home/End jump, space
@@ -103,6 +146,7 @@ impl App {
         }
         if !matches!(nav, Nav::Speed(_)) {
             self.quiz.phase = Phase::Idle;
+            self.lanes.crossed = None;
         }
         match nav {
             Nav::Go(p) => self.advance(p.min(len)),
@@ -261,14 +305,24 @@ impl App {
             self.reveal = true;
             return true;
         }
-        match to {
+        let from = self.pos;
+        let crossed = kind.is_some() && to.is_none_or(|(p, _)| p != from);
+        let moved = match to {
             Some((p, _)) if self.asks_before(p) => false,
             Some((p, k)) => {
                 self.select(l, p, k);
                 true
             }
             None => false,
+        };
+        if crossed && (moved || to.is_none()) {
+            self.lanes.crossed = Some(Crossed {
+                from,
+                to: to.map(|(p, _)| p),
+                forward: d > 0,
+            });
         }
+        moved
     }
 
     /// The operation that made the current step.
