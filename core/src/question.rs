@@ -279,10 +279,6 @@ fn list(out: &mut String, n: usize, item: &dyn Fn(usize) -> String) {
 }
 
 /// Whether `a` and `b` are objects of one kind (skbs, frags or pages).
-fn same_kind(a: Value, b: Value) -> bool {
-    std::mem::discriminant(&a) == std::mem::discriminant(&b)
-}
-
 fn letters() -> impl Iterator<Item = String> {
     ('a'..='z').map(String::from)
 }
