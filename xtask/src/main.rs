@@ -247,7 +247,9 @@ fn browser(what: &str) -> Result<(), String> {
             "node --test (browser tests against {})",
             server.url
         ));
-        node.args(["--test", "--test-concurrency=1"])
+        // A test that hangs fails by name after five minutes (the longest takes about 30 s)
+        // instead of holding CI to its limit.
+        node.args(["--test", "--test-concurrency=1", "--test-timeout=300000"])
             .args(browser_tests(&tests)?);
     } else {
         step(&format!("node bench.mjs (against {})", server.url));
@@ -288,12 +290,11 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// handout and self-explaining reveals; since TOML is read without std's float parser and
 /// the render passes of issue 22 (307,900 B), that size and 600 B, so the bundle cannot grow
 /// unnoticed; since the eighth pass drew the moves ahead, their pieces parsed (310,358 B),
-/// 310,500 B (docs/playground-performance.md); since issue 38's bounds (explanations built
-/// when shown and bounded, a lesson's own solved mark, the lesson file cap, the handout's
-/// bound: 610 B), issue 36's homework links and lesson paragraphs (1,977 B), and the typed,
-/// checked kernel report (its rows and pages drawn, 2.7 KB; its model side read from the
-/// model's run, 6.2 KB), 322,500 B.
-const WASM_GZIP_BUDGET: u64 = 322_500;
+/// 310,500 B (docs/playground-performance.md); since the stop that typed and checked the
+/// kernel report against the model (8.9 KB), bounded lessons and explanations, kept homework
+/// links, lesson paragraphs, the lesson's kernel line, the filter notice and bounded picks
+/// (328,822 B, about 5 KB of it not yet traced to one change), 329,500 B.
+const WASM_GZIP_BUDGET: u64 = 329_500;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {
