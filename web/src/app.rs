@@ -264,13 +264,17 @@ impl Component for App {
         if let Some(s) = &self.session {
             let at = Some((s.clone(), self.position()));
             if at != self.linked {
+                // Only stepping waits: what was just opened (a link, a walkthrough, a run)
+                // is written at once, so the URL never changes under a learner who has not
+                // moved.
+                let stepping = matches!(&self.linked, Some((was, _)) if was == s);
                 self.linked = at;
-                self.link_due = if first {
+                self.link_due = if first || !stepping {
                     0.0
                 } else {
                     now + f64::from(LINK_DELAY_MS)
                 };
-                if self.link_timer.is_none() {
+                if self.link_timer.is_none() || !stepping {
                     self.follow_link(ctx);
                 }
             }
