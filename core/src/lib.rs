@@ -26,6 +26,7 @@ pub mod error;
 pub mod events;
 pub mod field_path;
 pub mod freed;
+pub mod input;
 pub mod kernel_fn;
 pub mod kernel_report;
 pub mod limits;

@@ -38,7 +38,7 @@ const LAYERS: &[&[&str]] = &[
     &["send", "rx", "mptcp", "replay"],
     // Names each event's kernel function per mechanism and era: reads the mechanisms' names.
     &["kernel_fn"],
-    &["scenario", "query", "permalink", "freed"],
+    &["scenario", "query", "permalink", "freed", "input"],
     // Trace's and State's methods that read the replay, the kernel functions and the queries.
     &["trace_read"],
     // A kernel report is checked against its own scenario.
