@@ -305,6 +305,48 @@ mod tests {
         }
     }
 
+    /// Issue 36's cases, in the walkthroughs (snapshots/*.snap show their events).
+    #[test]
+    fn the_walkthroughs_cases_stand_at_the_same_input() {
+        let events = |name: &str, lane: usize, step: usize| {
+            let w = crate::walkthrough::find(name).expect("a walkthrough");
+            let t = w.traces(|_, o| w.scenario.run(o)).expect("runs");
+            t[lane].steps[step - 1].events.clone()
+        };
+        let nth = |events: &[Event], kind: &str, n: usize| {
+            let mut at = events
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.kind().name() == kind);
+            at.nth(n).map(|(i, _)| i + 1).expect("so many")
+        };
+        // rx-page-reuse step 1: Duyck's reuse_page comes before the sixth head; the kernel
+        // before stands after its fifth frame, just before the sixth head's get_page.
+        let (before, after) = (events("rx-page-reuse", 0, 1), events("rx-page-reuse", 1, 1));
+        let reuse = nth(&after, "reuse_page", 0);
+        let Some(Nearest { at, input, exact }) = counterpart(&after, &before, reuse) else {
+            panic!("the kernel before reuses no page");
+        };
+        assert!(exact && input.frames == 5, "{input}");
+        assert_eq!(at + 1, nth(&before, "get_page", 5));
+        // The sixth frames pair, either way.
+        let six = (nth(&before, "rx_frame", 5), nth(&after, "rx_frame", 5));
+        assert_eq!(counterpart(&before, &after, six.0), Some(Same(six.1)));
+        assert_eq!(counterpart(&after, &before, six.1), Some(Same(six.0)));
+        // send-sg-nogso step 2: kumar-2010's event 3 copies the write's first 248 bytes to a
+        // page; pre-2010 copies them to the linear area, its event 1.
+        let (old, new) = (events("send-sg-nogso", 0, 2), events("send-sg-nogso", 1, 2));
+        assert_eq!(counterpart(&new, &old, 3), Some(Same(1)));
+        assert_eq!(counterpart(&old, &new, 1), Some(Same(3)));
+        // Its put_page before any copy: the kernel before, at the step's start.
+        let start = Nearest {
+            at: 0,
+            input: Input::default(),
+            exact: true,
+        };
+        assert_eq!(counterpart(&new, &old, 1), Some(start));
+    }
+
     /// Where the other kernel takes the input in other pieces it never stands at exactly
     /// the leading lane's input: its last point before it.
     #[test]

@@ -305,11 +305,23 @@ impl Walkthrough {
     /// [`crate::patches::Patch::moments`]) and those its `[[moment]]`s name (when they are
     /// sound), each once.
     pub fn key_kinds(&self) -> Vec<EventKind> {
+        self.key_kinds_in(None)
+    }
+
+    /// The event kinds that are key moments in step `step` (1-based): its patches' own, and
+    /// those its `[[moment]]`s name for that step.
+    pub fn key_kinds_at(&self, step: usize) -> Vec<EventKind> {
+        self.key_kinds_in(Some(step))
+    }
+
+    /// The key kinds of step `step`, or (`None`) of any step.
+    fn key_kinds_in(&self, step: Option<usize>) -> Vec<EventKind> {
         let own = self
             .patches()
             .into_iter()
             .flat_map(|p| p.moments.iter().copied());
-        let named = self.moments().unwrap_or_default();
+        let mut named = self.moments().unwrap_or_default();
+        named.retain(|m| step.is_none_or(|s| s == m.step));
         let named = named.iter().map(|m| m.kind.as_str());
         let mut kinds: Vec<EventKind> = own.chain(named).filter_map(|k| k.parse().ok()).collect();
         kinds.sort_unstable();
