@@ -48,7 +48,7 @@ impl Input {
     }
 }
 
-/// In words: "5 frames in, 1448 bytes read"; "before any input" at the step's start.
+/// In words: "5 frames in, 1448 bytes read"; "nothing taken in yet" at the step's start.
 impl fmt::Display for Input {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let parts = [
@@ -65,7 +65,7 @@ impl fmt::Display for Input {
             sep = ", ";
         }
         if sep.is_empty() {
-            f.write_str("before any input")?;
+            f.write_str("nothing taken in yet")?;
         }
         Ok(())
     }
@@ -211,7 +211,7 @@ mod tests {
         );
         let last = at[8];
         assert_eq!(last.to_string(), "2 frames in, 200 bytes read");
-        assert_eq!(at[0].to_string(), "before any input");
+        assert_eq!(at[0].to_string(), "nothing taken in yet");
         let one = Input {
             written: 1,
             sent: 1448,

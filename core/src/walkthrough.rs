@@ -305,28 +305,29 @@ impl Walkthrough {
     /// [`crate::patches::Patch::moments`]) and those its `[[moment]]`s name (when they are
     /// sound), each once.
     pub fn key_kinds(&self) -> Vec<EventKind> {
-        self.key_kinds_in(None)
-    }
-
-    /// The event kinds that are key moments in step `step` (1-based): its patches' own, and
-    /// those its `[[moment]]`s name for that step.
-    pub fn key_kinds_at(&self, step: usize) -> Vec<EventKind> {
-        self.key_kinds_in(Some(step))
-    }
-
-    /// The key kinds of step `step`, or (`None`) of any step.
-    fn key_kinds_in(&self, step: Option<usize>) -> Vec<EventKind> {
         let own = self
             .patches()
             .into_iter()
             .flat_map(|p| p.moments.iter().copied());
-        let mut named = self.moments().unwrap_or_default();
-        named.retain(|m| step.is_none_or(|s| s == m.step));
+        let named = self.moments().unwrap_or_default();
         let named = named.iter().map(|m| m.kind.as_str());
         let mut kinds: Vec<EventKind> = own.chain(named).filter_map(|k| k.parse().ok()).collect();
         kinds.sort_unstable();
         kinds.dedup();
         kinds
+    }
+
+    /// Whether `kind`'s events are key moments in step `step` (1-based): one of its patches'
+    /// own kinds, or the kind a `[[moment]]` names for that step. The `[[moment]]`s are read
+    /// as they stand, not through [`Walkthrough::moments`] (lint refuses unsound ones), and
+    /// kinds compared by name: the playground, which asks of every event, then links no
+    /// parsing nor sorting for it (9 KB).
+    pub fn is_key(&self, step: usize, kind: EventKind) -> bool {
+        let name = kind.name();
+        let named = |m: &serde_json::Value| {
+            m["step"].as_u64() == Some(step as u64) && m["kind"].as_str() == Some(name)
+        };
+        self.moments.iter().any(named) || (self.patches().iter()).any(|p| p.moments.contains(&name))
     }
 
     /// `q`'s answer, read from its variant's trace among `traces`.

@@ -1,5 +1,6 @@
 // Both lanes, event by event (issue 22): either lane steps and is selected by key or click,
-// the patch's lane leads, lockstep pairs events of a kind, a step's end is a stop, long steps
+// the patch's lane leads, lockstep stands both lanes at the same input (issue 36: a frame, the
+// write's bytes; compared only there), key moments in both lanes, a step's end is a stop, long steps
 // are windowed and filtered (a filtered ↑/↓ says when it leaves the step), the permalink keeps
 // every lane's event; and the controls that act as they say: the stepper that never moves, the
 // kernel lane's caption, "compare with", the score kept until the step is shown, a
@@ -81,17 +82,18 @@ test('either lane steps by event: the patch\'s lane leads; a click or its button
   assert.deepEqual(await drawnAt(again), [l, r]);
   assert.match(await again.locator('section.lane.leads ol').getAttribute('data-variant'), /pre-2012/);
   await again.close();
-  // A link written before the lanes (the left lane's event alone) still opens as it did.
+  // A link written before the lanes (the left lane's event alone) still opens at it, the
+  // right lane in lockstep beside it: the same get_page, before the first frame.
   const old = await open(browser, `${REUSE}&step=1&event=2`);
   assert.equal((await selected(old, BEFORE)).k, 3);
-  assert.equal(await selected(old, AFTER), null);
+  assert.deepEqual(await selected(old, AFTER), { k: 3, text: 'get_page page=0 count=2' });
   assert.match(await old.locator('section.lane.leads ol').getAttribute('data-variant'), /pre-2012/);
   await old.close();
   assert.deepEqual(page.errors, []);
   await page.close();
 });
 
-test('lockstep: the other lane goes to the same kind of event, or says it has none', async () => {
+test('lockstep: the other lane stands at the same input, and says when it makes no such event there', async () => {
   const page = await open(browser, `${REUSE}&step=2`);
   // Duyck's own event: the kernel before has no reuse_page to show beside it.
   await only(page, 1, 'reuse_page');
@@ -102,7 +104,7 @@ test('lockstep: the other lane goes to the same kind of event, or says it has no
   await press(page, 'ArrowDown');
   assert.match((await selected(page, AFTER)).text, /^reuse_page /);
   assert.match(await page.locator(`section[data-lane="0"] [data-testid=no-counterpart]`).textContent(),
-    /^No reuse_page here to match: this lane stays\.$/);
+    /^This kernel does no reuse_page here \(nothing taken in yet\): shown at the same point of the input\.$/);
   await shot(page, 'lanes-no-counterpart');
   // frag_alloc, before and after side by side: the n-th of each lane.
   await only(page, 1, 'frag_alloc');
@@ -127,6 +129,116 @@ test('lockstep: the other lane goes to the same kind of event, or says it has no
   await page.locator('body').focus();
   await press(page, 'ArrowDown');
   assert.equal((await selected(page, BEFORE)).k, left);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+/** The text of each figure's queue label that starts with `name`, lane by lane. */
+const queueLabels = (page, name) => page.$$eval('.diagrams figure[data-variant] svg', (svgs, name) =>
+  svgs.map((s) => [...s.querySelectorAll('text.q')].find((t) => t.textContent.startsWith(name))?.textContent ?? null), name);
+
+test('lockstep by input (issue 36): rx-page-reuse step 1 at reuse_page, from a click and by ↓/↑, either lane leading', async () => {
+  const page = await open(browser, `${REUSE}&step=1`);
+  // A click on Duyck's reuse_page (snapshots/rx-page-reuse.snap: before the sixth head).
+  await (await eventItem(page, list(page, AFTER), /^reuse_page /)).click();
+  await settle(page);
+  const left = await selected(page, BEFORE);
+  // The kernel before stands after the same five frames, past its fifth frame's merge: not
+  // at event 1 with nothing drawn, nor at the step's end.
+  assert.ok(left && left.k > 12, `the kernel before after five frames, at ${left?.k}`);
+  assert.deepEqual(await drawnAt(page), [left.k, (await selected(page, AFTER)).k]);
+  assert.match(await page.locator('section[data-lane="0"] [data-testid=no-counterpart]').textContent(),
+    /^This kernel does no reuse_page here \(5 frames in\): shown at the same point of the input\.$/);
+  const skbs = (v) => page.locator(`figure[data-variant="${v}"] [data-skb]`).count();
+  assert.ok(await skbs(BEFORE) > 0, 'the kernel before draws its skb beside the patched one');
+  assert.deepEqual(await queueLabels(page, 'gro cpu0'), ['gro cpu0 (1 skb)', 'gro cpu0 (1 skb)']);
+  await shot(page, 'lockstep-input-reuse');
+  // ↓: the sixth head's get_page in both kernels; ↑: back.
+  await page.locator('body').focus();
+  await press(page, 'ArrowDown');
+  assert.match((await selected(page, AFTER)).text, /^get_page /);
+  assert.match((await selected(page, BEFORE)).text, /^get_page /);
+  assert.equal(await page.locator('[data-testid=no-counterpart]').count(), 0);
+  await press(page, 'ArrowUp');
+  assert.equal((await selected(page, BEFORE)).k, left.k);
+  // The kernel before leading, from a click: its sixth frame beside Duyck's sixth frame.
+  await (await eventItem(page, list(page, BEFORE), /^rx_frame skb=5 /)).click();
+  await settle(page);
+  assert.match((await selected(page, AFTER)).text, /^rx_frame skb=5 /);
+  assert.match(await page.locator('section.lane.leads ol').getAttribute('data-variant'), /pre-2012/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('lockstep by input (issue 36): send-sg-nogso step 2 event 3 compares 3 skbs with 3, from a link either way; apart, nothing is compared', async () => {
+  const [OLD, NEW] = ['pre-2010', 'kumar-2010'];
+  const SG = `#w=${b64('send-sg-nogso')}`;
+  // kumar-2010's event 3 copies the write's first 248 bytes to a page; pre-2010 copies the
+  // same 248 bytes to the linear area, its event 1 (snapshots/send-sg-nogso.snap).
+  const page = await open(browser, `${SG}&lead=1&step=2&event1=2`);
+  assert.equal((await selected(page, NEW)).k, 3);
+  assert.match((await selected(page, OLD)).text, /^copy_to_linear skb=2 bytes=248/);
+  assert.deepEqual(await queueLabels(page, 'write_queue'), ['write_queue (3 skbs)', 'write_queue (3 skbs)']);
+  // At the same input the lanes are compared: skb 2's 248 bytes lie in a page on one side.
+  assert.ok(await page.locator('.diagrams svg rect.mk.dif').count() > 0);
+  await shot(page, 'lockstep-input-sendsg');
+  const back = await open(browser, `${SG}&lead=0&step=2&event=0`);
+  assert.equal((await selected(back, OLD)).k, 1);
+  assert.equal((await selected(back, NEW)).k, 3);
+  assert.deepEqual(back.errors, []);
+  await back.close();
+  // Lockstep off, kumar-2010 on to its next copy (1448 bytes more): the lanes stand at
+  // different inputs, so nothing is outlined as differing, and the lane says why.
+  await page.getByLabel(/Lockstep/).uncheck();
+  await settle(page);
+  await page.locator('body').focus();
+  for (let i = 0; i < 5; i++) await press(page, 'ArrowDown');
+  assert.match((await selected(page, NEW)).text, /^copy_to_page skb=3 /);
+  assert.equal((await selected(page, OLD)).k, 1);
+  assert.match(await page.locator('[data-testid=not-compared]').textContent(), /different points of the input/);
+  assert.equal(await page.locator('.diagrams svg rect.mk.dif').count(), 0);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('key moments (issue 36): a keyboard goes to the patch\'s own events in both lanes; rx_cache_take draws the skb taken, then freed, readable', async () => {
+  const [NONE, CACHE] = ['modern+none', 'modern+dumazet-2019'];
+  const page = await open(browser, `#w=${b64('rx-skb-cache')}`);
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  assert.match(await page.locator('[data-testid=moments]').textContent(), /^Key moments \(\d+\)/);
+  const next = page.locator('[data-testid=moments]').getByRole('button', { name: 'next ▸' });
+  // Step 2's rx_cache_park, then step 3's rx_cache_take (snapshots/rx-skb-cache.snap).
+  await next.press('Enter');
+  await settle(page);
+  assert.equal((await position(page)).at, 2);
+  assert.match((await selected(page, CACHE)).text, /^rx_cache_park skb=0/);
+  await next.press('Enter');
+  await settle(page);
+  assert.equal((await position(page)).at, 3);
+  assert.match((await selected(page, CACHE)).text, /^rx_cache_take skb=0 /);
+  // The kernel without the cache stands at the same 45 frames, and says it takes nothing.
+  assert.ok(await selected(page, NONE));
+  assert.match(await page.locator('section[data-lane="0"] [data-testid=no-counterpart]').textContent(),
+    /^This kernel does no rx_cache_take here \(45 frames in\)/);
+  // The skb taken out of the cache: drawn on no list until it is freed.
+  const fig = page.locator(`figure[data-variant="${CACHE}"]`);
+  // (Beside skb 45, which GRO flushed and tcp_v4_rcv has not queued yet.)
+  assert.equal(await fig.locator('svg text.q', { hasText: 'on no list' }).textContent(), 'on no list, for now (2 skbs)');
+  assert.equal(await fig.locator('[data-skb="0"]').count(), 1);
+  assert.equal(await fig.locator('[data-skb="45"]').count(), 1);
+  await shot(page, 'moment-rx-cache-take');
+  // Its free, at the step's end: drawn once more, dashed and faded but readable.
+  await (await eventItem(page, list(page, CACHE), /^free_skb skb=0 /)).click();
+  await settle(page);
+  const gone = fig.locator('g[data-gone-skb="0"]');
+  assert.equal(await gone.locator('text').first().textContent(), 'skb 0 · freed on cpu0');
+  assert.ok(Number(await gone.evaluate((g) => getComputedStyle(g).opacity)) >= 0.7);
+  assert.notEqual(await gone.locator('rect.box').evaluate((r) => getComputedStyle(r).strokeDasharray), 'none');
+  await shot(page, 'moment-rx-cache-freed');
+  // Back a moment: the take again.
+  await page.locator('[data-testid=moments]').getByRole('button', { name: '◂ previous' }).press('Enter');
+  await settle(page);
+  assert.match((await selected(page, CACHE)).text, /^rx_cache_take skb=0 /);
   assert.deepEqual(page.errors, []);
   await page.close();
 });
@@ -432,7 +544,7 @@ test('send-nosg side by side: the linearized copy is drawn on its skb in the lan
   await only(page, 1, 'linearize');
   await press(page, 'ArrowDown');
   assert.match((await selected(page, NEW)).text, /^linearize skb=1 /);
-  assert.match(await page.locator('section[data-lane="0"] [data-testid=no-counterpart]').textContent(), /^No linearize here to match/);
+  assert.match(await page.locator('section[data-lane="0"] [data-testid=no-counterpart]').textContent(), /^This kernel does no linearize here/);
   assert.deepEqual(await clones(NEW), ['linearized clone: head 2416 B']);
   await shot(page, 'lanes-linearized');
   assert.deepEqual(page.errors, []);

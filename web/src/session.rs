@@ -5,6 +5,7 @@
 //! chooses what to run and remembers where the learner is.
 
 use skblab_core::events::Event;
+use skblab_core::input::{self, Counterpart};
 use skblab_core::kernel_report::{KernelReport, Report};
 pub use skblab_core::permalink::{Link, Position, LANES};
 
@@ -141,27 +142,71 @@ impl Session {
         }
     }
 
-    /// Lockstep: lane `other`'s event matching event `k` of step `pos` in lane `lead`: the
-    /// same kind, as many of that kind in (the n-th `frag_alloc` beside the n-th); else the
-    /// kind it has no such event of.
+    /// Lockstep: where lane `other` stands beside event `k` (1-based) of step `pos` in lane
+    /// `lead`: at the same input (the core's [`input::counterpart`]).
     pub fn counterpart(
         &self,
         lead: usize,
         other: usize,
         pos: usize,
         k: usize,
-    ) -> Result<usize, &'static str> {
-        let mine = self.events(lead, pos);
-        let kind = k
-            .checked_sub(1)
-            .and_then(|i| mine.get(i))
-            .ok_or("")?
-            .kind()
-            .name();
-        let nth = mine[..k].iter().filter(|e| e.kind().name() == kind).count();
-        let theirs = self.events(other, pos).iter().enumerate();
-        let mut same = theirs.filter(|(_, e)| e.kind().name() == kind);
-        same.nth(nth - 1).map(|(i, _)| i + 1).ok_or(kind)
+    ) -> Option<Counterpart> {
+        input::counterpart(self.events(lead, pos), self.events(other, pos), k)
+    }
+
+    /// Whether the two lanes, each after its event of step `pos` (`None`: the whole step),
+    /// stand at the same input: only then are their states compared.
+    pub fn same_input(&self, pos: usize, at: [Option<usize>; LANES]) -> bool {
+        let input = |lane: usize| {
+            let events = self.events(lane, pos);
+            let k = at[lane].unwrap_or(events.len()).min(events.len());
+            input::inputs(&events[..k]).pop()
+        };
+        at == [None; LANES] || input(0) == input(1)
+    }
+
+    /// Each lane's key moments, as (step, event) in order: its patches' own events anywhere,
+    /// and the events of the kind each `[[moment]]` names in its step.
+    pub fn moments(&self) -> Vec<Vec<(usize, usize)>> {
+        let Some(w) = &self.walk else {
+            return Vec::new();
+        };
+        let mut all = vec![Vec::new(); self.traces.len().min(LANES)];
+        for (lane, list) in all.iter_mut().enumerate() {
+            for p in 1..=self.len() {
+                for (i, e) in self.events(lane, p).iter().enumerate() {
+                    if w.is_key(p, e.kind()) {
+                        list.push((p, i + 1));
+                    }
+                }
+            }
+        }
+        all
+    }
+
+    /// Of the key moments `all` ([`Session::moments`]), the one nearest `at` (a step and each
+    /// lane's event in it; `None`: the whole step, before its first event going forward,
+    /// after its last going back) the way `d` goes, in whichever lane has it in the nearer
+    /// step, `lane` first: (lane, step, event).
+    pub fn moment(
+        &self,
+        all: &[Vec<(usize, usize)>],
+        lane: usize,
+        at: Moment,
+        d: isize,
+    ) -> Option<(usize, usize, usize)> {
+        let near = |(l, list): (usize, &Vec<(usize, usize)>)| {
+            let n = self.events(l, at.0).len();
+            let here = (at.0, at.1[l].unwrap_or(if d > 0 { 0 } else { n + 1 }));
+            let m = match d > 0 {
+                true => list.iter().find(|m| **m > here),
+                false => list.iter().rev().find(|m| **m < here),
+            };
+            m.map(|&(p, k)| (l, p, k))
+        };
+        let found = all.iter().enumerate().filter_map(near);
+        // The nearer step; on a tie, `lane`'s.
+        found.min_by_key(|&(l, p, _)| ((p as isize) * d.signum(), l != lane))
     }
 
     /// The link to this session at `at`.
@@ -489,10 +534,10 @@ mod tests {
         );
     }
 
-    /// Lockstep pairs the n-th event of a kind with the other lane's n-th of that kind; the
-    /// patch's own events have none.
+    /// Lockstep stands the other lane at the same input: the n-th frag_alloc beside the
+    /// n-th (one a frame); the lanes are compared only where they stand at the same input.
     #[test]
-    fn lockstep_pairs_events_of_a_kind() {
+    fn lockstep_stands_the_lanes_at_the_same_input() {
         let s = walk("rx-page-reuse");
         let nth = |lane: usize, pos: usize, kind: &str, n: usize| {
             let ev = s.events(lane, pos).iter().enumerate();
@@ -503,12 +548,27 @@ mod tests {
         };
         for n in [0, 3] {
             let (mine, theirs) = (nth(1, 2, "frag_alloc", n), nth(0, 2, "frag_alloc", n));
-            assert_eq!(s.counterpart(1, 0, 2, mine), Ok(theirs));
-            assert_eq!(s.counterpart(0, 1, 2, theirs), Ok(mine));
+            assert_eq!(
+                s.counterpart(1, 0, 2, mine),
+                Some(Counterpart::Same(theirs))
+            );
+            assert_eq!(
+                s.counterpart(0, 1, 2, theirs),
+                Some(Counterpart::Same(mine))
+            );
         }
-        let reuse = nth(1, 2, "reuse_page", 1);
-        assert_eq!(s.counterpart(1, 0, 2, reuse), Err("reuse_page"));
-        assert_eq!(s.counterpart(1, 0, 2, 0), Err(""));
+        // Step 1's reuse_page comes after five frames: the kernel before stands after its
+        // fifth frame (the core's `input` tests where), and only there are they compared.
+        let reuse = nth(1, 1, "reuse_page", 0);
+        let Some(Counterpart::Nearest { at, .. }) = s.counterpart(1, 0, 1, reuse) else {
+            panic!("the kernel before reuses no page");
+        };
+        assert!(s.same_input(1, [Some(at), Some(reuse)]));
+        assert!(!s.same_input(1, [Some(1), Some(reuse)]));
+        assert_eq!(s.counterpart(1, 0, 2, 0), None);
+        // send-sg-nogso step 2: whole steps compare; a whole step and its first copy do not.
+        let s = walk("send-sg-nogso");
+        assert!(s.same_input(2, [None, None]) && !s.same_input(2, [None, Some(3)]));
     }
 
     #[test]

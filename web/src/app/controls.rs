@@ -31,6 +31,9 @@ pub enum Nav {
     Filter(usize, Option<usize>),
     /// Lockstep on or off.
     Lockstep,
+    /// The next (1) or previous (-1) key moment of the walkthrough, in whichever lane makes
+    /// it, the other lane beside it.
+    Moment(isize),
 }
 
 /// Play speeds offered, in steps per second.

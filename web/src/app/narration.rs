@@ -1,7 +1,8 @@
 //! The narration beside the diagram: the walkthrough's text for the position and, lane by
 //! lane, the events of the step in the kernel's words. Either lane can be stepped: the one
 //! that leads moves with the keys, a click on an event leads from it, and in lockstep the
-//! other lane follows to the event of the same kind (or says it has none).
+//! other lane stands at the same point of the input (the core's `input`), and says when it
+//! makes nothing like the leading lane's event there.
 //!
 //! Each list is a window of at most 100 of the step's events around the one selected, an item
 //! per event keyed by its number, so a step rewrites the items' texts in place and moving
@@ -21,6 +22,7 @@ use super::{emit_some, Shared};
 use crate::diagram::esc;
 use crate::session::LANES;
 use skblab_core::events::Event as TraceEvent;
+use skblab_core::input::Counterpart;
 use std::fmt::Write;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlSelectElement};
@@ -123,18 +125,19 @@ pub(super) fn paragraphs(out: &mut String, text: &str) {
 /// the kernel did), with the lockstep toggle when there are two.
 fn events(p: &Props) -> Html {
     let (s, pos) = (&p.session, p.pos);
-    if pos == 0 {
-        return html! {};
-    }
-    let lanes = s.traces.len().min(LANES);
+    let lanes = match pos {
+        0 => 0,
+        _ => s.traces.len().min(LANES),
+    };
     let mut o = String::new();
     if lanes > 1 {
         let on = if p.lanes.apart { "" } else { " checked" };
         let _ = write!(
             o,
-            r#"<label class="lockstep"><input type="checkbox" data-lockstep=""{on}> Lockstep: the other lane follows by kind of event</label>"#
+            r#"<label class="lockstep"><input type="checkbox" data-lockstep=""{on}> Lockstep: the other lane stands at the same input (the same frame in, bytes copied or read)</label>"#
         );
     }
+    moments(&mut o, p);
     let lists = (0..lanes).map(|lane| pure(Lane::of(p, lane)));
     let onclick = emit_some(&p.on_nav, clicked);
     // A kind is chosen by one of its events (the first), which the app reads it from.
@@ -151,6 +154,27 @@ fn events(p: &Props) -> Html {
     }
 }
 
+/// The walkthrough's key moments (its patch's own events, its lesson's `[[moment]]`s): how
+/// many, and the buttons that go to the previous or next one in both lanes at once.
+fn moments(o: &mut String, p: &Props) {
+    let s = &p.session;
+    let all = s.moments();
+    let n: usize = all.iter().map(Vec::len).sum();
+    if n == 0 {
+        return;
+    }
+    let here = (p.pos, p.lanes.at);
+    let off = |d| match s.moment(&all, p.lead, here, d) {
+        Some(_) => "",
+        None => " disabled",
+    };
+    let (back, on) = (off(-1), off(1));
+    let _ = write!(
+        o,
+        r#"<div class="moments" role="group" aria-label="Key moments" data-testid="moments">Key moments ({n}): <button class="small" data-moment="-1"{back}>◂ previous</button> <button class="small" data-moment="1"{on}>next ▸</button></div>"#
+    );
+}
+
 /// Markup as an item of a keyed list.
 fn item(key: String, markup: String) -> Html {
     let raw = Html::from_html_unchecked(markup.into());
@@ -161,7 +185,7 @@ fn item(key: String, markup: String) -> Html {
 fn clicked(e: MouseEvent) -> Option<Nav> {
     let el: Element = e.target()?.dyn_into().ok()?;
     let hit = el
-        .closest("[data-lockstep],[data-k],[data-kind],[data-lead]")
+        .closest("[data-lockstep],[data-k],[data-kind],[data-lead],[data-moment]")
         .ok()??;
     let num = |el: &Element, attr: &str| el.get_attribute(attr)?.parse().ok();
     let lane = el
@@ -170,6 +194,9 @@ fn clicked(e: MouseEvent) -> Option<Nav> {
         .and_then(|l| num(&l, "data-lane"));
     Some(match (num(&hit, "data-k"), lane) {
         _ if hit.has_attribute("data-lockstep") => Nav::Lockstep,
+        _ if hit.has_attribute("data-moment") => {
+            Nav::Moment(hit.get_attribute("data-moment")?.parse().ok()?)
+        }
         (Some(k), Some(lane)) => Nav::At { lane, k },
         (_, lane) => Nav::Lead(lane?),
     })
@@ -192,6 +219,9 @@ struct Lane {
     held: bool,
     /// The leading lane's last move left its step for want of an event of the filter's kind.
     crossed: Option<Crossed>,
+    /// Lockstep is off, and where both lanes stand (whether they are compared).
+    apart: bool,
+    both: [Option<usize>; LANES],
     reach: u32,
 }
 
@@ -209,6 +239,8 @@ impl Lane {
             follows: l.at[p.lead].filter(|_| two && !leads && !l.apart),
             held: leads && l.end,
             crossed: l.crossed.filter(|_| leads),
+            apart: two && !leads && l.apart,
+            both: l.at,
             reach: p.reach,
         }
     }
@@ -257,12 +289,10 @@ fn lane_events(p: &Lane) -> Option<Html> {
         }
     }
     if let Some(k) = p.follows {
-        if let Err(kind) = s.counterpart(p.lead, lane, p.pos, k) {
-            let _ = write!(
-                o,
-                r#"<p class="miss" data-testid="no-counterpart">No {kind} here to match: this lane stays.</p>"#
-            );
-        }
+        miss(o, p, k);
+    }
+    if p.apart && !s.same_input(p.pos, p.both) {
+        o.push_str(r#"<p class="miss" data-testid="not-compared">Lockstep off: the lanes stand at different points of the input, so what differs is not outlined.</p>"#);
     }
     if let (Some(c), Some(kind)) = (p.crossed, p.filter) {
         let _ = write!(
@@ -279,7 +309,7 @@ fn lane_events(p: &Lane) -> Option<Html> {
     // The events listed (those of the filter's kind, numbered as in the step), a window of
     // them: the one with the selected event.
     let listed = |e: &TraceEvent| filter.is_none_or(|f| e.kind().name() == f);
-    let here = at.filter(|&k| listed(&events[k - 1]));
+    let here = at.filter(|&k| k > 0 && listed(&events[k - 1]));
     let here = here.map_or(0, |k| events[..k - 1].iter().filter(|e| listed(e)).count());
     let start = here / WINDOW * WINDOW;
     let (held, mut n, mut items) = (p.held, 0, Vec::new());
@@ -344,6 +374,29 @@ fn lane_events(p: &Lane) -> Option<Html> {
             <ol class="events" data-variant={t.variant.clone()}>{ for items }</ol>
         </section>
     })
+}
+
+/// Where lane `p`, in lockstep, makes no event beside the leading lane's event `k`: says so
+/// on the lane, and where it is shown instead (issue 36).
+fn miss(o: &mut String, p: &Lane, k: usize) {
+    let s = &p.session;
+    let Some(e) = s.events(p.lead, p.pos).get(k.wrapping_sub(1)) else {
+        return;
+    };
+    let _ = match s.counterpart(p.lead, p.lane, p.pos, k) {
+        Some(Counterpart::Nearest {
+            input, exact: true, ..
+        }) => write!(
+            o,
+            r#"<p class="miss" data-testid="no-counterpart">This kernel does no {} here ({input}): shown at the same point of the input.</p>"#,
+            e.kind().name()
+        ),
+        Some(Counterpart::Nearest { input, .. }) => write!(
+            o,
+            r#"<p class="miss" data-testid="no-counterpart">This kernel takes the input in other pieces and never stands at the other lane's point: shown at its last point before it ({input}).</p>"#
+        ),
+        _ => Ok(()),
+    };
 }
 
 /// The end of the step's list; where the leading lane rests at it, what the next ↓ does.

@@ -11,7 +11,7 @@ use crate::diff::Changed;
 use crate::session::LANES;
 use skblab_core::events::EventKind;
 use skblab_core::freed::Freeable;
-use skblab_core::trace::State;
+use skblab_core::trace::{Queue, State};
 use skblab_core::Trace;
 
 /// Trace `t` after event `k` of step `pos` (1-based), marking what that event touched:
@@ -19,6 +19,10 @@ use skblab_core::Trace;
 /// fade out, marked with the CPU that freed it) and its cursor (`None` when the events do not
 /// replay, which the core's tests rule out).
 fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
+    if k == 0 {
+        // Before the step's first event (a lane in lockstep where the other's input starts).
+        return Some((t.state_at(pos.checked_sub(1)?, 0).ok()?, Changed::default()));
+    }
     let e = t
         .steps
         .get(pos.checked_sub(1)?)?
@@ -30,17 +34,29 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
         .and_then(|c| state.cursors.get(c))
         .map(|c| c.name.clone());
     let before = state.pages.clone();
-    // The skb a free takes off its queue, and where it stood there.
+    // The skb a free takes off its queue (or off no list: the last), and where it stood.
+    let unlisted = Queue {
+        name: UNLISTED.into(),
+        skbs: state.in_flight.clone(),
+    };
     let queued = e
         .skb()
         .filter(|_| e.kind() == EventKind::FreeSkb)
         .and_then(|id| {
-            state.queues.iter().enumerate().find_map(|(qi, q)| {
+            (state.queues.iter().chain([&unlisted]).enumerate()).find_map(|(qi, q)| {
                 let at = q.skbs.iter().position(|s| s.id == id)?;
                 Some((qi, at, q.skbs[at].clone()))
             })
         });
     state.apply(e).ok()?;
+    // The skbs on no list for a moment (taken to be freed, or not queued yet) are drawn as
+    // a list of their own until a list or a free takes them (issue 36: rx_cache_take).
+    let n = state.queues.len();
+    if !state.in_flight.is_empty() || queued.as_ref().is_some_and(|q| q.0 == n) {
+        let skbs = std::mem::take(&mut state.in_flight);
+        let name = UNLISTED.into();
+        state.queues.push(Queue { name, skbs });
+    }
     let freed_on = |what, id| t.freed_on(pos - 1, k, what, id);
     let gone: Vec<_> = (before.into_iter())
         .filter(|p| state.pages.binary_search_by_key(&p.id, |q| q.id).is_err())
@@ -68,6 +84,9 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
     Some((state, marks))
 }
 
+/// The list the skbs on no list are drawn in, between two events.
+const UNLISTED: &str = "on no list, for now";
+
 /// What lane `lane` shows at position `pos`: the step's state (in the session), or the state
 /// replayed to the lane's event; what to mark (what the step or event changed and, side by
 /// side, what differs from the other lane) and the figure's label.
@@ -87,15 +106,18 @@ fn step_state(s: &Shared, i: usize, pos: usize) -> Option<&State> {
     Some(&s.traces.get(i)?.steps.get(p)?.state)
 }
 
-/// The scenes of every trace at `pos`; stepping by event, each lane after its event.
+/// The scenes of every trace at `pos`; stepping by event, each lane after its event. Two
+/// lanes are compared only where they stand at the same input (the whole step, or events
+/// at the same point of the operation's input: [`Session::same_input`]).
+///
+/// [`Session::same_input`]: crate::session::Session::same_input
 pub(super) fn scenes(s: &Shared, pos: usize, events: [Option<usize>; LANES]) -> Vec<Scene> {
     let empty = State::default();
     let n = s.traces.len();
-    (0..n)
+    let shown: Vec<_> = (0..n)
         .map(|i| {
-            let t = &s.traces[i];
             let k = events.get(i).copied().flatten();
-            let (replayed, changed) = match k.and_then(|k| at_event(t, pos, k)) {
+            match k.and_then(|k| at_event(&s.traces[i], pos, k)) {
                 Some((st, touched)) => (Some(st), touched),
                 None => {
                     let cur = step_state(s, i, pos).unwrap_or(&empty);
@@ -107,15 +129,29 @@ pub(super) fn scenes(s: &Shared, pos: usize, events: [Option<usize>; LANES]) -> 
                     };
                     (None, Changed::between(prev, cur))
                 }
-            };
-            let cur = (replayed.as_ref())
-                .or_else(|| step_state(s, i, pos))
-                .unwrap_or(&empty);
-            let differs = match n {
-                2 => Changed::between(Some(step_state(s, 1 - i, pos).unwrap_or(&empty)), cur),
-                _ => Changed::default(),
-            };
-            let label = match (&replayed, k) {
+            }
+        })
+        .collect();
+    let cur = |i: usize| {
+        (shown[i].0.as_ref())
+            .or_else(|| step_state(s, i, pos))
+            .unwrap_or(&empty)
+    };
+    let compared = n == 2 && s.same_input(pos, events);
+    let differs: Vec<Changed> = (0..n)
+        .map(|i| match compared {
+            true => Changed::between(Some(cur(1 - i)), cur(i)),
+            false => Changed::default(),
+        })
+        .collect();
+    (shown.into_iter().zip(differs).enumerate())
+        .map(|(i, ((replayed, changed), differs))| {
+            let t = &s.traces[i];
+            let label = match (&replayed, events.get(i).copied().flatten()) {
+                (Some(_), Some(0)) => format!(
+                    "{} ({}), step {pos}, before its first event",
+                    t.mechanism, t.variant
+                ),
                 (Some(_), Some(k)) => {
                     format!("{} ({}), step {pos}, event {k}", t.mechanism, t.variant)
                 }

@@ -7,6 +7,7 @@ use super::{App, Msg};
 use crate::predict::Phase;
 use crate::session::{Position, Session, LANES};
 use gloo_timers::callback::Interval;
+use skblab_core::input::Counterpart;
 use wasm_bindgen::JsCast;
 use web_sys::KeyboardEvent;
 use yew::prelude::*;
@@ -132,7 +133,7 @@ impl App {
         // next time), a move forward waits for the answer. A revealed step closes on any move.
         if let Phase::Ask { .. } = self.quiz.phase {
             let back = match nav {
-                Nav::Step(d) | Nav::Event(d) => d < 0,
+                Nav::Step(d) | Nav::Event(d) | Nav::Moment(d) => d < 0,
                 Nav::Go(p) => p <= self.pos,
                 // These change nothing shown of a later step.
                 Nav::Speed(_) | Nav::At { .. } | Nav::Lead(_) | Nav::Filter(..) | Nav::Lockstep => {
@@ -156,6 +157,7 @@ impl App {
                 self.step_event(d);
             }
             Nav::At { lane, k } => self.select(lane, self.pos, k),
+            Nav::Moment(d) => self.to_moment(d),
             Nav::Lead(l) => {
                 self.lanes.lead = Some(l.min(self.lanes() - 1));
                 self.lanes.end = false;
@@ -229,10 +231,8 @@ impl App {
         Position {
             step: self.pos,
             lead: (self.lanes() > 1).then(|| self.lead()),
-            events: [
-                self.lanes.at[0].map(|k| k - 1),
-                self.lanes.at[1].map(|k| k - 1),
-            ],
+            // (A lane in lockstep before its step's first event is found again on opening.)
+            events: self.lanes.at.map(|k| k.and_then(|k| k.checked_sub(1))),
         }
     }
 
@@ -247,6 +247,9 @@ impl App {
                 }
             }
             self.lanes.lead = at.lead;
+            if at.lead.is_some() && at.events.contains(&None) {
+                self.follow();
+            }
         }
         true
     }
@@ -268,17 +271,31 @@ impl App {
         self.follow();
     }
 
-    /// Lockstep: the other lane to the counterpart of the leading lane's event, where it has
-    /// one (else it stays, and its list says what it lacks).
+    /// Lockstep: the other lane to where it stands at the leading lane's input (its list
+    /// says when it makes no such event there; 0: before its step's first event).
     fn follow(&mut self) {
         let (lead, Some(s)) = (self.lead(), &self.session) else {
             return;
         };
         let (other, k) = (1 - lead, self.lanes.at[lead]);
         if let (false, 2, Some(k)) = (self.lanes.apart, s.traces.len(), k) {
-            if let Ok(j) = s.counterpart(lead, other, self.pos, k) {
-                self.lanes.at[other] = Some(j);
+            if let Some(c) = s.counterpart(lead, other, self.pos, k) {
+                self.lanes.at[other] = Some(match c {
+                    Counterpart::Same(j) | Counterpart::Nearest { at: j, .. } => j,
+                });
             }
+        }
+    }
+
+    /// To the next (`d > 0`) or previous key moment, in the lane that makes it, the other
+    /// lane in lockstep beside it; unless predict mode asks first.
+    fn to_moment(&mut self, d: isize) {
+        let Some(s) = &self.session else {
+            return;
+        };
+        let to = s.moment(&s.moments(), self.lead(), (self.pos, self.lanes.at), d);
+        if let Some((lane, p, k)) = to.filter(|&(_, p, _)| !self.asks_before(p)) {
+            self.select(lane, p, k);
         }
     }
 

@@ -162,8 +162,12 @@ fn swatch(out: &mut String, (k, c): (&[&str], &str), x: u32, y: u32) {
     let (class, shape, more) = match k {
         ["arrow"] | ["harrow"] => (c.into(), "m0 6h16", ""),
         ["cur"] => (c.into(), "m8 0l-4 7h8z", ""),
-        // The drawings' `.gone` fades to nothing: the swatch stays half faded.
-        ["gone"] => ("fill".into(), BOX, r##" stroke="#1d2430" opacity=".4""##),
+        // The drawings' `.gone`: faded a quarter, dashed.
+        ["gone"] => (
+            "fill".into(),
+            BOX,
+            r##" stroke="#1d2430" stroke-dasharray="5 3" opacity=".75""##,
+        ),
         _ if k.iter().all(|m| ["chg", "dif"].contains(m)) => (format!("mk {c}"), BOX, ""),
         _ => (c.into(), BOX, r##" stroke="#8a94a6""##),
     };

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 const STYLE: &str =
     "text{font:11px system-ui,sans-serif;fill:#1d2430}.s{fill:#4a5568}.w{fill:#fff}\
 .q{font-weight:600;font-size:12px}.tick{stroke:#1d2430}.brk{stroke:#8a94a6;fill:none}.shi{fill:#fbf7ee;stroke:#8a94a6}\
-.gone{opacity:.35;animation:fade 1.5s forwards}@keyframes fade{to{opacity:0}}@media(prefers-reduced-motion:reduce){.gone{animation:none}}.box{fill:#fff;stroke:#8a94a6}.sent{fill:#f2f4f7}\
+.gone{opacity:.75;animation:fade 1s}@keyframes fade{from{opacity:1}}@media(prefers-reduced-motion:reduce){.gone{animation:none}}.gone .pg,.gone .box{stroke:#4a5568;stroke-dasharray:5 3}.box{fill:#fff;stroke:#8a94a6}.sent{fill:#f2f4f7}\
 .hr{fill:#d5d9e0}.ln{fill:#4c7bd9}.tr{fill:#eef2fb;stroke:#c3cbe0}.fr{fill:#5bb37f}\
 .free{fill:none;stroke:#b8c0cc;stroke-dasharray:3 2}.pg{fill:#fff;stroke:#8a94a6}\
 .fill{fill:#f0b35a}.bar{fill:#f5efe4;stroke:#d4c7ad}.arrow{stroke:#3f9a66;stroke-width:1.5;fill:none;opacity:.7}\
