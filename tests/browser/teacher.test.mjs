@@ -306,18 +306,20 @@ test('an exported SVG stands on its own: background, caption with step and event
 });
 
 test('both lanes in one figure, SVG and PNG: side by side, each under its caption, one legend', async () => {
-  const page = await at('#w=' + b64('rx-page-reuse') + '&lead=1&step=2&event=4&event1=4');
+  // Both lanes at step 2's first frame (rx_frame: event 5 before the patch, 6 after it, past
+  // its reuse_page), the same input: compared (issue 36).
+  const page = await at('#w=' + b64('rx-page-reuse') + '&lead=1&step=2&event=4&event1=5');
   const variants = await page.$$eval('.diagrams figure', (fs) => fs.map((f) => f.dataset.variant));
   assert.equal(variants.length, 2);
   const { name, bytes } = await save(page, 'Download both lanes as one SVG');
-  assert.equal(name, `skblab-rx-step2-${variants[0]}-event5-${variants[1]}-event5-both.svg`);
+  assert.equal(name, `skblab-rx-step2-${variants[0]}-event5-${variants[1]}-event6-both.svg`);
   const f = await page.evaluate(figure, bytes.toString('utf8'));
   const widths = await page.$$eval('.diagrams figure svg', (ss) => ss.map((s) => s.viewBox.baseVal.width));
   assert.equal(f.size[0], widths[0] + 10 + widths[1], 'side by side, 10 apart');
   for (const v of variants) {
     assert.ok(f.captions.some((c) => c.includes(`${v} · kernel `)), `a caption for ${v}: ${f.captions}`);
   }
-  assert.match(f.captions.join(' '), /step 2\/\d+: .* event 5: .*step 2\/\d+: .* event 5: /);
+  assert.match(f.captions.join(' '), /step 2\/\d+: .* event 5: rx_frame .*step 2\/\d+: .* event 6: rx_frame /);
   assert.deepEqual(f.legend, f.used);
   assert.ok(f.used.some((m) => m.includes('dif')), `the lanes differ: ${f.used}`);
   await showFigure(name, bytes, 'image/svg+xml');
