@@ -198,6 +198,17 @@ mod tests {
             .collect()
     }
 
+    /// The other lane standing after event `at`, `frames` in and `written` bytes copied,
+    /// making nothing like the leading lane's event (`exact`) or never at its input.
+    fn stands(at: usize, (frames, written): (u64, u64), exact: bool) -> Counterpart {
+        let input = Input {
+            frames,
+            written,
+            ..Input::default()
+        };
+        Nearest { at, input, exact }
+    }
+
     #[test]
     fn each_event_stands_at_the_input_taken_so_far() {
         let at = inputs(&lane("agfpfgrr"));
@@ -227,10 +238,8 @@ mod tests {
     /// Hand-derived pairings: (lead, other, event k of the lead, where the other stands).
     #[test]
     fn the_other_lane_stands_at_the_same_input() {
-        let two = |frames| Input {
-            frames,
-            ..Input::default()
-        };
+        // Standing after event `at`, `frames` in, where the other kernel makes nothing like it.
+        let near = |at, frames| stands(at, (frames, 0), true);
         let cases: &[(&str, &str, usize, Counterpart)] = &[
             // The frames pair, whatever came before each.
             ("agfagf", "gfgf", 3, Same(2)),
@@ -238,66 +247,21 @@ mod tests {
             // Before the second frame: the reuse the other kernel does not make stands
             // beside the other's point after its first frame; the get_page after it, beside
             // the other's get_page of the same frame.
-            (
-                "gfpugf",
-                "gfpagf",
-                4,
-                Nearest {
-                    at: 3,
-                    input: two(1),
-                    exact: true,
-                },
-            ),
+            ("gfpugf", "gfpagf", 4, near(3, 1)),
             ("gfpugf", "gfpagf", 5, Same(5)),
             ("gfpugf", "gfpagf", 3, Same(3)),
             // The reverse: the allocation the patched kernel does not make.
-            (
-                "gfpagf",
-                "gfpugf",
-                4,
-                Nearest {
-                    at: 3,
-                    input: two(1),
-                    exact: true,
-                },
-            ),
+            ("gfpagf", "gfpugf", 4, near(3, 1)),
             // At the step's start, before any input: event 0 when nothing pairs.
-            (
-                "ugf",
-                "gf",
-                1,
-                Nearest {
-                    at: 0,
-                    input: two(0),
-                    exact: true,
-                },
-            ),
+            ("ugf", "gf", 1, near(0, 0)),
             ("ugf", "gf", 2, Same(1)),
             // Kinds pair in order: the second put_page beside the other's second.
             ("fppp", "fpp", 3, Same(3)),
-            (
-                "fppp",
-                "fpp",
-                4,
-                Nearest {
-                    at: 3,
-                    input: two(1),
-                    exact: true,
-                },
-            ),
+            ("fppp", "fpp", 4, near(3, 1)),
             // The same bytes copied, to a page in one kernel and the linear area in the
             // other: the copies pair by the bytes, not the kind.
             ("aCc", "cc", 2, Same(2)),
-            (
-                "aCc",
-                "cc",
-                1,
-                Nearest {
-                    at: 0,
-                    input: Input::default(),
-                    exact: true,
-                },
-            ),
+            ("aCc", "cc", 1, near(0, 0)),
         ];
         for (lead, other, k, want) in cases {
             let got = counterpart(&lane(lead), &lane(other), *k);
@@ -339,40 +303,23 @@ mod tests {
         assert_eq!(counterpart(&new, &old, 3), Some(Same(1)));
         assert_eq!(counterpart(&old, &new, 1), Some(Same(3)));
         // Its put_page before any copy: the kernel before, at the step's start.
-        let start = Nearest {
-            at: 0,
-            input: Input::default(),
-            exact: true,
-        };
-        assert_eq!(counterpart(&new, &old, 1), Some(start));
+        assert_eq!(counterpart(&new, &old, 1), Some(stands(0, (0, 0), true)));
     }
 
     /// Where the other kernel takes the input in other pieces it never stands at exactly
     /// the leading lane's input: its last point before it.
     #[test]
     fn other_pieces_stand_at_the_last_point_before() {
-        let written = |written| Input {
-            written,
-            ..Input::default()
-        };
+        // The other's last point before, after event `at`, `written` bytes in.
+        let before = |at, written| stands(at, (0, written), false);
         // 100 bytes copied: the other copies 200 at once.
         let near = counterpart(&lane("cgc"), &lane("aCg"), 1);
-        let want = Nearest {
-            at: 1,
-            input: written(0),
-            exact: false,
-        };
-        assert_eq!(near, Some(want));
+        assert_eq!(near, Some(before(1, 0)));
         // 200 bytes: both stand there, the other after its one copy.
         assert_eq!(counterpart(&lane("cgc"), &lane("aCg"), 3), Some(Same(2)));
         // More than the other ever takes in: its last event.
         let far = counterpart(&lane("ccc"), &lane("c"), 3);
-        let want = Nearest {
-            at: 1,
-            input: written(100),
-            exact: false,
-        };
-        assert_eq!(far, Some(want));
+        assert_eq!(far, Some(before(1, 100)));
         assert_eq!(counterpart(&lane("c"), &lane("c"), 0), None);
         assert_eq!(counterpart(&lane("c"), &lane("c"), 2), None);
     }
