@@ -157,7 +157,7 @@ impl App {
                 self.step_event(d);
             }
             Nav::At { lane, k } => self.select(lane, self.pos, k),
-            Nav::Moment(d) => self.to_moment(d),
+            Nav::Moment(d) => self.seek_moment(d),
             Nav::Lead(l) => {
                 self.lanes.lead = Some(l.min(self.lanes() - 1));
                 self.lanes.end = false;
@@ -289,7 +289,7 @@ impl App {
 
     /// To the next (`d > 0`) or previous key moment, in the lane that makes it, the other
     /// lane in lockstep beside it; unless predict mode asks first.
-    fn to_moment(&mut self, d: isize) {
+    fn seek_moment(&mut self, d: isize) {
         let Some(s) = &self.session else {
             return;
         };
