@@ -376,22 +376,19 @@ pub fn seeds<'a>(
     scenario: &Scenario,
     variants: impl IntoIterator<Item = &'a str>,
 ) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = match scenario {
+    match scenario {
         Scenario::Sendmsg(_) => vec!["000"],
         Scenario::Mptcp(_) => vec!["003"],
-        Scenario::Rx(_) => variants
-            .into_iter()
-            .flat_map(|v| v.split('+'))
-            .filter_map(|axis| {
-                let has = |names: &[&str]| names.contains(&axis);
-                (has(crate::rx::ALLOCATORS).then_some("001"))
-                    .or(has(crate::rx::CACHES).then_some("002"))
-            })
-            .collect(),
-    };
-    out.sort_unstable();
-    out.dedup();
-    out
+        Scenario::Rx(_) => {
+            let axes: Vec<&str> = variants.into_iter().flat_map(|v| v.split('+')).collect();
+            let has = |names: &[&str]| axes.iter().any(|a| names.contains(a));
+            // In the seeds' order, each once (no sort: the playground's bundle).
+            [(crate::rx::ALLOCATORS, "001"), (crate::rx::CACHES, "002")]
+                .into_iter()
+                .filter_map(|(names, seed)| has(names).then_some(seed))
+                .collect()
+        }
+    }
 }
 
 /// Every walkthrough, parsed. The files are part of the build, so a parse error is a bug
