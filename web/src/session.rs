@@ -571,6 +571,26 @@ mod tests {
         assert!(s.same_input(2, [None, None]) && !s.same_input(2, [None, Some(3)]));
     }
 
+    /// The key moments: rx-skb-cache's park and take in the cache's lane only, reached from
+    /// a whole step either way, the nearer step first; none past either end.
+    #[test]
+    fn key_moments_are_the_patchs_events_in_the_lane_that_makes_them() {
+        let s = walk("rx-skb-cache");
+        let all = s.moments();
+        assert!(all[0].is_empty() && all[1].len() >= 2, "{all:?}");
+        let kind = |(p, k): (usize, usize)| s.events(1, p)[k - 1].kind().name();
+        assert_eq!(kind(all[1][0]), "rx_cache_park");
+        assert_eq!(kind(all[1][1]), "rx_cache_take");
+        let whole = [None, None];
+        let first = s.moment(&all, 0, (0, whole), 1);
+        assert_eq!(first, Some((1, all[1][0].0, all[1][0].1)));
+        let (p, k) = all[1][1];
+        assert_eq!(s.moment(&all, 1, (p, [None, Some(k)]), -1), first);
+        assert_eq!(s.moment(&all, 1, (p, whole), -1), Some((1, p, k)));
+        assert_eq!(s.moment(&all, 1, (0, whole), -1), None);
+        assert!(walk("anatomy").moments().iter().all(Vec::is_empty));
+    }
+
     #[test]
     fn bad_scenarios_name_the_problem() {
         let cases: &[(&str, &str)] = &[
