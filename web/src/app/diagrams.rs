@@ -189,10 +189,13 @@ impl Component for Diagrams {
             Msg::Ahead => {
                 // (With pieces held, the render that draws them asks again.)
                 self.asked.1 = false;
-                match (self.drawn.iter().any(Shown::holds), self.legend_written) {
-                    (true, _) => {}
-                    (false, false) => self.write_legend(p),
-                    (false, true) => self.prepare(p),
+                // The moves ahead first (the next key wants them), then the legend.
+                if !self.drawn.iter().any(Shown::holds) {
+                    match self.unready(p) {
+                        Some(_) => self.prepare(p),
+                        None if !self.legend_written => self.write_legend(p),
+                        None => {}
+                    }
                 }
             }
             Msg::ExportJson(i) => {
@@ -413,28 +416,26 @@ impl Diagrams {
     }
 
     /// Writes the session's legend: the entries for the marks its drawings use (drawing
-    /// every step takes a while, so the page waits for an idle moment), then asks for the
-    /// next idle moment if a move ahead is left to draw.
+    /// every step takes a while, so the page waits for an idle moment after the moves
+    /// ahead).
     fn write_legend(&mut self, p: &Props) {
         if let Some(ul) = self.legend.cast::<web_sys::Element>() {
             let legend = dom::inner_html("legend");
             ul.set_inner_html(&super::handout::legend(&p.session, self.look(), &legend));
         }
         self.legend_written = true;
-        if self.unready(p).is_some() {
-            self.ask(true);
-        }
     }
 
-    /// Draws a move ahead not drawn yet, and asks for the next idle moment if another is left:
-    /// one at a time, so a key pressed meanwhile waits for one drawing at most.
+    /// Draws a move ahead not drawn yet, and asks for the next idle moment if another is left
+    /// (or the legend is to write): one at a time, so a key pressed meanwhile waits for one
+    /// drawing at most.
     fn prepare(&mut self, p: &Props) {
         let Some(at) = self.unready(p) else {
             return;
         };
         let drawn = self.draw_at(&p.session, at);
         self.ahead.push(Ahead { at, drawn });
-        if self.unready(p).is_some() {
+        if self.unready(p).is_some() || !self.legend_written {
             self.ask(true);
         }
     }

@@ -115,14 +115,14 @@ fn moments(out: &mut String, s: &Shared, look: Look, pos: usize) {
     }
 }
 
-/// The numbers (1-based) of step `pos`'s key events in lane `lane` (the walkthrough's
-/// [`key_kinds`]), at most [`MAX_MOMENTS`].
+/// The numbers (1-based) of step `pos`'s key events in lane `lane`: events of a kind the
+/// walkthrough's patch makes its own ([`Patch::moments`]), at most [`MAX_MOMENTS`].
 ///
-/// [`key_kinds`]: skblab_core::walkthrough::Walkthrough::key_kinds
+/// [`Patch::moments`]: skblab_core::patches::Patch::moments
 pub(super) fn key_events(s: &Shared, pos: usize, lane: usize) -> impl Iterator<Item = usize> + '_ {
-    let kinds = (s.walk.as_ref()).map_or(Vec::new(), |w| w.key_kinds());
+    let patches = (s.walk.as_ref()).map_or(Vec::new(), |w| w.patches());
     (s.events(lane, pos).iter().enumerate())
-        .filter(move |(_, e)| kinds.contains(&e.kind()))
+        .filter(move |(_, e)| (patches.iter()).any(|p| p.moments.contains(&e.kind().name())))
         .map(|(k, _)| k + 1)
         .take(MAX_MOMENTS)
 }

@@ -45,10 +45,13 @@ pub fn figure(
         true => (width.max(h * 16 / 9), h.max(width * 9 / 16)),
         false => (width, h),
     };
-    let (dx, dy) = ((pw - width) / 2, (ph - h) / 2);
     let mut out = format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {pw} {ph}" width="{pw}" height="{ph}"><rect width="{pw}" height="{ph}" fill="#fff"/><g transform="translate({dx} {dy})">"##
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {pw} {ph}" width="{pw}" height="{ph}"><rect width="{pw}" height="{ph}" fill="#fff"/>"##
     );
+    if slide {
+        let (dx, dy) = ((pw - width) / 2, (ph - h) / 2);
+        let _ = write!(out, r#"<g transform="translate({dx} {dy})">"#);
+    }
     let mut x = 0;
     for ((d, _), lines) in lanes.iter().zip(&captions) {
         for (i, line) in lines.iter().enumerate() {
@@ -79,7 +82,7 @@ pub fn figure(
             esc(line)
         );
     }
-    out + "</g></svg>"
+    out + if slide { "</g></svg>" } else { "</svg>" }
 }
 
 /// `text`'s words in lines at most `w` wide (at the caption's 12 px, bold); a line that
@@ -290,7 +293,7 @@ mod tests {
         let cited = ["seed 001, Alexander Duyck, 2012: the post".to_string()];
         let svg = figure(&[(&d, "x".into())], LEGEND, &cited, false);
         // Caption 16 + 10, drawing 100, legend one row 16 + 10, then the source's line.
-        let want = r#"<text class="s src" x="10" y="164">seed 001, Alexander Duyck, 2012: the post</text></g></svg>"#;
+        let want = r#"<text class="s src" x="10" y="164">seed 001, Alexander Duyck, 2012: the post</text></svg>"#;
         assert!(svg.ends_with(want), "{svg}");
         assert!(svg.contains(r#"viewBox="0 0 500 168""#), "{svg}");
     }

@@ -881,7 +881,8 @@ mod tests {
         // The freed page is drawn once more, fading, and not counted nor named a live page.
         assert!(svg.contains(r#"<g class="gone" data-gone="5">"#), "{svg}");
         assert!(
-            svg.contains(">freed on cpu1 · used 1448/4096</text>"),
+            // Freed, it holds nothing: its bar is empty, and so is the figure under it.
+            svg.contains(">freed on cpu1 · held 0/4096</text>"),
             "{svg}"
         );
         assert!(svg.contains("pages (1 live)"), "{svg}");

@@ -97,10 +97,13 @@ pub fn draw_page(
 /// The bytes the `held` extents (offset, size) cover, each once: the clones of an skb share
 /// their frags' bytes.
 fn covered(held: &[(u32, u32)]) -> u32 {
-    let mut spans: Vec<(u32, u32)> = (held.iter())
-        .map(|&(off, len)| (off, off.saturating_add(len)))
-        .collect();
-    spans.sort_unstable();
+    // In order of offset, each put in its place (a sort of its own would cost the bundle
+    // kilobytes for the few extents of a page).
+    let mut spans: Vec<(u32, u32)> = Vec::with_capacity(held.len());
+    for &(off, len) in held {
+        let span = (off, off.saturating_add(len));
+        spans.insert(spans.partition_point(|s| *s < span), span);
+    }
     let (mut total, mut reach) = (0, 0);
     for (from, to) in spans {
         let from = from.max(reach);
