@@ -1,6 +1,8 @@
-// A live class on a 720p projector (issue 36): presentation mode at 1280x720 shown at 150 %
-// (853x480 CSS px), both lanes side by side with their pages in view, no sideways scroll,
-// the diagrams' text at least 20 device pixels.
+// A class with skblab (issue 36): stage mode on a 720p projector at 150 % (853x480 CSS px:
+// both lanes side by side, their pages in view, no sideways scroll, diagram text at least 20
+// device pixels), the diagrams' words (a legend of the marks used, the cue under the view,
+// aligned lanes, the chart's counter, a page's held bytes, the older kernel left, the picker
+// by patch), citations, figures and the deck, the handout, and the embed view.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -16,15 +18,25 @@ const DPR = 1.5;
 const b64 = (text) => Buffer.from(text).toString('base64url');
 const shot = (page, name) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
 
-/** A page on the stage's viewport at `query` + `fragment`, failing on any page error. */
-async function stage(query, fragment) {
-  const page = await browser.newPage({ viewport: STAGE, deviceScaleFactor: DPR });
+/** A page of `viewport` (at `scale` device pixels per px) at BASE + `url`, failing on any
+ * page error, once `ready` is drawn. */
+async function at(viewport, url, { scale = 1, ready = '[data-testid=step]' } = {}) {
+  const page = await browser.newPage({ viewport, deviceScaleFactor: scale });
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));
-  await page.goto(BASE + query + fragment);
-  await page.waitForSelector('[data-testid=step]');
-  await drawn(page);
+  await page.goto(BASE + url);
+  await page.waitForSelector(ready);
+  if (ready === '[data-testid=step]') await drawn(page);
   return page;
+}
+
+/** The stage's viewport (853x480 at 150 %) at `query` + `fragment`. */
+const stage = (query, fragment) => at(STAGE, query + fragment, { scale: DPR });
+
+/** Checks that `pages` met no page error, and closes them. */
+async function done(...pages) {
+  assert.deepEqual(pages.flatMap((p) => p.errors), []);
+  for (const p of pages) await p.close();
 }
 
 /** In a page: each lane's box, the boxes of its drawn pages, and the smallest text its
@@ -65,8 +77,7 @@ test('stage mode at 853x480 (a 720p projector at 150 %): the header folded, both
   assert.equal(await page.getByTestId('menu').getAttribute('aria-expanded'), 'true');
   assert.ok(await page.locator('#walkthrough').isVisible());
   await shot(page, 'stage-853x480-menu');
-  assert.deepEqual(page.errors, []);
-  await page.close();
+  await done(page);
 });
 
 test('stage mode, pages only: both lanes\' pages in view at 853x480, in the link as ?present&pages', async () => {
@@ -96,20 +107,11 @@ test('stage mode, pages only: both lanes\' pages in view at 853x480, in the link
   assert.deepEqual(await skbs(), [0, 0]);
   for (const l of await page.evaluate(measure)) for (const p of l.pages) assert.ok(inView(p), JSON.stringify(p));
   await shot(page, 'stage-853x480-pages-only-next');
-  assert.deepEqual(page.errors, []);
-  await page.close();
+  await done(page);
 });
 
-/** A page at 1400x900 on `fragment` (after `query`), failing on any page error. */
-async function wide(fragment, query = '') {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  await page.goto(BASE + query + fragment);
-  await page.waitForSelector('[data-testid=step]');
-  await drawn(page);
-  return page;
-}
+/** A page at 1400x900 at `query` + `fragment`. */
+const wide = (fragment, query = '') => at({ width: 1400, height: 900 }, query + fragment);
 
 /** The legend's items, once written: each item's swatch classes and its words. */
 async function legend(page) {
@@ -151,8 +153,7 @@ test('the legend lists only the marks the walkthrough uses, one per line, "chang
   const mptcp = await wide('#w=' + b64('mptcp-round-robin'));
   const eor = (await legend(mptcp)).find((i) => i.words.startsWith('EOR:'));
   assert.match(eor?.words ?? '', /MSG_EOR/);
-  assert.deepEqual([...page.errors, ...send.errors, ...mptcp.errors], []);
-  for (const p of [page, send, mptcp]) await p.close();
+  await done(page, send, mptcp);
 });
 
 test('the "more below" cue stands under the view, over no mark; both lanes\' drawings start at one height', async () => {
@@ -169,9 +170,7 @@ test('the "more below" cue stands under the view, over no mark; both lanes\' dra
   assert.equal(tops.length, 2);
   assert.equal(tops[0], tops[1], `drawings start at ${tops} under captions ${caps} high`);
   await shot(cache, 'lanes-aligned');
-  assert.deepEqual([...page.errors, ...cache.errors], []);
-  await page.close();
-  await cache.close();
+  await done(page, cache);
 });
 
 test('the chart starts on the counter the narration says to watch, in both lanes; a page\'s figure is what its bar draws', async () => {
@@ -198,9 +197,7 @@ test('the chart starts on the counter the narration says to watch, in both lanes
     assert.ok(Math.abs(covered - held * p.barW / size) <= p.fills.length + 1, `${p.text}: fills ${covered} of ${p.barW}`);
   }
   await shot(send, 'page-held');
-  assert.deepEqual([...page.errors, ...send.errors], []);
-  await page.close();
-  await send.close();
+  await done(page, send);
 });
 
 test('compare mode on one\'s own scenario: before (the older kernel) on the left, and the link keeps what was compared', async () => {
@@ -212,8 +209,7 @@ test('compare mode on one\'s own scenario: before (the older kernel) on the left
   const cmp = new URL(page.url()).hash.match(/&cmp=([\w-]+)/)[1];
   assert.equal(Buffer.from(cmp, 'base64url').toString(), 'kumar-2010', 'the link still compares with kumar-2010');
   await shot(page, 'compare-before-left');
-  assert.deepEqual(page.errors, []);
-  await page.close();
+  await done(page);
 });
 
 test('the picker groups the walkthroughs by patch; the arrow keys on it leave the walkthrough alone', async () => {
@@ -228,8 +224,7 @@ test('the picker groups the walkthroughs by patch; the arrow keys on it leave th
   assert.equal(await page.$eval('#walkthrough', (s) => s.value), before, 'the walkthrough stayed');
   assert.equal(await page.getByTestId('title').textContent(), await page.$eval('#walkthrough', (s) => s.selectedOptions[0].textContent.trim().replace(/ · \d+\/\d+ right$/, '')));
   await shot(page, 'picker-grouped');
-  assert.deepEqual(page.errors, []);
-  await page.close();
+  await done(page);
 });
 
 /** Clicks the button named `name` and returns the download's name and text (saved under SHOTS). */
@@ -267,9 +262,7 @@ test('citations: seed 001 as v3.6 shipped it, and the commits behind today\'s pa
   const cited = await today.$$eval('[data-testid=cite] a', (as) => as.map((a) => a.href.slice(-40, -28)));
   assert.deepEqual(cited.slice(1), ['540eb7bf0bbe', '69b08f62e174', 'b63ae8ca096d']);
   await shot(today, 'cite-today');
-  assert.deepEqual([...page.errors, ...today.errors], []);
-  await page.close();
-  await today.close();
+  await done(page, today);
 });
 
 test('figures: 16:9 on request, idle queues left out, no + in file names, and the whole deck at once', async () => {
@@ -295,17 +288,12 @@ test('figures: 16:9 on request, idle queues left out, no + in file names, and th
   await view.goto('data:text/html;base64,' + Buffer.from(deck.text).toString('base64'));
   await view.screenshot({ path: join(SHOTS, 'deck.png') });
   await view.close();
-  assert.deepEqual(page.errors, []);
-  await page.close();
+  await done(page);
 });
 
 test('the handout: title and sources, lane captions, the legend, the key moments, the counters side by side, a worksheet', async () => {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  await page.goto(BASE + '?handout#w=' + b64('rx-page-reuse'));
+  const page = await at({ width: 1280, height: 720 }, '?handout#w=' + b64('rx-page-reuse'), { ready: '[data-testid=handout]' });
   const handout = page.getByTestId('handout');
-  await handout.waitFor();
   assert.equal(await page.getByTestId('handout-title').textContent(), 'Receive buffers: netdev_alloc_frag page reuse (Duyck, 2012)');
   assert.match(await handout.getByTestId('cite').textContent(), /540eb7bf0bbe/);
   assert.ok(await page.getByTestId('handout-legend').locator('li').count() > 5);
@@ -323,17 +311,11 @@ test('the handout: title and sources, lane captions, the legend, the key moments
   assert.ok(asked > 0 && await sheet.locator('.answer').count() === asked, 'room for each answer');
   await page.emulateMedia({ media: 'print' });
   await page.screenshot({ path: join(SHOTS, 'handout-classroom.png'), fullPage: true });
-  assert.deepEqual(page.errors, []);
-  await page.close();
+  await done(page);
 });
 
 test('the embed view: the diagram and the stepper only, in an iframe-sized window', async () => {
-  const page = await browser.newPage({ viewport: { width: 640, height: 400 } });
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  await page.goto(BASE + '?embed#w=' + b64('rx-page-reuse') + '&step=2');
-  await page.waitForSelector('[data-testid=step]');
-  await drawn(page);
+  const page = await at({ width: 640, height: 400 }, '?embed#w=' + b64('rx-page-reuse') + '&step=2');
   for (const sel of ['header', '.modes', '.narration', '.panels', '.editor', '[data-testid=legend]', 'footer']) {
     assert.equal(await page.locator(sel).first().isVisible(), false, `${sel} left out`);
   }
@@ -344,6 +326,5 @@ test('the embed view: the diagram and the stepper only, in an iframe-sized windo
   await page.getByRole('button', { name: 'Next step' }).click();
   await page.waitForFunction(() => document.querySelector('[data-testid=step]').dataset.step === '3');
   await shot(page, 'embed');
-  assert.deepEqual(page.errors, []);
-  await page.close();
+  await done(page);
 });
