@@ -8,8 +8,9 @@
 use crate::names::names;
 use serde::{Deserialize, Serialize};
 
-/// The kernel release whose constants a variant uses; traces spell it `v6.12`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The kernel release whose constants a variant uses; traces spell it `v6.12`. Ordered by
+/// release, oldest first (a host puts the older kernel on the left, "before").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Era {
     /// v2.6.33, the release seed 000 was posted against (values read in 2.6.32 sources and
     /// checked in the 2.6.33 tree).

@@ -140,6 +140,17 @@ pub fn lesson(w: &Walkthrough) -> Vec<Finding> {
             Some(Err(why)) => out.push(finding(format!("check[{i}]"), step, why)),
         }
     }
+    // The counter charted first must be one the runs count.
+    if let Some(c) = &w.chart {
+        let names: Vec<&str> = traces[0].counters.names().collect();
+        if !names.contains(&c.as_str()) {
+            let why = format!(
+                "`{c}` is no counter of this scenario: one of {}",
+                names.join(", ")
+            );
+            out.push(finding("chart".to_string(), None, why));
+        }
+    }
     // A moment no variant makes would point at nothing.
     match w.moments() {
         Err(e) => out.push(e.into()),

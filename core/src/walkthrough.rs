@@ -32,6 +32,10 @@ pub struct Walkthrough {
     /// beside the citation. Every built-in lesson has it; a learner's own may leave it out.
     #[serde(default)]
     pub kernel: Option<String>,
+    /// The counter the narration tells the learner to watch: the one a host charts first
+    /// (lint checks it is one of the mechanism's counters).
+    #[serde(default)]
+    pub chart: Option<String>,
     /// Facts the narration states, checked by the test suite.
     #[serde(default, rename = "check")]
     pub checks: Vec<Check>,
@@ -251,6 +255,11 @@ impl Walkthrough {
             .collect()
     }
 
+    /// What it cites ([`citations`]), for the page and the figures.
+    pub fn citations(&self) -> Vec<(String, String)> {
+        citations(&self.scenario, self.variants.iter().map(String::as_str))
+    }
+
     /// A table of the file read as a `T`, a bad field named under `at` (`w.question[2]`).
     fn entry<T: serde::de::DeserializeOwned>(
         &self,
@@ -376,19 +385,50 @@ pub fn seeds<'a>(
     scenario: &Scenario,
     variants: impl IntoIterator<Item = &'a str>,
 ) -> Vec<&'static str> {
-    match scenario {
+    let found: Vec<&'static str> = match scenario {
         Scenario::Sendmsg(_) => vec!["000"],
         Scenario::Mptcp(_) => vec!["003"],
-        Scenario::Rx(_) => {
-            let axes: Vec<&str> = variants.into_iter().flat_map(|v| v.split('+')).collect();
-            let has = |names: &[&str]| axes.iter().any(|a| names.contains(a));
-            // In the seeds' order, each once (no sort: the playground's bundle).
-            [(crate::rx::ALLOCATORS, "001"), (crate::rx::CACHES, "002")]
-                .into_iter()
-                .filter_map(|(names, seed)| has(names).then_some(seed))
-                .collect()
+        Scenario::Rx(_) => variants
+            .into_iter()
+            .flat_map(|v| v.split('+'))
+            .filter_map(|axis| {
+                let has = |names: &[&str]| names.contains(&axis);
+                (has(crate::rx::ALLOCATORS).then_some("001"))
+                    .or(has(crate::rx::CACHES).then_some("002"))
+            })
+            .collect(),
+    };
+    // In seed order, each once: the patches' order (a sort would cost the playground's
+    // bundle kilobytes).
+    (crate::patches::PATCHES.iter())
+        .map(|p| p.seed)
+        .filter(|s| found.contains(s))
+        .collect()
+}
+
+/// What runs of `scenario` in `variants` cite, each as its words and its address: the patch
+/// of each seed they are about ([`seeds`]), the commit that shipped it where the post never
+/// merged, then the commits behind each later variant ([`crate::patches::later`]).
+pub fn citations<'a>(
+    scenario: &Scenario,
+    variants: impl IntoIterator<Item = &'a str> + Clone,
+) -> Vec<(String, String)> {
+    let patches = seeds(scenario, variants.clone())
+        .into_iter()
+        .filter_map(crate::patches::by_seed);
+    let mut out = Vec::new();
+    for p in patches {
+        out.push(p.cited());
+        out.extend(p.shipped.map(|c| c.cited()));
+    }
+    let axes = variants.into_iter().flat_map(|v| v.split('+'));
+    let mechanism = scenario.mechanism();
+    for c in axes.flat_map(|v| crate::patches::later(mechanism, v)) {
+        if !out.contains(&c.cited()) {
+            out.push(c.cited());
         }
     }
+    out
 }
 
 /// Every walkthrough, parsed. The files are part of the build, so a parse error is a bug

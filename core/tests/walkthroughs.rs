@@ -48,6 +48,50 @@ fn every_walkthrough_is_about_one_seed() {
     }
 }
 
+/// Every walkthrough cites its seed's patch first; seed 001's, the commit v3.6 shipped; the
+/// walkthrough of today's page_frag_cache, the commits after it, in release order.
+#[test]
+fn every_walkthrough_cites_its_patch_and_the_commits_behind_its_variants() {
+    let hash = |text: &str| text.split("commit ").nth(1).map(|h| h[..12].to_string());
+    for w in walkthrough::all().expect("walkthroughs parse") {
+        let cited = w.citations();
+        assert!(
+            cited[0].0.starts_with(&format!("seed {}, ", w.seed())),
+            "{}: {cited:?}",
+            w.name
+        );
+        let hashes: Vec<_> = cited.iter().skip(1).filter_map(|(t, _)| hash(t)).collect();
+        let want: &[&str] = match (w.seed().as_str(), w.name.as_str()) {
+            ("001", "rx-page-frag-cache") => &["540eb7bf0bbe", "69b08f62e174", "b63ae8ca096d"],
+            ("001", _) => &["540eb7bf0bbe"],
+            _ => &[],
+        };
+        assert_eq!(hashes, want, "{}", w.name);
+        for (_, url) in &cited {
+            assert!(url.starts_with("https://"), "{}: {url}", w.name);
+        }
+    }
+}
+
+/// A walkthrough's `chart` names a counter its runs count; lint refuses one they do not.
+#[test]
+fn lint_refuses_a_chart_that_is_no_counter() {
+    let w = walkthrough::find("rx-page-reuse").expect("found");
+    assert_eq!(w.chart.as_deref(), Some("frag_cache_pages"));
+    let text = include_str!("../walkthroughs/rx-page-reuse.toml").replace(
+        "chart = \"frag_cache_pages\"",
+        "chart = \"frag_cache_pagez\"",
+    );
+    let bad = walkthrough::parse(&text).expect("parses");
+    let found: Vec<String> = lint::lesson(&bad).iter().map(|f| f.to_string()).collect();
+    assert!(
+        found
+            .iter()
+            .any(|f| f.contains("chart") && f.contains("`frag_cache_pagez` is no counter")),
+        "{found:?}"
+    );
+}
+
 /// docs/examples/my-lesson.toml, the format's documented example, passes lint; each
 /// mistake made in a copy of it is found, naming the field and the step.
 #[test]

@@ -72,9 +72,10 @@ function faults() {
       return b.bottom > bottom + 0.5 || b.right > right + 0.5;
     });
     if (cut.length === 0) continue;
+    // The cue stands right under the view, over no part of the drawing.
     const cue = [...wrap.closest('figure').querySelectorAll('.more')].find((c) => {
       const b = c.getBoundingClientRect();
-      return shown(c) && /\d+ more/.test(c.textContent) && b.top >= r.top && b.bottom <= bottom + 0.5 && b.height > 0;
+      return shown(c) && /\d+ more/.test(c.textContent) && b.top >= r.bottom - 0.5 && b.top <= r.bottom + 8 && b.height > 0;
     });
     if (!cue) {
       const first = cut[0].outerHTML.slice(1, cut[0].outerHTML.indexOf('>'));
@@ -83,7 +84,7 @@ function faults() {
   }
   // A legend entry (a swatch and its words) never wraps in its middle,
   // and every swatch can be seen.
-  for (const e of document.querySelectorAll('.legend .entry')) {
+  for (const e of document.querySelectorAll('.legend li')) {
     if (e.getClientRects().length > 1) out.legend.push(`"${e.textContent}" wraps`);
   }
   for (const k of document.querySelectorAll('.legend .k')) {

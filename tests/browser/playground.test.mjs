@@ -229,7 +229,7 @@ test('a step at the end of a long queue: the view stays put; what is in view is 
       delete window.__skblab.renderMs;
       const held = skbs().filter((id) => !at.skbs.includes(id));
       const fresh = skbs().filter((id) => id >= 475).length;
-      resolve({ before, at, after: { top: wrap.scrollTop, inView: inView(), held, heldBelow: below(held), fresh, cue: wrap.querySelector('.more')?.textContent } });
+      resolve({ before, at, after: { top: wrap.scrollTop, inView: inView(), held, heldBelow: below(held), fresh, cue: wrap.closest('figure').querySelector('.more')?.textContent } });
     };
     settled();
   }));

@@ -22,6 +22,7 @@
 mod controls;
 mod diagrams;
 mod editor;
+mod export;
 mod handout;
 mod kernel_lane;
 mod narration;
@@ -114,6 +115,8 @@ pub struct App {
     /// The walkthroughs have arrived (or failed to): links can be opened.
     loaded: bool,
     titles: Vec<AttrValue>,
+    /// The walkthroughs by the patch they teach ([`picker::Props::groups`]).
+    groups: Vec<(AttrValue, Vec<usize>)>,
     session: Option<Shared>,
     pos: usize,
     /// The position the panels show: below the window, they follow [`App::pos`] a frame
@@ -182,6 +185,7 @@ impl Component for App {
         });
         App {
             titles: Vec::new(),
+            groups: Vec::new(),
             walks: Vec::new(),
             loaded: false,
             session: None,
@@ -304,7 +308,7 @@ impl Component for App {
         let lead = self.lead();
         html! {
             <>
-                { pure(picker::Props { titles: self.titles.clone(), current, shown, on_pick: self.on_pick.clone(),
+                { pure(picker::Props { titles: self.titles.clone(), groups: self.groups.clone(), current, shown, on_pick: self.on_pick.clone(),
                     scores, on_reset: self.on_reset.clone(), on_file: self.on_file.clone() }) }
                 if let Some(n) = &self.notice {
                     <div class="notice" role="alert" data-testid="notice">{ n }</div>
@@ -418,6 +422,7 @@ impl App {
                     Err(e) => self.notice = Some(format!("The walkthroughs failed to load: {e}")),
                 }
                 self.titles = self.walks.iter().map(|w| w.title.clone().into()).collect();
+                self.groups = picker::groups(&self.walks);
                 self.loaded = true;
                 // The link may name a walkthrough: open it now that they are here.
                 self.open_fragment();

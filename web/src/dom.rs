@@ -81,6 +81,13 @@ pub fn value_of(id: &str) -> Option<String> {
         .as_string()
 }
 
+/// Whether the checkbox with id `id` is ticked (none: not).
+pub fn checked(id: &str) -> bool {
+    let el = document().get_element_by_id(id);
+    el.and_then(|el| js_sys::Reflect::get(&el, &JsValue::from_str("checked")).ok())
+        .is_some_and(|v| v.is_truthy())
+}
+
 /// Moves the keyboard focus to the first element matching `selector`.
 pub fn focus(selector: &str) {
     let el = document().query_selector(selector).ok().flatten();

@@ -31,6 +31,9 @@ pub struct Session {
     pub kernel: Option<KernelReport>,
     /// What the link names instead, when the session is a challenge's start or a lesson file.
     pub lesson: Option<Link>,
+    /// The variant run beside the learner's scenario's own (on whichever side its kernel's
+    /// age puts it), for the link.
+    pub compare: Option<String>,
     /// Per lane, the texts of the events of the step last listed ([`Session::event_text`]).
     pub(crate) texts: RefCell<Vec<(usize, Vec<Option<AttrValue>>)>>,
 }
@@ -54,6 +57,19 @@ impl Session {
         };
         let outro = (pos == self.len()).then_some(w.outro.as_str());
         Some((main, outro))
+    }
+
+    /// What the session cites, each as words and an address (the core's
+    /// [`skblab_core::walkthrough::citations`]): the walkthrough's, else those of the
+    /// scenario's variants.
+    pub fn citations(&self) -> Vec<(String, String)> {
+        if let Some(w) = &self.walk {
+            return w.citations();
+        }
+        let variants = self.traces.iter().map(|t| t.variant.as_str());
+        Scenario::parse(&self.text).map_or(Vec::new(), |sc| {
+            skblab_core::walkthrough::citations(&sc, variants)
+        })
     }
 
     /// The lane stepped by event until the learner picks one: where the walkthrough's patch
@@ -221,7 +237,7 @@ impl Session {
             },
             None => Link::Custom {
                 text: self.text.clone(),
-                compare: self.traces.get(1).map(|t| t.variant.clone()),
+                compare: self.compare.clone(),
                 at,
             },
         }
@@ -242,6 +258,7 @@ pub fn load_walkthrough(w: &Walkthrough) -> Result<Session, String> {
         traces,
         kernel: None,
         lesson: None,
+        compare: None,
         texts: RefCell::default(),
     })
 }
@@ -260,8 +277,20 @@ pub fn check(text: &str) -> Result<Scenario, String> {
     traced(text, false).0
 }
 
-/// Runs the learner's scenario, and a second variant beside it when `compare` names one.
+/// Runs the learner's scenario, and a second variant beside it when `compare` names one,
+/// before on the left as in the walkthroughs: the older kernel first.
 pub fn load_custom(text: &str, compare: Option<&str>) -> Result<Session, String> {
+    let mut s = runs(text, compare)?;
+    if let [a, b] = &s.traces[..] {
+        if b.era < a.era {
+            s.traces.swap(0, 1);
+        }
+    }
+    Ok(s)
+}
+
+/// Runs the learner's scenario, then (when `compare` names another) that variant's run.
+fn runs(text: &str, compare: Option<&str>) -> Result<Session, String> {
     let (s, first) = traced(text, true);
     let s = s?;
     let first = match first {
@@ -269,7 +298,8 @@ pub fn load_custom(text: &str, compare: Option<&str>) -> Result<Session, String>
         None => run(&s, None)?,
     };
     let mut traces = vec![first];
-    if let Some(v) = compare.filter(|v| *v != traces[0].variant) {
+    let compare = compare.filter(|v| *v != traces[0].variant);
+    if let Some(v) = compare {
         traces.push(run(&s, Some(v))?);
     }
     Ok(Session {
@@ -279,6 +309,7 @@ pub fn load_custom(text: &str, compare: Option<&str>) -> Result<Session, String>
         traces,
         kernel: None,
         lesson: None,
+        compare: compare.map(String::from),
         texts: RefCell::default(),
     })
 }
@@ -287,7 +318,7 @@ pub fn load_custom(text: &str, compare: Option<&str>) -> Result<Session, String>
 /// the runner set beside the kernel, then the kernel's skbs as a third lane.
 pub fn load_report(text: &str) -> Result<Session, String> {
     let r = Report::parse(text).map_err(|e| e.to_string())?;
-    let s = load_custom(&r.scenario, Some(&r.variant))?;
+    let s = runs(&r.scenario, Some(&r.variant))?;
     // The lane of the runner's variant: the last (the only one when it is the scenario's).
     if let Some(t) = s.traces.last() {
         r.check_model(t).map_err(|e| e.to_string())?;

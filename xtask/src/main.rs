@@ -293,8 +293,11 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// 310,500 B (docs/playground-performance.md); since the stop that typed and checked the
 /// kernel report against the model (8.9 KB), bounded lessons and explanations, kept homework
 /// links, lesson paragraphs, the lesson's kernel line, the filter notice and bounded picks
-/// (328,822 B, about 5 KB of it not yet traced to one change), 329,500 B.
-const WASM_GZIP_BUDGET: u64 = 329_500;
+/// (328,822 B, about 5 KB of it not yet traced to one change), 329,500 B; since issue 36's
+/// classroom (stage mode, the legend of the marks used, citations, the handout's moments,
+/// counters and worksheet, slides and the deck, the embed view: 13.5 KB, measured 342,424 B
+/// against main's 328,890 B), 343,000 B.
+const WASM_GZIP_BUDGET: u64 = 343_000;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {

@@ -8,7 +8,8 @@
 //! At 100 % a drawing unit is a pixel, so every text is at least 11 px; the drawings are
 //! sized so that a narrow window stacks the panes (style.css) rather than shrinking them.
 
-use super::scene::{scenes, Scene};
+use super::export;
+use super::scene::{scenes, Look, Scene};
 use super::Shared;
 use crate::diagram::{self, Drawing, Piece, Shapes, ALL};
 use crate::dom;
@@ -41,6 +42,8 @@ pub enum Msg {
     ExportJson(usize),
     /// Lane `Some(i)`, or every lane in one figure (`None`), as SVG, or (`true`) as PNG.
     Figure(Option<usize>, bool),
+    /// Every step and key moment as 16:9 slides ([`export::deck`]).
+    Deck,
     Zoom(Zoom),
 }
 
@@ -76,9 +79,12 @@ pub struct Diagrams {
     asked: (bool, bool),
     /// The moves ahead drawn so far (at most one each way).
     ahead: Vec<Ahead>,
-    /// What every mark means: static markup, copied from index.html's `<template
-    /// id="legend">` once drawn (as Yew nodes or a string it cost the bundle a kilobyte).
+    /// What every mark the session's drawings use means: the entries of index.html's
+    /// `<template id="legend">` ([`super::handout::legend`]), written once the session is
+    /// drawn (as Yew nodes or a string it cost the bundle a kilobyte).
     legend: NodeRef,
+    /// The legend has been written for this session.
+    legend_written: bool,
     /// Percent, or `None`: fit the pane's width.
     zoom: Option<u32>,
     /// Presentation mode (`?present`, toggled by index.html, which reloads the page): larger
@@ -87,8 +93,14 @@ pub struct Diagrams {
     present: bool,
     /// The handout (`?handout`): every step at once ([`super::handout`]).
     handout: bool,
-    /// Per trace, its idle queues ([`Trace::idle_queues`]), replayed once per session when
-    /// presentation mode asks.
+    /// The drawings fit their lanes whatever the zoom: in presentation mode and in the embed
+    /// view (`?embed`, an iframe of any width).
+    fit: bool,
+    /// Presentation mode's focus on the pages (`?present&pages`): every queue left out, so
+    /// that both lanes' pages fit a 720p projector at 150 % (853×480 px).
+    pages: bool,
+    /// Per trace, the queues left out: its idle queues ([`Trace::idle_queues`], replayed once
+    /// per session when presentation mode asks), or every queue when it shows only pages.
     idle: Option<Vec<Vec<String>>>,
     _keys: EventListener,
     _settle: [EventListener; 2],
@@ -119,9 +131,12 @@ impl Component for Diagrams {
             asked: (false, false),
             ahead: Vec::new(),
             legend: NodeRef::default(),
+            legend_written: false,
             zoom,
             present,
             handout: dom::mode("handout"),
+            fit: present || dom::mode("embed"),
+            pages: present && dom::mode("pages"),
             idle: None,
             _keys: zoom_keys(ctx),
             _settle: [(dom::SETTLE, Msg::Settle), (dom::IDLE, Msg::Ahead)].map(|(name, m)| {
@@ -139,7 +154,7 @@ impl Component for Diagrams {
         let p = ctx.props();
         if p.session != old.session {
             self.canvas = canvas_heights(&p.session, self.present);
-            (self.idle, self.ahead) = (None, Vec::new());
+            (self.idle, self.ahead, self.legend_written) = (None, Vec::new(), false);
         }
         self.redraw(p);
         true
@@ -174,8 +189,13 @@ impl Component for Diagrams {
             Msg::Ahead => {
                 // (With pieces held, the render that draws them asks again.)
                 self.asked.1 = false;
+                // The moves ahead first (the next key wants them), then the legend.
                 if !self.drawn.iter().any(Shown::holds) {
-                    self.prepare(p);
+                    match self.unready(p) {
+                        Some(_) => self.prepare(p),
+                        None if !self.legend_written => self.write_legend(p),
+                        None => {}
+                    }
                 }
             }
             Msg::ExportJson(i) => {
@@ -190,6 +210,7 @@ impl Component for Diagrams {
                 }
             }
             Msg::Figure(lane, png) => self.export(p, lane, png),
+            Msg::Deck => self.deck(&p.session),
             Msg::Zoom(z) => {
                 let old = self.zoom;
                 self.zoom = match z {
@@ -220,12 +241,10 @@ impl Component for Diagrams {
         false
     }
 
-    /// After the first render, the legend is filled in; after any, a view whose height or drawing
-    /// changed has its cue recounted, and pieces held back are drawn once this frame is painted.
-    fn rendered(&mut self, ctx: &Context<Self>, first: bool) {
-        if let Some(p) = self.legend.cast::<web_sys::Element>().filter(|_| first) {
-            p.set_inner_html(&dom::inner_html("legend"));
-        }
+    /// After any render, a view whose height or drawing changed has its cue recounted, and
+    /// pieces held back are drawn once this frame is painted; a session's legend, once the
+    /// page is idle.
+    fn rendered(&mut self, ctx: &Context<Self>, _first: bool) {
         for (i, (wrap, shown)) in self.wraps.iter().zip(&self.drawn).enumerate() {
             let Some(el) = wrap.cast::<web_sys::Element>() else {
                 continue;
@@ -237,7 +256,7 @@ impl Component for Diagrams {
         }
         if self.drawn.iter().any(Shown::holds) {
             self.ask(false);
-        } else if self.unready(ctx.props()).is_some() {
+        } else if !self.legend_written || self.unready(ctx.props()).is_some() {
             self.ask(true);
         }
     }
@@ -245,7 +264,7 @@ impl Component for Diagrams {
     fn view(&self, ctx: &Context<Self>) -> Html {
         let s = &ctx.props().session;
         if self.handout {
-            return super::handout::handout(s, self.idle.as_deref());
+            return super::handout::handout(s, self.look(), &dom::inner_html("legend"));
         }
         // Two model lanes side by side; a kernel lane spans the row under them (or under the
         // one lane, which keeps the whole width it was drawn for).
@@ -263,12 +282,15 @@ impl Component for Diagrams {
                     { button(Msg::Zoom(Zoom::In), "Zoom in".into(), "+") }
                     { button(Msg::Zoom(Zoom::Actual), "Zoom 100 %".into(), "100 %") }
                     { button(Msg::Zoom(Zoom::Fit), "Fit the width".into(), "fit") }
-                    if s.traces.len() > 1 {
-                        <span class="both">{ "Both lanes in one figure:" }
+                    <span class="both">
+                        <label title="Figures downloaded as 16:9 slides, the figure in the middle"><input type="checkbox" id="slide" data-testid="slide" />{ " 16:9" }</label>
+                        if s.traces.len() > 1 {
+                            { " · Both lanes in one figure:" }
                             { button(Msg::Figure(None, false), "Download both lanes as one SVG".into(), "SVG") }
                             { button(Msg::Figure(None, true), "Download both lanes as one PNG".into(), "PNG") }
-                        </span>
-                    }
+                        }
+                        { button(Msg::Deck, "Download every step and key moment as 16:9 slides (one HTML page)".into(), "slides") }
+                    </span>
                 </div>
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
@@ -284,62 +306,52 @@ impl Component for Diagrams {
                         </figcaption>
                         <div class="svgwrap" ref={self.wraps.get(i).cloned().unwrap_or_default()} onscroll={on_scroll(ctx, i, shown.drawing.width, zoom)}>
                             { shown.view(zoom) }
-                            { more(shown.drawing.below(self.views.get(i).map_or(u32::MAX, |v| v.1))) }
                         </div>
+                        { more(shown.drawing.below(self.views.get(i).map_or(u32::MAX, |v| v.1))) }
                     </figure>
                 }) }
                 if let Some(r) = &s.kernel { { super::kernel_lane::lane(r) } }
-                <p class="legend" data-testid="legend" ref={self.legend.clone()}></p>
+                <ul class="legend" data-testid="legend" aria-label="Legend: the marks these drawings use" ref={self.legend.clone()}></ul>
             </section>
         }
     }
 }
 
 impl Diagrams {
-    /// The zoom the drawings are shown at: presentation mode fits them to their lanes.
+    /// The zoom the drawings are shown at: presentation mode and the embed view fit them to
+    /// their lanes.
     fn shown_zoom(&self) -> Option<u32> {
-        self.zoom.filter(|_| !self.present)
+        self.zoom.filter(|_| !self.fit)
     }
 
     /// Downloads lane `Some(i)` (or every lane, `None`) as a figure of its own
-    /// ([`diagram::figure`]), as SVG or as PNG, named for the moment each lane shows.
+    /// ([`export::figure`]), as SVG or as PNG.
     fn export(&self, p: &Props, lane: Option<usize>, png: bool) {
         let s = &p.session;
-        let lanes: Vec<usize> = lane.map_or((0..self.scenes.len()).collect(), |i| vec![i]);
-        if lanes.is_empty() || lanes.iter().any(|&i| i >= self.scenes.len()) {
-            return;
-        }
-        let event = |i: usize| p.events.get(i).copied().flatten();
-        let at = |i: usize| event(i).map_or(String::new(), |k| format!("-event{k}"));
-        let (mech, pos) = (&s.traces[lanes[0]].mechanism, p.pos);
-        let name = match lane {
-            Some(i) => format!("skblab-{mech}-{}-step{pos}{}", s.traces[i].variant, at(i)),
-            None => {
-                let each = lanes
-                    .iter()
-                    .map(|&i| format!("-{}{}", s.traces[i].variant, at(i)));
-                format!("skblab-{mech}-step{pos}{}-both", each.collect::<String>())
-            }
+        let idle: Vec<Vec<String>> = (s.traces.iter()).map(|t| left_out(t, self.pages)).collect();
+        let look = Look {
+            leave: Some(&idle),
+            ..self.look()
         };
-        // Whole: the pane holds only the band near each view.
-        let whole: Vec<_> = (lanes.iter())
-            .map(|&i| self.scenes[i].draw(s, self.idle(), ALL, &mut Shapes::default()))
-            .collect();
-        let figs: Vec<_> = (lanes.iter().zip(&whole))
-            .map(|(&i, d)| (d, caption(s, &s.traces[i], pos, event(i))))
-            .collect();
-        let svg = diagram::figure(&figs, &dom::inner_html("legend"));
-        if png {
-            dom::png(&svg, &format!("{name}.png"));
-        } else {
-            dom::download(&format!("{name}.svg"), "image/svg+xml", &svg);
-        }
+        export::figure(s, &self.scenes, look, (p.pos, p.events), lane, png);
+    }
+
+    /// Downloads every step, and every key moment, as 16:9 slides in one page
+    /// ([`export::deck`]).
+    fn deck(&self, s: &Shared) {
+        let idle: Vec<Vec<String>> = (s.traces.iter()).map(|t| left_out(t, self.pages)).collect();
+        let look = Look {
+            leave: Some(&idle),
+            ..self.look()
+        };
+        export::deck(s, look);
     }
 
     fn redraw(&mut self, p: &Props) {
         let t0 = dom::now();
         if self.present && self.idle.is_none() {
-            let idle = |t: &Trace| t.idle_queues().into_iter().map(String::from).collect();
+            let pages = self.pages;
+            let idle = |t: &Trace| left_out(t, pages);
             self.idle = Some(p.session.traces.iter().map(idle).collect());
         }
         let here = (p.pos, p.events);
@@ -357,9 +369,13 @@ impl Diagrams {
         dom::publish("drawnAhead", was);
     }
 
-    /// Per trace, the queues to leave out (presentation mode's idle queues).
-    fn idle(&self) -> Option<&[Vec<String>]> {
-        self.idle.as_deref().filter(|_| self.present)
+    /// How the pane draws its lanes: in presentation mode narrower, its idle queues (or
+    /// every queue, pages only) left out.
+    fn look(&self) -> Look<'_> {
+        Look {
+            present: self.present,
+            leave: self.idle.as_deref().filter(|_| self.present),
+        }
     }
 
     /// Draws lane `i`'s scene for the band of it the page keeps, after a scroll or zoom moved
@@ -383,7 +399,7 @@ impl Diagrams {
     /// in the page (whose unchanged pieces it keeps); `shapes`: the lane's.
     fn show(&self, s: &Shared, i: usize, scene: &Scene, shapes: &mut Shapes) -> Shown {
         let band = self.windows.get(i).copied().unwrap_or(FIRST_WINDOW);
-        let drawing = scene.draw(s, self.idle(), band, shapes);
+        let drawing = scene.draw(s, self.look(), band, shapes);
         let canvas = self.canvas.get(i).copied().unwrap_or(0);
         let view = self.views.get(i).copied().unwrap_or(ALL);
         Shown::new(drawing, canvas, self.drawn.get(i), view)
@@ -399,15 +415,27 @@ impl Diagrams {
         (moves.filter_map(|d| p.session.ahead((p.pos, p.events), d))).find(|at| !ready(at))
     }
 
-    /// Draws a move ahead not drawn yet, and asks for the next idle moment if another is left:
-    /// one at a time, so a key pressed meanwhile waits for one drawing at most.
+    /// Writes the session's legend: the entries for the marks its drawings use (drawing
+    /// every step takes a while, so the page waits for an idle moment after the moves
+    /// ahead).
+    fn write_legend(&mut self, p: &Props) {
+        if let Some(ul) = self.legend.cast::<web_sys::Element>() {
+            let legend = dom::inner_html("legend");
+            ul.set_inner_html(&super::handout::legend(&p.session, self.look(), &legend));
+        }
+        self.legend_written = true;
+    }
+
+    /// Draws a move ahead not drawn yet, and asks for the next idle moment if another is left
+    /// (or the legend is to write): one at a time, so a key pressed meanwhile waits for one
+    /// drawing at most.
     fn prepare(&mut self, p: &Props) {
         let Some(at) = self.unready(p) else {
             return;
         };
         let drawn = self.draw_at(&p.session, at);
         self.ahead.push(Ahead { at, drawn });
-        if self.unready(p).is_some() {
+        if self.unready(p).is_some() || !self.legend_written {
             self.ask(true);
         }
     }
@@ -468,8 +496,8 @@ fn freed(t: &Trace, pos: usize, event: Option<usize>) -> Html {
 }
 
 /// The cue under a view that cuts off part of its drawing: how many skbs, pages and dfrags lie
-/// below,
-/// and a button that scrolls down to them.
+/// below, and a button that scrolls down to them. It stands under the view, never over a
+/// mark, on a line kept whether or not there is a cue (so a step never moves the figure).
 fn more((skbs, pages, dfrags): (usize, usize, usize)) -> Html {
     let counts = [(skbs, "skb"), (pages, "page"), (dfrags, "dfrag")];
     let mut parts = (counts.iter().filter(|c| c.0 > 0))
@@ -479,18 +507,18 @@ fn more((skbs, pages, dfrags): (usize, usize, usize)) -> Html {
             format!("{n}{more} {what}{}", if n == 1 { "" } else { "s" })
         });
     let Some(first) = parts.next() else {
-        return Html::default();
+        return html! { <p class="cue"></p> };
     };
     let text = parts.fold(first, |t, p| t + " and " + &p) + " below ↓";
     let down = Callback::from(|e: MouseEvent| {
-        let wrap = e
+        let cue = e
             .target_unchecked_into::<web_sys::Element>()
             .parent_element();
-        if let Some(w) = wrap {
+        if let Some(w) = cue.and_then(|c| c.previous_element_sibling()) {
             w.set_scroll_top(w.scroll_top() + w.client_height() * 4 / 5);
         }
     });
-    html! { <button class="more" onclick={down}>{ text }</button> }
+    html! { <p class="cue"><button class="more" onclick={down}>{ text }</button></p> }
 }
 
 /// The band of a diagram `width` units wide, shown at `zoom` in scroll area `el`, to keep in
@@ -590,25 +618,14 @@ impl Shown {
     }
 }
 
-/// An exported figure's caption: the walkthrough, the variant and its kernel, the step and
-/// its operation, and the event shown.
-fn caption(s: &Shared, t: &Trace, pos: usize, event: Option<usize>) -> String {
-    let step = pos.checked_sub(1).and_then(|p| t.steps.get(p));
-    let op = step.map_or("before the first operation", |st| st.op.as_str());
-    let mut out = format!(
-        "{} · {} · kernel {} · step {pos}/{}: {op}",
-        s.title,
-        t.variant,
-        t.era,
-        s.len()
-    );
-    if let Some(e) = event.and_then(|k| Some((k, step?.events.get(k.checked_sub(1)?)?))) {
-        out += &format!(" · event {}: {}", e.0, e.1);
-    } else if event == Some(0) {
-        // A lane in lockstep where the other's input starts.
-        out += " · before its first event";
-    }
-    out
+/// The queues presentation mode leaves out of trace `t`'s drawings: those empty all along, or
+/// (`pages`: the pages only) every one.
+fn left_out(t: &Trace, pages: bool) -> Vec<String> {
+    let names = match (pages, t.steps.first()) {
+        (true, Some(first)) => first.state.queues.iter().map(|q| q.name.as_str()).collect(),
+        _ => t.idle_queues(),
+    };
+    names.into_iter().map(String::from).collect()
 }
 
 /// Per trace, its tallest drawing over all its steps.

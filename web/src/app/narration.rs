@@ -99,6 +99,9 @@ impl View for Text {
             o.push_str(&esc(k));
             o.push_str("</p>");
         }
+        if self.pos == 0 {
+            cite(&mut o, s);
+        }
         if let Some((main, outro)) = s.narration(self.pos) {
             o.push_str(r#"<div data-testid="narration">"#);
             paragraphs(&mut o, main);
@@ -112,6 +115,24 @@ impl View for Text {
         o.push_str("</div>");
         Html::from_html_unchecked(o.into())
     }
+}
+
+/// What the session cites, one linked line each (the core's citations).
+pub(super) fn cite(out: &mut String, s: &Shared) {
+    let cited = s.citations();
+    if cited.is_empty() {
+        return;
+    }
+    out.push_str(r#"<ul class="cite" data-testid="cite" aria-label="Sources">"#);
+    for (text, url) in cited {
+        let _ = write!(
+            out,
+            r#"<li><a href="{}">{}</a></li>"#,
+            esc(&url),
+            esc(&text)
+        );
+    }
+    out.push_str("</ul>");
 }
 
 /// `text` as HTML paragraphs, a blank line starting each, as the terminal prints them.

@@ -118,6 +118,10 @@ impl App {
         }
         self.reset_lanes();
         self.go(step.min(s.len()));
+        // A walkthrough charts the counter its narration says to watch, in every lane.
+        if let Some(c) = s.walk.as_ref().and_then(|w| w.chart.as_ref()) {
+            self.chart = Some(c.clone().into());
+        }
         self.quiz = match s.walk.as_ref().map(|w| Quiz::new(w, &s.traces)) {
             Some(Ok(q)) => q,
             Some(Err(e)) => {

@@ -4,6 +4,7 @@
 
 use super::emit_some;
 use super::pure::View;
+use skblab_core::walkthrough::Walkthrough;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -11,6 +12,9 @@ use yew::prelude::*;
 pub struct Props {
     /// The built-in walkthroughs' titles, in order.
     pub titles: Vec<AttrValue>,
+    /// The walkthroughs grouped by the patch they teach: each group's heading and its
+    /// walkthroughs' indices.
+    pub groups: Vec<(AttrValue, Vec<usize>)>,
     /// The walkthrough shown, or `None` for the learner's own scenario or a lesson file.
     pub current: Option<usize>,
     /// The title of what is shown, named in the picker when it is no built-in walkthrough.
@@ -50,10 +54,14 @@ fn picker(p: &Props) -> Html {
                     if p.current.is_none() {
                         <option selected=true value="">{ format!("— {} —", p.shown) }</option>
                     }
-                    { for p.titles.iter().enumerate().map(|(i, t)| html! {
-                        <option value={i.to_string()} selected={p.current == Some(i)}>{ t.clone() }
-                            if let Some(Some((right, asked))) = p.scores.get(i) { { format!(" · {right}/{asked} right") } }
-                        </option>
+                    { for p.groups.iter().map(|(heading, walks)| html! {
+                        <optgroup label={heading.clone()}>
+                            { for walks.iter().filter_map(|&i| Some((i, p.titles.get(i)?))).map(|(i, t)| html! {
+                                <option value={i.to_string()} selected={p.current == Some(i)}>{ t.clone() }
+                                    if let Some(Some((right, asked))) = p.scores.get(i) { { format!(" · {right}/{asked} right") } }
+                                </option>
+                            }) }
+                        </optgroup>
                     }) }
                 </select>
             </label>
@@ -64,4 +72,25 @@ fn picker(p: &Props) -> Html {
             <button class="small" data-action="reset-scores" onclick={p.on_reset.reform(|_| ())}>{ "Reset quiz scores" }</button>
         </header>
     }
+}
+
+/// The walkthroughs grouped by the seed (patch) each teaches, in seed order, each group under
+/// its patch's heading (the core's), its walkthroughs in their own order.
+pub fn groups(walks: &[Walkthrough]) -> Vec<(AttrValue, Vec<usize>)> {
+    let mut out: Vec<(String, AttrValue, Vec<usize>)> = Vec::new();
+    for (i, w) in walks.iter().enumerate() {
+        let seed = w.seed();
+        match out.iter_mut().find(|g| g.0 == seed) {
+            Some(g) => g.2.push(i),
+            None => {
+                let heading = w
+                    .patches()
+                    .first()
+                    .map_or(format!("seed {seed}"), |p| p.heading());
+                out.push((seed, heading.into(), vec![i]));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.into_iter().map(|(_, h, w)| (h, w)).collect()
 }

@@ -169,17 +169,25 @@ pub(super) fn scenes(s: &Shared, pos: usize, events: [Option<usize>; LANES]) -> 
         .collect()
 }
 
+/// How lanes are drawn: narrower in presentation mode ([`drawing_width`]), and, per trace,
+/// the queues left out (presentation mode's and the figures' idle queues, or every one).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Look<'a> {
+    pub present: bool,
+    pub leave: Option<&'a [Vec<String>]>,
+}
+
 impl Scene {
-    /// The scene drawn for `band` (the pieces meeting it; [`ALL`]: the whole drawing).
-    /// `idle`, per trace: queues to leave out (presentation mode); `shapes`: those of the
-    /// lane's drawing before.
+    /// The scene drawn for `band` (the pieces meeting it; [`ALL`]: the whole drawing), as
+    /// `look` says; `shapes`: those of the lane's drawing before.
     pub(super) fn draw(
         &self,
         s: &Shared,
-        idle: Option<&[Vec<String>]>,
+        look: Look,
         band: (u32, u32),
         shapes: &mut Shapes,
     ) -> Drawing {
+        let idle = look.leave;
         let empty = State::default();
         let cur = (self.replayed.as_ref())
             .or_else(|| step_state(s, self.lane, self.pos))
@@ -201,7 +209,7 @@ impl Scene {
         let t = &s.traces[self.lane];
         let size = (
             t.consts.max_skb_frags,
-            drawing_width(s.traces.len(), idle.is_some()),
+            drawing_width(s.traces.len(), look.present),
         );
         diagram::draw(cur, &marks, size, &self.label, band, shapes)
     }

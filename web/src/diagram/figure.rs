@@ -14,9 +14,15 @@ use std::fmt::Write;
 /// A caption line's height, and a legend row's.
 const LINE: u32 = 16;
 
-/// The figure of `lanes` (each a drawing and its caption), side by side, and the entries of
-/// `legend` (the page's legend markup) that their marks need, as one SVG document.
-pub fn figure(lanes: &[(&Drawing, String)], legend: &str) -> String {
+/// The figure of `lanes` (each a drawing and its caption), side by side, the entries of
+/// `legend` (the page's legend markup) that their marks need, and the `sources` it cites
+/// under them, as one SVG document; as a `slide`, centred on a 16:9 page.
+pub fn figure(
+    lanes: &[(&Drawing, String)],
+    legend: &str,
+    sources: &[String],
+    slide: bool,
+) -> String {
     // As wide as the drawings, or as the legend's widest entry (beside a narrow drawing).
     let widest = entries(legend)
         .map(|(k, w)| width(k.is_some(), w) + PAD)
@@ -30,10 +36,22 @@ pub fn figure(lanes: &[(&Drawing, String)], legend: &str) -> String {
     let drawn = top + lanes.iter().map(|(d, _)| d.height).max().unwrap_or(0);
     let marks: String = lanes.iter().map(|(d, _)| d.to_svg()).collect();
     let (key, key_h) = key(&marks, legend, width);
-    let h = drawn + key_h;
+    let cited: Vec<String> = (sources.iter())
+        .flat_map(|c| wrap(c, width - 2 * PAD))
+        .collect();
+    let h = drawn + key_h + LINE * cited.len() as u32;
+    // A slide: the smallest 16:9 page that holds the figure, the figure in its middle.
+    let (pw, ph) = match slide {
+        true => (width.max(h * 16 / 9), h.max(width * 9 / 16)),
+        false => (width, h),
+    };
     let mut out = format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="{width}" height="{h}"><rect width="{width}" height="{h}" fill="#fff"/>"##
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {pw} {ph}" width="{pw}" height="{ph}"><rect width="{pw}" height="{ph}" fill="#fff"/>"##
     );
+    if slide {
+        let (dx, dy) = ((pw - width) / 2, (ph - h) / 2);
+        let _ = write!(out, r#"<g transform="translate({dx} {dy})">"#);
+    }
     let mut x = 0;
     for ((d, _), lines) in lanes.iter().zip(&captions) {
         for (i, line) in lines.iter().enumerate() {
@@ -54,9 +72,17 @@ pub fn figure(lanes: &[(&Drawing, String)], legend: &str) -> String {
     }
     let _ = write!(
         out,
-        r#"<g class="legend" transform="translate(0 {drawn})">{key}</g></svg>"#
+        r#"<g class="legend" transform="translate(0 {drawn})">{key}</g>"#
     );
-    out
+    for (i, line) in cited.iter().enumerate() {
+        let y = drawn + key_h + LINE * i as u32 + LINE - 4;
+        let _ = write!(
+            out,
+            r#"<text class="s src" x="{PAD}" y="{y}">{}</text>"#,
+            esc(line)
+        );
+    }
+    out + if slide { "</g></svg>" } else { "</svg>" }
 }
 
 /// `text`'s words in lines at most `w` wide (at the caption's 12 px, bold); a line that
@@ -79,23 +105,46 @@ fn wrap(text: &str, w: u32) -> Vec<String> {
     lines
 }
 
-/// The legend entries whose marks `drawn` (the drawings' markup) uses, in rows at most
-/// `width` wide, and the height they take.
-fn key(drawn: &str, legend: &str, width: u32) -> (String, u32) {
+/// Per entry of `legend` (the page's legend markup), whether `drawn` (drawings' markup) uses
+/// its mark: an element of all the entry's classes (a sent skb is `box sent`; an outline's
+/// entry, of its outline classes alone: `chg dif` is neither `chg` nor `dif`), or, for an
+/// entry of words alone, its term in a text the drawing shows (a tooltip's is not shown).
+pub fn marks_used(drawn: &str, legend: &str) -> Vec<bool> {
     let classes: Vec<Vec<&str>> = (drawn.split("class=\"").skip(1))
         .map(|c| c[..c.find('"').unwrap_or(0)].split(' ').collect())
         .collect();
-    let (mut out, mut x, mut y) = (String::new(), PAD, LINE);
-    for (swatch, words) in entries(legend) {
-        // An element of all the entry's classes (a sent skb is `box sent`); an outline's
-        // entry, of its outline classes alone (`chg dif` is neither `chg` nor `dif`).
-        let outlines = |c: &[&str]| c.iter().filter(|m| ["chg", "dif"].contains(m)).count();
-        let used = match &swatch {
+    let shown: String = (drawn.split("<title>"))
+        .map(|part| part.split_once("</title>").map_or(part, |(_, after)| after))
+        .collect();
+    let outlines = |c: &[&str]| c.iter().filter(|m| ["chg", "dif"].contains(m)).count();
+    (entries(legend))
+        .map(|(swatch, words)| match &swatch {
             Some(k) => (classes.iter()).any(|c| {
                 k.iter().all(|m| c.contains(m)) && [0, outlines(c)].contains(&outlines(k))
             }),
-            None => drawn.contains(term(words)),
-        };
+            None => shown.contains(term(words)),
+        })
+        .collect()
+}
+
+/// The entries of `legend` that `used` marks, as the items of a list for the page (each
+/// entry's own markup: its swatch and words).
+pub fn legend_items(legend: &str, used: &[bool]) -> String {
+    (legend.split(r#"<span class="entry"#).skip(1).zip(used))
+        .filter(|(_, u)| **u)
+        .map(|(e, _)| {
+            let body = &e[e.find('>').map_or(e.len(), |i| i + 1)..];
+            let body = body.trim_end().strip_suffix("</span>").unwrap_or(body);
+            format!("<li>{}</li>", body.trim_end())
+        })
+        .collect()
+}
+
+/// The legend entries whose marks `drawn` (the drawings' markup) uses, in rows at most
+/// `width` wide, and the height they take.
+fn key(drawn: &str, legend: &str, width: u32) -> (String, u32) {
+    let (mut out, mut x, mut y) = (String::new(), PAD, LINE);
+    for ((swatch, words), used) in entries(legend).zip(marks_used(drawn, legend)) {
         if !used {
             continue;
         }
@@ -217,7 +266,7 @@ mod tests {
             960,
             r#"<rect class="hr"/><rect class="mk chg dif"/><path class="cur chg"/><text>count 2</text>"#,
         );
-        let svg = figure(&[(&d, "a caption".into())], LEGEND);
+        let svg = figure(&[(&d, "a caption".into())], LEGEND, &[], false);
         let marks: Vec<&str> = (svg.split(r#"data-mark=""#).skip(1))
             .map(|m| &m[..m.find('"').unwrap()])
             .collect();
@@ -235,7 +284,7 @@ mod tests {
         // LEGEND): a 100-wide drawing's figure is 294 wide, and the entry goes on a row of
         // its own.
         let d = drawing(100, r#"<path class="arrow"/><text>head 512 B</text>"#);
-        let svg = figure(&[(&d, "x".into())], LEGEND);
+        let svg = figure(&[(&d, "x".into())], LEGEND, &[], false);
         let want = r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 294 168""#;
         assert!(svg.starts_with(want), "{svg}");
         let want = r#"<g data-mark="head"><text class="s" x="10" y="32">"#;
@@ -243,10 +292,43 @@ mod tests {
     }
 
     #[test]
+    fn the_sources_stand_under_the_legend_one_line_each() {
+        let d = drawing(500, r#"<path class="arrow"/>"#);
+        let cited = ["seed 001, Alexander Duyck, 2012: the post".to_string()];
+        let svg = figure(&[(&d, "x".into())], LEGEND, &cited, false);
+        // Caption 16 + 10, drawing 100, legend one row 16 + 10, then the source's line.
+        let want = r#"<text class="s src" x="10" y="164">seed 001, Alexander Duyck, 2012: the post</text></svg>"#;
+        assert!(svg.ends_with(want), "{svg}");
+        assert!(svg.contains(r#"viewBox="0 0 500 168""#), "{svg}");
+    }
+
+    #[test]
+    fn a_slide_is_16_by_9_the_figure_in_its_middle() {
+        // 500 x 168 (as above) on the smallest 16:9 page that holds it: 500 x 281, the
+        // figure (281 - 168) / 2 = 56 down.
+        let d = drawing(500, r#"<path class="arrow"/>"#);
+        let cited = ["seed 001, Alexander Duyck, 2012: the post".to_string()];
+        let svg = figure(&[(&d, "x".into())], LEGEND, &cited, true);
+        let want = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 500 281" width="500" height="281"><rect width="500" height="281" fill="#fff"/><g transform="translate(0 56)">"##;
+        assert!(svg.starts_with(want), "{svg}");
+        // A narrow one is widened instead: 100 x 126 (no legend) on a 224 x 126 page, the
+        // figure (224 - 100) / 2 = 62 in.
+        let d = drawing(100, "");
+        let svg = figure(&[(&d, "x".into())], "", &[], true);
+        let want = r##"viewBox="0 0 224 126" width="224" height="126"><rect width="224" height="126" fill="#fff"/><g transform="translate(62 0)">"##;
+        assert!(svg.contains(want), "{svg}");
+    }
+
+    #[test]
     fn two_lanes_stand_side_by_side_each_under_its_caption_lines() {
         let (a, b) = (drawing(500, ""), drawing(500, r#"<path class="arrow"/>"#));
         let long = "Receive buffers: netdev_alloc_frag page reuse (Duyck, 2012) · duyck-2012 · kernel v3.5 · step 2/4: rx";
-        let svg = figure(&[(&a, long.into()), (&b, "after".into())], LEGEND);
+        let svg = figure(
+            &[(&a, long.into()), (&b, "after".into())],
+            LEGEND,
+            &[],
+            false,
+        );
         // The long caption takes two lines; both drawings start under them, the second 10 to
         // the right of the first; the legend (one row) is under the drawings.
         for want in [

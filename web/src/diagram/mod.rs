@@ -21,7 +21,7 @@ mod skb;
 mod svg;
 
 use crate::diff::Changed;
-pub use figure::figure;
+pub use figure::{figure, legend_items, marks_used};
 pub use layout::Shapes;
 use layout::{route, scale_to, Layout, BAR_Y, DFRAG_H, PAD, PAGE_W};
 use skblab_core::page::PageId;
@@ -697,7 +697,8 @@ mod tests {
             "+16",
             r#"data-page="2""#,
             "page 2 · alloc cpu 0</text>",
-            "count 2 · used 1448/4096",
+            // The figure under the bar is what the bar draws: the 1448 bytes the frag holds.
+            "count 2 · held 1448/4096",
             "sk_page_frag @1448",
             // The head's size and the allocating CPU under the title.
             r#"<text class="s" x="16" y="62">head 512 B · alloc cpu 0</text>"#,
@@ -880,7 +881,8 @@ mod tests {
         // The freed page is drawn once more, fading, and not counted nor named a live page.
         assert!(svg.contains(r#"<g class="gone" data-gone="5">"#), "{svg}");
         assert!(
-            svg.contains(">freed on cpu1 · used 1448/4096</text>"),
+            // Freed, it holds nothing: its bar is empty, and so is the figure under it.
+            svg.contains(">freed on cpu1 · held 0/4096</text>"),
             "{svg}"
         );
         assert!(svg.contains("pages (1 live)"), "{svg}");

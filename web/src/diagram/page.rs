@@ -11,8 +11,10 @@ use std::fmt::Write;
 
 /// A page at (`x`, `y`), `h` high: its bar of bytes with the `held` extents (offset, size)
 /// drawn where they sit, so an allocator counting down fills it from the right; the cursors on
-/// it, each a triangle under the bar at its offset; its id, order, CPU, count and bytes
-/// handed out; and for a cache with a `pagecnt_bias`, the bias and the fragments out.
+/// it, each a triangle under the bar at its offset; its id, order, CPU, count and the bytes
+/// the bar shows held (those handed out, freed or not, in its tooltip: the figure under the
+/// bar says what the bar draws); and for a cache with a `pagecnt_bias`, the bias and the
+/// fragments out.
 pub fn draw_page(
     out: &mut String,
     p: &Page,
@@ -24,9 +26,10 @@ pub fn draw_page(
     let bar_w = PAGE_W - 12;
     let gone = crate::diff::Changed::freed_on(&marks.changed.gone, p.id);
     // Freed by the event shown: the CPU that freed it instead of its count.
+    let held_bytes = covered(held);
     let facts = match gone {
-        Some(cpu) => format!("freed on cpu{cpu} · used {}/{}", p.used, p.size),
-        None => format!("count {} · used {}/{}", p.count, p.used, p.size),
+        Some(cpu) => format!("freed on cpu{cpu} · held {held_bytes}/{}", p.size),
+        None => format!("count {} · held {held_bytes}/{}", p.count, p.size),
     };
     let (tx, by) = (x + 6, y + super::layout::BAR_Y);
     let _ = write!(
@@ -91,6 +94,27 @@ pub fn draw_page(
     out.push_str("</g>");
 }
 
+/// The bytes the `held` extents (offset, size) cover, each once: the clones of an skb share
+/// their frags' bytes.
+fn covered(held: &[(u32, u32)]) -> u32 {
+    // In order of offset, each put in its place (a sort of its own would cost the bundle
+    // kilobytes for the few extents of a page).
+    let mut spans: Vec<(u32, u32)> = Vec::with_capacity(held.len());
+    for &(off, len) in held {
+        let span = (off, off.saturating_add(len));
+        spans.insert(spans.partition_point(|s| *s < span), span);
+    }
+    let (mut total, mut reach) = (0, 0);
+    for (from, to) in spans {
+        let from = from.max(reach);
+        if to > from {
+            total += to - from;
+            reach = to;
+        }
+    }
+    total
+}
+
 /// One of MPTCP's data frags (`mptcp_data_frag`) at (`x`, `y`): the bytes pushed to subflows
 /// out of it (its page is reached by an arrow, [`dfrag_end`]).
 pub fn draw_dfrag(d: &Dfrag, (x, y): (u32, u32)) -> String {
@@ -119,4 +143,17 @@ pub fn dfrag_end(d: &Dfrag, spot: &Spot) -> FragEnd {
         size: d.data_len,
     };
     FragEnd::new((spot.x + DFRAG_W / 2, spot.y + DFRAG_H), None, &f, true).below(spot.gap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::covered;
+
+    #[test]
+    fn held_bytes_count_each_byte_once() {
+        // A clone's frag shares its bytes with the original's; a gap counts nothing.
+        assert_eq!(covered(&[(0, 1448), (0, 1448), (2048, 100)]), 1548);
+        assert_eq!(covered(&[(100, 50), (0, 120)]), 150);
+        assert_eq!(covered(&[]), 0);
+    }
 }

@@ -12,7 +12,7 @@ const STYLE: &str =
 .fill{fill:#f0b35a}.bar{fill:#f5efe4;stroke:#d4c7ad}.arrow{stroke:#3f9a66;stroke-width:1.5;fill:none;opacity:.7}\
 .harrow{stroke:#4c7bd9;fill:none;stroke-dasharray:4 3;opacity:.6}.cur{fill:#c2412d}\
 .psh{fill:#7a3db8}.gtrack{fill:#e2e8f0}.gfill{fill:#1f7a8c}.goal{stroke:#1d2430;stroke-width:2}.mk{fill:none;pointer-events:none}.chg{stroke:#e8590c;stroke-width:3}.dif{stroke:#7a3db8;stroke-width:2.5;\
-stroke-dasharray:6 3}.chg.dif{stroke:#e8590c;stroke-dasharray:6 3}";
+stroke-dasharray:6 3}.chg.dif{stroke:#e8590c;stroke-dasharray:6 3}.mk.chg.dif{fill:#7a3db8;fill-opacity:.12}";
 
 /// A drawing: an SVG cut into keyed pieces (one per skb, page, arrow bundle, label; one for
 /// all the marks), those
