@@ -298,6 +298,8 @@ pub static TABLE: &[Row] = &[
     row(RX, RxFrame, RX_ALL, "napi_gro_frags", "net/core/gro.c").at("v6.12").napi_frags(),
     row(RX, AllocSkb, RX_ALL, "napi_get_frags", "net/core/gro.c").at("v6.12").then("napi_alloc_skb").napi_frags(),
     row(RX, NewFrag, RX_ALL, "tun_napi_alloc_frags", TUN).at("v6.12").napi_frags(),
+    // napi_complete after every napi_gro_frags: GRO flushes each frame.
+    row(RX, GroFlush, RX_ALL, "tun_get_user", TUN).at("v6.12").napi_frags(),
     // Either allocator era: the socket side, and each rx cache in the release it lives in.
     row(RX, BacklogProcess, RX_ALL, "__release_sock", "net/core/sock.c"),
     row(RX, RxDrop, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c"),
@@ -384,6 +386,7 @@ pub static LINES: &[Stmt] = &[
     ("v3.6", "alloc_pages", AllocPage, 335, "alloc_pages_current(gfp_mask, order)"),
     ("v6.12", "alloc_pages_node", AllocPage, 299, "alloc_pages_node_noprof(__VA_ARGS__)"),
     ("v6.12", "tun_get_user", NapiPoll, 1977, "napi_gro_frags(&tfile->napi)"),
+    ("v6.12", "tun_get_user", GroFlush, 1978, "napi_complete(&tfile->napi)"),
     ("v6.12", "napi_gro_frags", RxFrame, 765, "dev_gro_receive(napi, skb)"),
     ("v6.12", "napi_get_frags", AllocSkb, 676, "napi_alloc_skb(napi, GRO_MAX_HEAD)"),
     ("v6.12", "tun_napi_alloc_frags", NewFrag, 1499, "skb_fill_page_desc"),

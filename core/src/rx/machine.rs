@@ -74,7 +74,9 @@ impl RxMachine {
     /// point, one call per batch the TAP delivered at once): NAPI polls them
     /// `budget` at a time on the BH CPU. GRO keeps its packet across a poll that used its
     /// whole budget (the NAPI is polled again) and flushes when a poll finishes under budget
-    /// (napi_complete_done), so the frames always end with such a poll.
+    /// (napi_complete_done), so the frames always end with such a poll. tun's napi-frags
+    /// path has no poll: each frame's `writev` ends in `napi_complete`, so GRO never holds a
+    /// packet past its frame.
     pub fn arrive(&mut self, lens: &[u32], ev: &mut Events) -> Result<(), Error> {
         self.p.check_lens("frames", lens)?;
         let budget = self.p.nic.budget as usize;
@@ -91,7 +93,11 @@ impl RxMachine {
     /// One NAPI poll of at most `nic.budget` checked frames.
     fn poll(&mut self, lens: &[u32], ev: &mut Events) {
         let (p, mem) = (&self.p, &mut self.mem);
-        self.defer.flush(BH_CPU, mem, ev);
+        // net_rx_action frees the CPU's defer list before it polls; tun's napi-frags path
+        // runs napi_gro_frags from the writer's syscall, with no net_rx_action.
+        if p.nic.driver != DriverStyle::NapiFrags {
+            self.defer.flush(BH_CPU, mem, ev);
+        }
         let budget = p.nic.budget;
         ev.emit(|| Event::NapiPoll {
             cpu: BH_CPU,
@@ -107,11 +113,16 @@ impl RxMachine {
             self.next_seq = self.next_seq.wrapping_add(skb.len);
             self.napi.frames += 1;
             self.napi.bytes += u64::from(skb.len);
-            let up = if merge {
+            let mut up = if merge {
                 self.gro[bh].receive(skb, p, mem, ev)
             } else {
                 vec![skb]
             };
+            if p.nic.driver == DriverStyle::NapiFrags {
+                // tun_get_user calls napi_complete after each napi_gro_frags (drivers/net/tun.c,
+                // v6.12): napi_complete_done with work_done 0 flushes every held packet.
+                up.extend(self.gro[bh].flush(ev));
+            }
             for skb in up {
                 self.sock.rcv(skb, p.rcv_cpu(), p.owner_backlogs(), mem, ev);
             }
@@ -352,6 +363,45 @@ fn arrive(n: u64, of: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::Scenario;
+
+    /// tun's napi-frags path flushes GRO after every frame (napi_complete in tun_get_user):
+    /// ten segments in one arrive reach the socket as ten skbs, GRO on, where a NIC
+    /// driver's poll merges them into one. Nor does that path run net_rx_action: CPU 0's
+    /// defer list waits for a softirq.
+    #[test]
+    fn tun_flushes_gro_after_every_frame_and_runs_no_net_rx_action() {
+        let run = |driver: &str| {
+            let text = format!(
+                "mechanism = \"rx\"\nvariant = \"modern+defer-free\"\n[nic]\ndriver = \"{driver}\"\n\
+                 gro = true\n[[ops]]\nop = \"arrive\"\nframes = 10\n[[ops]]\nop = \"recvmsg\"\n\
+                 [[ops]]\nop = \"arrive\"\nframes = 1\n"
+            );
+            let t = Scenario::parse(&text)
+                .unwrap()
+                .run(&Default::default())
+                .unwrap();
+            let c = |n: &str| t.counters.get(n).unwrap();
+            (
+                c("gro_merged"),
+                c("skbs_delivered"),
+                c("skbs_deferred"),
+                c("skb_frees_cpu0"),
+            )
+        };
+        let (merged, delivered, deferred, _) = run("napi-frags");
+        assert_eq!((merged, delivered), (0, 11));
+        assert!(deferred > 0);
+        assert_eq!(
+            run("napi-frags").3,
+            0,
+            "no skb freed on CPU 0 before a softirq"
+        );
+        let (merged, delivered, _, freed) = run("full-frame");
+        assert_eq!((merged, delivered), (9, 2));
+        assert!(freed > 0, "the second poll frees CPU 0's defer list");
+    }
+
     /// A step's title counts in the singular for one: "1 frame arrives", not "1 frames".
     #[test]
     fn one_frame_or_skb_is_said_in_the_singular() {
