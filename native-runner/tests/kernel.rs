@@ -653,6 +653,72 @@ fn seed_001_an_order_0_cache_is_reported_as_differ() {
     assert_eq!(row(&v, "page[0].order"), (0, 3));
 }
 
+/// `scenarios/rx-napi-frags-tcp.toml` with GRO `gro` and the extra TOML `consts` (a
+/// `[consts]` table), as `skblab kernel --json` judges it.
+fn napi_tcp_report(gro: bool, consts: &str, extra: &[&str]) -> (Option<i32>, Value) {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/rx-napi-frags-tcp.toml");
+    let text = std::fs::read_to_string(p).unwrap();
+    let text = text.replace("gro = true", &format!("gro = {gro}")) + consts;
+    let f = scenario(&format!("napi-tcp-{gro}"), &text);
+    let out = skblab_kernel(&f, &[&["--json"], extra].concat());
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), v)
+}
+
+/// TCP through tun's NAPI frags path (heads from napi_get_frags, payload in CPU 0's frag
+/// cache), GRO off and on: tun flushes GRO after every frame, so the receive queue does the
+/// merging either way. 40 segments of 1,448 bytes become skbs of 17, 17 and 6 frags (16, 16
+/// and 5 skbs merged into them and freed at arrival on CPU 0), read by one recvmsg; 10 more
+/// become one of 10. Each read skb goes back to CPU 0; the payload filled 3 pages of 22
+/// fragments, and the 2 the cache let go of are freed once the skbs on them are.
+#[test]
+fn tcp_receive_coalescing_agrees_with_modern() {
+    if !kernel_available("tcp_receive_coalescing_agrees_with_modern") {
+        return;
+    }
+    let _turn = frag_cache_turn();
+    for gro in [false, true] {
+        let (code, v) = napi_tcp_report(gro, "", &[]);
+        eprintln!(
+            "gro {gro}: retried {}",
+            v["setup"]["untrusted_runs_retried"]
+        );
+        assert_eq!(v["verdict"], "agree", "gro {gro}: {v:#}");
+        assert_eq!(code, Some(0));
+        assert_eq!(row(&v, "skbs"), (4, 4));
+        for (i, frags, merged, recvmsg) in
+            [(0, 17, 16, 0), (1, 17, 16, 0), (2, 6, 5, 0), (3, 10, 9, 1)]
+        {
+            assert_eq!(row(&v, &format!("skb[{i}].nr_frags")), (frags, frags));
+            assert_eq!(row(&v, &format!("skb[{i}].merged")), (merged, merged));
+            assert_eq!(row(&v, &format!("skb[{i}].recvmsg")), (recvmsg, recvmsg));
+            assert_eq!(
+                row(&v, &format!("skb[{i}].len")),
+                (frags * 1448, frags * 1448)
+            );
+            assert_eq!(row(&v, &format!("skb[{i}].free_cpu")), (0, 0));
+        }
+        assert_eq!(row(&v, "frag_cache_pages"), (3, 3));
+        assert_eq!(row(&v, "page_frees"), (2, 2));
+    }
+}
+
+/// The coalescing checker can fail: a model whose skbs hold at most 8 frags
+/// (`max_skb_frags = 8`) merges 7 into each, where the kernel merges 16.
+#[test]
+fn tcp_coalescing_with_a_wrong_frag_limit_is_reported_as_differ() {
+    if !kernel_available("tcp_coalescing_with_a_wrong_frag_limit_is_reported_as_differ") {
+        return;
+    }
+    let _turn = frag_cache_turn();
+    let (code, v) = napi_tcp_report(false, "\n[consts]\nmax_skb_frags = 8\n", &[]);
+    assert_eq!(v["verdict"], "differ", "{v:#}");
+    assert_eq!(code, Some(1));
+    assert_eq!(row(&v, "skbs"), (7, 4));
+    assert_eq!(row(&v, "skb[0].merged"), (7, 16));
+}
+
 /// Another user of CPU 0's frag cache while seed 001 runs: a thread pinned to CPU 0, in a
 /// namespace of its own, writing frames to a NAPI frags TAP of its own (to a MAC that is not
 /// the TAP's, so each is dropped and its fragment freed at once), as fast as it can. Its

@@ -16,6 +16,7 @@
 
 mod mptcp;
 mod napi_frags;
+mod napi_tcp;
 mod napi_writer;
 mod peer;
 mod pinned;
@@ -118,6 +119,7 @@ fn run(args: &KernelArgs) -> Result<Report, String> {
     let report = match sc {
         Scenario::Sendmsg(sc) => run_send(&sc, args.variant.as_deref()),
         Scenario::Mptcp(sc) => run_mptcp(&sc, args.variant.as_deref()),
+        Scenario::Rx(sc) if napi_tcp::applies(&sc) => run_napi_tcp(&sc, args.variant.as_deref()),
         Scenario::Rx(sc) if napi_frags::applies(&sc) => {
             run_napi_frags(&sc, args.variant.as_deref())
         }
@@ -361,6 +363,30 @@ fn run_napi_frags(
         pages(kernel),
         Vec::new(),
     )
+}
+
+/// TCP's receive coalescing through tun's NAPI frags path (see [`napi_tcp`]).
+fn run_napi_tcp(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
+    let variant = variant.unwrap_or(RxScenario::TODAY);
+    let (model, steps, payloads) = napi_tcp::model(sc, variant)?;
+    let frees = model.skbs.iter().filter(|s| s.free_cpu.is_some()).count();
+    isolate(napi_tcp::TRACEPOINTS)?;
+    let (kernel, why) = trusted(|n| {
+        let port = napi_tcp::PORT + n;
+        let (lines, first) = napi_writer::run_tcp(port, sc.nic.gro, &steps, &payloads, frees)?;
+        Ok(napi_tcp::kernel_side(&lines, first, &payloads)?)
+    })?;
+    let setup = serde_json::json!({
+        "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags -> \
+            napi_gro_frags, napi_complete -> tcp_v4_rcv on CPU 0",
+        "frame": "one writev: virtio-net, Ethernet, IPv4 and TCP headers, then the payload",
+        "gro": sc.nic.gro,
+        "reader_cpu": napi_tcp::READER_CPU,
+        "first_frame": "a fresh page of CPU 0's cache (held UDP frames before it prime it)",
+        "merged": "skbs tcp_try_coalesce merged into this one, freed at arrival on CPU 0",
+        "untrusted_runs_retried": why.len(),
+    });
+    report(RxScenario::NAME, variant, setup, model, kernel, Vec::new())
 }
 
 fn report(

@@ -50,7 +50,6 @@ use skblab_core::RunOptions;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
-use std::time::{Duration, Instant};
 
 /// The kernel's listening port on the TAP (a run retried takes the next).
 pub const PORT: u16 = 5003;
@@ -261,29 +260,10 @@ impl Bh {
     fn arrive(&mut self, skbs: Vec<u32>) -> Result<(), String> {
         raise_net_rx()?;
         for len in skbs {
-            self.wait_window(len)?;
+            self.peer.wait_window(&self.tap, len)?;
             self.write_skb(len)?;
         }
         Ok(())
-    }
-
-    /// Waits until the kernel's window takes `len` more bytes.
-    fn wait_window(&mut self, len: u32) -> Result<(), String> {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            self.peer.pump(&self.tap)?;
-            let room = self.peer.ep.send_room();
-            if room >= u64::from(len) {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "the kernel's receive window ({room} bytes) stayed below an skb of {len} \
-                     bytes for 5 s: read (`recvmsg`) before more arrives"
-                ));
-            }
-            self.tap.wait(10)?;
-        }
     }
 
     /// One TAP write carrying `len` payload bytes: a super-packet of `mss` segments, or a
