@@ -62,7 +62,7 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
             &["frag_cache"],
             &["driver"],
             &["gro"],
-            &["defer"],
+            &["defer", "coalesce"],
             &["socket"],
             &["machine"],
             // What hosts read off a run, and the model fed with real packets.

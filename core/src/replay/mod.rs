@@ -74,7 +74,9 @@ impl State {
                 t.frags.push((skb, idx));
                 t.pages.extend(self.frag_page(skb, idx));
             }
-            GroMerge { skb, into, .. } | GroChain { skb, into } => t.skbs.extend([skb, into]),
+            GroMerge { skb, into, .. } | GroChain { skb, into } | RcvCoalesce { skb, into, .. } => {
+                t.skbs.extend([skb, into])
+            }
             CarveDfrag { data_seq, page, .. } | CopyToDfrag { data_seq, page, .. } => {
                 t.dfrags.push(data_seq);
                 t.pages.push(page);
@@ -109,6 +111,7 @@ impl State {
             | Xmit { .. } => self.apply_skb(e),
             RxFrame { .. }
             | GroMerge { .. }
+            | RcvCoalesce { .. }
             | GroChain { .. }
             | GroFlush { .. }
             | QueueRcv { .. }

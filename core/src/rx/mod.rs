@@ -13,13 +13,14 @@
 //!
 //! Layers, each using only those above it: [`variant`] -> [`scenario`] (the format and the
 //! checked [`RxParams`]) -> [`kernel`] (pages and skb lifetimes, [`Mem`]) -> the stages
-//! ([`frag_cache`], [`driver`], [`gro`], [`defer`], [`socket`]) -> [`machine`], which owns
+//! ([`frag_cache`], [`driver`], [`gro`], [`defer`], [`coalesce`], [`socket`]) -> [`machine`], which owns
 //! them all and lends each stage only what it touches.
 //!
 //! A host that feeds real packets (the TAP runner) calls [`RxScenario::receive`], one batch
 //! per interrupt's worth; one that sets a run beside the kernel's reads it with
 //! [`received`] ([`delivered`], [`copied`], [`consumed`]).
 
+pub mod coalesce;
 pub mod counters;
 pub mod defer;
 pub mod driver;

@@ -128,7 +128,16 @@ pub fn consumed(t: &Trace) -> Vec<Consumed> {
         reads += u64::from(copied);
         before = Some(step);
     }
+    let merges = (t.steps.iter().flat_map(|s| &s.events)).filter_map(|e| match *e {
+        Event::RcvCoalesce { into, .. } => Some(into),
+        _ => None,
+    });
+    let mut merged = BTreeMap::new();
+    for into in merges {
+        *merged.entry(into).or_insert(0) += 1;
+    }
     for c in &mut order {
+        c.merged = merged.get(&c.skb).copied().unwrap_or(0);
         c.alloc_cpu = alloc.get(&c.skb).copied();
         c.free_cpu = free.get(&c.skb).copied();
     }

@@ -15,9 +15,11 @@
 //!   CPU with an IPI when the list reaches half). `net_rx_action` on that CPU frees the list
 //!   (`skb_defer_free_flush`) before each poll ([`super::defer`]).
 //!
-//! Simplifications: TCP's receive-queue coalescing (`tcp_try_coalesce`, v3.5+) is not
-//! modelled (each delivered skb is queued as is); the IPI's softirq runs at once.
+//! A TCP skb reaching the receive queue may merge into its tail ([`super::coalesce`]).
+//! Simplifications: the backlog does not coalesce (`tcp_add_backlog`, v4.20 on); the IPI's
+//! softirq runs at once.
 
+use super::coalesce::try_coalesce;
 use super::defer::DeferLists;
 use super::kernel::{skbs_in, Mem};
 use super::scenario::{Proto, RxParams};
@@ -58,6 +60,8 @@ pub struct SocketTally {
     pub backlog_deliveries: u64,
     pub rx_cache_parked: u64,
     pub rx_cache_freed: u64,
+    /// skbs tcp_try_coalesce merged into the receive queue's tail.
+    pub coalesced: u64,
     pub recvmsg_calls: u64,
     /// skbs recvmsg freed itself (not parked, not deferred).
     pub recvmsg_skbs_freed: u64,
@@ -71,8 +75,9 @@ pub struct SocketTally {
 
 impl Socket {
     /// tcp_v4_rcv on `cpu` for one skb that came up from GRO (or straight from the driver);
-    /// `backlog`: an owned socket backlogs it ([`RxParams::owner_backlogs`]).
-    pub fn rcv(&mut self, skb: Skb, cpu: Cpu, backlog: bool, mem: &mut Mem, ev: &mut Events) {
+    /// an owned socket backlogs it ([`RxParams::owner_backlogs`]).
+    pub fn rcv(&mut self, skb: Skb, cpu: Cpu, p: &RxParams, mem: &mut Mem, ev: &mut Events) {
+        let backlog = p.owner_backlogs();
         let id = skb.id;
         self.tally.delivered += 1;
         if self.closed {
@@ -92,8 +97,7 @@ impl Socket {
             let pid = parked.id;
             ev.emit(|| Event::RxCacheTake { skb: pid, cpu });
         }
-        ev.emit(|| Event::QueueRcv { skb: id, cpu });
-        self.receive_queue.push_back(skb);
+        self.queue_rcv(skb, cpu, p, mem, ev);
         // After bh_unlock_sock.
         if let Some(parked) = to_free {
             self.tally.rx_cache_freed += 1;
@@ -190,14 +194,62 @@ impl Socket {
         mem.free_read_skb(skb, cpu, ev);
     }
 
+    /// tcp_queue_rcv on `cpu`: a TCP skb merges into the receive queue's tail when
+    /// `skb_try_coalesce` can ([`try_coalesce`]), and `kfree_skb_partial` frees the rest of
+    /// it here; otherwise it is returned, to be queued. A UDP datagram is always returned.
+    fn coalesce(
+        &mut self,
+        skb: Skb,
+        cpu: Cpu,
+        p: &RxParams,
+        mem: &mut Mem,
+        ev: &mut Events,
+    ) -> Option<Skb> {
+        let tail = (self.receive_queue.back_mut()).filter(|_| p.socket.proto == Proto::Tcp);
+        let Some((to, how)) = tail.and_then(|t| try_coalesce(t, &skb, &p.consts).map(|h| (t, h)))
+        else {
+            return Some(skb);
+        };
+        let mut from = skb;
+        to.absorb(&mut from, how)
+            .expect("model bug: skb_try_coalesce decided a merge it cannot make");
+        let (id, into) = (from.id, to.id);
+        ev.emit(|| Event::RcvCoalesce {
+            skb: id,
+            into,
+            cpu,
+            copied: how.copied,
+            stolen_head: how.stolen_head,
+            delta_truesize: how.delta_truesize,
+        });
+        self.tally.coalesced += 1;
+        mem.free_skb(from, cpu, ev);
+        None
+    }
+
+    /// tcp_queue_rcv on `cpu` from tcp_v4_rcv: merged ([`Socket::coalesce`]) or queued.
+    fn queue_rcv(&mut self, skb: Skb, cpu: Cpu, p: &RxParams, mem: &mut Mem, ev: &mut Events) {
+        if let Some(skb) = self.coalesce(skb, cpu, p, mem, ev) {
+            let id = skb.id;
+            ev.emit(|| Event::QueueRcv { skb: id, cpu });
+            self.receive_queue.push_back(skb);
+        }
+    }
+
     /// release_sock on the application's CPU: the backlog goes through tcp_v4_do_rcv to the
-    /// receive queue (no rx cache handling on this path).
-    pub fn release(&mut self, cpu: Cpu, ev: &mut Events) {
+    /// receive queue (no rx cache handling on this path), each skb through tcp_queue_rcv,
+    /// coalescing there, unless the socket is closing (`coalesce` none: tcp_close drops them).
+    pub fn release(&mut self, cpu: Cpu, coalesce: Option<(&RxParams, &mut Mem)>, ev: &mut Events) {
         self.owned = false;
+        let mut coalesce = coalesce;
         for skb in std::mem::take(&mut self.backlog) {
             let id = skb.id;
             ev.emit(|| Event::BacklogProcess { skb: id, cpu });
-            self.receive_queue.push_back(skb);
+            let left = match coalesce.as_mut() {
+                Some((p, mem)) => self.coalesce(skb, cpu, p, mem, ev),
+                None => Some(skb),
+            };
+            self.receive_queue.extend(left);
         }
     }
 
@@ -212,7 +264,7 @@ impl Socket {
     /// tcp_close then inet_sock_destruct: the backlog is processed (into the closed socket,
     /// so dropped), the receive queue purged, a parked skb freed.
     pub fn close(&mut self, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
-        self.release(cpu, ev);
+        self.release(cpu, None, ev);
         self.disconnect(cpu, mem, ev);
         self.closed = true;
     }

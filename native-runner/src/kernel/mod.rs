@@ -369,11 +369,10 @@ fn run_napi_frags(
 fn run_napi_tcp(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
     let variant = variant.unwrap_or(RxScenario::TODAY);
     let (model, steps, payloads) = napi_tcp::model(sc, variant)?;
-    let frees = model.skbs.iter().filter(|s| s.free_cpu.is_some()).count();
     isolate(napi_tcp::TRACEPOINTS)?;
     let (kernel, why) = trusted(|n| {
         let port = napi_tcp::PORT + n;
-        let (lines, first) = napi_writer::run_tcp(port, sc.nic.gro, &steps, &payloads, frees)?;
+        let (lines, first) = napi_writer::run_tcp(port, sc.nic.gro, &steps, &payloads)?;
         Ok(napi_tcp::kernel_side(&lines, first, &payloads)?)
     })?;
     let setup = serde_json::json!({

@@ -16,6 +16,8 @@ use crate::net::vnet::VnetHdr;
 use skblab_core::consts::wire::mss_option;
 use skblab_core::rx::{napi_frags_per_page, BH_CPU};
 use skblab_core::Cpu;
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -302,14 +304,13 @@ fn reader_run(sock: &mut Option<TcpStream>, c: ReadCmd) -> Result<(), String> {
 
 /// The TCP run (see [`super::napi_tcp`]): the connection, GRO per `gro`, the priming (held
 /// UDP frames to a refill, then a page's worth), the steps, NET_RX on both CPUs, and the
-/// frees of the `frees` read skbs the model frees. Returns the probe's lines and the
-/// writev number of the first TCP frame.
+/// frees of the skbs the reader read. Returns the probe's lines and the writev number of
+/// the first TCP frame.
 pub fn run_tcp(
     port: u16,
     gro: bool,
     steps: &[Step],
     payloads: &[u32],
-    frees: usize,
 ) -> Result<(Vec<String>, u64), RunError> {
     let tap = Tap::open_napi_frags(TCP_TAP)?;
     set_gro(TCP_TAP, gro)?;
@@ -352,17 +353,31 @@ pub fn run_tcp(
     for cpu in 0..skblab_core::NR_CPUS as Cpu {
         softirq_on(cpu)?;
     }
-    if frees > 0 {
-        let seen = std::cell::Cell::new(0);
-        tracer
-            .read_until(|l| {
-                seen.set(seen.get() + usize::from(l.starts_with("sfree ")));
-                seen.get() >= frees
-            })
-            .map_err(|e| too_slow(&format!("{} of {frees} read skbs freed: {e:?}", seen.get())))?;
-    }
+    wait_frees(&mut tracer)?;
     reader.call(ReadCmd::Close)?;
     let lines = tracer.finish()?;
     drop((reader, bh, held));
     Ok((lines, first))
+}
+
+/// Reads the probe's lines until every skb the reader read is freed (a deferred one when
+/// NET_RX runs on CPU 0, which ksoftirqd may do late on a busy machine): too slow, else.
+fn wait_frees(tracer: &mut Tracer) -> Result<(), RunError> {
+    let (copied, freed) = (RefCell::new(HashSet::new()), RefCell::new(HashSet::new()));
+    let addr = |l: &str, at: usize| l.split_whitespace().nth(at).map(str::to_string);
+    tracer
+        .read_until(|l| {
+            if l.starts_with("copy ") {
+                copied.borrow_mut().extend(addr(l, 3));
+            } else if l.starts_with("sfree ") {
+                freed.borrow_mut().extend(addr(l, 2));
+            }
+            let copied = copied.borrow();
+            !copied.is_empty() && copied.is_subset(&freed.borrow())
+        })
+        .map(drop)
+        .map_err(|e| {
+            let (c, f) = (copied.borrow().len(), freed.borrow().len());
+            too_slow(&format!("{f} of the {c} read skbs freed: {e:?}"))
+        })
 }
