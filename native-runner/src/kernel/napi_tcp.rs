@@ -29,7 +29,8 @@
 
 use super::napi_frags;
 use super::probe;
-use super::verdict::{Inconclusive, Side, SkbView};
+use super::run::{Ask, KernelRun, Oracle, Seen};
+use super::verdict::{Inconclusive, RunError, Side, SkbView};
 use skblab_core::mechanism::Mechanism;
 use skblab_core::rx::{DriverStyle, Proto, RxOp, RxScenario};
 use skblab_core::{Cpu, RunOptions};
@@ -314,4 +315,66 @@ fn read_skbs(
         )));
     }
     Ok(out)
+}
+
+/// The oracle's run of TCP receive coalescing through tun's NAPI frags path.
+pub struct NapiTcp {
+    variant: String,
+    gro: bool,
+    model: Side,
+    steps: Vec<Step>,
+    payloads: Vec<u32>,
+}
+
+impl KernelRun for NapiTcp {
+    type Ask = Ask<RxScenario>;
+    type Seen = Seen;
+
+    fn plan(ask: Ask<RxScenario>) -> Result<NapiTcp, String> {
+        let (model, steps, payloads) = model(&ask.sc, &ask.variant)?;
+        Ok(NapiTcp {
+            variant: ask.variant,
+            gro: ask.sc.nic.gro,
+            model,
+            steps,
+            payloads,
+        })
+    }
+
+    fn tracepoints(&self) -> Vec<&'static str> {
+        TRACEPOINTS.to_vec()
+    }
+
+    fn script(&self) -> String {
+        script(napi_frags::WRITER)
+    }
+
+    fn once(&self, n: u16) -> Result<Seen, RunError> {
+        let port = PORT + n;
+        let (lines, first) =
+            super::napi_writer::run_tcp(port, self.gro, &self.steps, &self.payloads)?;
+        let side = kernel_side(&lines, first, &self.payloads)?;
+        let setup = serde_json::json!({
+            "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags -> \
+                napi_gro_frags, napi_complete -> tcp_v4_rcv on CPU 0",
+            "frame": "one writev: virtio-net, Ethernet, IPv4 and TCP headers, then the payload",
+            "gro": self.gro,
+            "reader_cpu": READER_CPU,
+            "first_frame": "a fresh page of CPU 0's cache (held UDP frames before it prime it)",
+            "merged": "skbs tcp_try_coalesce merged into this one, freed at arrival on CPU 0",
+        });
+        Ok(Seen::new(side, setup))
+    }
+}
+
+impl Oracle for NapiTcp {
+    const MECHANISM: &'static str = RxScenario::NAME;
+
+    fn variant(&self) -> &str {
+        &self.variant
+    }
+
+    fn model(&self) -> Side {
+        self.model.clone()
+    }
 }
