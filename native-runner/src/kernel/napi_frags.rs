@@ -143,6 +143,18 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<(Vec<u32>, FragCache), St
     Ok((payloads, FragCache::of(&t)))
 }
 
+/// The page lines: every page allocated in one of the writer's writevs (`@w`, numbered by
+/// `@n`), and any later free of one of them.
+pub(super) const PAGE_PROBES: &str = r#"tracepoint:kmem:mm_page_alloc /@w[tid]/ {
+  printf("alloc %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
+  @ours[(uint64)args->pfn] = 1;
+}
+tracepoint:kmem:mm_page_free /@ours[(uint64)args->pfn]/ {
+  printf("free %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
+  delete(@ours[(uint64)args->pfn]);
+}
+"#;
+
 /// The probe: every line carries the writer's frame number (`@n`, its writev count).
 /// getsid(2) from the writer marks the end of a frame's lines.
 pub fn script() -> String {
@@ -155,17 +167,9 @@ tracepoint:net:napi_gro_frags_entry /@w[tid]/ {{
   $sh = (struct skb_shared_info *)($skb->head + $skb->end);
   printf("frag %d %u %llu %u %u %u\n", @n, cpu, (uint64)$sh->frags[0].netmem, $sh->frags[0].offset, $sh->frags[0].len, $sh->nr_frags);
 }}
-tracepoint:kmem:mm_page_alloc /@w[tid]/ {{
-  printf("alloc %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
-  @ours[(uint64)args->pfn] = 1;
-}}
-tracepoint:kmem:mm_page_free /@ours[(uint64)args->pfn]/ {{
-  printf("free %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
-  delete(@ours[(uint64)args->pfn]);
-}}
 "#
     );
-    format!("{body}{}", probe::END_PROBE)
+    format!("{body}{PAGE_PROBES}{}", probe::END_PROBE)
 }
 
 /// One probe line.

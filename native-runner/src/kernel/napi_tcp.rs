@@ -149,14 +149,6 @@ tracepoint:net:napi_gro_frags_entry /@w[tid]/ {{
   printf("frag %d %u %llu %u %u %u\n", @n, cpu, (uint64)$sh->frags[0].netmem, $sh->frags[0].offset, $sh->frags[0].len, $sh->nr_frags);
   printf("skb %llu %d %llu\n", nsecs, @n, (uint64)$skb);
 }}
-tracepoint:kmem:mm_page_alloc /@w[tid]/ {{
-  printf("alloc %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
-  @ours[(uint64)args->pfn] = 1;
-}}
-tracepoint:kmem:mm_page_free /@ours[(uint64)args->pfn]/ {{
-  printf("free %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
-  delete(@ours[(uint64)args->pfn]);
-}}
 tracepoint:kmem:kmem_cache_free /@w[tid] && @cur[tid] == (uint64)args->ptr/ {{
   printf("merged %llu %d %u\n", nsecs, @n, cpu);
   delete(@cur[tid]);
@@ -177,7 +169,7 @@ tracepoint:kmem:kmem_cache_free /@read[(uint64)args->ptr]/ {{
 }}
 "#
     );
-    format!("{body}{}", probe::END_PROBE)
+    format!("{body}{}{}", napi_frags::PAGE_PROBES, probe::END_PROBE)
 }
 
 /// One skb line: `(nsecs, kind, numbers)`.
@@ -376,5 +368,44 @@ impl Oracle for NapiTcp {
 
     fn model(&self) -> Side {
         self.model.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Frames 1 to 3: frame 2's skb is freed in its own writev (merged into frame 1's) and
+    /// its address comes back for frame 3, which a later read begins on its own.
+    #[test]
+    fn a_merged_frame_counts_for_the_skb_before_it_and_addresses_are_reused() {
+        let lines: Vec<(u64, Kind, Vec<u64>)> = [
+            "skb 1 1 100",
+            "skb 2 2 200",
+            "merged 3 2 0",
+            "copy 4 0 100 2896 0 2",
+            "skb 5 3 200",
+            "copy 6 1 200 1448 0 1",
+            "sfree 7 100 0",
+            "sfree 8 200 0",
+        ]
+        .iter()
+        .map(|l| parse_skb_line(l).unwrap().unwrap())
+        .collect();
+        let got = read_skbs(lines.clone(), 1, &[1448; 3]).unwrap();
+        let view = |s: &SkbView| (s.len, s.nr_frags, s.recvmsg, s.merged, s.free_cpu);
+        let got: Vec<_> = got.iter().map(view).collect();
+        assert_eq!(
+            got,
+            [
+                (2896, Some(2), Some(0), Some(1), Some(0)),
+                (1448, Some(1), Some(1), Some(0), Some(0))
+            ]
+        );
+        // A byte short of what was written, or a merged skb freed off CPU 0: untrusted.
+        assert!(read_skbs(lines.clone(), 1, &[1448, 1448, 1449]).is_err());
+        let mut off = lines;
+        off[2].2[1] = 1;
+        assert!(read_skbs(off, 1, &[1448; 3]).is_err());
     }
 }
