@@ -33,9 +33,11 @@ const LAYERS: &[&[&str]] = &[
     &["page", "skb", "size_goal"],
     &["page_frag"],
     &["trace"],
+    // The one writer of a State: every change is an event it applies.
+    &["replay"],
     &["mechanism"],
-    // One seed each, and the readers of events: none imports another.
-    &["send", "rx", "mptcp", "replay"],
+    // One seed each: none imports another.
+    &["send", "rx", "mptcp"],
     // Names each event's kernel function per mechanism and era: reads the mechanisms' names.
     &["kernel_fn"],
     &["scenario", "query", "permalink", "freed"],
