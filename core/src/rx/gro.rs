@@ -19,7 +19,7 @@
 //! Simplification: in v3.5 a kmalloc'ed head (no head_frag) is not merged (the kernel would
 //! build a frag_list behind a new head skb).
 
-use super::kernel::{self, Mem};
+use super::kernel::Mem;
 use super::scenario::RxParams;
 use super::variant::Allocator;
 use crate::consts::wire::{IPV4_HLEN, TCP_TS_HLEN};
@@ -60,14 +60,8 @@ impl Gro {
         &self.list
     }
 
-    /// The held packet, other than `skb` (just put on the list).
-    fn held(&self, log: &Log, skb: SkbId) -> Option<SkbId> {
-        let front = log.state().skbs_on(&self.list).front()?.id;
-        (front != skb).then_some(front)
-    }
-
-    /// Offers one received skb (on this GRO's list); returns the skbs to pass up now, in
-    /// order.
+    /// Offers one received skb, the newest on this GRO's list (behind the held packet, if
+    /// any); returns the skbs to pass up now, in order.
     pub fn receive(
         &mut self,
         skb: SkbId,
@@ -75,25 +69,41 @@ impl Gro {
         mem: &mut Mem,
         log: &mut Log,
     ) -> Vec<SkbId> {
-        let len = kernel::skb(log.state(), skb).len;
-        let Some(held) = self.held(log, skb) else {
+        let list = log.state().skbs_on(&self.list);
+        let (Some(held), Some(new)) = (list.front(), list.back()) else {
+            unreachable!("model bug: GRO got skb {skb} off its list")
+        };
+        let len = new.len;
+        if held.id == new.id {
             self.hold(len);
             return Vec::new();
-        };
+        }
         if len > self.gso_size {
             let out = self.flush(log);
             self.hold(len);
             return out;
         }
         assert_eq!(
-            kernel::skb(log.state(), held).end_seq,
-            kernel::skb(log.state(), skb).seq,
+            held.end_seq, new.seq,
             "model bug: GRO got an out-of-order segment"
         );
-        if !merge(held, skb, p, mem, self.cpu, log) {
-            let out = self.flush(log);
-            self.hold(len);
-            return out;
+        let (into, skb) = (held.id, new.id);
+        match join(held, new, p) {
+            Some(Join::Merge(stolen_head, delta_truesize)) => {
+                log.emit(Event::GroMerge {
+                    skb,
+                    into,
+                    stolen_head,
+                    delta_truesize,
+                });
+                mem.free_skb(skb, self.cpu, log);
+            }
+            Some(Join::Chain) => log.emit(Event::GroChain { skb, into }),
+            None => {
+                let out = self.flush(log);
+                self.hold(len);
+                return out;
+            }
         }
         self.segs += 1;
         self.merged += 1;
@@ -120,35 +130,32 @@ impl Gro {
     }
 }
 
-/// skb_gro_receive: moves `skb`'s payload into the last skb of `p` (`p` itself, or the last
-/// one on its frag_list) and frees what is left of `skb` on `cpu`; since v3.19 (`modern`), when
-/// that skb's frags are full, chains `skb` whole on `p`'s frag_list instead. False when `p`
-/// is full (-E2BIG). The moves themselves are the events' ([`State::apply`]).
+/// How a segment joins the held packet.
+enum Join {
+    /// Its payload moves into the last skb of the packet (whether its head is stolen, the
+    /// truesize that moves), and what is left of it is freed.
+    Merge(bool, u32),
+    /// Since v3.19 (`modern`), when that skb's frags are full: it is chained whole on the
+    /// packet's frag_list.
+    Chain,
+}
+
+/// skb_gro_receive: how `s` joins `held`, whose last skb (`held` itself, or the last on its
+/// frag_list) takes its payload; none when `held` is full (-E2BIG). The moves themselves
+/// are the events' ([`State::apply`]).
 ///
 /// [`State::apply`]: crate::trace::State::apply
-fn merge(p: SkbId, skb: SkbId, params: &RxParams, mem: &mut Mem, cpu: Cpu, log: &mut Log) -> bool {
+fn join(held: &Skb, s: &Skb, params: &RxParams) -> Option<Join> {
     let k = &params.consts;
-    let (held, s) = (kernel::skb(log.state(), p), kernel::skb(log.state(), skb));
     if GRO_L3L4_HEADERS + held.len + s.len >= k.gso_max_size {
-        return false;
+        return None;
     }
     let lp = held.frag_list.last().unwrap_or(held);
     match steal(lp, s, k.max_skb_frags as usize, sk_buff_truesize(k)) {
-        Some((stolen_head, delta_truesize)) => {
-            log.emit(Event::GroMerge {
-                skb,
-                into: p,
-                stolen_head,
-                delta_truesize,
-            });
-            mem.free_skb(skb, cpu, log);
-        }
-        None if params.variant.alloc == Allocator::Modern => {
-            log.emit(Event::GroChain { skb, into: p })
-        }
-        None => return false,
+        Some((stolen_head, delta)) => Some(Join::Merge(stolen_head, delta)),
+        None if params.variant.alloc == Allocator::Modern => Some(Join::Chain),
+        None => None,
     }
-    true
 }
 
 /// Whether a segment's payload can join `lp`'s frags, and how; when it can, whether the head
