@@ -29,7 +29,7 @@ impl State {
             } => {
                 let mut s = self.take_skb(skb)?;
                 gro_merge(self.skb(into)?, &mut s, stolen_head, delta_truesize)?;
-                self.in_flight.push(s);
+                self.in_flight.push_back(s);
             }
             RcvCoalesce {
                 skb,
@@ -46,7 +46,7 @@ impl State {
                     delta_truesize,
                 };
                 self.skb(into)?.absorb(&mut s, how)?;
-                self.in_flight.push(s);
+                self.in_flight.push_back(s);
             }
             GroChain { skb, into } => {
                 let s = self.take_skb(skb)?;
@@ -56,7 +56,7 @@ impl State {
             }
             GroFlush { skb, .. } | RxCacheTake { skb, .. } => {
                 let s = self.take_skb(skb)?;
-                self.in_flight.push(s);
+                self.in_flight.push_back(s);
             }
             QueueRcv { skb, .. } | BacklogProcess { skb, .. } => {
                 self.move_skb(skb, queue::SK_RECEIVE_QUEUE)?
