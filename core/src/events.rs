@@ -290,6 +290,21 @@ pub enum Event {
         skb: SkbId,
         cpu: Cpu,
     },
+    /// tcp_queue_rcv on `cpu` merged `skb` into `into`, the receive queue's tail
+    /// (tcp_try_coalesce -> skb_try_coalesce): its bytes copied into the tailroom
+    /// (`copied`), or its frags moved and, with `stolen_head`, its page-fragment head made a
+    /// frag; `into` is charged `delta_truesize` more. `kfree_skb_partial` frees the rest.
+    RcvCoalesce = "rcv_coalesce" {
+        skb: SkbId,
+        into: SkbId,
+        cpu: Cpu,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        copied: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        stolen_head: bool,
+        #[serde(default)]
+        delta_truesize: u32,
+    },
     /// The user owned the socket: `skb` went to the backlog (tcp_add_backlog).
     BacklogAdd = "backlog_add" {
         skb: SkbId,
@@ -422,6 +437,7 @@ impl Event {
             | Xmit { skb, .. }
             | RxFrame { skb, .. }
             | GroMerge { skb, .. }
+            | RcvCoalesce { skb, .. }
             | GroChain { skb, .. }
             | GroFlush { skb, .. }
             | QueueRcv { skb, .. }

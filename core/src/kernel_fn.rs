@@ -258,6 +258,7 @@ pub static TABLE: &[Row] = &[
     row(RX, GroMerge, RX_OLD, "skb_gro_receive", "net/core/skbuff.c"),
     row(RX, GroFlush, RX_OLD, "napi_gro_flush", "net/core/dev.c"),
     row(RX, QueueRcv, RX_OLD, "tcp_queue_rcv", "net/ipv4/tcp_input.c"),
+    row(RX, RcvCoalesce, RX_OLD, "skb_try_coalesce", "net/core/skbuff.c").then("kfree_skb_partial"),
     row(RX, BacklogAdd, RX_OLD, "sk_add_backlog", "include/net/sock.h"),
     row(RX, CopyToUser, RX_OLD, "tcp_recvmsg", "net/ipv4/tcp.c"),
     // The receive path, v6.12 (modern). Its two drivers, one that cuts the whole frame from
@@ -281,6 +282,7 @@ pub static TABLE: &[Row] = &[
     row(RX, GroChain, NEW, "skb_gro_receive", "net/core/gro.c"),
     row(RX, GroFlush, NEW, "napi_gro_flush", "net/core/gro.c"),
     row(RX, QueueRcv, NEW, "tcp_queue_rcv", "net/ipv4/tcp_input.c"),
+    row(RX, RcvCoalesce, NEW, "skb_try_coalesce", "net/core/skbuff.c").then("kfree_skb_partial"),
     row(RX, BacklogAdd, NEW, "tcp_add_backlog", "net/ipv4/tcp_ipv4.c"),
     row(RX, CopyToUser, NEW, "tcp_recvmsg_locked", "net/ipv4/tcp.c"),
     // A UDP flow's socket: v3.5 and v3.6 (udp_queue_rcv_skb), v6.12 (udp_queue_rcv_one_skb).
@@ -298,6 +300,8 @@ pub static TABLE: &[Row] = &[
     row(RX, RxFrame, RX_ALL, "napi_gro_frags", "net/core/gro.c").at("v6.12").napi_frags(),
     row(RX, AllocSkb, RX_ALL, "napi_get_frags", "net/core/gro.c").at("v6.12").then("napi_alloc_skb").napi_frags(),
     row(RX, NewFrag, RX_ALL, "tun_napi_alloc_frags", TUN).at("v6.12").napi_frags(),
+    // napi_complete after every napi_gro_frags: GRO flushes each frame.
+    row(RX, GroFlush, RX_ALL, "tun_get_user", TUN).at("v6.12").napi_frags(),
     // Either allocator era: the socket side, and each rx cache in the release it lives in.
     row(RX, BacklogProcess, RX_ALL, "__release_sock", "net/core/sock.c"),
     row(RX, RxDrop, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c"),
@@ -384,6 +388,7 @@ pub static LINES: &[Stmt] = &[
     ("v3.6", "alloc_pages", AllocPage, 335, "alloc_pages_current(gfp_mask, order)"),
     ("v6.12", "alloc_pages_node", AllocPage, 299, "alloc_pages_node_noprof(__VA_ARGS__)"),
     ("v6.12", "tun_get_user", NapiPoll, 1977, "napi_gro_frags(&tfile->napi)"),
+    ("v6.12", "tun_get_user", GroFlush, 1978, "napi_complete(&tfile->napi)"),
     ("v6.12", "napi_gro_frags", RxFrame, 765, "dev_gro_receive(napi, skb)"),
     ("v6.12", "napi_get_frags", AllocSkb, 676, "napi_alloc_skb(napi, GRO_MAX_HEAD)"),
     ("v6.12", "tun_napi_alloc_frags", NewFrag, 1499, "skb_fill_page_desc"),
@@ -424,6 +429,9 @@ pub static LINES: &[Stmt] = &[
     ("v6.12", "skb_gro_receive", GroChain, 208, "skb_shinfo(p)->frag_list = skb"),
     ("v6.12", "napi_gro_flush", GroFlush, 323, "__napi_gro_flush_chain"),
     ("v6.12", "tcp_queue_rcv", QueueRcv, 5159, "__skb_queue_tail"),
+    ("v3.5", "skb_try_coalesce", RcvCoalesce, 3416, "memcpy(skb_shinfo(to)->frags + skb_shinfo(to)->nr_frags"),
+    ("v3.6", "skb_try_coalesce", RcvCoalesce, 3497, "memcpy(skb_shinfo(to)->frags + skb_shinfo(to)->nr_frags"),
+    ("v6.12", "skb_try_coalesce", RcvCoalesce, 6074, "memcpy(to_shinfo->frags + to_shinfo->nr_frags"),
     ("v6.12", "tcp_add_backlog", BacklogAdd, 2127, "sk_add_backlog("),
     ("v6.12", "tcp_recvmsg_locked", CopyToUser, 2746, "skb_copy_datagram_msg(skb, offset"),
     ("v3.5", "__udp_queue_rcv_skb", QueueRcv, 1365, "sock_queue_rcv_skb(sk, skb)"),

@@ -62,7 +62,8 @@ pub struct Side {
     /// Every size_goal the side used, in order of first use (the model has one).
     pub size_goals: Vec<u64>,
     pub skbs: Vec<SkbView>,
-    /// The frag cache's pages: a side that has them is judged by its pages alone.
+    /// The frag cache's pages: a side that has them is judged by its pages, then by the
+    /// skbs it read (TCP through tun's NAPI frags path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frag_cache: Option<FragCache>,
 }
@@ -130,6 +131,22 @@ pub struct SkbView {
         deserialize_with = "some"
     )]
     pub free_cpu: Option<u64>,
+    /// Which of the reader's copying `recvmsg` calls began the skb, from 0 (rx through tun's
+    /// NAPI frags path).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "some"
+    )]
+    pub recvmsg: Option<u64>,
+    /// skbs merged into it on the receive queue and freed at arrival (`tcp_try_coalesce`,
+    /// then `kfree_skb_partial` in the softirq on the writer's CPU, 0).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "some"
+    )]
+    pub merged: Option<u64>,
 }
 
 /// A field that is there holds a number: null is how a field is not written.
@@ -141,7 +158,7 @@ fn some<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
 pub type Field = fn(&SkbView) -> Option<u64>;
 
 /// Every field of an skb, in the order [`SkbView`] is written: the lane's columns.
-pub const SKB_FIELDS: [(&str, Field); 9] = [
+pub const SKB_FIELDS: [(&str, Field); 11] = [
     ("len", |s| Some(s.len)),
     ("linear", |s| s.linear),
     ("nr_frags", |s| s.nr_frags),
@@ -151,6 +168,8 @@ pub const SKB_FIELDS: [(&str, Field); 9] = [
     ("data_len", |s| s.data_len),
     ("alloc_cpu", |s| s.alloc_cpu),
     ("free_cpu", |s| s.free_cpu),
+    ("recvmsg", |s| s.recvmsg),
+    ("merged", |s| s.merged),
 ];
 
 /// The field shown beside the other side's but never judged (see [`SkbView`]).
@@ -184,23 +203,19 @@ impl Row {
 }
 
 /// Sets the two sides beside each other. A report of a frag cache judges its pages
-/// ([`page_rows`]); any other, every size goal the kernel used against the model's, the
-/// number of skbs, then each skb's judged fields (a missing skb is a disagreement in every
-/// field).
+/// ([`page_rows`]), then its skbs if either side read any (TCP through tun's NAPI frags
+/// path); any other, every size goal the kernel used against the model's, the number of
+/// skbs, then each skb's judged fields (a missing skb is a disagreement in every field).
 pub fn compare(model: &Side, kernel: &Side) -> Vec<Row> {
-    if model.frag_cache.is_some() || kernel.frag_cache.is_some() {
-        return page_rows(model.frag_cache.as_ref(), kernel.frag_cache.as_ref());
-    }
-    let goal = model.size_goals.first().copied();
-    let mut rows: Vec<Row> = if kernel.size_goals.is_empty() {
-        goal.map(|g| Row::new("size_goal".into(), Some(g), None))
-            .into_iter()
-            .collect()
+    let pages = model.frag_cache.is_some() || kernel.frag_cache.is_some();
+    let mut rows = if pages {
+        page_rows(model.frag_cache.as_ref(), kernel.frag_cache.as_ref())
     } else {
-        (kernel.size_goals.iter())
-            .map(|&k| Row::new("size_goal".into(), goal, Some(k)))
-            .collect()
+        goal_rows(model, kernel)
     };
+    if pages && model.skbs.is_empty() && kernel.skbs.is_empty() {
+        return rows;
+    }
     rows.push(Row::new(
         "skbs".into(),
         Some(model.skbs.len() as u64),
@@ -216,6 +231,21 @@ pub fn compare(model: &Side, kernel: &Side) -> Vec<Row> {
         }
     }
     rows
+}
+
+/// Every size goal the kernel used against the model's one (the model's alone when the
+/// kernel has none).
+fn goal_rows(model: &Side, kernel: &Side) -> Vec<Row> {
+    let goal = model.size_goals.first().copied();
+    if kernel.size_goals.is_empty() {
+        return (goal
+            .map(|g| Row::new("size_goal".into(), Some(g), None))
+            .into_iter())
+        .collect();
+    }
+    (kernel.size_goals.iter())
+        .map(|&k| Row::new("size_goal".into(), goal, Some(k)))
+        .collect()
 }
 
 /// Both sides' pages as judged rows: the totals, then each page's fields (a page one side
@@ -416,11 +446,11 @@ impl Side {
                 });
             }
         }
-        if self.frag_cache.is_some() && !(self.skbs.is_empty() && self.size_goals.is_empty()) {
+        if self.frag_cache.is_some() && !self.size_goals.is_empty() {
             return Err(Error::invalid(
                 format!("report.{name}.frag_cache"),
-                "a side with a frag cache is judged by its pages: its skbs and size_goals are \
-                 empty",
+                "a side with a frag cache is judged by its pages and the skbs it read: its \
+                 size_goals are empty",
             ));
         }
         Ok(())
@@ -671,6 +701,8 @@ mod tests {
             data_len: Some(7),
             alloc_cpu: Some(8),
             free_cpu: Some(9),
+            recvmsg: Some(10),
+            merged: Some(11),
         };
         let keys: Vec<String> = match serde_json::to_value(all).unwrap() {
             Value::Object(m) => m.keys().cloned().collect(),
@@ -686,7 +718,7 @@ mod tests {
         let text = serde_json::to_string_pretty(&r).unwrap();
         assert_eq!(Report::parse(&text).unwrap(), r);
         let lane = KernelReport::parse(&text).unwrap();
-        assert_eq!(lane.skbs[0].len(), 9);
+        assert_eq!(lane.skbs[0].len(), 11);
         assert_eq!(lane.skbs[1][1], cell("linear", None, Some(0), Some(false)));
     }
 
@@ -817,8 +849,18 @@ mod tests {
             (lane.verdict, lane.pages[0][3].agree),
             (Verdict::Differ, Some(false))
         );
-        // A page side carries no skbs: they would be drawn and never judged.
+        // The skbs read beside the pages (TCP through tun's NAPI frags path) are judged after
+        // them: one the model did not read differs.
         k.kernel_side.skbs.push(SkbView::default());
+        let rows = compare(&k.model, &k.kernel_side);
+        let skbs = rows.iter().find(|r| r.field == "skbs").unwrap();
+        assert_eq!(
+            (skbs.model, skbs.kernel, skbs.agree),
+            (Some(0), Some(1), false)
+        );
+        assert_eq!(rows.last().unwrap().field, "skb[0].len");
+        // A page side has no size goal: it would be drawn and never judged.
+        k.kernel_side.size_goals.push(1);
         let e = Report::parse(&judged_again(k)).unwrap_err().to_string();
         assert!(e.contains("`report.kernel_side.frag_cache`"), "{e}");
     }

@@ -237,7 +237,7 @@ impl Query {
             Query::QueuePages(q) => n(distinct_pages(queue(&s.queues, q)?)),
             Query::QueueEnd { queue: q, last } => {
                 let skbs = &queue(&s.queues, q)?.skbs;
-                let end = if *last { skbs.last() } else { skbs.first() };
+                let end = if *last { skbs.back() } else { skbs.front() };
                 end.map(|b| Value::Skb(b.id))
                     .ok_or(format!("queue `{q}` is empty"))
             }
@@ -398,7 +398,7 @@ mod tests {
         };
         let q = Queue {
             name: "q".into(),
-            skbs: vec![skb(0, &[3, 3, 5]), skb(1, &[5, 3, 7]), skb(2, &[])],
+            skbs: [skb(0, &[3, 3, 5]), skb(1, &[5, 3, 7]), skb(2, &[])].into(),
         };
         assert_eq!(distinct_pages(&q), 3);
         let mut packet = skb(3, &[3]);
@@ -410,7 +410,7 @@ mod tests {
         packet.frag_list.push(skb(4, &[9]));
         let q = Queue {
             name: "q".into(),
-            skbs: vec![packet],
+            skbs: [packet].into(),
         };
         assert_eq!(distinct_pages(&q), 3);
     }

@@ -191,6 +191,46 @@ impl Skb {
         self.len += n;
         self.end_seq = self.end_seq.wrapping_add(n);
     }
+
+    /// `skb_try_coalesce`'s moves (net/core/skbuff.c, v3.5 to v6.12), `from` into this skb, as
+    /// decided ([`Absorb`]): its bytes copied into this skb's tailroom; or its page-fragment
+    /// head made a frag here (`from` keeps no head to free), then its frags moved; this skb
+    /// is charged `delta_truesize` more. What is left of `from` is the caller's to free.
+    pub fn absorb(&mut self, from: &mut Skb, how: Absorb) -> Result<(), String> {
+        if how.copied {
+            if self.nr_frags() > 0 || from.len > self.head.tailroom {
+                return Err(format!(
+                    "skb {}: no tailroom for {} bytes",
+                    self.id, from.len
+                ));
+            }
+            self.put_linear(from.len);
+            return Ok(());
+        }
+        if how.stolen_head {
+            let head = from.head_frag.take().ok_or("no head frag to steal")?;
+            self.add_frag(Frag {
+                page: head.page,
+                offset: head.offset + from.head.headroom,
+                size: from.linear_len,
+            });
+        }
+        for f in std::mem::take(&mut from.frags) {
+            self.add_frag(f);
+        }
+        self.head.truesize += how.delta_truesize;
+        Ok(())
+    }
+}
+
+/// How `skb_try_coalesce` merges one skb into another (`Event::RcvCoalesce`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Absorb {
+    /// The bytes were copied into the tailroom (`delta_truesize` 0).
+    pub copied: bool,
+    /// The page-fragment head became a frag (only the `struct sk_buff` is freed).
+    pub stolen_head: bool,
+    pub delta_truesize: u32,
 }
 
 #[cfg(test)]

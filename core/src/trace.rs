@@ -15,12 +15,14 @@ pub use crate::page_frag::Cursor;
 use crate::skb::Skb;
 use crate::Error;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 /// A named list of skbs: a write queue, a receive queue, a backlog, a GRO list, a cache slot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Queue {
     pub name: String,
-    pub skbs: Vec<Skb>,
+    /// Front first; a receive queue is read from the front while frames join at the back.
+    pub skbs: VecDeque<Skb>,
 }
 
 /// The whole model state after a step.
@@ -35,8 +37,8 @@ pub struct State {
     /// Skbs on no list for a moment: a driver's skb before GRO or the socket takes it, an
     /// skb unlinked to be freed. Only a replay between events sees any ([`State::apply`]);
     /// a step's state never holds one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub in_flight: Vec<Skb>,
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pub in_flight: VecDeque<Skb>,
     /// The linear copies a device without scatter-gather is given: the clone
     /// `tcp_transmit_skb` hands to `dev_queue_xmit`, linearized there (`skb_linearize`,
     /// v2.6.33) before the driver sees it. One lives from its skb's `linearize` event to its

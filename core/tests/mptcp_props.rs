@@ -89,7 +89,7 @@ fn check_subflows(s: &MptcpScenario, t: &Trace, st: &State) {
             let m = skb.mapping.expect("every subflow skb has a mapping");
             assert_eq!((m.data_len, m.subflow_seq), (skb.len, skb.seq));
         }
-        for w in q.skbs.windows(2) {
+        for w in Vec::from_iter(&q.skbs).windows(2) {
             assert_eq!(w[0].end_seq, w[1].seq, "{}: subflow seq gap", q.name);
             let (a, b) = (w[0].mapping.unwrap(), w[1].mapping.unwrap());
             let a_end = a.data_seq + a.data_len as u64;

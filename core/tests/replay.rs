@@ -109,7 +109,9 @@ fn every_example_scenario_replays() {
 
 /// Events no walkthrough or example file happens to emit: a packet after close (TCP and UDP),
 /// a write that reuses a page frag once every reference came back, an MPTCP write that grows
-/// the subflow's last frag (a device without GSO: MSS-sized skbs take a dfrag in pieces).
+/// the subflow's last frag (a device without GSO: MSS-sized skbs take a dfrag in pieces), the
+/// defer list's IPI (40 skbs read at once whose kmalloc'ed jumbo heads the receive queue
+/// cannot merge).
 const EDGES: &[&str] = &[
     r#"mechanism = "rx"
 ops = [{ op = "arrive", frames = 2 }, { op = "close" }, { op = "arrive", frames = 1 }]"#,
@@ -123,6 +125,11 @@ ops = [{ op = "sendmsg", bytes = 100 }, { op = "sendmsg", bytes = 100 }, { op = 
     r#"mechanism = "mptcp"
 subflows = [{ mtu = 1500, gso = false }]
 ops = [{ op = "sendmsg", bytes = 64621 }]"#,
+    r#"mechanism = "rx"
+variant = "modern+defer-free"
+ops = [{ op = "arrive", frames = 40 }, { op = "recvmsg" }]
+nic = { gro = false }
+socket = { mss = 9000 }"#,
 ];
 
 /// No dead row: each row of the kernel-function table stands for an event some walkthrough

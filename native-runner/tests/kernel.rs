@@ -499,8 +499,10 @@ fn frees(v: &Value, side: &str) -> Vec<(u64, u64, u64)> {
 /// tcp_v4_rcv runs), read on CPU 1, are freed back on CPU 0 (skb_attempt_defer_free to the
 /// allocating CPU's list, skb_defer_free_flush in net_rx_action), as `defer-free` says: the
 /// seed's example (three full GRO skbs, read one at a time), 40 one-frame skbs read at
-/// once (the list passes half of skb_defer_max: the kick), and a reader on CPU 0 itself
-/// (freed at once, there).
+/// once (the list passes half of skb_defer_max: the kick; 4,000-byte segments, whose heads
+/// are kmalloc'ed in the model, so its receive queue does not merge them, as the kernel's
+/// does not merge the TAP's kmalloc'ed heads), and a reader on CPU 0 itself (freed at once,
+/// there).
 #[test]
 fn seed_002_defer_free_frees_on_the_allocating_cpu() {
     if !kernel_available("seed_002_defer_free_frees_on_the_allocating_cpu") {
@@ -514,13 +516,13 @@ fn seed_002_defer_free_frees_on_the_allocating_cpu() {
     assert_eq!(frees(&v, "kernel_side"), [(65160, 0, 0); 3]);
     let many = scenario(
         "rx_kick",
-        "mechanism = \"rx\"\n[nic]\ngro = false\n\
+        "mechanism = \"rx\"\n[nic]\ngro = false\n[socket]\nmss = 4000\n\
          [[ops]]\nop = \"arrive\"\nframes = 40\n[[ops]]\nop = \"recvmsg\"\n",
     );
     let (code, v) = report(&many);
     assert_eq!(v["verdict"], "agree", "{v:#}");
     assert_eq!(code, 0);
-    assert_eq!(frees(&v, "kernel_side"), [(1448, 0, 0); 40]);
+    assert_eq!(frees(&v, "kernel_side"), [(4000, 0, 0); 40]);
     // The reader on the allocating CPU: skb_attempt_defer_free frees at once, on the
     // reader's CPU, which is CPU 0 here; a softirq op on CPU 1 changes nothing.
     let local = scenario(
@@ -534,11 +536,11 @@ fn seed_002_defer_free_frees_on_the_allocating_cpu() {
     assert_eq!(l["verdict"], "agree", "{l:#}");
     assert_eq!(code, 0);
     assert_eq!(frees(&l, "kernel_side"), [(65160, 0, 0), (28960, 0, 0)]);
-    // Seed 001, shown, never judged: the same 40 frames through tun_build_skb all wait
+    // Seed 001, shown, never judged: the first 45 frames through tun_build_skb all wait
     // unread in the writer's task_frag, 1,920 bytes each (SKB_DATA_ALIGN(1514 + 64) + 320),
-    // so its pages hold at least 40 x 1,920 bytes whatever order they came in.
+    // so its pages hold at least 45 x 1,920 bytes whatever order they came in.
     let built =
-        &v["shown"]["kernel_pages"]["the same payload as MSS frames (tun_build_skb: task_frag)"];
+        &l["shown"]["kernel_pages"]["the same payload as MSS frames (tun_build_skb: task_frag)"];
     let bytes: u64 = built
         .as_object()
         .unwrap_or_else(|| panic!("{v:#}"))
@@ -548,8 +550,8 @@ fn seed_002_defer_free_frees_on_the_allocating_cpu() {
             (4096 << order) * n.as_u64().unwrap()
         })
         .sum();
-    assert!(bytes >= 40 * 1920, "{built}");
-    assert!(!v["rows"].to_string().contains("page"));
+    assert!(bytes >= 45 * 1920, "{built}");
+    assert!(!l["rows"].to_string().contains("page"));
 }
 
 /// The rx checker can fail: `modern+none` (recvmsg frees on the reader's CPU, as before
@@ -651,6 +653,72 @@ fn seed_001_an_order_0_cache_is_reported_as_differ() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(row(&v, "frag_cache_pages"), (67, 5));
     assert_eq!(row(&v, "page[0].order"), (0, 3));
+}
+
+/// `scenarios/rx-napi-frags-tcp.toml` with GRO `gro` and the extra TOML `consts` (a
+/// `[consts]` table), as `skblab kernel --json` judges it.
+fn napi_tcp_report(gro: bool, consts: &str, extra: &[&str]) -> (Option<i32>, Value) {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/rx-napi-frags-tcp.toml");
+    let text = std::fs::read_to_string(p).unwrap();
+    let text = text.replace("gro = true", &format!("gro = {gro}")) + consts;
+    let f = scenario(&format!("napi-tcp-{gro}"), &text);
+    let out = skblab_kernel(&f, &[&["--json"], extra].concat());
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), v)
+}
+
+/// TCP through tun's NAPI frags path (heads from napi_get_frags, payload in CPU 0's frag
+/// cache), GRO off and on: tun flushes GRO after every frame, so the receive queue does the
+/// merging either way. 40 segments of 1,448 bytes become skbs of 17, 17 and 6 frags (16, 16
+/// and 5 skbs merged into them and freed at arrival on CPU 0), read by one recvmsg; 10 more
+/// become one of 10. Each read skb goes back to CPU 0; the payload filled 3 pages of 22
+/// fragments, and the 2 the cache let go of are freed once the skbs on them are.
+#[test]
+fn tcp_receive_coalescing_agrees_with_modern() {
+    if !kernel_available("tcp_receive_coalescing_agrees_with_modern") {
+        return;
+    }
+    let _turn = frag_cache_turn();
+    for gro in [false, true] {
+        let (code, v) = napi_tcp_report(gro, "", &[]);
+        eprintln!(
+            "gro {gro}: retried {}",
+            v["setup"]["untrusted_runs_retried"]
+        );
+        assert_eq!(v["verdict"], "agree", "gro {gro}: {v:#}");
+        assert_eq!(code, Some(0));
+        assert_eq!(row(&v, "skbs"), (4, 4));
+        for (i, frags, merged, recvmsg) in
+            [(0, 17, 16, 0), (1, 17, 16, 0), (2, 6, 5, 0), (3, 10, 9, 1)]
+        {
+            assert_eq!(row(&v, &format!("skb[{i}].nr_frags")), (frags, frags));
+            assert_eq!(row(&v, &format!("skb[{i}].merged")), (merged, merged));
+            assert_eq!(row(&v, &format!("skb[{i}].recvmsg")), (recvmsg, recvmsg));
+            assert_eq!(
+                row(&v, &format!("skb[{i}].len")),
+                (frags * 1448, frags * 1448)
+            );
+            assert_eq!(row(&v, &format!("skb[{i}].free_cpu")), (0, 0));
+        }
+        assert_eq!(row(&v, "frag_cache_pages"), (3, 3));
+        assert_eq!(row(&v, "page_frees"), (2, 2));
+    }
+}
+
+/// The coalescing checker can fail: a model whose skbs hold at most 8 frags
+/// (`max_skb_frags = 8`) merges 7 into each, where the kernel merges 16.
+#[test]
+fn tcp_coalescing_with_a_wrong_frag_limit_is_reported_as_differ() {
+    if !kernel_available("tcp_coalescing_with_a_wrong_frag_limit_is_reported_as_differ") {
+        return;
+    }
+    let _turn = frag_cache_turn();
+    let (code, v) = napi_tcp_report(false, "\n[consts]\nmax_skb_frags = 8\n", &[]);
+    assert_eq!(v["verdict"], "differ", "{v:#}");
+    assert_eq!(code, Some(1));
+    assert_eq!(row(&v, "skbs"), (7, 4));
+    assert_eq!(row(&v, "skb[0].merged"), (7, 16));
 }
 
 /// Another user of CPU 0's frag cache while seed 001 runs: a thread pinned to CPU 0, in a

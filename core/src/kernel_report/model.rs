@@ -3,7 +3,7 @@
 //! model side against.
 
 use super::{compare, shown, FragCache, Report, Side, SkbView};
-use crate::rx::DriverStyle;
+use crate::rx::{DriverStyle, Proto};
 use crate::skb::Skb;
 use crate::trace::{queue, Step};
 use crate::{Error, Scenario, Trace};
@@ -11,7 +11,8 @@ use crate::{Error, Scenario, Trace};
 /// The model's side after the scenario's first `driven` ops, from `t`, its traced run in the
 /// report's variant: sendmsg's size goal and write queue; MPTCP's subflow 0 mappings (each
 /// relative to the first); rx's consumed skbs (their length, `alloc_cpu` and freeing CPU);
-/// seed 001's frag cache pages ([`FragCache::of`]).
+/// seed 001's frag cache pages ([`FragCache::of`]), and through that driver over TCP the skbs
+/// each recvmsg read.
 pub fn side(s: &Scenario, t: &Trace, driven: usize) -> Result<Side, Error> {
     let step = driven.checked_sub(1).and_then(|i| t.steps.get(i));
     Ok(match s {
@@ -50,6 +51,10 @@ pub fn side(s: &Scenario, t: &Trace, driven: usize) -> Result<Side, Error> {
         }
         Scenario::Rx(sc) if sc.nic.driver == DriverStyle::NapiFrags => Side {
             frag_cache: Some(FragCache::of(t)),
+            skbs: match sc.socket.proto {
+                Proto::Udp => Vec::new(),
+                Proto::Tcp => napi_tcp_skbs(t),
+            },
             ..Side::default()
         },
         Scenario::Rx(_) => Side {
@@ -102,6 +107,22 @@ impl Report {
             },
         ))
     }
+}
+
+/// TCP through tun's NAPI frags path: each skb recvmsg read, which read began it, its length,
+/// frags, the skbs merged into it at arrival, and its CPUs.
+fn napi_tcp_skbs(t: &Trace) -> Vec<SkbView> {
+    (crate::rx::consumed(t).iter())
+        .map(|c| SkbView {
+            len: c.len,
+            nr_frags: c.nr_frags,
+            recvmsg: Some(c.recvmsg),
+            merged: Some(c.merged),
+            alloc_cpu: c.alloc_cpu.map(u64::from),
+            free_cpu: c.free_cpu.map(u64::from),
+            ..SkbView::default()
+        })
+        .collect()
 }
 
 /// The skbs of queue `name` after `step` (none before the first step).

@@ -183,7 +183,7 @@ impl Machine for Msk {
                 .iter()
                 .map(|sf| Queue {
                     name: queue::subflow(sf.id),
-                    skbs: sf.skbs.clone(),
+                    skbs: sf.skbs.iter().cloned().collect(),
                 })
                 .collect(),
             pages: self.tx.pool.live().cloned().collect(),

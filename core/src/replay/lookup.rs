@@ -4,12 +4,21 @@
 use crate::page::{Page, PageId};
 use crate::skb::{Skb, SkbId};
 use crate::trace::{Cursor, Dfrag, State};
+use std::collections::VecDeque;
 
 impl State {
+    /// Pages sit in id order; the newest (the one allocators fill) is tried first.
     pub(super) fn page_at(&self, id: PageId) -> Result<usize, String> {
-        self.pages
-            .binary_search_by_key(&id, |p| p.id)
-            .map_err(|_| format!("page {id} is not live"))
+        match self.pages.last() {
+            Some(p) if p.id == id => Ok(self.pages.len() - 1),
+            _ => (self.pages.binary_search_by_key(&id, |p| p.id))
+                .map_err(|_| format!("page {id} is not live")),
+        }
+    }
+
+    /// Live page `id`.
+    pub fn find_page(&self, id: PageId) -> Option<&Page> {
+        self.page_at(id).ok().map(|at| &self.pages[at])
     }
 
     pub(super) fn page(&mut self, id: PageId) -> Result<&mut Page, String> {
@@ -17,7 +26,7 @@ impl State {
         Ok(&mut self.pages[at])
     }
 
-    pub(super) fn queue(&mut self, name: &str) -> Result<&mut Vec<Skb>, String> {
+    pub(super) fn queue(&mut self, name: &str) -> Result<&mut VecDeque<Skb>, String> {
         self.queues
             .iter_mut()
             .find(|q| q.name == name)
@@ -25,28 +34,100 @@ impl State {
             .ok_or_else(|| format!("no queue `{name}`"))
     }
 
+    /// The skbs on queue `name`, front first (empty if there is no such queue).
+    pub fn skbs_on(&self, name: &str) -> &VecDeque<Skb> {
+        static NONE: VecDeque<Skb> = VecDeque::new();
+        (self.queues.iter().find(|q| q.name == name)).map_or(&NONE, |q| &q.skbs)
+    }
+
+    /// Skb `id`, wherever the state holds it (frag_list members included).
+    pub fn find_skb(&self, id: SkbId) -> Option<&Skb> {
+        let (list, i, chained) = self.locate(id)?;
+        let s = &self.list(list)[i];
+        Some(chained.map_or(s, |c| &s.frag_list[c]))
+    }
+
     /// Every skb the state holds, frag_list members included.
     pub(super) fn skb(&mut self, id: SkbId) -> Result<&mut Skb, String> {
-        let lists = self.queues.iter_mut().map(|q| &mut q.skbs);
-        lists
-            .chain([&mut self.in_flight])
-            .find_map(|l| find(l, id))
-            .ok_or_else(|| format!("skb {id} is not in the state"))
+        let (list, i, chained) = self.locate(id).ok_or_else(|| missing(id))?;
+        let s = &mut self.list_mut(list)[i];
+        Ok(match chained {
+            Some(c) => &mut s.frag_list[c],
+            None => s,
+        })
     }
 
     /// Unlinks `id` from wherever it is.
     pub(super) fn take_skb(&mut self, id: SkbId) -> Result<Skb, String> {
-        let lists = self.queues.iter_mut().map(|q| &mut q.skbs);
-        lists
-            .chain([&mut self.in_flight])
-            .find_map(|l| unlink(l, id))
-            .ok_or_else(|| format!("skb {id} is not in the state"))
+        let (list, i, chained) = self.locate(id).ok_or_else(|| missing(id))?;
+        let l = self.list_mut(list);
+        Ok(match chained {
+            Some(c) => l[i].frag_list.remove(c),
+            None => l.remove(i).ok_or_else(|| missing(id))?,
+        })
     }
 
     pub(super) fn move_skb(&mut self, id: SkbId, to: &str) -> Result<(), String> {
         let s = self.take_skb(id)?;
-        self.queue(to)?.push(s);
+        self.queue(to)?.push_back(s);
         Ok(())
+    }
+
+    /// List 0 is `in_flight`, list `n` is queue `n - 1`.
+    fn list(&self, n: usize) -> &VecDeque<Skb> {
+        match n {
+            0 => &self.in_flight,
+            n => &self.queues[n - 1].skbs,
+        }
+    }
+
+    fn list_mut(&mut self, n: usize) -> &mut VecDeque<Skb> {
+        match n {
+            0 => &mut self.in_flight,
+            n => &mut self.queues[n - 1].skbs,
+        }
+    }
+
+    /// Where skb `id` is: its list ([`Self::list`]), its index there and, for an skb on a
+    /// frag_list (GRO chains one deep), its index on that. Skbs come and go at the ends of
+    /// their lists, so every list's ends are tried first, then their frag_lists, and only
+    /// then is every list searched through: a long receive queue costs nothing to an skb
+    /// elsewhere.
+    fn locate(&self, id: SkbId) -> Option<(usize, usize, Option<usize>)> {
+        let n = self.queues.len() + 1;
+        for l in 0..n {
+            let list = self.list(l);
+            match (list.front(), list.back()) {
+                (_, Some(b)) if b.id == id => return Some((l, list.len() - 1, None)),
+                (Some(f), _) if f.id == id => return Some((l, 0, None)),
+                _ => {}
+            }
+        }
+        let chained =
+            |list: &VecDeque<Skb>, i: usize| list[i].frag_list.iter().position(|c| c.id == id);
+        for l in 0..n {
+            let list = self.list(l);
+            for i in [list.len().wrapping_sub(1), 0]
+                .into_iter()
+                .filter(|&i| i < list.len())
+            {
+                if let Some(c) = chained(list, i) {
+                    return Some((l, i, Some(c)));
+                }
+            }
+        }
+        for l in 0..n {
+            let list = self.list(l);
+            for i in 0..list.len() {
+                if list[i].id == id {
+                    return Some((l, i, None));
+                }
+                if let Some(c) = chained(list, i) {
+                    return Some((l, i, Some(c)));
+                }
+            }
+        }
+        None
     }
 
     pub(super) fn dfrag_at(&self, data_seq: u64) -> Result<usize, String> {
@@ -64,9 +145,7 @@ impl State {
 
     /// The page frag `idx` of skb `id` points into.
     pub(super) fn frag_page(&self, id: SkbId, idx: u32) -> Option<PageId> {
-        let lists = self.queues.iter().map(|q| &q.skbs);
-        let mut all = lists.chain([&self.in_flight]).flatten();
-        let s = all.find(|s| s.id == id)?;
+        let s = self.find_skb(id)?;
         s.frags.get(idx as usize).map(|f| f.page)
     }
 
@@ -123,21 +202,6 @@ impl State {
     }
 }
 
-fn find(list: &mut [Skb], id: SkbId) -> Option<&mut Skb> {
-    for s in list {
-        if s.id == id {
-            return Some(s);
-        }
-        if let Some(s) = find(&mut s.frag_list, id) {
-            return Some(s);
-        }
-    }
-    None
-}
-
-fn unlink(list: &mut Vec<Skb>, id: SkbId) -> Option<Skb> {
-    if let Some(at) = list.iter().position(|s| s.id == id) {
-        return Some(list.remove(at));
-    }
-    list.iter_mut().find_map(|s| unlink(&mut s.frag_list, id))
+fn missing(id: SkbId) -> String {
+    format!("skb {id} is not in the state")
 }

@@ -17,7 +17,7 @@ mod skb;
 
 use crate::page::PageId;
 use crate::skb::SkbId;
-use crate::trace::{Cursor, Event, State};
+use crate::trace::{Cursor, Event, Events, State};
 use crate::Error;
 
 /// What one event touched: skbs, frag slots (skb, index), pages, data fragments (by
@@ -74,7 +74,9 @@ impl State {
                 t.frags.push((skb, idx));
                 t.pages.extend(self.frag_page(skb, idx));
             }
-            GroMerge { skb, into, .. } | GroChain { skb, into } => t.skbs.extend([skb, into]),
+            GroMerge { skb, into, .. } | GroChain { skb, into } | RcvCoalesce { skb, into, .. } => {
+                t.skbs.extend([skb, into])
+            }
             CarveDfrag { data_seq, page, .. } | CopyToDfrag { data_seq, page, .. } => {
                 t.dfrags.push(data_seq);
                 t.pages.push(page);
@@ -109,6 +111,7 @@ impl State {
             | Xmit { .. } => self.apply_skb(e),
             RxFrame { .. }
             | GroMerge { .. }
+            | RcvCoalesce { .. }
             | GroChain { .. }
             | GroFlush { .. }
             | QueueRcv { .. }
@@ -168,6 +171,85 @@ impl State {
     }
 }
 
+/// A run's live state, which only a [`Log`] writes: a mechanism reads it ([`Live::state`]) to
+/// decide, and changes it only by emitting the event that says what changed, which
+/// [`State::apply`] applies at once. So a step's events replayed on the state before it give
+/// the state after it by construction, tracing on or off.
+#[derive(Clone, Debug, Default)]
+pub struct Live {
+    state: State,
+}
+
+impl Live {
+    /// Empty queues and cursors with these names, in the order a trace shows them.
+    pub fn new(
+        queues: impl IntoIterator<Item = String>,
+        cursors: impl IntoIterator<Item = String>,
+    ) -> Live {
+        let queue = |name| crate::trace::Queue {
+            name,
+            skbs: Default::default(),
+        };
+        let cursor = |name| Cursor {
+            name,
+            page: None,
+            offset: 0,
+            size: 0,
+            bias: None,
+        };
+        Live {
+            state: State {
+                queues: queues.into_iter().map(queue).collect(),
+                cursors: cursors.into_iter().map(cursor).collect(),
+                ..State::default()
+            },
+        }
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The writer for one call into the mechanism, recording into `ev`.
+    pub fn log<'a>(&'a mut self, ev: &'a mut Events) -> Log<'a> {
+        Log {
+            state: &mut self.state,
+            ev,
+        }
+    }
+}
+
+/// The one writer of a [`Live`] state: [`Log::emit`] applies an event and records it (when
+/// tracing); [`Log::note`] records an event that changes nothing the state keeps (a call, a
+/// decision).
+#[derive(Debug)]
+pub struct Log<'a> {
+    state: &'a mut State,
+    ev: &'a mut Events,
+}
+
+impl Log<'_> {
+    pub fn state(&self) -> &State {
+        self.state
+    }
+
+    /// Applies `e` and records it. The mechanism decided `e` from this very state, so an
+    /// event that does not fit it is a model bug.
+    #[inline]
+    pub fn emit(&mut self, e: Event) {
+        if let Err(err) = self.state.apply(&e) {
+            panic!("model bug: {err}");
+        }
+        self.ev.emit(|| e);
+    }
+
+    /// Records the event `f` builds, which changes no state (tracing only).
+    #[inline]
+    pub fn note(&mut self, f: impl FnOnce() -> Event) {
+        self.ev.emit(f);
+    }
+}
+
 /// The state before any operation: every queue empty, no pages, every cursor empty.
 pub fn empty_like(s: &State) -> State {
     State {
@@ -176,7 +258,7 @@ pub fn empty_like(s: &State) -> State {
             .iter()
             .map(|q| crate::trace::Queue {
                 name: q.name.clone(),
-                skbs: Vec::new(),
+                skbs: Default::default(),
             })
             .collect(),
         cursors: s

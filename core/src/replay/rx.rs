@@ -2,7 +2,7 @@
 //! the socket's queues and the deferred frees.
 
 use super::skb::put_linear;
-use crate::skb::{Frag, Skb};
+use crate::skb::{Absorb, Frag, Skb};
 use crate::trace::{queue, Event, State};
 
 impl State {
@@ -29,7 +29,24 @@ impl State {
             } => {
                 let mut s = self.take_skb(skb)?;
                 gro_merge(self.skb(into)?, &mut s, stolen_head, delta_truesize)?;
-                self.in_flight.push(s);
+                self.in_flight.push_back(s);
+            }
+            RcvCoalesce {
+                skb,
+                into,
+                copied,
+                stolen_head,
+                delta_truesize,
+                ..
+            } => {
+                let mut s = self.take_skb(skb)?;
+                let how = Absorb {
+                    copied,
+                    stolen_head,
+                    delta_truesize,
+                };
+                self.skb(into)?.absorb(&mut s, how)?;
+                self.in_flight.push_back(s);
             }
             GroChain { skb, into } => {
                 let s = self.take_skb(skb)?;
@@ -39,7 +56,7 @@ impl State {
             }
             GroFlush { skb, .. } | RxCacheTake { skb, .. } => {
                 let s = self.take_skb(skb)?;
-                self.in_flight.push(s);
+                self.in_flight.push_back(s);
             }
             QueueRcv { skb, .. } | BacklogProcess { skb, .. } => {
                 self.move_skb(skb, queue::SK_RECEIVE_QUEUE)?

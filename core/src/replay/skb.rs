@@ -23,9 +23,8 @@ impl State {
                 ref queue,
                 size_goal,
             } => {
-                if self.skb(skb).is_ok() {
-                    return Err(format!("skb {skb} already exists"));
-                }
+                // Ids are unique as the mechanisms hand them out (counting up); looking for
+                // this one first would make each allocation cost every skb a queue holds.
                 let head = SkbHead {
                     headroom,
                     tailroom: linear_room + reserved_tailroom,
@@ -40,8 +39,8 @@ impl State {
                     size: head_bytes,
                 });
                 match queue {
-                    Some(name) => self.queue(name)?.push(new),
-                    None => self.in_flight.push(new),
+                    Some(name) => self.queue(name)?.push_back(new),
+                    None => self.in_flight.push_back(new),
                 }
             }
             FreeSkb { skb, .. } => drop(self.take_skb(skb)?),

@@ -20,6 +20,8 @@ counters! {
         skbs_delivered,
         /// Of those, the ones that went to the backlog (the user owned the socket).
         backlog_deliveries,
+        /// skbs tcp_try_coalesce merged into the receive queue's tail (TCPRcvCoalesce).
+        rcv_coalesced,
         /// Fragments the frag caches handed out.
         frags_allocated,
         /// Pages the frag caches took.

@@ -24,13 +24,13 @@
 //! Which allocator the head comes from is [`head_source`].
 
 use super::frag_cache::{FragCache, FragCache1k, SZ_1K};
-use super::kernel::Mem;
+use super::kernel::{self, Mem};
 use super::scenario::{DriverStyle, RxParams};
 use super::variant::Allocator;
 use crate::consts::KernelConsts;
-use crate::events::{Event, Events};
-use crate::skb::{sk_buff_truesize, Frag, Skb, SkbHead};
-use crate::trace::queue;
+use crate::events::{Cpu, Event, SkbId};
+use crate::replay::Log;
+use crate::skb::{sk_buff_truesize, Frag};
 
 /// `fragsz` for a head of `length` bytes, as `__netdev_alloc_skb` (v3.x) and `napi_alloc_skb`
 /// (v6.12, `SKB_HEAD_ALIGN`, adding NET_IP_ALIGN, 0 on x86) compute it:
@@ -129,26 +129,29 @@ pub fn headers(p: &RxParams) -> u32 {
 /// Receives one frame of `frame_len` bytes on the CPU of `cache`, its frag cache (and
 /// `small`, its 1 KiB small-head cache): allocates the frame's buffer(s) and builds the skb,
 /// whose payload starts at `seq`. By the time TCP queues it, the headers are pulled:
-/// `skb->len` is the payload.
+/// `skb->len` is the payload. The skb goes on `gro`, GRO's list, when GRO merges, else on
+/// no list yet.
+#[allow(clippy::too_many_arguments)]
 pub fn rx_frame(
     p: &RxParams,
     cache: &mut FragCache,
     small: &mut FragCache1k,
     mem: &mut Mem,
+    gro: Option<&str>,
     frame_len: u32,
     seq: u32,
-    ev: &mut Events,
-) -> Skb {
+    log: &mut Log,
+) -> SkbId {
     let (k, cpu) = (p.consts, cache.cpu);
     let hdrs = headers(p);
     let payload = frame_len - hdrs;
     let head_len = head_len(p);
     // The small-head cache cuts 1 KiB whatever was asked (napi_alloc_skb: `len = SZ_1K`).
     let (head_bytes, head_frag) = match head_source(&k, p.variant.alloc, head_len) {
-        HeadSource::Frag1k => (SZ_1K, Some(small.alloc(mem, ev))),
+        HeadSource::Frag1k => (SZ_1K, Some(small.alloc(mem, log))),
         HeadSource::Frag => {
             let bytes = fragsz(&k, head_len);
-            (bytes, Some(cache.alloc(mem, bytes, ev)))
+            (bytes, Some(cache.alloc(mem, bytes, log)))
         }
         HeadSource::Kmalloc => (fragsz(&k, head_len), None),
     };
@@ -157,33 +160,25 @@ pub fn rx_frame(
         DriverStyle::FullFrame => frame_len,
         DriverStyle::HeaderSplit | DriverStyle::NapiFrags => hdrs,
     };
-    let head = SkbHead {
-        headroom: k.net_skb_pad + hdrs,
-        tailroom: room - k.net_skb_pad - hdrs,
-        head_bytes,
-        // build_skb: SKB_TRUESIZE(fragsz - SKB_DATA_ALIGN(sizeof(struct skb_shared_info)));
-        // a 1 KiB piece: SKB_TRUESIZE(704) = 1280.
-        truesize: head_bytes + sk_buff_truesize(&k),
-    };
     let id = mem.new_skb_id();
-    let mut skb = Skb::new(id, cpu, head, seq);
-    skb.head_frag = head_frag;
     // The head as allocated: NET_SKB_PAD reserved, no header pulled yet. GRO will hold it.
-    ev.emit(|| Event::AllocSkb {
+    log.emit(Event::AllocSkb {
         skb: id,
         cpu,
         head_bytes,
         headroom: k.net_skb_pad,
         linear_room: room - k.net_skb_pad,
         seq,
-        truesize: head.truesize,
+        // build_skb: SKB_TRUESIZE(fragsz - SKB_DATA_ALIGN(sizeof(struct skb_shared_info)));
+        // a 1 KiB piece: SKB_TRUESIZE(704) = 1280.
+        truesize: head_bytes + sk_buff_truesize(&k),
         reserved_tailroom: 0,
         head_page: head_frag.map(|f| f.page),
         head_offset: head_frag.map(|f| f.offset),
-        queue: p.gro_merges().then(|| queue::gro(cpu)),
+        queue: gro.map(String::from),
         size_goal: None,
     });
-    ev.emit(|| Event::RxFrame {
+    log.emit(Event::RxFrame {
         skb: id,
         len: frame_len,
         seq,
@@ -191,31 +186,25 @@ pub fn rx_frame(
         linear: in_head - hdrs,
     });
     match p.nic.driver {
-        DriverStyle::FullFrame => skb.put_linear(in_head - hdrs),
-        DriverStyle::HeaderSplit => attach_payload_pages(mem, &mut skb, payload, &k, ev),
+        DriverStyle::FullFrame => {}
+        DriverStyle::HeaderSplit => attach_payload_pages(mem, id, cpu, payload, &k, log),
         DriverStyle::NapiFrags => {
-            let frag = cache.alloc(mem, napi_fragsz(&k, payload), ev);
-            attach_frag(
-                &mut skb,
-                Frag {
-                    size: payload,
-                    ..frag
-                },
-                payload,
-                ev,
-            );
+            let frag = cache.alloc(mem, napi_fragsz(&k, payload), log);
+            let frag = Frag {
+                size: payload,
+                ..frag
+            };
+            attach_frag(id, frag, payload, log);
         }
     }
-    skb
+    id
 }
 
-/// Puts `frag` in the skb's next frag slot and charges `truesize` for it.
-fn attach_frag(skb: &mut Skb, frag: Frag, truesize: u32, ev: &mut Events) {
-    let idx = skb.nr_frags() as u32;
-    skb.add_frag(frag);
-    skb.head.truesize += truesize;
-    let (id, truesize) = (skb.id, skb.head.truesize);
-    ev.emit(|| Event::NewFrag {
+/// Puts `frag` in skb `id`'s next frag slot and charges `truesize` more for it.
+fn attach_frag(id: SkbId, frag: Frag, truesize: u32, log: &mut Log) {
+    let s = kernel::skb(log.state(), id);
+    let (idx, truesize) = (s.nr_frags() as u32, s.head.truesize + truesize);
+    log.emit(Event::NewFrag {
         skb: id,
         idx,
         page: frag.page,
@@ -242,22 +231,23 @@ pub fn ixgbe_rx_bufsz(k: &KernelConsts) -> u32 {
 /// are not ixgbe's page count, only its frag cache is.
 fn attach_payload_pages(
     mem: &mut Mem,
-    skb: &mut Skb,
+    id: SkbId,
+    cpu: Cpu,
     mut payload: u32,
     k: &KernelConsts,
-    ev: &mut Events,
+    log: &mut Log,
 ) {
     let bufsz = ixgbe_rx_bufsz(k);
     while payload > 0 {
         let size = payload.min(bufsz);
-        let page = mem.pool.alloc(0, k.page_size, skb.cpu, None, ev);
-        mem.pool.page_mut(page).used = size;
+        // The frame fills the page's first `size` bytes: `new_frag` says so.
+        let page = mem.alloc_page(0, k.page_size, cpu, None, log);
         let frag = Frag {
             page,
             offset: 0,
             size,
         };
-        attach_frag(skb, frag, bufsz, ev);
+        attach_frag(id, frag, bufsz, log);
         payload -= size;
     }
 }

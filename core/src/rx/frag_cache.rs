@@ -8,13 +8,15 @@
 //! seed as posted `get_page` per piece, v3.6 and v6.12 take the references in advance
 //! (`pagecnt_bias`) and differ only in constants and in which way the offset counts.
 
-use super::kernel::Mem;
+use super::kernel::{self, Mem};
 use super::variant::Allocator;
 use crate::consts::KernelConsts;
-use crate::events::{Cpu, Event, Events, PageId};
+use crate::events::{Cpu, Event, PageId};
 use crate::page::Refill;
+use crate::replay::Log;
 use crate::skb::Frag;
 use crate::trace::Cursor;
+use crate::NR_CPUS;
 
 /// PAGE_FRAG_CACHE_MAX_SIZE = `__ALIGN_MASK(32768, ~PAGE_MASK)` = 32 KiB
 /// (include/linux/mm_types.h in v6.12; include/linux/page_frag_cache.h from 6.13); its order
@@ -26,7 +28,8 @@ const PAGE_FRAG_CACHE_MAX_ORDER: u32 = 3;
 pub const SZ_1K: u32 = 1024;
 
 /// One CPU's cache: `struct netdev_alloc_cache` (v3.5, v3.6) or `struct page_frag_cache`
-/// (v6.12, `napi_alloc_cache.page`).
+/// (v6.12, `napi_alloc_cache.page`). Its page, offset, size and `pagecnt_bias` are the
+/// state's cursor `cpu` ([`Cursor`]); this holds only what the state does not.
 #[derive(Clone, Debug, Default)]
 pub struct FragCache {
     pub cpu: Cpu,
@@ -38,20 +41,33 @@ pub struct FragCache {
     pub page_size: u32,
     /// SMP_CACHE_BYTES (v3.6's NETDEV_PAGECNT_BIAS is PAGE_SIZE / SMP_CACHE_BYTES).
     pub smp_cache_bytes: u32,
-    pub page: Option<PageId>,
-    /// v3.5 before and v3.6: bytes handed out (counts up). The seed as posted and v6.12:
-    /// bytes still free (counts down from the page size).
-    pub offset: u32,
-    /// Bytes in the page (`nc->size`, PAGE_SIZE << order).
-    pub size: u32,
-    /// v3.6 and v6.12 `pagecnt_bias`: references taken in advance and not yet handed out.
-    pub bias: u32,
     /// v6.12 `nc->pfmemalloc`: the page came from the emergency reserves.
     pub pfmemalloc: bool,
     /// Fragments handed out.
     pub frags: u64,
     /// Pages taken by refills.
     pub pages: u64,
+}
+
+/// A cursor as a cache reads it: the offset counts up (v3.5 before and v3.6: bytes handed
+/// out) or down (the seed as posted and v6.12: bytes still free, from the page size).
+#[derive(Clone, Copy, Debug)]
+struct At {
+    page: Option<PageId>,
+    offset: u32,
+    size: u32,
+    bias: u32,
+}
+
+impl At {
+    fn of(c: &Cursor) -> At {
+        At {
+            page: c.page,
+            offset: c.offset,
+            size: c.size,
+            bias: c.bias.unwrap_or(0),
+        }
+    }
 }
 
 /// How the modern cache's refill behaves (scenario knobs).
@@ -76,6 +92,20 @@ impl FragCache {
         }
     }
 
+    /// The name of its cursor in the state.
+    pub fn cursor_name(&self) -> String {
+        let name = match self.alloc {
+            Allocator::Modern => "napi_alloc_cache.page",
+            _ => "netdev_alloc_cache",
+        };
+        format!("{name} cpu{}", self.cpu)
+    }
+
+    /// Its cursor now.
+    fn at(&self, log: &Log) -> At {
+        At::of(&log.state().cursors[self.cpu as usize])
+    }
+
     /// Whether this cache takes its page references in advance (`pagecnt_bias`).
     fn biased(&self) -> bool {
         matches!(self.alloc, Allocator::Duyck36 | Allocator::Modern)
@@ -87,18 +117,16 @@ impl FragCache {
     }
 
     /// Hands out `fragsz` bytes with one page reference for the caller.
-    pub fn alloc(&mut self, mem: &mut Mem, fragsz: u32, ev: &mut Events) -> Frag {
-        let offset = match self.alloc {
-            Allocator::Pre2012 => self.alloc_up(mem, fragsz, ev),
-            Allocator::Duyck2012 => self.alloc_duyck(mem, fragsz, ev),
-            Allocator::Duyck36 | Allocator::Modern => self.alloc_biased(mem, fragsz, ev),
+    pub fn alloc(&mut self, mem: &mut Mem, fragsz: u32, log: &mut Log) -> Frag {
+        let (page, offset, cursor) = match self.alloc {
+            Allocator::Pre2012 => self.alloc_up(mem, fragsz, log),
+            Allocator::Duyck2012 => self.alloc_duyck(mem, fragsz, log),
+            Allocator::Duyck36 | Allocator::Modern => self.alloc_biased(mem, fragsz, log),
         };
-        let page = self.page.expect("model bug: frag cache without a page");
-        mem.pool.page_mut(page).used += fragsz;
         self.frags += 1;
-        let (cpu, cursor) = (self.cpu, self.offset);
-        let bias = self.biased().then_some(self.bias);
-        ev.emit(|| Event::FragAlloc {
+        let cpu = self.cpu;
+        let bias = self.biased().then(|| self.at(log).bias - 1);
+        log.emit(Event::FragAlloc {
             cpu,
             page,
             offset,
@@ -115,47 +143,49 @@ impl FragCache {
 
     /// `netdev_alloc_frag` in v3.5 (net/core/skbuff.c, the `-` side of seed 001): the offset
     /// counts up; when the fragment does not fit, `put_page` the cache's reference and take a
-    /// brand-new page. `get_page` per fragment.
-    fn alloc_up(&mut self, mem: &mut Mem, fragsz: u32, ev: &mut Events) -> u32 {
-        let page = match self.page {
-            Some(p) if self.offset + fragsz <= self.size => p,
+    /// brand-new page. `get_page` per fragment. Returns the page, the fragment's offset and
+    /// the cursor's after it.
+    fn alloc_up(&mut self, mem: &mut Mem, fragsz: u32, log: &mut Log) -> (PageId, u32, u32) {
+        let c = self.at(log);
+        let page = match c.page {
+            Some(p) if c.offset + fragsz <= c.size => p,
             held => {
                 if let Some(old) = held {
-                    self.release(mem, old, ev);
+                    self.release(mem, old, log);
                 }
-                self.refill_order0(mem, ev)
+                self.refill_order0(mem, log)
             }
         };
-        let offset = self.offset;
-        self.offset += fragsz;
-        mem.pool.get(page, ev);
-        offset
+        let offset = self.at(log).offset;
+        mem.get_page(page, log);
+        (page, offset, offset + fragsz)
     }
 
     /// `netdev_alloc_frag` after seed 001 as posted (Duyck, June 2012; v3.6 shipped a revised
     /// form, see docs/mechanisms.md): the offset counts down from
     /// PAGE_SIZE, and on every allocation a page whose count is 1 (only the cache holds it:
     /// every earlier fragment came back) is started over from PAGE_SIZE.
-    fn alloc_duyck(&mut self, mem: &mut Mem, fragsz: u32, ev: &mut Events) -> u32 {
+    fn alloc_duyck(&mut self, mem: &mut Mem, fragsz: u32, log: &mut Log) -> (PageId, u32, u32) {
         loop {
-            let page = match self.page {
+            let page = match self.at(log).page {
                 Some(p) => p,
-                None => self.refill_order0(mem, ev),
+                None => self.refill_order0(mem, log),
             };
-            let mut offset = self.offset;
-            if mem.pool.count(page) == 1 {
-                if mem.pool.page(page).used > 0 {
-                    mem.pool.note_reuse(page, self.size, None, ev);
+            let c = self.at(log);
+            let mut offset = c.offset;
+            let p = kernel::page(log.state(), page);
+            if p.count == 1 {
+                if p.used > 0 {
+                    mem.reuse_page(page, c.size, None, log);
                 }
-                offset = self.size;
+                offset = c.size;
             }
             if offset < fragsz {
-                self.release(mem, page, ev);
+                self.release(mem, page, log);
                 continue;
             }
-            self.offset = offset - fragsz;
-            mem.pool.get(page, ev);
-            return self.offset;
+            mem.get_page(page, log);
+            return (page, offset - fragsz, offset - fragsz);
         }
     }
 
@@ -174,59 +204,50 @@ impl FragCache {
     /// fragment came back, so the page is reused from the start (v6.12: unless it is
     /// pfmemalloc); otherwise the cache forgets the page, which the last fragment's
     /// `put_page` frees.
-    fn alloc_biased(&mut self, mem: &mut Mem, fragsz: u32, ev: &mut Events) -> u32 {
+    fn alloc_biased(&mut self, mem: &mut Mem, fragsz: u32, log: &mut Log) -> (PageId, u32, u32) {
         loop {
-            let page = match self.page {
+            let page = match self.at(log).page {
                 Some(p) => p,
-                None => self.refill_biased(mem, ev),
+                None => self.refill_biased(mem, log),
             };
-            if let Some((offset, cursor)) = self.fit(fragsz) {
-                self.bias -= 1;
-                self.offset = cursor;
-                return offset;
+            let c = self.at(log);
+            if let Some((offset, cursor)) = self.fit(c, fragsz) {
+                return (page, offset, cursor);
             }
-            let count = mem.pool.count(page) - self.bias;
-            mem.pool.page_mut(page).count = count;
+            let count = kernel::page(log.state(), page).count - c.bias;
             let cpu = self.cpu;
-            self.page = None;
             if count > 0 || self.pfmemalloc {
-                ev.emit(|| Event::FragCacheRelease { cpu, page, count });
+                log.emit(Event::FragCacheRelease { cpu, page, count });
             }
             if count > 0 {
                 continue;
             }
             if self.pfmemalloc {
                 // free_unref_page: nobody else holds it, give it straight back.
-                mem.pool.page_mut(page).count = 1;
-                mem.put_page(page, cpu, ev);
+                mem.put_released(page, cpu, log);
                 continue;
             }
             // v3.6 `goto recycle`, v6.12 `set_page_count`: start over on the same page.
-            let full = self.full_bias();
-            mem.pool.page_mut(page).count = full;
-            mem.pool.note_reuse(page, self.start(), Some(full), ev);
-            self.page = Some(page);
-            self.bias = full;
-            self.offset = self.start();
+            mem.reuse_page(page, self.start(c.size), Some(self.full_bias()), log);
         }
     }
 
     /// Where a fragment of `fragsz` bytes goes and where the offset moves to, if it fits.
-    fn fit(&self, fragsz: u32) -> Option<(u32, u32)> {
+    fn fit(&self, c: At, fragsz: u32) -> Option<(u32, u32)> {
         if self.counts_up() {
-            let end = self.offset + fragsz;
-            (end <= self.size).then_some((self.offset, end))
+            let end = c.offset + fragsz;
+            (end <= c.size).then_some((c.offset, end))
         } else {
-            self.offset.checked_sub(fragsz).map(|o| (o, o))
+            c.offset.checked_sub(fragsz).map(|o| (o, o))
         }
     }
 
-    /// The offset of a fresh or reused page.
-    fn start(&self) -> u32 {
+    /// The offset of a fresh or reused page of `size` bytes.
+    fn start(&self, size: u32) -> u32 {
         if self.counts_up() {
             0
         } else {
-            self.size
+            size
         }
     }
 
@@ -243,25 +264,19 @@ impl FragCache {
     /// An order-0 refill (`alloc_page`). v3.5 sets `nc->offset = 0`; the seed as posted drops
     /// that line and leaves the old offset in place, which it never reads: a fresh page's
     /// count is 1, so the allocation starts it at PAGE_SIZE. The cursor shows that start.
-    fn refill_order0(&mut self, mem: &mut Mem, ev: &mut Events) -> PageId {
-        self.size = self.page_size;
-        self.offset = self.start();
+    fn refill_order0(&mut self, mem: &mut Mem, log: &mut Log) -> PageId {
         let refill = Refill {
-            cursor: Some(self.offset),
+            cursor: Some(self.start(self.page_size)),
             bias: None,
         };
-        let page = mem
-            .pool
-            .alloc(0, self.page_size, self.cpu, Some(refill), ev);
         self.pages += 1;
-        self.page = Some(page);
-        page
+        mem.alloc_page(0, self.page_size, self.cpu, Some(refill), log)
     }
 
     /// A biased cache's refill. v3.6: `alloc_page` (order 0). v6.12 `__page_frag_cache_refill`:
     /// the order-3 attempt carries `__GFP_NOMEMALLOC`, so it never dips into the reserves; a
     /// pfmemalloc page can only be the order-0 fallback's.
-    fn refill_biased(&mut self, mem: &mut Mem, ev: &mut Events) -> PageId {
+    fn refill_biased(&mut self, mem: &mut Mem, log: &mut Log) -> PageId {
         let modern = self.alloc == Allocator::Modern;
         let fallback = self.knobs.high_order_fails || self.knobs.pfmemalloc;
         let order = if modern && !fallback {
@@ -269,46 +284,21 @@ impl FragCache {
         } else {
             0
         };
-        self.size = self.page_size << order;
-        let full = self.full_bias();
         let refill = Refill {
-            cursor: Some(self.start()),
-            bias: Some(full),
+            cursor: Some(self.start(self.page_size << order)),
+            bias: Some(self.full_bias()),
         };
-        let page = mem
-            .pool
-            .alloc(order, self.page_size, self.cpu, Some(refill), ev);
         self.pages += 1;
-        mem.pool.page_mut(page).count = full;
-        self.page = Some(page);
-        self.offset = self.start();
-        self.bias = full;
         self.pfmemalloc = modern && self.knobs.pfmemalloc;
-        page
+        mem.alloc_page(order, self.page_size, self.cpu, Some(refill), log)
     }
 
     /// v3.5: the cache drops its own reference (`put_page`) and forgets the page.
-    fn release(&mut self, mem: &mut Mem, page: PageId, ev: &mut Events) {
+    fn release(&mut self, mem: &mut Mem, page: PageId, log: &mut Log) {
         let cpu = self.cpu;
-        self.page = None;
-        let count = mem.pool.count(page) - 1;
-        ev.emit(|| Event::FragCacheRelease { cpu, page, count });
-        mem.put_page(page, cpu, ev);
-    }
-
-    /// The trace's view of this cache.
-    pub fn cursor(&self) -> Cursor {
-        let name = match self.alloc {
-            Allocator::Modern => "napi_alloc_cache.page",
-            _ => "netdev_alloc_cache",
-        };
-        Cursor {
-            name: format!("{name} cpu{}", self.cpu),
-            page: self.page,
-            offset: self.offset,
-            size: if self.page.is_some() { self.size } else { 0 },
-            bias: (self.biased() && self.page.is_some()).then_some(self.bias),
-        }
+        let count = kernel::page(log.state(), page).count - 1;
+        log.emit(Event::FragCacheRelease { cpu, page, count });
+        mem.put_released(page, cpu, log);
     }
 }
 
@@ -327,9 +317,6 @@ pub struct FragCache1k {
     pub cpu: Cpu,
     /// PAGE_SIZE.
     pub page_size: u32,
-    pub page: Option<PageId>,
-    /// The last piece handed out (`nc->offset`); counts down.
-    pub offset: u32,
     /// Fragments handed out.
     pub frags: u64,
     /// Pages taken by refills.
@@ -345,32 +332,35 @@ impl FragCache1k {
         }
     }
 
+    /// The name of its cursor in the state, which lists these after the frag caches.
+    pub fn cursor_name(&self) -> String {
+        format!("napi_alloc_cache.page_small cpu{}", self.cpu)
+    }
+
     /// `page_frag_alloc_1k`: `offset = nc->offset - SZ_1K`, on a new page when that is
     /// negative (then `offset = PAGE_SIZE - SZ_1K` and `page_ref_add(page, offset / SZ_1K)`).
-    pub fn alloc(&mut self, mem: &mut Mem, ev: &mut Events) -> Frag {
-        let (page, offset) = match (self.page, self.offset.checked_sub(SZ_1K)) {
-            (Some(page), Some(offset)) => (page, offset),
-            _ => {
+    /// The cursor lets go of the page with its last piece, so a held page always has one.
+    pub fn alloc(&mut self, mem: &mut Mem, log: &mut Log) -> Frag {
+        let cpu = self.cpu;
+        let c = &log.state().cursors[NR_CPUS + cpu as usize];
+        let (page, offset) = match c.page {
+            Some(page) => (page, c.offset - SZ_1K),
+            None => {
                 let offset = self.page_size - SZ_1K;
-                let refs = offset / SZ_1K + 1;
                 let refill = Refill {
                     cursor: None,
-                    bias: Some(refs),
+                    bias: Some(offset / SZ_1K + 1),
                 };
-                let page = mem
-                    .pool
-                    .alloc(0, self.page_size, self.cpu, Some(refill), ev);
-                mem.pool.page_mut(page).count = refs;
                 self.pages += 1;
+                let page = mem.alloc_page(0, self.page_size, cpu, Some(refill), log);
                 (page, offset)
             }
         };
-        mem.pool.page_mut(page).used += SZ_1K;
         self.frags += 1;
-        self.offset = offset;
-        self.page = (offset > 0).then_some(page);
-        let (cpu, bias) = (self.cpu, self.bias());
-        ev.emit(|| Event::FragAlloc1k {
+        // The references still held for the pieces to come (no `pagecnt_bias` in the
+        // kernel struct: `offset / SZ_1K`), while the cache holds the page.
+        let bias = (offset > 0).then_some(offset / SZ_1K);
+        log.emit(Event::FragAlloc1k {
             cpu,
             page,
             offset,
@@ -382,26 +372,5 @@ impl FragCache1k {
             offset,
             size: SZ_1K,
         }
-    }
-
-    /// The trace's view of this cache.
-    pub fn cursor(&self) -> Cursor {
-        Cursor {
-            name: format!("napi_alloc_cache.page_small cpu{}", self.cpu),
-            page: self.page,
-            offset: self.offset,
-            size: if self.page.is_some() {
-                self.page_size
-            } else {
-                0
-            },
-            bias: self.bias(),
-        }
-    }
-
-    /// The references still held for the pieces to come (no `pagecnt_bias` in the kernel
-    /// struct: `offset / SZ_1K`), while the cache holds a page.
-    fn bias(&self) -> Option<u32> {
-        self.page.map(|_| self.offset / SZ_1K)
     }
 }

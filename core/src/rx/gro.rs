@@ -19,21 +19,25 @@
 //! Simplification: in v3.5 a kmalloc'ed head (no head_frag) is not merged (the kernel would
 //! build a frag_list behind a new head skb).
 
-use super::kernel::{skbs_in, Mem};
+use super::kernel::Mem;
 use super::scenario::RxParams;
 use super::variant::Allocator;
 use crate::consts::wire::{IPV4_HLEN, TCP_TS_HLEN};
-use crate::events::{Cpu, Event, Events};
-use crate::skb::{sk_buff_truesize, Frag, Skb};
-use crate::trace::{queue, Queue};
+use crate::events::{Cpu, Event, SkbId};
+use crate::replay::Log;
+use crate::skb::{sk_buff_truesize, Skb};
+use crate::trace::queue;
 
 /// IPv4 + TCP-with-timestamps header bytes that GRO counts in `p->len` (20 + 32).
 const GRO_L3L4_HEADERS: u32 = IPV4_HLEN + TCP_TS_HLEN;
 
+/// One CPU's GRO. The held packet is the state's (the front of queue `gro cpuN`, where the
+/// driver puts each new skb); this keeps what the state does not.
 #[derive(Clone, Debug, Default)]
 pub struct Gro {
     cpu: Cpu,
-    held: Option<Skb>,
+    /// Its list's name in the state.
+    list: String,
     /// NAPI_GRO_CB(p)->count: segments in the held skb.
     segs: u32,
     /// skb_shinfo(p)->gso_size: the first segment's payload length.
@@ -46,162 +50,132 @@ impl Gro {
     pub fn new(cpu: Cpu) -> Gro {
         Gro {
             cpu,
+            list: queue::gro(cpu),
             ..Gro::default()
         }
     }
 
-    /// Offers one received skb; returns the skbs to pass up now, in order.
-    pub fn receive(&mut self, skb: Skb, p: &RxParams, mem: &mut Mem, ev: &mut Events) -> Vec<Skb> {
-        let Some(held) = self.held.as_mut() else {
-            self.hold(skb);
-            return Vec::new();
+    /// Its list's name in the state, where the driver puts each new skb.
+    pub fn list(&self) -> &str {
+        &self.list
+    }
+
+    /// Offers one received skb, the newest on this GRO's list (behind the held packet, if
+    /// any); returns the skbs to pass up now, in order.
+    pub fn receive(
+        &mut self,
+        skb: SkbId,
+        p: &RxParams,
+        mem: &mut Mem,
+        log: &mut Log,
+    ) -> Vec<SkbId> {
+        let list = log.state().skbs_on(&self.list);
+        let (Some(held), Some(new)) = (list.front(), list.back()) else {
+            unreachable!("model bug: GRO got skb {skb} off its list")
         };
-        let len = skb.len;
+        let len = new.len;
+        if held.id == new.id {
+            self.hold(len);
+            return Vec::new();
+        }
         if len > self.gso_size {
-            let out = self.flush(ev);
-            self.hold(skb);
+            let out = self.flush(log);
+            self.hold(len);
             return out;
         }
         assert_eq!(
-            held.end_seq, skb.seq,
+            held.end_seq, new.seq,
             "model bug: GRO got an out-of-order segment"
         );
-        match merge(held, skb, p, mem, self.cpu, ev) {
-            Some(skb) => {
-                let out = self.flush(ev);
-                self.hold(skb);
-                out
+        let (into, skb) = (held.id, new.id);
+        match join(held, new, p) {
+            Some(Join::Merge(stolen_head, delta_truesize)) => {
+                log.emit(Event::GroMerge {
+                    skb,
+                    into,
+                    stolen_head,
+                    delta_truesize,
+                });
+                mem.free_skb(skb, self.cpu, log);
             }
+            Some(Join::Chain) => log.emit(Event::GroChain { skb, into }),
             None => {
-                self.segs += 1;
-                self.merged += 1;
-                if len < self.gso_size {
-                    self.flush(ev)
-                } else {
-                    Vec::new()
-                }
+                let out = self.flush(log);
+                self.hold(len);
+                return out;
             }
+        }
+        self.segs += 1;
+        self.merged += 1;
+        if len < self.gso_size {
+            self.flush(log)
+        } else {
+            Vec::new()
         }
     }
 
     /// napi_gro_flush: the held packet goes up.
-    pub fn flush(&mut self, ev: &mut Events) -> Vec<Skb> {
-        let segs = self.segs;
-        self.held
-            .take()
-            .inspect(|skb| {
-                let id = skb.id;
-                ev.emit(|| Event::GroFlush { skb: id, segs });
-            })
-            .into_iter()
-            .collect()
+    pub fn flush(&mut self, log: &mut Log) -> Vec<SkbId> {
+        let Some(held) = log.state().skbs_on(&self.list).front() else {
+            return Vec::new();
+        };
+        let (skb, segs) = (held.id, self.segs);
+        log.emit(Event::GroFlush { skb, segs });
+        vec![skb]
     }
 
-    fn hold(&mut self, skb: Skb) {
+    fn hold(&mut self, len: u32) {
         self.segs = 1;
-        self.gso_size = skb.len;
-        self.held = Some(skb);
-    }
-
-    pub fn held_count(&self) -> usize {
-        self.held.iter().map(skbs_in).sum()
-    }
-
-    pub fn queue(&self) -> Queue {
-        Queue {
-            name: queue::gro(self.cpu),
-            skbs: self.held.iter().cloned().collect(),
-        }
+        self.gso_size = len;
     }
 }
 
-/// skb_gro_receive: moves `skb`'s payload into the last skb of `p` (`p` itself, or the last
-/// one on its frag_list) and frees what is left of `skb` on `cpu`; since v3.19 (`modern`), when
-/// that skb's frags are full, chains `skb` whole on `p`'s frag_list instead. Returns `skb`
-/// when `p` is full (-E2BIG).
-fn merge(
-    p: &mut Skb,
-    mut skb: Skb,
-    params: &RxParams,
-    mem: &mut Mem,
-    cpu: Cpu,
-    ev: &mut Events,
-) -> Option<Skb> {
-    let (len, k) = (skb.len, &params.consts);
-    if GRO_L3L4_HEADERS + p.len + len >= k.gso_max_size {
-        return Some(skb);
-    }
-    let max_frags = k.max_skb_frags as usize;
-    let (id, into) = (skb.id, p.id);
-    let sk_buff = sk_buff_truesize(k);
-    let stolen = match p.frag_list.last_mut() {
-        Some(lp) => steal(lp, &mut skb, max_frags, sk_buff),
-        None => steal(p, &mut skb, max_frags, sk_buff),
-    };
-    let chained = !p.frag_list.is_empty();
-    match stolen {
-        Some((stolen_head, delta_truesize)) => {
-            if chained {
-                // `steal` grew the last chained skb; the packet grows with it.
-                grow(p, len, delta_truesize);
-            }
-            ev.emit(|| Event::GroMerge {
-                skb: id,
-                into,
-                stolen_head,
-                delta_truesize,
-            });
-            mem.free_skb(skb, cpu, ev);
-        }
-        None if params.variant.alloc == Allocator::Modern => {
-            grow(p, len, skb.head.truesize);
-            ev.emit(|| Event::GroChain { skb: id, into });
-            p.frag_list.push(skb);
-        }
-        None => return Some(skb),
-    }
-    None
+/// How a segment joins the held packet.
+enum Join {
+    /// Its payload moves into the last skb of the packet (whether its head is stolen, the
+    /// truesize that moves), and what is left of it is freed.
+    Merge(bool, u32),
+    /// Since v3.19 (`modern`), when that skb's frags are full: it is chained whole on the
+    /// packet's frag_list.
+    Chain,
 }
 
-/// The two ways a segment's payload joins `lp`'s frags; when it did, whether the head was
-/// stolen and the truesize that moved (`delta_truesize`); `sk_buff` is
+/// skb_gro_receive: how `s` joins `held`, whose last skb (`held` itself, or the last on its
+/// frag_list) takes its payload; none when `held` is full (-E2BIG). The moves themselves
+/// are the events' ([`State::apply`]).
+///
+/// [`State::apply`]: crate::trace::State::apply
+fn join(held: &Skb, s: &Skb, params: &RxParams) -> Option<Join> {
+    let k = &params.consts;
+    if GRO_L3L4_HEADERS + held.len + s.len >= k.gso_max_size {
+        return None;
+    }
+    let lp = held.frag_list.last().unwrap_or(held);
+    match steal(lp, s, k.max_skb_frags as usize, sk_buff_truesize(k)) {
+        Some((stolen_head, delta)) => Some(Join::Merge(stolen_head, delta)),
+        None if params.variant.alloc == Allocator::Modern => Some(Join::Chain),
+        None => None,
+    }
+}
+
+/// Whether a segment's payload can join `lp`'s frags, and how; when it can, whether the head
+/// is stolen and the truesize that moves (`delta_truesize`); `sk_buff` is
 /// `SKB_DATA_ALIGN(sizeof(struct sk_buff))`:
 /// - payload in frags (header split): the frags move (NAPI_GRO_FREE: the head is freed);
 ///   `delta_truesize = truesize - SKB_TRUESIZE(skb_end_offset)`, the frags' share;
 /// - payload in a page-fragment head: the head becomes a frag (NAPI_GRO_FREE_STOLEN_HEAD);
 ///   `delta_truesize = truesize - SKB_DATA_ALIGN(sizeof(struct sk_buff))`: only the struct
 ///   is freed.
-fn steal(lp: &mut Skb, skb: &mut Skb, max_frags: usize, sk_buff: u32) -> Option<(bool, u32)> {
+fn steal(lp: &Skb, skb: &Skb, max_frags: usize, sk_buff: u32) -> Option<(bool, u32)> {
     if skb.linear_len == 0 {
         if lp.nr_frags() + skb.nr_frags() > max_frags {
             return None;
         }
-        for f in std::mem::take(&mut skb.frags) {
-            lp.add_frag(f);
-        }
-        let delta = skb.head.truesize - (skb.head.head_bytes + sk_buff);
-        lp.head.truesize += delta;
-        return Some((false, delta));
+        return Some((false, skb.head.truesize - (skb.head.head_bytes + sk_buff)));
     }
-    let head = skb.head_frag?;
+    skb.head_frag?;
     if lp.nr_frags() + 1 + skb.nr_frags() > max_frags {
         return None;
     }
-    lp.add_frag(Frag {
-        page: head.page,
-        offset: head.offset + skb.head.headroom,
-        size: skb.linear_len,
-    });
-    let delta = skb.head.truesize - sk_buff;
-    lp.head.truesize += delta;
-    skb.head_frag = None;
-    Some((true, delta))
-}
-
-/// `p` carries `len` more bytes in its frag_list (p->len, p->data_len, p->truesize).
-fn grow(p: &mut Skb, len: u32, truesize: u32) {
-    p.len += len;
-    p.data_len += len;
-    p.end_seq = p.end_seq.wrapping_add(len);
-    p.head.truesize += truesize;
+    Some((true, skb.head.truesize - sk_buff))
 }

@@ -1,21 +1,25 @@
 //! The kernel objects every receive stage shares: pages and skb lifetimes. [`Mem`] is the
 //! page allocator, skb numbering and `__kfree_skb`, with the tallies of what was freed where.
-//! Each stage gets `&mut Mem` next to its own state, never the whole machine.
+//! Each stage gets `&mut Mem` next to its own state, never the whole machine. The pages
+//! themselves are the [`State`]'s: `Mem` reads them there and changes them by events.
 
-use crate::events::{Cpu, Event, Events, PageId, SkbId};
-use crate::page::PagePool;
+use crate::events::{Cpu, Event, PageId, SkbId};
+use crate::page::{Page, PageStats, Refill};
+use crate::replay::Log;
 use crate::skb::Skb;
+use crate::trace::State;
 use crate::NR_CPUS;
 
-/// Pages and skbs: allocation, reference drops and frees, with the CPU of each.
+/// Page and skb numbering, and the tallies of allocations, reference drops and frees.
 #[derive(Clone, Debug, Default)]
 pub struct Mem {
-    pub pool: PagePool,
+    next_page: PageId,
     next_skb: SkbId,
+    pub stats: PageStats,
     pub tally: MemTally,
 }
 
-/// What [`Mem`] counts beyond the page pool's own statistics.
+/// What [`Mem`] counts beyond the page statistics.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MemTally {
     pub skbs_allocated: u64,
@@ -27,6 +31,25 @@ pub struct MemTally {
     pub remote_put_page: u64,
 }
 
+/// Whose reference a put drops: an skb frag's (or a frag cache's own), an skb head's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ref {
+    Frag,
+    Head,
+}
+
+/// Live page `id` of `s`; the stages name only pages they hold references to.
+pub fn page(s: &State, id: PageId) -> &Page {
+    s.find_page(id)
+        .unwrap_or_else(|| panic!("model bug: page {id} is not live"))
+}
+
+/// Skb `id` of `s`, wherever it is.
+pub fn skb(s: &State, id: SkbId) -> &Skb {
+    s.find_skb(id)
+        .unwrap_or_else(|| panic!("model bug: skb {id} is not in the state"))
+}
+
 impl Mem {
     /// The id of a new skb.
     pub fn new_skb_id(&mut self) -> SkbId {
@@ -36,52 +59,123 @@ impl Mem {
         id
     }
 
+    /// `alloc_pages(gfp, order)` on `cpu`: a fresh page with count 1, owned by the caller,
+    /// or by the page-frag cursor it `refill`s (with the count the refill sets).
+    pub fn alloc_page(
+        &mut self,
+        order: u32,
+        page_size: u32,
+        cpu: Cpu,
+        refill: Option<Refill>,
+        log: &mut Log,
+    ) -> PageId {
+        let page = self.next_page;
+        self.next_page += 1;
+        self.stats.allocated += 1;
+        log.emit(Event::AllocPage {
+            page,
+            order,
+            cpu,
+            size: page_size << order,
+            cursor: refill.and_then(|r| r.cursor),
+            bias: refill.and_then(|r| r.bias),
+        });
+        page
+    }
+
+    /// `get_page`: one more reference.
+    pub fn get_page(&mut self, page: PageId, log: &mut Log) {
+        let count = self::page(log.state(), page).count + 1;
+        log.emit(Event::GetPage { page, count });
+    }
+
+    /// An allocator starts over on a page it still holds, its cursor now at `cursor` (and,
+    /// v6.12, count and bias reset to `bias`).
+    pub fn reuse_page(&mut self, page: PageId, cursor: u32, bias: Option<u32>, log: &mut Log) {
+        self.stats.reused += 1;
+        let cursor = Some(cursor);
+        log.emit(Event::ReusePage { page, cursor, bias });
+    }
+
     /// put_page on `cpu`, noting a reference dropped away from the page's CPU.
-    pub fn put_page(&mut self, page: PageId, cpu: Cpu, ev: &mut Events) {
-        self.note_remote(page, cpu);
-        self.pool.put(page, cpu, ev);
+    pub fn put_page(&mut self, page: PageId, cpu: Cpu, log: &mut Log) {
+        self.note_remote(page, cpu, log);
+        let count = self::page(log.state(), page).count - 1;
+        self.put_ref(page, cpu, Ref::Frag, count, log);
+    }
+
+    /// The `put_page` of a reference a frag cache's `frag_cache_release` already took off
+    /// the count (v3.5's own reference, or v6.12's pfmemalloc page whose bias was all that
+    /// held it: `free_unref_page`): the count stays where that event left it.
+    pub fn put_released(&mut self, page: PageId, cpu: Cpu, log: &mut Log) {
+        self.note_remote(page, cpu, log);
+        let count = self::page(log.state(), page).count;
+        self.put_ref(page, cpu, Ref::Frag, count, log);
     }
 
     /// skb_free_head's put of a head fragment on `cpu`, likewise.
-    fn put_head(&mut self, page: PageId, cpu: Cpu, ev: &mut Events) {
-        self.note_remote(page, cpu);
-        self.pool.put_head(page, cpu, ev);
+    fn put_head(&mut self, page: PageId, cpu: Cpu, log: &mut Log) {
+        self.note_remote(page, cpu, log);
+        let count = self::page(log.state(), page).count - 1;
+        self.put_ref(page, cpu, Ref::Head, count, log);
     }
 
-    fn note_remote(&mut self, page: PageId, cpu: Cpu) {
-        if self.pool.page(page).cpu != cpu {
+    fn note_remote(&mut self, page: PageId, cpu: Cpu, log: &Log) {
+        if self::page(log.state(), page).cpu != cpu {
             self.tally.remote_put_page += 1;
+        }
+    }
+
+    /// Drops one reference, leaving `count`; frees the page when it was the last.
+    fn put_ref(&mut self, page: PageId, cpu: Cpu, r: Ref, count: u32, log: &mut Log) {
+        self.stats.put_page[cpu as usize] += 1;
+        let head = r == Ref::Head;
+        log.emit(Event::PutPage {
+            page,
+            cpu,
+            count,
+            release: false,
+            head,
+            destroy: false,
+        });
+        if count == 0 {
+            self.stats.freed += 1;
+            self.stats.freed_on[cpu as usize] += 1;
+            log.emit(Event::FreePage { page, cpu, head });
         }
     }
 
     /// __kfree_skb on `cpu`: the head fragment's and every frag's page reference, then the
     /// skb itself; remote when `cpu` is not the CPU that allocated it.
-    pub fn free_skb(&mut self, skb: Skb, cpu: Cpu, ev: &mut Events) {
-        self.free(skb, cpu, false, ev);
+    pub fn free_skb(&mut self, skb: SkbId, cpu: Cpu, log: &mut Log) {
+        self.free(skb, cpu, false, log);
     }
 
     /// recvmsg frees `skb` on `cpu` once it has read it all (see [`Event::FreeSkb`]'s `read`).
-    pub fn free_read_skb(&mut self, skb: Skb, cpu: Cpu, ev: &mut Events) {
-        self.free(skb, cpu, true, ev);
+    pub fn free_read_skb(&mut self, skb: SkbId, cpu: Cpu, log: &mut Log) {
+        self.free(skb, cpu, true, log);
     }
 
-    fn free(&mut self, mut skb: Skb, cpu: Cpu, read: bool, ev: &mut Events) {
-        if let Some(h) = skb.head_frag {
-            self.put_head(h.page, cpu, ev);
+    fn free(&mut self, id: SkbId, cpu: Cpu, read: bool, log: &mut Log) {
+        let s = self::skb(log.state(), id);
+        let (head, owner) = (s.head_frag.map(|h| h.page), s.cpu);
+        let pages: Vec<PageId> = s.frags.iter().map(|f| f.page).collect();
+        let chained: Vec<SkbId> = s.frag_list.iter().map(|c| c.id).collect();
+        if let Some(page) = head {
+            self.put_head(page, cpu, log);
         }
-        for f in &skb.frags {
-            self.put_page(f.page, cpu, ev);
+        for page in pages {
+            self.put_page(page, cpu, log);
         }
         // skb_drop_fraglist: the chained skbs go with it, on the same CPU.
-        for chained in std::mem::take(&mut skb.frag_list) {
-            self.free_skb(chained, cpu, ev);
+        for c in chained {
+            self.free_skb(c, cpu, log);
         }
         self.tally.skb_frees[cpu as usize] += 1;
-        if skb.cpu != cpu {
+        if owner != cpu {
             self.tally.remote_skb_frees += 1;
         }
-        let id = skb.id;
-        ev.emit(|| Event::FreeSkb { skb: id, cpu, read });
+        log.emit(Event::FreeSkb { skb: id, cpu, read });
     }
 }
 

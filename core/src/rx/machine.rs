@@ -10,18 +10,27 @@ use super::defer::DeferLists;
 use super::driver;
 use super::frag_cache::{FragCache, FragCache1k, RefillKnobs};
 use super::gro::Gro;
-use super::kernel::Mem;
+use super::kernel::{skbs_in, Mem};
 use super::scenario::{DriverStyle, Proto, RxOp, RxParams, RxScenario, BH_CPU, MAX_FRAMES};
 use super::socket::{ReadLimit, Socket};
 use crate::events::{Cpu, Event, Events};
 use crate::limits::{check_range, MAX_OP_BYTES};
 use crate::mechanism::{variant_and_ops, Mechanism, RunOptions};
-use crate::trace::{self, Counters, Machine, State, Trace};
+use crate::replay::{Live, Log};
+use crate::trace::{self, queue, Counters, Machine, State, Trace};
 use crate::{Error, NR_CPUS};
 
 /// The receive path's state machine.
 #[derive(Clone, Debug)]
 pub struct RxMachine {
+    /// Every queue, page and cursor: the stages read it and change it only by events.
+    live: Live,
+    stages: Stages,
+}
+
+/// What the stages keep beyond the state.
+#[derive(Clone, Debug)]
+struct Stages {
     p: RxParams,
     mem: Mem,
     /// Each CPU's receive frag cache.
@@ -51,7 +60,7 @@ impl RxMachine {
             high_order_fails: p.nic.high_order_fails,
             pfmemalloc: p.nic.pfmemalloc,
         };
-        RxMachine {
+        let s = Stages {
             p,
             mem: Mem::default(),
             caches: std::array::from_fn(|c| {
@@ -63,86 +72,62 @@ impl RxMachine {
             defer: DeferLists::default(),
             next_seq: 0,
             napi: NapiTally::default(),
+        };
+        let mut queues: Vec<String> = (0..NR_CPUS).map(|c| queue::gro(c as Cpu)).collect();
+        queues.extend(
+            [
+                queue::SK_RECEIVE_QUEUE,
+                queue::SK_BACKLOG,
+                queue::SK_RX_SKB_CACHE,
+            ]
+            .map(String::from),
+        );
+        queues.extend(s.defer.names().iter().cloned());
+        let mut cursors: Vec<String> = s.caches.iter().map(FragCache::cursor_name).collect();
+        // The small-head caches after them, when this scenario's heads come from there.
+        if driver::scenario_head_source(&p) == driver::HeadSource::Frag1k {
+            cursors.extend(s.small.iter().map(FragCache1k::cursor_name));
+        }
+        RxMachine {
+            live: Live::new(queues, cursors),
+            stages: s,
         }
     }
 
     pub fn params(&self) -> &RxParams {
-        &self.p
+        &self.stages.p
     }
 
     /// The frames one interrupt brought (their lengths on the wire; the TAP runner's entry
     /// point, one call per batch the TAP delivered at once): NAPI polls them
     /// `budget` at a time on the BH CPU. GRO keeps its packet across a poll that used its
     /// whole budget (the NAPI is polled again) and flushes when a poll finishes under budget
-    /// (napi_complete_done), so the frames always end with such a poll.
+    /// (napi_complete_done), so the frames always end with such a poll. tun's napi-frags
+    /// path has no poll: each frame's `writev` ends in `napi_complete`, so GRO never holds a
+    /// packet past its frame.
     pub fn arrive(&mut self, lens: &[u32], ev: &mut Events) -> Result<(), Error> {
-        self.p.check_lens("frames", lens)?;
-        let budget = self.p.nic.budget as usize;
+        self.stages.p.check_lens("frames", lens)?;
+        let budget = self.stages.p.nic.budget as usize;
         let mut chunks = lens.chunks(budget);
+        let log = &mut self.live.log(ev);
         loop {
             let chunk = chunks.next().unwrap_or(&[]);
-            self.poll(chunk, ev);
+            self.stages.poll(chunk, log);
             if chunk.len() < budget {
                 return Ok(());
             }
         }
     }
 
-    /// One NAPI poll of at most `nic.budget` checked frames.
-    fn poll(&mut self, lens: &[u32], ev: &mut Events) {
-        let (p, mem) = (&self.p, &mut self.mem);
-        self.defer.flush(BH_CPU, mem, ev);
-        let budget = p.nic.budget;
-        ev.emit(|| Event::NapiPoll {
-            cpu: BH_CPU,
-            frames: lens.len() as u32,
-            budget,
-        });
-        self.napi.polls += 1;
-        let merge = p.gro_merges();
-        let bh = BH_CPU as usize;
-        for &len in lens {
-            let (cache, small) = (&mut self.caches[bh], &mut self.small[bh]);
-            let skb = driver::rx_frame(p, cache, small, mem, len, self.next_seq, ev);
-            self.next_seq = self.next_seq.wrapping_add(skb.len);
-            self.napi.frames += 1;
-            self.napi.bytes += u64::from(skb.len);
-            let up = if merge {
-                self.gro[bh].receive(skb, p, mem, ev)
-            } else {
-                vec![skb]
-            };
-            for skb in up {
-                self.sock.rcv(skb, p.rcv_cpu(), p.owner_backlogs(), mem, ev);
-            }
-        }
-        if lens.len() < budget as usize {
-            for skb in self.gro[bh].flush(ev) {
-                self.sock.rcv(skb, p.rcv_cpu(), p.owner_backlogs(), mem, ev);
-            }
-        }
-        if p.app.prompt && !self.sock.owned && !self.sock.closed {
-            self.recvmsg(ReadLimit::All, ev)
-                .expect("model bug: a prompt read on an open, unowned socket failed");
-        }
-    }
-
-    /// One recvmsg call on the application's CPU.
-    pub fn recvmsg(&mut self, limit: ReadLimit, ev: &mut Events) -> Result<(), String> {
-        self.sock
-            .recvmsg(limit, &self.p, &mut self.mem, &mut self.defer, ev)
-    }
-
     /// Bytes of the receive queue's first skb that recvmsg has already copied.
     pub fn copied_bytes(&self) -> u64 {
-        self.sock.copied().into()
+        self.stages.sock.copied().into()
     }
 
     /// Skbs alive anywhere (GRO lists, socket, defer lists).
     pub fn skbs_live(&self) -> usize {
-        self.gro.iter().map(Gro::held_count).sum::<usize>()
-            + self.sock.skb_count()
-            + self.defer.skb_count()
+        let queues = self.live.state().queues.iter();
+        queues.flat_map(|q| &q.skbs).map(skbs_in).sum()
     }
 
     /// The recvmsg op's limit, checked and named after `ops[at]`.
@@ -168,20 +153,72 @@ impl RxMachine {
     }
 }
 
-impl Machine for RxMachine {
-    type Op = RxOp;
+impl Stages {
+    /// One NAPI poll of at most `nic.budget` checked frames.
+    fn poll(&mut self, lens: &[u32], log: &mut Log) {
+        let (p, mem) = (&self.p, &mut self.mem);
+        // net_rx_action frees the CPU's defer list before it polls; tun's napi-frags path
+        // runs napi_gro_frags from the writer's syscall, with no net_rx_action.
+        if p.nic.driver != DriverStyle::NapiFrags {
+            self.defer.flush(BH_CPU, mem, log);
+        }
+        let budget = p.nic.budget;
+        log.note(|| Event::NapiPoll {
+            cpu: BH_CPU,
+            frames: lens.len() as u32,
+            budget,
+        });
+        self.napi.polls += 1;
+        let merge = p.gro_merges();
+        let bh = BH_CPU as usize;
+        for &len in lens {
+            let (cache, small) = (&mut self.caches[bh], &mut self.small[bh]);
+            let gro = merge.then(|| self.gro[bh].list());
+            let skb = driver::rx_frame(p, cache, small, mem, gro, len, self.next_seq, log);
+            let skb_len = super::kernel::skb(log.state(), skb).len;
+            self.next_seq = self.next_seq.wrapping_add(skb_len);
+            self.napi.frames += 1;
+            self.napi.bytes += u64::from(skb_len);
+            let mut up = if merge {
+                self.gro[bh].receive(skb, p, mem, log)
+            } else {
+                vec![skb]
+            };
+            if p.nic.driver == DriverStyle::NapiFrags {
+                // tun_get_user calls napi_complete after each napi_gro_frags (drivers/net/tun.c,
+                // v6.12): napi_complete_done with work_done 0 flushes every held packet.
+                up.extend(self.gro[bh].flush(log));
+            }
+            for skb in up {
+                self.sock.rcv(skb, p.rcv_cpu(), p, mem, log);
+            }
+        }
+        if lens.len() < budget as usize {
+            for skb in self.gro[bh].flush(log) {
+                self.sock.rcv(skb, p.rcv_cpu(), p, mem, log);
+            }
+        }
+        if p.app.prompt && !self.sock.owned && !self.sock.closed {
+            self.recvmsg(ReadLimit::All, log)
+                .expect("model bug: a prompt read on an open, unowned socket failed");
+        }
+    }
 
-    fn apply(&mut self, op: &RxOp, at: usize, ev: &mut Events) -> Result<(), Error> {
+    /// One recvmsg call on the application's CPU.
+    fn recvmsg(&mut self, limit: ReadLimit, log: &mut Log) -> Result<(), String> {
+        self.sock
+            .recvmsg(limit, &self.p, &mut self.mem, &mut self.defer, log)
+    }
+
+    /// Applies `op`, the scenario's `ops[at]`.
+    fn apply(&mut self, op: &RxOp, at: usize, log: &mut Log) -> Result<(), Error> {
         let app = self.p.app.cpu;
         let fail = |m: String| Error::invalid(format!("ops[{at}]"), m);
         match op {
-            RxOp::Arrive { .. } => {
-                let lens = self.p.frame_lens(op, at)?;
-                self.arrive(&lens, ev)?;
-            }
+            RxOp::Arrive { .. } => unreachable!("arrive is the machine's"),
             RxOp::Recvmsg { bytes, skbs } => {
-                let limit = Self::read_limit(*bytes, *skbs, at)?;
-                self.recvmsg(limit, ev).map_err(fail)?;
+                let limit = RxMachine::read_limit(*bytes, *skbs, at)?;
+                self.recvmsg(limit, log).map_err(fail)?;
             }
             RxOp::Lock => {
                 if self.sock.owned || self.sock.closed {
@@ -197,7 +234,7 @@ impl Machine for RxMachine {
                         "release needs a socket the user owns (`lock` first)".into(),
                     ));
                 }
-                self.sock.release(app, ev);
+                self.sock.release(app, Some((&self.p, &mut self.mem)), log);
             }
             RxOp::Softirq { cpu } => {
                 check_range(
@@ -206,7 +243,7 @@ impl Machine for RxMachine {
                     0,
                     NR_CPUS as u64 - 1,
                 )?;
-                self.defer.flush(*cpu, &mut self.mem, ev);
+                self.defer.flush(*cpu, &mut self.mem, log);
             }
             RxOp::Disconnect => {
                 if self.sock.closed || self.sock.owned {
@@ -214,23 +251,35 @@ impl Machine for RxMachine {
                         "disconnect needs an open socket the user does not own".into(),
                     ));
                 }
-                self.sock.disconnect(app, &mut self.mem, ev);
+                self.sock.disconnect(app, &mut self.mem, log);
             }
             RxOp::Close => {
                 if self.sock.closed {
                     return Err(fail("the socket is already closed".into()));
                 }
-                self.sock.close(app, &mut self.mem, ev);
+                self.sock.close(app, &mut self.mem, log);
             }
         }
         Ok(())
+    }
+}
+
+impl Machine for RxMachine {
+    type Op = RxOp;
+
+    fn apply(&mut self, op: &RxOp, at: usize, ev: &mut Events) -> Result<(), Error> {
+        if let RxOp::Arrive { .. } = op {
+            let lens = self.stages.p.frame_lens(op, at)?;
+            return self.arrive(&lens, ev);
+        }
+        self.stages.apply(op, at, &mut self.live.log(ev))
     }
 
     fn describe(&self, op: &RxOp) -> String {
         match op {
             RxOp::Arrive { frames, len, lens } => match (frames, lens) {
                 (Some(n), _) => {
-                    let len = len.unwrap_or(self.p.frame_len().into());
+                    let len = len.unwrap_or(self.stages.p.frame_len().into());
                     arrive(*n, &format!(" of {len} bytes"))
                 }
                 (_, Some(l)) => arrive(l.len() as u64, ""),
@@ -249,36 +298,25 @@ impl Machine for RxMachine {
     }
 
     fn state(&self) -> State {
-        let mut queues: Vec<_> = self.gro.iter().map(Gro::queue).collect();
-        queues.extend(self.sock.queues());
-        queues.extend(self.defer.queues());
-        let mut cursors: Vec<_> = self.caches.iter().map(FragCache::cursor).collect();
-        // The small-head caches after them, when this scenario's heads come from there.
-        if driver::scenario_head_source(&self.p) == driver::HeadSource::Frag1k {
-            cursors.extend(self.small.iter().map(FragCache1k::cursor));
-        }
-        State {
-            queues,
-            pages: self.mem.pool.live().cloned().collect(),
-            cursors,
-            ..State::default()
-        }
+        self.live.state().clone()
     }
 
     fn counters(&self) -> Counters {
-        let (m, ps, sk) = (&self.mem.tally, &self.mem.pool.stats, &self.sock.tally);
-        let frags: u64 = self.caches.iter().map(|c| c.frags).sum::<u64>()
-            + self.small.iter().map(|c| c.frags).sum::<u64>();
-        let pages: u64 = self.caches.iter().map(|c| c.pages).sum::<u64>()
-            + self.small.iter().map(|c| c.pages).sum::<u64>();
+        let s = &self.stages;
+        let (m, ps, sk) = (&s.mem.tally, &s.mem.stats, &s.sock.tally);
+        let frags: u64 = s.caches.iter().map(|c| c.frags).sum::<u64>()
+            + s.small.iter().map(|c| c.frags).sum::<u64>();
+        let pages: u64 = s.caches.iter().map(|c| c.pages).sum::<u64>()
+            + s.small.iter().map(|c| c.pages).sum::<u64>();
         RxCounters {
-            frames_arrived: self.napi.frames,
-            bytes_arrived: self.napi.bytes,
-            napi_polls: self.napi.polls,
+            frames_arrived: s.napi.frames,
+            bytes_arrived: s.napi.bytes,
+            napi_polls: s.napi.polls,
             skbs_allocated: m.skbs_allocated,
-            gro_merged: self.gro.iter().map(|g| g.merged).sum(),
+            gro_merged: s.gro.iter().map(|g| g.merged).sum(),
             skbs_delivered: sk.delivered,
             backlog_deliveries: sk.backlog_deliveries,
+            rcv_coalesced: sk.coalesced,
             frags_allocated: frags,
             frag_cache_pages: pages,
             frags_per_page: (frags + pages / 2).checked_div(pages).unwrap_or(0),
@@ -295,7 +333,7 @@ impl Machine for RxMachine {
             remote_skb_frees: m.remote_skb_frees,
             rx_cache_parked: sk.rx_cache_parked,
             rx_cache_freed: sk.rx_cache_freed,
-            skbs_deferred: self.defer.deferred,
+            skbs_deferred: s.defer.deferred,
             recvmsg_calls: sk.recvmsg_calls,
             recvmsg_skbs_freed: sk.recvmsg_skbs_freed,
             recvmsg_put_page: sk.recvmsg_put_page,
@@ -303,7 +341,7 @@ impl Machine for RxMachine {
             bytes_read: sk.bytes_read,
             bytes_purged: sk.bytes_purged,
             skbs_live: self.skbs_live() as u64,
-            pages_live: self.mem.pool.live_count() as u64,
+            pages_live: self.live.state().pages.len() as u64,
         }
         .to_counters()
     }
@@ -352,6 +390,33 @@ fn arrive(n: u64, of: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::Scenario;
+
+    /// tun's napi-frags path flushes GRO after every frame (napi_complete in tun_get_user):
+    /// ten segments in one arrive reach the socket as ten skbs, GRO on, where a NIC
+    /// driver's poll merges them into one. Nor does that path run net_rx_action: CPU 0's
+    /// defer list waits for a softirq.
+    #[test]
+    fn tun_flushes_gro_after_every_frame_and_runs_no_net_rx_action() {
+        let run = |driver: &str| {
+            let text = format!(
+                "mechanism = \"rx\"\nvariant = \"modern+defer-free\"\n[nic]\ndriver = \"{driver}\"\n\
+                 gro = true\n[[ops]]\nop = \"arrive\"\nframes = 10\n[[ops]]\nop = \"recvmsg\"\n\
+                 [[ops]]\nop = \"arrive\"\nframes = 1\n"
+            );
+            let t = Scenario::parse(&text)
+                .unwrap()
+                .run(&Default::default())
+                .unwrap();
+            let c = |n: &str| t.counters.get(n).unwrap();
+            (c("gro_merged"), c("skbs_delivered"), c("skbs_live"))
+        };
+        // The read skb still waits on CPU 0's defer list beside the new one.
+        assert_eq!(run("napi-frags"), (0, 11, 2));
+        // The second poll's net_rx_action freed it.
+        assert_eq!(run("full-frame"), (9, 2, 1));
+    }
+
     /// A step's title counts in the singular for one: "1 frame arrives", not "1 frames".
     #[test]
     fn one_frame_or_skb_is_said_in_the_singular() {

@@ -13,13 +13,16 @@
 //!
 //! Layers, each using only those above it: [`variant`] -> [`scenario`] (the format and the
 //! checked [`RxParams`]) -> [`kernel`] (pages and skb lifetimes, [`Mem`]) -> the stages
-//! ([`frag_cache`], [`driver`], [`gro`], [`defer`], [`socket`]) -> [`machine`], which owns
-//! them all and lends each stage only what it touches.
+//! ([`frag_cache`], [`driver`], [`gro`], [`defer`], [`coalesce`], [`socket`]) -> [`machine`],
+//! which owns them all and lends each stage only what it touches. The skbs, pages and cursors
+//! are the machine's [`Live`](crate::replay::Live) state: a stage reads it and changes it only
+//! by emitting events through a [`Log`](crate::replay::Log), which applies each at once.
 //!
 //! A host that feeds real packets (the TAP runner) calls [`RxScenario::receive`], one batch
 //! per interrupt's worth; one that sets a run beside the kernel's reads it with
 //! [`received`] ([`delivered`], [`copied`], [`consumed`]).
 
+pub mod coalesce;
 pub mod counters;
 pub mod defer;
 pub mod driver;

@@ -74,6 +74,13 @@ pub struct Consumed {
     pub skb: SkbId,
     /// The bytes copied from it.
     pub len: u64,
+    /// Its frags when recvmsg began it (`skb_shinfo(skb)->nr_frags`), if it waited on the
+    /// receive queue before that step.
+    pub nr_frags: Option<u64>,
+    /// Which copying recvmsg began it: 0 for the first step that copied anything.
+    pub recvmsg: u64,
+    /// The skbs `tcp_try_coalesce` merged into it on the receive queue.
+    pub merged: u64,
     /// `skb->alloc_cpu`.
     pub alloc_cpu: Option<Cpu>,
     /// The CPU that freed it, or whose defer list holds it at the end
@@ -85,37 +92,63 @@ pub struct Consumed {
 pub fn consumed(t: &Trace) -> Vec<Consumed> {
     let mut order: Vec<Consumed> = Vec::new();
     let (mut at, mut alloc, mut free) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
-    for e in t.steps.iter().flat_map(|s| &s.events) {
-        match *e {
-            Event::AllocSkb { skb, cpu, .. } => {
-                alloc.insert(skb, cpu);
-            }
-            Event::CopyToUser { skb, bytes, .. } => {
-                let i = *at.entry(skb).or_insert_with(|| {
-                    order.push(Consumed {
-                        skb,
-                        len: 0,
-                        alloc_cpu: None,
-                        free_cpu: None,
+    let (mut reads, mut before) = (0, None::<&Step>);
+    for step in &t.steps {
+        let mut copied = false;
+        for e in &step.events {
+            match *e {
+                Event::AllocSkb { skb, cpu, .. } => {
+                    alloc.insert(skb, cpu);
+                }
+                Event::CopyToUser { skb, bytes, .. } => {
+                    copied = true;
+                    let i = *at.entry(skb).or_insert_with(|| {
+                        order.push(Consumed {
+                            skb,
+                            len: 0,
+                            nr_frags: before.and_then(|s| queued_frags(s, skb)),
+                            recvmsg: reads,
+                            merged: 0,
+                            alloc_cpu: None,
+                            free_cpu: None,
+                        });
+                        order.len() - 1
                     });
-                    order.len() - 1
-                });
-                order[i].len += u64::from(bytes);
+                    order[i].len += u64::from(bytes);
+                }
+                Event::DeferFree { skb, to_cpu, .. } => {
+                    free.insert(skb, to_cpu);
+                }
+                Event::FreeSkb { skb, cpu, .. } => {
+                    free.insert(skb, cpu);
+                }
+                _ => {}
             }
-            Event::DeferFree { skb, to_cpu, .. } => {
-                free.insert(skb, to_cpu);
-            }
-            Event::FreeSkb { skb, cpu, .. } => {
-                free.insert(skb, cpu);
-            }
-            _ => {}
         }
+        reads += u64::from(copied);
+        before = Some(step);
+    }
+    let merges = (t.steps.iter().flat_map(|s| &s.events)).filter_map(|e| match *e {
+        Event::RcvCoalesce { into, .. } => Some(into),
+        _ => None,
+    });
+    let mut merged = BTreeMap::new();
+    for into in merges {
+        *merged.entry(into).or_insert(0) += 1;
     }
     for c in &mut order {
+        c.merged = merged.get(&c.skb).copied().unwrap_or(0);
         c.alloc_cpu = alloc.get(&c.skb).copied();
         c.free_cpu = free.get(&c.skb).copied();
     }
     order
+}
+
+/// The frags of `skb` on the receive queue at the end of `step`.
+fn queued_frags(step: &Step, skb: SkbId) -> Option<u64> {
+    let q = (step.state.queues.iter()).find(|q| q.name == queue::SK_RECEIVE_QUEUE)?;
+    let s = q.skbs.iter().find(|s| s.id == skb)?;
+    Some(s.nr_frags() as u64)
 }
 
 /// A packet a host received: `len` payload bytes, a GSO super-packet of `gso_size`-byte

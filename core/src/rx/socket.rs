@@ -15,17 +15,18 @@
 //!   CPU with an IPI when the list reaches half). `net_rx_action` on that CPU frees the list
 //!   (`skb_defer_free_flush`) before each poll ([`super::defer`]).
 //!
-//! Simplifications: TCP's receive-queue coalescing (`tcp_try_coalesce`, v3.5+) is not
-//! modelled (each delivered skb is queued as is); the IPI's softirq runs at once.
+//! A TCP skb reaching the receive queue may merge into its tail ([`super::coalesce`]).
+//! Simplifications: the backlog does not coalesce (`tcp_add_backlog`, v4.20 on); the IPI's
+//! softirq runs at once.
 
+use super::coalesce::try_coalesce;
 use super::defer::DeferLists;
-use super::kernel::{skbs_in, Mem};
+use super::kernel::{self, skbs_in, Mem};
 use super::scenario::{Proto, RxParams};
 use super::variant::RxCache;
-use crate::events::{Cpu, Event, Events};
-use crate::skb::Skb;
-use crate::trace::{queue, Queue};
-use std::collections::VecDeque;
+use crate::events::{Cpu, Event, SkbId};
+use crate::replay::Log;
+use crate::trace::queue::{SK_BACKLOG, SK_RECEIVE_QUEUE, SK_RX_SKB_CACHE};
 
 /// How much one recvmsg call reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,12 +37,10 @@ pub enum ReadLimit {
     All,
 }
 
+/// The socket. Its receive queue, backlog and sk_rx_skb_cache (seed 002) are the state's
+/// queues of those names; this keeps what the state does not.
 #[derive(Clone, Debug, Default)]
 pub struct Socket {
-    pub receive_queue: VecDeque<Skb>,
-    pub backlog: Vec<Skb>,
-    /// sk_rx_skb_cache (seed 002).
-    pub rx_cache: Option<Skb>,
     /// sock_owned_by_user: the application holds the socket lock.
     pub owned: bool,
     pub closed: bool,
@@ -58,6 +57,8 @@ pub struct SocketTally {
     pub backlog_deliveries: u64,
     pub rx_cache_parked: u64,
     pub rx_cache_freed: u64,
+    /// skbs tcp_try_coalesce merged into the receive queue's tail.
+    pub coalesced: u64,
     pub recvmsg_calls: u64,
     /// skbs recvmsg freed itself (not parked, not deferred).
     pub recvmsg_skbs_freed: u64,
@@ -69,35 +70,40 @@ pub struct SocketTally {
     pub bytes_purged: u64,
 }
 
+/// The ids on queue `name`, front first.
+fn ids(log: &Log, name: &str) -> Vec<SkbId> {
+    log.state().skbs_on(name).iter().map(|s| s.id).collect()
+}
+
 impl Socket {
     /// tcp_v4_rcv on `cpu` for one skb that came up from GRO (or straight from the driver);
-    /// `backlog`: an owned socket backlogs it ([`RxParams::owner_backlogs`]).
-    pub fn rcv(&mut self, skb: Skb, cpu: Cpu, backlog: bool, mem: &mut Mem, ev: &mut Events) {
-        let id = skb.id;
+    /// an owned socket backlogs it ([`RxParams::owner_backlogs`]).
+    pub fn rcv(&mut self, skb: SkbId, cpu: Cpu, p: &RxParams, mem: &mut Mem, log: &mut Log) {
+        let backlog = p.owner_backlogs();
         self.tally.delivered += 1;
         if self.closed {
-            ev.emit(|| Event::RxDrop { skb: id, cpu });
-            self.tally.bytes_purged += u64::from(skb.len);
-            mem.free_skb(skb, cpu, ev);
+            log.note(|| Event::RxDrop { skb, cpu });
+            self.tally.bytes_purged += u64::from(kernel::skb(log.state(), skb).len);
+            mem.free_skb(skb, cpu, log);
             return;
         }
         if self.owned && backlog {
-            ev.emit(|| Event::BacklogAdd { skb: id, cpu });
+            log.emit(Event::BacklogAdd { skb, cpu });
             self.tally.backlog_deliveries += 1;
-            self.backlog.push(skb);
             return;
         }
-        let to_free = self.rx_cache.take();
-        if let Some(parked) = &to_free {
-            let pid = parked.id;
-            ev.emit(|| Event::RxCacheTake { skb: pid, cpu });
+        let to_free = log.state().skbs_on(SK_RX_SKB_CACHE).front().map(|s| s.id);
+        if let Some(parked) = to_free {
+            log.emit(Event::RxCacheTake { skb: parked, cpu });
         }
-        ev.emit(|| Event::QueueRcv { skb: id, cpu });
-        self.receive_queue.push_back(skb);
+        let tail = ids(log, SK_RECEIVE_QUEUE).last().copied();
+        if !self.coalesce(skb, tail, cpu, p, mem, log) {
+            log.emit(Event::QueueRcv { skb, cpu });
+        }
         // After bh_unlock_sock.
         if let Some(parked) = to_free {
             self.tally.rx_cache_freed += 1;
-            mem.free_skb(parked, cpu, ev);
+            mem.free_skb(parked, cpu, log);
         }
     }
 
@@ -109,7 +115,7 @@ impl Socket {
         p: &RxParams,
         mem: &mut Mem,
         defer: &mut DeferLists,
-        ev: &mut Events,
+        log: &mut Log,
     ) -> Result<(), String> {
         if self.closed {
             return Err("the socket is closed".into());
@@ -120,8 +126,8 @@ impl Socket {
         let cpu = p.app.cpu;
         self.tally.recvmsg_calls += 1;
         let (puts_before, frees_before) = (
-            mem.pool.stats.put_page[cpu as usize],
-            mem.pool.stats.freed_on[cpu as usize],
+            mem.stats.put_page[cpu as usize],
+            mem.stats.freed_on[cpu as usize],
         );
         let (mut bytes_left, mut skbs_left) = match limit {
             ReadLimit::Bytes(b) => (b, u64::MAX),
@@ -129,11 +135,14 @@ impl Socket {
             ReadLimit::All => (u64::MAX, u64::MAX),
         };
         let lag = p.app.lag as usize;
-        while bytes_left > 0 && skbs_left > 0 && self.receive_queue.len() > lag {
-            let skb = &self.receive_queue[0];
-            let n = (skb.len - self.copied).min(u32::try_from(bytes_left).unwrap_or(u32::MAX));
-            let id = skb.id;
-            ev.emit(|| Event::CopyToUser {
+        while bytes_left > 0 && skbs_left > 0 {
+            let queue = log.state().skbs_on(SK_RECEIVE_QUEUE);
+            if queue.len() <= lag {
+                break;
+            }
+            let (id, len) = (queue[0].id, queue[0].len);
+            let n = (len - self.copied).min(u32::try_from(bytes_left).unwrap_or(u32::MAX));
+            log.note(|| Event::CopyToUser {
                 skb: id,
                 cpu,
                 bytes: n,
@@ -141,86 +150,119 @@ impl Socket {
             self.copied += n;
             bytes_left -= u64::from(n);
             self.tally.bytes_read += u64::from(n);
-            if self.copied < skb.len {
+            if self.copied < len {
                 break;
             }
-            let skb = self
-                .receive_queue
-                .pop_front()
-                .expect("model bug: queue emptied");
             self.copied = 0;
             skbs_left -= 1;
-            self.eat_skb(skb, p, mem, defer, ev);
+            self.eat_skb(id, p, mem, defer, log);
         }
-        self.tally.recvmsg_put_page += mem.pool.stats.put_page[cpu as usize] - puts_before;
-        self.tally.recvmsg_page_frees += mem.pool.stats.freed_on[cpu as usize] - frees_before;
+        self.tally.recvmsg_put_page += mem.stats.put_page[cpu as usize] - puts_before;
+        self.tally.recvmsg_page_frees += mem.stats.freed_on[cpu as usize] - frees_before;
         Ok(())
     }
 
-    /// sk_eat_skb (5.2-rc1) / tcp_eat_recv_skb (v6.12): what happens to a fully read skb.
+    /// sk_eat_skb (5.2-rc1) / tcp_eat_recv_skb (v6.12): what happens to a fully read skb,
+    /// the receive queue's first.
     fn eat_skb(
         &mut self,
-        skb: Skb,
+        skb: SkbId,
         p: &RxParams,
         mem: &mut Mem,
         defer: &mut DeferLists,
-        ev: &mut Events,
+        log: &mut Log,
     ) {
         let cpu = p.app.cpu;
         let tcp = p.socket.proto == Proto::Tcp;
+        let slot_free = log.state().skbs_on(SK_RX_SKB_CACHE).is_empty();
         match p.variant.cache {
-            RxCache::Dumazet2019 if tcp && !p.nic.rps && self.rx_cache.is_none() => {
-                let id = skb.id;
-                ev.emit(|| Event::RxCachePark { skb: id });
+            RxCache::Dumazet2019 if tcp && !p.nic.rps && slot_free => {
+                log.emit(Event::RxCachePark { skb });
                 self.tally.rx_cache_parked += 1;
-                self.rx_cache = Some(skb);
             }
             RxCache::DeferFree if tcp => {
-                if let Some(skb) = defer.attempt(skb, cpu, mem, ev) {
-                    self.free_eaten(skb, cpu, mem, ev);
+                if !defer.attempt(skb, cpu, mem, log) {
+                    self.free_eaten(skb, cpu, mem, log);
                 }
             }
-            _ => self.free_eaten(skb, cpu, mem, ev),
+            _ => self.free_eaten(skb, cpu, mem, log),
         }
     }
 
     /// recvmsg frees an eaten skb itself.
-    fn free_eaten(&mut self, skb: Skb, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
-        self.tally.recvmsg_skbs_freed += skbs_in(&skb) as u64;
-        mem.free_read_skb(skb, cpu, ev);
+    fn free_eaten(&mut self, skb: SkbId, cpu: Cpu, mem: &mut Mem, log: &mut Log) {
+        self.tally.recvmsg_skbs_freed += skbs_in(kernel::skb(log.state(), skb)) as u64;
+        mem.free_read_skb(skb, cpu, log);
+    }
+
+    /// tcp_queue_rcv on `cpu`: merges a TCP `skb` into `tail`, the receive queue's last skb,
+    /// when `skb_try_coalesce` can ([`try_coalesce`]), and `kfree_skb_partial` frees the rest
+    /// of it here. False when it did not (a UDP datagram never merges).
+    fn coalesce(
+        &mut self,
+        skb: SkbId,
+        tail: Option<SkbId>,
+        cpu: Cpu,
+        p: &RxParams,
+        mem: &mut Mem,
+        log: &mut Log,
+    ) -> bool {
+        let Some(into) = tail.filter(|_| p.socket.proto == Proto::Tcp) else {
+            return false;
+        };
+        let st = log.state();
+        let how = try_coalesce(kernel::skb(st, into), kernel::skb(st, skb), &p.consts);
+        let Some(how) = how else {
+            return false;
+        };
+        log.emit(Event::RcvCoalesce {
+            skb,
+            into,
+            cpu,
+            copied: how.copied,
+            stolen_head: how.stolen_head,
+            delta_truesize: how.delta_truesize,
+        });
+        self.tally.coalesced += 1;
+        mem.free_skb(skb, cpu, log);
+        true
     }
 
     /// release_sock on the application's CPU: the backlog goes through tcp_v4_do_rcv to the
-    /// receive queue (no rx cache handling on this path).
-    pub fn release(&mut self, cpu: Cpu, ev: &mut Events) {
+    /// receive queue (no rx cache handling on this path), each skb through tcp_queue_rcv,
+    /// coalescing there, unless the socket is closing (`coalesce` none: tcp_close drops them).
+    pub fn release(&mut self, cpu: Cpu, coalesce: Option<(&RxParams, &mut Mem)>, log: &mut Log) {
         self.owned = false;
-        for skb in std::mem::take(&mut self.backlog) {
-            let id = skb.id;
-            ev.emit(|| Event::BacklogProcess { skb: id, cpu });
-            self.receive_queue.push_back(skb);
+        let mut coalesce = coalesce;
+        for skb in ids(log, SK_BACKLOG) {
+            let tail = ids(log, SK_RECEIVE_QUEUE).last().copied();
+            log.emit(Event::BacklogProcess { skb, cpu });
+            if let Some((p, mem)) = coalesce.as_mut() {
+                self.coalesce(skb, tail, cpu, p, mem, log);
+            }
         }
     }
 
     /// tcp_disconnect: purges the receive queue and frees a parked skb.
-    pub fn disconnect(&mut self, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
-        self.purge_receive_queue(cpu, mem, ev);
-        if let Some(parked) = self.rx_cache.take() {
-            mem.free_skb(parked, cpu, ev);
+    pub fn disconnect(&mut self, cpu: Cpu, mem: &mut Mem, log: &mut Log) {
+        self.purge_receive_queue(cpu, mem, log);
+        for parked in ids(log, SK_RX_SKB_CACHE) {
+            mem.free_skb(parked, cpu, log);
         }
     }
 
     /// tcp_close then inet_sock_destruct: the backlog is processed (into the closed socket,
     /// so dropped), the receive queue purged, a parked skb freed.
-    pub fn close(&mut self, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
-        self.release(cpu, ev);
-        self.disconnect(cpu, mem, ev);
+    pub fn close(&mut self, cpu: Cpu, mem: &mut Mem, log: &mut Log) {
+        self.release(cpu, None, log);
+        self.disconnect(cpu, mem, log);
         self.closed = true;
     }
 
-    fn purge_receive_queue(&mut self, cpu: Cpu, mem: &mut Mem, ev: &mut Events) {
-        for skb in std::mem::take(&mut self.receive_queue) {
-            self.tally.bytes_purged += u64::from(skb.len);
-            mem.free_skb(skb, cpu, ev);
+    fn purge_receive_queue(&mut self, cpu: Cpu, mem: &mut Mem, log: &mut Log) {
+        for skb in ids(log, SK_RECEIVE_QUEUE) {
+            self.tally.bytes_purged += u64::from(kernel::skb(log.state(), skb).len);
+            mem.free_skb(skb, cpu, log);
         }
         if self.copied > 0 {
             // The partly read skb's read bytes were counted as read, not purged.
@@ -229,35 +271,8 @@ impl Socket {
         }
     }
 
-    pub fn queues(&self) -> [Queue; 3] {
-        [
-            Queue {
-                name: queue::SK_RECEIVE_QUEUE.into(),
-                skbs: self.receive_queue.iter().cloned().collect(),
-            },
-            Queue {
-                name: queue::SK_BACKLOG.into(),
-                skbs: self.backlog.clone(),
-            },
-            Queue {
-                name: queue::SK_RX_SKB_CACHE.into(),
-                skbs: self.rx_cache.iter().cloned().collect(),
-            },
-        ]
-    }
-
     /// Bytes of the first queued skb already read.
     pub fn copied(&self) -> u32 {
         self.copied
-    }
-
-    /// Skbs held by the socket, frag_list members included.
-    pub fn skb_count(&self) -> usize {
-        self.receive_queue
-            .iter()
-            .chain(&self.backlog)
-            .chain(&self.rx_cache)
-            .map(skbs_in)
-            .sum()
     }
 }

@@ -115,7 +115,7 @@ fn check_state(mech: &str, max_frags: u32, step: &Step) -> Result<(), String> {
         }
         // The send side's queues are byte streams: each skb starts where the last ended.
         if mech != "rx" {
-            for w in q.skbs.windows(2) {
+            for w in Vec::from_iter(&q.skbs).windows(2) {
                 if w[0].end_seq != w[1].seq {
                     return Err(format!("{}: seq gap after skb {}", q.name, w[0].id));
                 }

@@ -5,7 +5,9 @@
 //! **Call [`main`] first thing, before any thread starts**: like `tap`, it unshares the
 //! network namespace (and a mount namespace for tracefs), which moves only the calling thread.
 //!
-//! One concern per module: [`probe`] (namespaces, tracefs, the bpftrace child), [`peer`]
+//! One concern per module: [`run`] (the [`run::KernelRun`] trait each mechanism's run
+//! implements: plan, probes, one run, the kernel's side; [`run::compare`] drives any of them
+//! beside the model), [`probe`] (namespaces, tracefs, the bpftrace child), [`peer`]
 //! (the runner's TCP endpoint, `net::tcp`, as the peer on the TAP: its window closed for seed
 //! 000, the model's skbs written for 001 and 002), [`send`] (seed 000: the writes, the
 //! tracepoint lines, the model's queue), [`mptcp`] (seed 003: MPTCP over lo, the DSS
@@ -16,32 +18,23 @@
 
 mod mptcp;
 mod napi_frags;
+mod napi_tcp;
 mod napi_writer;
 mod peer;
 mod pinned;
 mod probe;
+mod run;
 mod rx;
 mod send;
 pub mod verdict;
 
 use crate::cli::read_scenario;
-use crate::net::link::WSCALE;
-use crate::net::netns;
-use skblab_core::consts::wire::mss_option;
 use skblab_core::kernel_report::PAGE_FIELDS;
-use skblab_core::mechanism::Mechanism;
-use skblab_core::mptcp::MptcpScenario;
-use skblab_core::rx::RxScenario;
-use skblab_core::send::SendScenario;
 use skblab_core::{scenario, Scenario};
 use std::io::Write as _;
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use verdict::{RunError, Side, SkbView, Verdict};
-
-/// The kernel's listening port on the TAP.
-const PORT: u16 = 5001;
+use verdict::{SkbView, Verdict};
 
 #[derive(clap::Args, Debug)]
 pub struct KernelArgs {
@@ -115,13 +108,17 @@ fn run(args: &KernelArgs) -> Result<Report, String> {
     let text = read_scenario(&args.scenario).map_err(|e| e.0)?;
     let sc = Scenario::parse(&text).map_err(|e| e.to_string())?;
     let ops = sc.op_count();
+    let flag = args.variant.as_deref();
     let report = match sc {
-        Scenario::Sendmsg(sc) => run_send(&sc, args.variant.as_deref()),
-        Scenario::Mptcp(sc) => run_mptcp(&sc, args.variant.as_deref()),
-        Scenario::Rx(sc) if napi_frags::applies(&sc) => {
-            run_napi_frags(&sc, args.variant.as_deref())
+        Scenario::Sendmsg(sc) => run::compare::<send::Send>(run::ask(sc, flag)),
+        Scenario::Mptcp(sc) => run::compare::<mptcp::Mptcp>(run::ask(sc, flag)),
+        Scenario::Rx(sc) if napi_tcp::applies(&sc) => {
+            run::compare::<napi_tcp::NapiTcp>(run::ask(sc, flag))
         }
-        Scenario::Rx(sc) => run_rx(&sc, args.variant.as_deref()),
+        Scenario::Rx(sc) if napi_frags::applies(&sc) => {
+            run::compare::<napi_frags::NapiFrags>(run::ask(sc, flag))
+        }
+        Scenario::Rx(sc) => run::compare::<rx::Rx>(run::ask(sc, flag)),
     }?;
     // A write after an op left out is refused, so the driven ops are a prefix.
     Ok(Report {
@@ -129,282 +126,6 @@ fn run(args: &KernelArgs) -> Result<Report, String> {
         driven: ops - report.not_driven.len(),
         ..report
     })
-}
-
-/// Checks the machine, then enters private network and mount namespaces with tracefs.
-fn isolate(tracepoints: &[&str]) -> Result<(), String> {
-    probe::preflight()?;
-    netns::preflight()?;
-    netns::enter_private_netns()?;
-    probe::private_tracefs()?;
-    probe::need_tracepoints(tracepoints)
-}
-
-/// Seed 000: the held write queue on the TAP (see [`send`]).
-fn run_send(sc: &skblab_core::send::SendScenario, variant: Option<&str>) -> Result<Report, String> {
-    // Everything the scenario can get wrong is said before anything is set up.
-    let variant = send::variant(variant)?;
-    let plan = send::plan(sc)?;
-    let model = send::model(sc, variant, &plan)?;
-    isolate(send::TRACEPOINTS)?;
-    let ((mss, kernel_side), why) = trusted(|n| send_once(sc, &plan, PORT + n))?;
-    let d = sc.device;
-    let setup = serde_json::json!({
-        "path": "TAP",
-        "mss": mss,
-        "tso": d.gso,
-        "mtu": d.mtu,
-        "peer_window": format!("{} then 0 (held queue)", window(sc.socket.max_window)),
-        "sndbuf": sc.socket.sndbuf,
-        "untrusted_runs_retried": why.len(),
-    });
-    report(
-        SendScenario::NAME,
-        variant.name(),
-        setup,
-        model,
-        kernel_side,
-        plan.not_driven,
-    )
-}
-
-/// One kernel run of seed 000 with the kernel listening on `port`: its mss_now and its
-/// queue's skbs.
-fn send_once(
-    sc: &skblab_core::send::SendScenario,
-    plan: &send::Plan,
-    port: u16,
-) -> Result<(u32, Side), RunError> {
-    let tap = netns::Tap::open()?;
-    let (s, d) = (sc.socket, sc.device);
-    netns::set_mtu(netns::TAP_NAME, d.mtu)?;
-    tap.set_offload(d.gso)?;
-    let listener = TcpListener::bind((netns::KERNEL_IP, port))
-        .map_err(|e| format!("bind {}:{port} in the namespace: {e}", netns::KERNEL_IP))?;
-    let tracer = probe::Tracer::start(&send::script())?;
-    peer::open_closed(
-        &tap,
-        &peer::PeerParams {
-            port,
-            mss_option: mss_option(s.mss, s.timestamps()) as u16,
-            timestamps: s.timestamps(),
-            window: window(s.max_window),
-        },
-    )?;
-    let (sock, _) = listener
-        .accept()
-        .map_err(|e| format!("kernel accept: {e}"))?;
-    send::set_sndbuf(&sock, s.sndbuf)?;
-    let mss = send::kernel_mss(&sock)?;
-    if mss != s.mss {
-        return Err(format!(
-            "the kernel's mss_now is {mss}, the scenario's socket.mss {}: nothing compared",
-            s.mss
-        )
-        .into());
-    }
-    // Let the zero window land before the first write.
-    std::thread::sleep(std::time::Duration::from_millis(50));
-    let sock = send::write_all(sock, plan.clone(), true, send::WHEN_FULL)?;
-    let lines = tracer.finish()?;
-    send::check_nothing_sent(&tap)?;
-    drop(sock);
-    Ok((mss, send::kernel_side(&lines, plan.bytes())?))
-}
-
-/// Seed 003: MPTCP over lo, corked (see [`mptcp`]).
-fn run_mptcp(sc: &MptcpScenario, variant: Option<&str>) -> Result<Report, String> {
-    let variant = variant.unwrap_or(MptcpScenario::TODAY);
-    let (writes, not_driven) = mptcp::plan(sc)?;
-    let model = mptcp::model(sc, variant, writes.len())?;
-    isolate(mptcp::TRACEPOINTS)?;
-    let mtu = sc.subflows[0].mtu;
-    let ((kernel_side, foreign), why) = trusted(|n| {
-        let (lines, written) = mptcp::run_kernel(mtu, writes.clone(), mptcp::PORT + n)?;
-        Ok(mptcp::kernel_side(&lines, written)?)
-    })?;
-    let setup = serde_json::json!({
-        "path": "lo, MPTCP to MPTCP",
-        "mtu": mtu,
-        "warm_up_bytes": mptcp::WARM_UP,
-        "tail": "held by TCP_CORK",
-        "mappings": "this connection's (its data_seq range, MPTCP_INFO write_seq), whole \
-            and contiguous",
-        "other_connections_sightings_left_out": foreign,
-        "untrusted_runs_retried": why.len(),
-    });
-    report(
-        MptcpScenario::NAME,
-        variant,
-        setup,
-        model,
-        kernel_side,
-        not_driven,
-    )
-}
-
-/// How many kernel runs a comparison may take when a trace cannot be trusted.
-const TRIES: usize = 3;
-
-/// Runs `attempt(n)` (n = 0, 1, ...: a run may take ports of its own, as a torn-down
-/// connection lingers) until one gives a trace that can be trusted, at most [`TRIES`]
-/// times. An untrusted run (its trace, or a kernel too slow: [`RunError::Untrusted`]) is
-/// retried; any other error ends the comparison. Returns the result and why the runs
-/// before it were not trusted.
-fn trusted<T>(
-    mut attempt: impl FnMut(u16) -> Result<T, RunError>,
-) -> Result<(T, Vec<String>), String> {
-    let mut why = Vec::new();
-    loop {
-        let verdict::Inconclusive(w) = match attempt(why.len() as u16) {
-            Ok(t) => return Ok((t, why)),
-            Err(RunError::Untrusted(untrusted)) => untrusted,
-            Err(RunError::Failed(e)) => return Err(e),
-        };
-        why.push(w);
-        if why.len() == TRIES {
-            return Err(inconclusive(&why));
-        }
-    }
-}
-
-/// The error for a comparison no run could make: every run's reason.
-fn inconclusive(why: &[String]) -> String {
-    format!(
-        "inconclusive: no verdict, the trace could not be trusted in {} runs: {}",
-        why.len(),
-        why.join("; ")
-    )
-}
-
-/// Seeds 002 and 001: skbs into a kernel socket through the TAP on CPU 0, read on CPU 1
-/// (see [`rx`]).
-fn run_rx(sc: &RxScenario, variant: Option<&str>) -> Result<Report, String> {
-    let variant = variant.unwrap_or(RxScenario::TODAY);
-    let model = rx::model(sc, variant)?;
-    let defer_max = rx::defer_max();
-    isolate(rx::TRACEPOINTS)?;
-    let frees = (model.side.skbs.iter())
-        .filter(|s| s.free_cpu.is_some())
-        .count();
-    let (lines, why) =
-        trusted(|n| rx::run_kernel(rx::PORT + n, sc.socket.mss, sc.app.cpu, &model.steps, frees))?;
-    let (kernel_side, pages) = rx::kernel_side(&lines)?;
-    let setup = serde_json::json!({
-        "path": "TAP, no NAPI: tun_get_user -> netif_receive_skb on CPU 0",
-        "skbs": "one TAP write per skb the model's GRO delivers",
-        "reader_cpu": sc.app.cpu,
-        "softirq_cpu": skblab_core::rx::BH_CPU,
-        "skb_defer_max": defer_max,
-        "free_cpu": "the CPU that freed the consumed skb (or whose defer list holds it, model)",
-        "untrusted_runs_retried": why.len(),
-    });
-    let mut r = report(
-        RxScenario::NAME,
-        variant,
-        setup,
-        model.side,
-        kernel_side,
-        Vec::new(),
-    )?;
-    let by_order = |m: &std::collections::BTreeMap<u32, u64>| -> serde_json::Value {
-        m.iter()
-            .map(|(order, n)| (format!("order {order}"), serde_json::Value::from(*n)))
-            .collect::<serde_json::Map<_, _>>()
-            .into()
-    };
-    r.shown.insert(
-        "kernel_pages".into(),
-        serde_json::json!({
-            "compared run (tun_alloc_skb: alloc_skb_with_frags)": by_order(&pages[0]),
-            "the same payload as MSS frames (tun_build_skb: task_frag)": by_order(&pages[1]),
-            "why not judged": "a TAP allocates in the writer's task, not from a driver's \
-                netdev_alloc_frag / napi_alloc_frag cache; slab refills count too \
-                (docs/kernel-oracle.md)",
-        }),
-    );
-    r.shown
-        .insert("model_pages".into(), serde_json::json!(model.pages));
-    Ok(r)
-}
-
-/// Seed 001: the frag cache's pages through tun's NAPI frags path (see [`napi_frags`]).
-fn run_napi_frags(
-    sc: &skblab_core::rx::RxScenario,
-    variant: Option<&str>,
-) -> Result<Report, String> {
-    let variant = variant.unwrap_or(RxScenario::TODAY);
-    let reader = napi_frags::check(sc)?;
-    let (payloads, model) = napi_frags::model(sc, variant)?;
-    isolate(napi_frags::TRACEPOINTS)?;
-    let (kernel, why) = trusted(|_| {
-        let (lines, first) = napi_writer::run_kernel(&payloads, reader)?;
-        Ok(napi_frags::kernel_pages(&lines, first, &payloads)?)
-    })?;
-    let setup = serde_json::json!({
-        "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags \
-            (netdev_alloc_frag: CPU 0's napi_alloc_cache.page) -> napi_gro_frags",
-        "frame": "one writev: Ethernet + IPv4 + UDP headers, then the payload",
-        "reader": format!("{reader:?} on CPU 0"),
-        "first_frame": "the first refill of CPU 0's cache (held frames before it prime it)",
-        "untrusted_runs_retried": why.len(),
-    });
-    let pages = |cache| Side {
-        frag_cache: Some(cache),
-        ..Side::default()
-    };
-    report(
-        RxScenario::NAME,
-        variant,
-        setup,
-        pages(model),
-        pages(kernel),
-        Vec::new(),
-    )
-}
-
-fn report(
-    mechanism: &'static str,
-    variant: &str,
-    setup: serde_json::Value,
-    model: Side,
-    kernel_side: Side,
-    not_driven: Vec<String>,
-) -> Result<Report, String> {
-    let rows = verdict::compare(&model, &kernel_side);
-    let serde_json::Value::Object(setup) = setup else {
-        unreachable!("setup is an object literal")
-    };
-    Ok(Report {
-        mechanism: mechanism.to_string(),
-        variant: variant.to_string(),
-        kernel: kernel_release(),
-        setup,
-        verdict: Verdict::of(&rows),
-        model,
-        kernel_side,
-        rows,
-        not_driven,
-        scenario: String::new(),
-        driven: 0,
-        shown: serde_json::Map::new(),
-    })
-}
-
-/// The window the runner announces before closing it: the scenario's max_window, or for 0
-/// (unbounded) the widest a 16-bit field scaled by 2^[`WSCALE`] carries.
-fn window(max_window: u32) -> u32 {
-    if max_window == 0 {
-        65_535 << WSCALE
-    } else {
-        max_window.min(65_535 << WSCALE) >> WSCALE << WSCALE
-    }
-}
-
-fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
 }
 
 fn mark(ok: bool) -> &'static str {
@@ -525,6 +246,7 @@ fn rx_scenario(text: &str) -> skblab_core::rx::RxScenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use verdict::Side;
 
     /// What `--out` writes, the playground reads back as the same report: one format, the
     /// core's, on both ends.
@@ -545,7 +267,7 @@ mod tests {
             ..model.clone()
         };
         let setup = serde_json::json!({ "frames": 2, "mtu": 1500 });
-        let mut r = report("rx", "modern+defer-free", setup, model, kernel_side, vec![]).unwrap();
+        let mut r = run::report("rx", "modern+defer-free", setup, model, kernel_side, vec![]);
         r.scenario = "mechanism = \"rx\"\n[[ops]]\nop = \"arrive\"\nframes = 2\n".into();
         r.driven = 1;
         r.shown.insert("model_pages".into(), serde_json::json!(1));
@@ -555,37 +277,6 @@ mod tests {
         assert_eq!(lane.verdict, Verdict::Differ);
         assert_eq!(lane.columns(), ["len", "alloc_cpu", "free_cpu"]);
         assert_eq!(lane.skbs[1][0].model, None);
-    }
-
-    /// Each untrusted run (a spoiled trace, a kernel too slow) is retried on the next
-    /// number; a trusted one ends the retries; any other error ends the comparison at once.
-    #[test]
-    fn untrusted_runs_are_retried_then_inconclusive() {
-        let mut tried = Vec::new();
-        let runs = |n: u16| -> Result<u16, RunError> {
-            match n {
-                0 => Err(verdict::too_slow("late")),
-                1 => Err(verdict::Inconclusive("spoiled".into()).into()),
-                _ => Ok(n),
-            }
-        };
-        let (n, why) = trusted(|n| {
-            tried.push(n);
-            runs(n)
-        })
-        .unwrap();
-        assert_eq!((n, tried), (2, vec![0, 1, 2]));
-        assert_eq!(why, ["too slow under load: late", "spoiled"]);
-        let e = trusted(|_| -> Result<(), _> { Err(verdict::too_slow("late")) }).unwrap_err();
-        assert!(e.starts_with("inconclusive: no verdict"), "{e}");
-        assert_eq!(e.matches("late").count(), TRIES, "{e}");
-        let mut calls = 0;
-        let e = trusted(|_| -> Result<(), RunError> {
-            calls += 1;
-            Err("bind: address in use".to_string().into())
-        })
-        .unwrap_err();
-        assert_eq!((e.as_str(), calls), ("bind: address in use", 1));
     }
 
     #[test]
@@ -604,15 +295,14 @@ mod tests {
         };
         let mut kernel_side = model.clone();
         kernel_side.skbs[1].nr_frags = Some(2);
-        let r = report(
+        let r = run::report(
             "sendmsg",
             "modern",
             serde_json::json!({ "mss": 1448 }),
             model,
             kernel_side,
             vec!["ops[1] (transmit)".into()],
-        )
-        .unwrap();
+        );
         let t = render(&r);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[1], "setup: mss 1448");

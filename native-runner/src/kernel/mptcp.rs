@@ -13,6 +13,7 @@
 //! `mptcp_sendmsg_frag` fires its tracepoint after every call with the mapping of the skb it
 //! wrote into, so each mapping's last sighting is its final form.
 
+use super::run::{Ask, KernelRun, Oracle, Seen};
 use super::send::{self, Write};
 use super::verdict::{too_slow, Inconclusive, RunError, Side, SkbView};
 use skblab_core::kernel_report::model;
@@ -479,6 +480,71 @@ pub fn run_kernel(
         .into());
     }
     Ok((lines, Written { start, end }))
+}
+
+/// Seed 003's oracle run: MPTCP over lo, corked.
+pub struct Mptcp {
+    variant: String,
+    mtu: u32,
+    writes: Vec<Write>,
+    not_driven: Vec<String>,
+    model: Side,
+}
+
+impl KernelRun for Mptcp {
+    type Ask = Ask<MptcpScenario>;
+    type Seen = Seen;
+
+    fn plan(ask: Ask<MptcpScenario>) -> Result<Mptcp, String> {
+        let (writes, not_driven) = plan(&ask.sc)?;
+        let model = model(&ask.sc, &ask.variant, writes.len())?;
+        Ok(Mptcp {
+            variant: ask.variant,
+            mtu: ask.sc.subflows[0].mtu,
+            writes,
+            not_driven,
+            model,
+        })
+    }
+
+    fn tracepoints(&self) -> Vec<&'static str> {
+        TRACEPOINTS.to_vec()
+    }
+
+    fn script(&self) -> String {
+        script()
+    }
+
+    fn once(&self, n: u16) -> Result<Seen, RunError> {
+        let (lines, written) = run_kernel(self.mtu, self.writes.clone(), PORT + n)?;
+        let (side, foreign) = kernel_side(&lines, written)?;
+        let setup = serde_json::json!({
+            "path": "lo, MPTCP to MPTCP",
+            "mtu": self.mtu,
+            "warm_up_bytes": WARM_UP,
+            "tail": "held by TCP_CORK",
+            "mappings": "this connection's (its data_seq range, MPTCP_INFO write_seq), whole \
+                and contiguous",
+            "other_connections_sightings_left_out": foreign,
+        });
+        Ok(Seen::new(side, setup))
+    }
+}
+
+impl Oracle for Mptcp {
+    const MECHANISM: &'static str = MptcpScenario::NAME;
+
+    fn variant(&self) -> &str {
+        &self.variant
+    }
+
+    fn model(&self) -> Side {
+        self.model.clone()
+    }
+
+    fn not_driven(&self) -> Vec<String> {
+        self.not_driven.clone()
+    }
 }
 
 #[cfg(test)]

@@ -29,7 +29,8 @@
 //! CPU 0's cache in between), every new page allocated in the frame's own `writev`.
 
 use super::probe;
-use super::verdict::Inconclusive;
+use super::run::{Ask, KernelRun, Oracle, Seen};
+use super::verdict::{Inconclusive, RunError, Side};
 use skblab_core::kernel_report::{FragCache, PageView};
 use skblab_core::mechanism::Mechanism;
 use skblab_core::rx::{
@@ -142,6 +143,18 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<(Vec<u32>, FragCache), St
     Ok((payloads, FragCache::of(&t)))
 }
 
+/// The page lines: every page allocated in one of the writer's writevs (`@w`, numbered by
+/// `@n`), and any later free of one of them.
+pub(super) const PAGE_PROBES: &str = r#"tracepoint:kmem:mm_page_alloc /@w[tid]/ {
+  printf("alloc %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
+  @ours[(uint64)args->pfn] = 1;
+}
+tracepoint:kmem:mm_page_free /@ours[(uint64)args->pfn]/ {
+  printf("free %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
+  delete(@ours[(uint64)args->pfn]);
+}
+"#;
+
 /// The probe: every line carries the writer's frame number (`@n`, its writev count).
 /// getsid(2) from the writer marks the end of a frame's lines.
 pub fn script() -> String {
@@ -154,17 +167,9 @@ tracepoint:net:napi_gro_frags_entry /@w[tid]/ {{
   $sh = (struct skb_shared_info *)($skb->head + $skb->end);
   printf("frag %d %u %llu %u %u %u\n", @n, cpu, (uint64)$sh->frags[0].netmem, $sh->frags[0].offset, $sh->frags[0].len, $sh->nr_frags);
 }}
-tracepoint:kmem:mm_page_alloc /@w[tid]/ {{
-  printf("alloc %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
-  @ours[(uint64)args->pfn] = 1;
-}}
-tracepoint:kmem:mm_page_free /@ours[(uint64)args->pfn]/ {{
-  printf("free %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
-  delete(@ours[(uint64)args->pfn]);
-}}
 "#
     );
-    format!("{body}{}", probe::END_PROBE)
+    format!("{body}{PAGE_PROBES}{}", probe::END_PROBE)
 }
 
 /// One probe line.
@@ -335,6 +340,71 @@ pub fn kernel_pages(
         p.freed = freed.contains(pfn);
     }
     Ok(out)
+}
+
+/// Seed 001's oracle run: the frag cache's pages through tun's NAPI frags path.
+pub struct NapiFrags {
+    variant: String,
+    reader: Reader,
+    payloads: Vec<u32>,
+    model: FragCache,
+}
+
+impl KernelRun for NapiFrags {
+    type Ask = Ask<RxScenario>;
+    type Seen = Seen;
+
+    fn plan(ask: Ask<RxScenario>) -> Result<NapiFrags, String> {
+        let reader = check(&ask.sc)?;
+        let (payloads, model) = model(&ask.sc, &ask.variant)?;
+        Ok(NapiFrags {
+            variant: ask.variant,
+            reader,
+            payloads,
+            model,
+        })
+    }
+
+    fn tracepoints(&self) -> Vec<&'static str> {
+        TRACEPOINTS.to_vec()
+    }
+
+    fn script(&self) -> String {
+        script()
+    }
+
+    fn once(&self, _: u16) -> Result<Seen, RunError> {
+        let (lines, first) = super::napi_writer::run_kernel(&self.payloads, self.reader)?;
+        let kernel = kernel_pages(&lines, first, &self.payloads)?;
+        let setup = serde_json::json!({
+            "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags \
+                (netdev_alloc_frag: CPU 0's napi_alloc_cache.page) -> napi_gro_frags",
+            "frame": "one writev: Ethernet + IPv4 + UDP headers, then the payload",
+            "reader": format!("{:?} on CPU 0", self.reader),
+            "first_frame": "the first refill of CPU 0's cache (held frames before it prime it)",
+        });
+        Ok(Seen::new(pages(kernel), setup))
+    }
+}
+
+impl Oracle for NapiFrags {
+    const MECHANISM: &'static str = RxScenario::NAME;
+
+    fn variant(&self) -> &str {
+        &self.variant
+    }
+
+    fn model(&self) -> Side {
+        pages(self.model.clone())
+    }
+}
+
+/// A side of pages only.
+fn pages(cache: FragCache) -> Side {
+    Side {
+        frag_cache: Some(cache),
+        ..Side::default()
+    }
 }
 
 #[cfg(test)]

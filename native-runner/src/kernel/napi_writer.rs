@@ -4,11 +4,22 @@
 //! [`super::napi_frags`], which judges the probe's lines).
 
 use super::napi_frags::{parse, prime_max, refill_base, script, Reader, PORT, WRITER};
-use super::pinned::Pinned;
+use super::napi_tcp::{self, Step, READER, READER_CPU};
+use super::peer::{Peer, PeerParams};
+use super::pinned::{softirq_on, Pinned};
 use super::probe::Tracer;
-use super::verdict::{Inconclusive, RunError};
-use crate::net::netns::{self, KERNEL_IP, RUNNER_IP, RUNNER_MAC};
-use std::net::UdpSocket;
+use super::verdict::{too_slow, Inconclusive, RunError};
+use crate::net::link::RCV_WND;
+use crate::net::netns::{self, set_gro, Tap, KERNEL_IP, RUNNER_IP, RUNNER_MAC};
+use crate::net::sockopt::setsockopt;
+use crate::net::vnet::VnetHdr;
+use skblab_core::consts::wire::mss_option;
+use skblab_core::rx::{napi_frags_per_page, BH_CPU};
+use skblab_core::Cpu;
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::io::Read;
+use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// A separate TAP name, so this run never meets the `rx` run's device.
@@ -47,14 +58,38 @@ fn open_tap() -> Result<(OwnedFd, [u8; 6]), String> {
         std::net::Ipv4Addr::new(255, 255, 255, 0),
     )?;
     netns::link_up(TAP_NAME)?;
+    Ok((fd, hw_addr(TAP_NAME)?))
+}
+
+/// The MAC address of interface `name` (SIOCGIFHWADDR).
+fn hw_addr(name: &str) -> Result<[u8; 6], String> {
+    let mut ifr = [0u8; 40];
+    ifr[..name.len()].copy_from_slice(name.as_bytes());
     let sock = UdpSocket::bind("127.0.0.1:0").map_err(|e| format!("udp socket: {e}"))?;
     // SAFETY: SIOCGIFHWADDR fills the ifreq's sockaddr (family, then the MAC).
     if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFHWADDR as _, ifr.as_mut_ptr()) } != 0 {
-        return Err(err("SIOCGIFHWADDR"));
+        return Err(format!(
+            "SIOCGIFHWADDR: {}",
+            std::io::Error::last_os_error()
+        ));
     }
     let mut mac = [0u8; 6];
     mac.copy_from_slice(&ifr[18..24]);
-    Ok((fd, mac))
+    Ok(mac)
+}
+
+/// An Ethernet + IPv4 + UDP frame to the kernel's [`PORT`] carrying `payload` bytes, and
+/// where its payload starts.
+fn udp_frame(mac: [u8; 6], payload: u32) -> Result<(Vec<u8>, usize), String> {
+    let data = vec![0x5a; payload as usize];
+    let mut frame = Vec::new();
+    etherparse::PacketBuilder::ethernet2(RUNNER_MAC, mac)
+        .ipv4(RUNNER_IP.octets(), KERNEL_IP.octets(), 64)
+        .udp(40_000, PORT)
+        .write(&mut frame, &data)
+        .map_err(|e| format!("building a UDP frame: {e}"))?;
+    let at = frame.len() - data.len();
+    Ok((frame, at))
 }
 
 /// The writer's state on CPU 0: the TAP, the kernel's UDP socket, the frame headers.
@@ -100,14 +135,8 @@ impl Writer {
 
     /// One writev: the headers, then the payload.
     fn write(&self, payload: u32) -> Result<(), String> {
-        let data = vec![0x5a; payload as usize];
-        let mut frame = Vec::new();
-        etherparse::PacketBuilder::ethernet2(RUNNER_MAC, self.mac)
-            .ipv4(RUNNER_IP.octets(), KERNEL_IP.octets(), 64)
-            .udp(40_000, PORT)
-            .write(&mut frame, &data)
-            .map_err(|e| format!("building a UDP frame: {e}"))?;
-        let (hdr, body) = frame.split_at(frame.len() - data.len());
+        let (frame, at) = udp_frame(self.mac, payload)?;
+        let (hdr, body) = frame.split_at(at);
         let iov = [hdr, body].map(|b| libc::iovec {
             iov_base: b.as_ptr() as *mut libc::c_void,
             iov_len: b.len(),
@@ -155,7 +184,16 @@ pub fn run_kernel(payloads: &[u32], reader: Reader) -> Result<(Vec<String>, u64)
     };
     let writer = Pinned::spawn(WRITER, 0, w, Writer::run)?;
     let mut tracer = Tracer::start(&script())?;
-    let first = prime(&writer, &mut tracer, payloads[0])?;
+    let first = prime(
+        || {
+            writer.call(Cmd::Frame {
+                payload: payloads[0],
+                read: false,
+            })
+        },
+        &mut tracer,
+        payloads[0],
+    )?;
     let read = reader == Reader::Prompt;
     if read {
         // The held frames before it, and itself, are read before the next frame.
@@ -171,19 +209,22 @@ pub fn run_kernel(payloads: &[u32], reader: Reader) -> Result<(Vec<String>, u64)
     Ok((lines, first))
 }
 
-/// Writes held frames until one is a refill (read back from the probe after each); returns
-/// its writev number.
-fn prime(writer: &Pinned<Cmd>, tracer: &mut Tracer, payload: u32) -> Result<u64, RunError> {
+/// Writes held frames (`frame`, each followed by its mark) until one is a refill, read back
+/// from the probe after each; returns its writev number.
+fn prime(
+    mut frame: impl FnMut() -> Result<(), RunError>,
+    tracer: &mut Tracer,
+    payload: u32,
+) -> Result<u64, RunError> {
     let mut seen = Vec::new();
     let max = prime_max(payload);
     for n in 1..=max {
-        writer.call(Cmd::Frame {
-            payload,
-            read: false,
-        })?;
+        frame()?;
         let mark = format!("mark {n}");
         for l in tracer.read_until(|l| l == mark)? {
-            seen.push(parse(&l)?);
+            if let Ok(l) = parse(&l) {
+                seen.push(l);
+            }
         }
         if refill_base(&seen, n).is_some() {
             return Ok(n);
@@ -194,4 +235,149 @@ fn prime(writer: &Pinned<Cmd>, tracer: &mut Tracer, payload: u32) -> Result<u64,
         "no refill: {max} held frames never reached a refill of CPU 0's frag cache"
     ))
     .into())
+}
+
+/// The TCP run's TAP: tun's NAPI frags path, with a virtio-net header for the peer.
+const TCP_TAP: &str = "skbnapi1";
+
+/// The CPU-0 side of the TCP run: the TAP, the runner's end of the connection, and the
+/// held UDP frames that prime the frag cache.
+struct TcpBh {
+    tap: Tap,
+    peer: Peer,
+    mac: [u8; 6],
+}
+
+enum TcpCmd {
+    /// One held UDP frame of this payload, then the mark.
+    Prime(u32),
+    /// One writev per payload, each a TCP segment.
+    Frames(Vec<u32>),
+}
+
+impl TcpBh {
+    fn run(&mut self, c: TcpCmd) -> Result<(), String> {
+        match c {
+            TcpCmd::Prime(payload) => {
+                let (frame, at) = udp_frame(self.mac, payload)?;
+                let vnet = VnetHdr::default().to_bytes();
+                let head = [&vnet[..], &frame[..at]].concat();
+                self.tap.writev(&[&head, &frame[at..]])?;
+                // SAFETY: getsid(0) has no preconditions; it is the probe's marker.
+                unsafe { libc::getsid(0) };
+                Ok(())
+            }
+            TcpCmd::Frames(payloads) => {
+                for len in payloads {
+                    self.peer.wait_window(&self.tap, len)?;
+                    self.peer
+                        .ep
+                        .push(&vec![0x5a; len as usize], VnetHdr::default());
+                    self.peer.flush_frags(&self.tap)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+enum ReadCmd {
+    /// Read this many bytes, then mark the recvmsg's end (getsid(2)).
+    Read(u64),
+    Close,
+}
+
+fn reader_run(sock: &mut Option<TcpStream>, c: ReadCmd) -> Result<(), String> {
+    let s = sock.as_mut().ok_or("recvmsg after close")?;
+    match c {
+        ReadCmd::Close => drop(sock.take()),
+        ReadCmd::Read(n) => {
+            let mut buf = vec![0u8; n as usize];
+            s.read_exact(&mut buf)
+                .map_err(|e| format!("the reader reading {n} bytes: {e}"))?;
+            // SAFETY: getsid(0) has no preconditions; it is the probe's recvmsg mark.
+            unsafe { libc::getsid(0) };
+        }
+    }
+    Ok(())
+}
+
+/// The TCP run (see [`super::napi_tcp`]): the connection, GRO per `gro`, the priming (held
+/// UDP frames to a refill, then a page's worth), the steps, NET_RX on both CPUs, and the
+/// frees of the skbs the reader read. Returns the probe's lines and the writev number of
+/// the first TCP frame.
+pub fn run_tcp(
+    port: u16,
+    gro: bool,
+    steps: &[Step],
+    payloads: &[u32],
+) -> Result<(Vec<String>, u64), RunError> {
+    let tap = Tap::open_napi_frags(TCP_TAP)?;
+    set_gro(TCP_TAP, gro)?;
+    let mac = hw_addr(TCP_TAP)?;
+    let held = UdpSocket::bind((KERNEL_IP, PORT))
+        .map_err(|e| format!("bind {KERNEL_IP}:{PORT} in the namespace: {e}"))?;
+    setsockopt(&held, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 64 << 20)
+        .map_err(|e| format!("SO_RCVBUFFORCE: {e}"))?;
+    let listener = TcpListener::bind((KERNEL_IP, port))
+        .map_err(|e| format!("bind {KERNEL_IP}:{port} in the namespace: {e}"))?;
+    setsockopt(&listener, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
+        .map_err(|e| format!("SO_RCVBUFFORCE on the listener: {e}"))?;
+    let p = PeerParams {
+        port,
+        mss_option: mss_option(payloads.iter().copied().max().unwrap_or(1), true) as u16,
+        timestamps: true,
+        window: RCV_WND,
+    };
+    let peer = Peer::open(&tap, &p)?;
+    let (sock, _) = listener
+        .accept()
+        .map_err(|e| format!("kernel accept: {e}"))?;
+    let bh = Pinned::spawn(WRITER, BH_CPU, TcpBh { tap, peer, mac }, TcpBh::run)?;
+    let reader = Pinned::spawn(READER, READER_CPU, Some(sock), reader_run)?;
+    let mut tracer = Tracer::start(&napi_tcp::script(WRITER))?;
+    let payload = payloads.first().copied().unwrap_or(1);
+    let refill = prime(|| bh.call(TcpCmd::Prime(payload)), &mut tracer, payload)?;
+    for _ in 1..napi_frags_per_page(payload) {
+        bh.call(TcpCmd::Prime(payload))?;
+    }
+    let first = refill + u64::from(napi_frags_per_page(payload));
+    for step in steps {
+        match step {
+            Step::Arrive(frames) => bh.call(TcpCmd::Frames(frames.clone()))?,
+            Step::Read(0) => {}
+            Step::Read(n) => reader.call(ReadCmd::Read(*n))?,
+            Step::Softirq(cpu) => softirq_on(*cpu)?,
+        }
+    }
+    for cpu in 0..skblab_core::NR_CPUS as Cpu {
+        softirq_on(cpu)?;
+    }
+    wait_frees(&mut tracer)?;
+    reader.call(ReadCmd::Close)?;
+    let lines = tracer.finish()?;
+    drop((reader, bh, held));
+    Ok((lines, first))
+}
+
+/// Reads the probe's lines until every skb the reader read is freed (a deferred one when
+/// NET_RX runs on CPU 0, which ksoftirqd may do late on a busy machine): too slow, else.
+fn wait_frees(tracer: &mut Tracer) -> Result<(), RunError> {
+    let (copied, freed) = (RefCell::new(HashSet::new()), RefCell::new(HashSet::new()));
+    let addr = |l: &str, at: usize| l.split_whitespace().nth(at).map(str::to_string);
+    tracer
+        .read_until(|l| {
+            if l.starts_with("copy ") {
+                copied.borrow_mut().extend(addr(l, 3));
+            } else if l.starts_with("sfree ") {
+                freed.borrow_mut().extend(addr(l, 2));
+            }
+            let copied = copied.borrow();
+            !copied.is_empty() && copied.is_subset(&freed.borrow())
+        })
+        .map(drop)
+        .map_err(|e| {
+            let (c, f) = (copied.borrow().len(), freed.borrow().len());
+            too_slow(&format!("{f} of the {c} read skbs freed: {e:?}"))
+        })
 }

@@ -96,6 +96,34 @@ impl Peer {
         }
         Ok(())
     }
+
+    /// Writes what the endpoint has to send as a NIC's frames on tun's NAPI frags path
+    /// ([`Link::write_frags`]): the payload of each in a frag of its own.
+    pub fn flush_frags(&mut self, tap: &Tap) -> Result<(), String> {
+        for o in self.ep.take_out() {
+            self.link.write_frags(tap, &o)?;
+        }
+        Ok(())
+    }
+
+    /// Waits until the kernel's window takes `len` more bytes.
+    pub fn wait_window(&mut self, tap: &Tap, len: u32) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            self.pump(tap)?;
+            let room = self.ep.send_room();
+            if room >= u64::from(len) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "the kernel's receive window ({room} bytes) stayed below an skb of {len} \
+                     bytes for 5 s: read (`recvmsg`) before more arrives"
+                ));
+            }
+            tap.wait(10)?;
+        }
+    }
 }
 
 /// Opens the connection and closes the window; returns once the zero window is sent.

@@ -108,9 +108,38 @@ pub fn need_tracepoints(names: &[&str]) -> Result<(), String> {
     }
 }
 
-/// bpftrace's buffers overflowed: the trace is incomplete, a run to retry.
-fn lost_events(data: &serde_json::Value, why: &str) -> RunError {
-    Inconclusive(format!("bpftrace lost events ({data}){why}")).into()
+/// One line of bpftrace's `-f json` output.
+enum Out {
+    /// A `printf`'s text, its trailing newline off.
+    Printf(String),
+    /// Its buffers overflowed: `data` says how many events were lost.
+    Lost(serde_json::Value),
+    /// A blank line or another kind.
+    Other,
+}
+
+/// Reads one line of bpftrace's `-f json` output.
+fn read_line(line: &str) -> Result<Out, String> {
+    if line.trim().is_empty() {
+        return Ok(Out::Other);
+    }
+    let v: serde_json::Value = serde_json::from_str(line)
+        .map_err(|e| format!("bpftrace printed a line that is not JSON ({e}): {line}"))?;
+    Ok(match v["type"].as_str() {
+        Some("lost_events") => Out::Lost(v["data"].clone()),
+        Some("printf") => Out::Printf(v["data"].as_str().unwrap_or_default().trim_end().into()),
+        _ => Out::Other,
+    })
+}
+
+/// A `printf`'s text, or `None`; lost events (the trace is incomplete, `why`) make a run to
+/// retry.
+fn printf(line: &str, why: &str) -> Result<Option<String>, RunError> {
+    match read_line(line)? {
+        Out::Printf(data) => Ok(Some(data)),
+        Out::Lost(data) => Err(Inconclusive(format!("bpftrace lost events ({data}){why}")).into()),
+        Out::Other => Ok(None),
+    }
 }
 
 /// A running bpftrace. Dropping it kills and reaps it.
@@ -219,12 +248,7 @@ impl Tracer {
                 .next_line(deadline)?
                 .ok_or_else(|| format!("bpftrace ended early: {}", self.stderr()))?;
             self.early.push(l.clone());
-            let v: serde_json::Value = serde_json::from_str(&l).unwrap_or_default();
-            if v["type"] == "lost_events" {
-                return Err(lost_events(&v["data"], ""));
-            }
-            if let Some(data) = v["data"].as_str().filter(|_| v["type"] == "printf") {
-                let data = data.trim_end().to_string();
+            if let Some(data) = printf(&l, "")? {
                 let done = until(&data);
                 out.push(data);
                 if done {
@@ -284,25 +308,9 @@ impl Tracer {
                     Err(format!("bpftrace ended before the end probe: {}", self.stderr()).into())
                 };
             };
-            if l.trim().is_empty() {
+            let Some(data) = printf(&l, ": the comparison would be incomplete")? else {
                 continue;
-            }
-            let v: serde_json::Value = serde_json::from_str(&l)
-                .map_err(|e| format!("bpftrace printed a line that is not JSON ({e}): {l}"))?;
-            if v["type"] == "lost_events" {
-                return Err(lost_events(
-                    &v["data"],
-                    ": the comparison would be incomplete",
-                ));
-            }
-            if v["type"] != "printf" {
-                continue;
-            }
-            let data = v["data"]
-                .as_str()
-                .unwrap_or_default()
-                .trim_end()
-                .to_string();
+            };
             if data == "end" {
                 ended = true;
             } else if data != "ready" {

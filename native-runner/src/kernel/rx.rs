@@ -37,6 +37,7 @@
 use super::peer::{Peer, PeerParams};
 use super::pinned::{raise_net_rx, softirq_on, Pinned};
 use super::probe;
+use super::run::{Ask, KernelRun, Oracle, Seen};
 use super::verdict::{too_slow, RunError, Side, SkbView};
 use crate::net::netns::{Tap, KERNEL_IP};
 use crate::net::vnet::VnetHdr;
@@ -50,7 +51,6 @@ use skblab_core::RunOptions;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
-use std::time::{Duration, Instant};
 
 /// The kernel's listening port on the TAP (a run retried takes the next).
 pub const PORT: u16 = 5003;
@@ -261,29 +261,10 @@ impl Bh {
     fn arrive(&mut self, skbs: Vec<u32>) -> Result<(), String> {
         raise_net_rx()?;
         for len in skbs {
-            self.wait_window(len)?;
+            self.peer.wait_window(&self.tap, len)?;
             self.write_skb(len)?;
         }
         Ok(())
-    }
-
-    /// Waits until the kernel's window takes `len` more bytes.
-    fn wait_window(&mut self, len: u32) -> Result<(), String> {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            self.peer.pump(&self.tap)?;
-            let room = self.peer.ep.send_room();
-            if room >= u64::from(len) {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "the kernel's receive window ({room} bytes) stayed below an skb of {len} \
-                     bytes for 5 s: read (`recvmsg`) before more arrives"
-                ));
-            }
-            self.tap.wait(10)?;
-        }
     }
 
     /// One TAP write carrying `len` payload bytes: a super-packet of `mss` segments, or a
@@ -445,6 +426,89 @@ fn wait_frees(tracer: &mut probe::Tracer, frees: usize) -> Result<(), RunError> 
             "{came} of the {frees} read skbs the model frees were freed in the kernel ({e})"
         ))
     })
+}
+
+/// Seeds 002 and 001's oracle run: skbs into a kernel socket through the TAP on CPU 0, read
+/// on CPU 1.
+pub struct Rx {
+    variant: String,
+    mss: u32,
+    reader_cpu: Cpu,
+    model: Model,
+    defer_max: String,
+}
+
+impl KernelRun for Rx {
+    type Ask = Ask<RxScenario>;
+    type Seen = Seen;
+
+    fn plan(ask: Ask<RxScenario>) -> Result<Rx, String> {
+        let model = model(&ask.sc, &ask.variant)?;
+        Ok(Rx {
+            variant: ask.variant,
+            mss: ask.sc.socket.mss,
+            reader_cpu: ask.sc.app.cpu,
+            model,
+            defer_max: defer_max(),
+        })
+    }
+
+    fn tracepoints(&self) -> Vec<&'static str> {
+        TRACEPOINTS.to_vec()
+    }
+
+    fn script(&self) -> String {
+        script()
+    }
+
+    fn once(&self, n: u16) -> Result<Seen, RunError> {
+        let frees = (self.model.side.skbs.iter())
+            .filter(|s| s.free_cpu.is_some())
+            .count();
+        let m = &self.model;
+        let lines = run_kernel(PORT + n, self.mss, self.reader_cpu, &m.steps, frees)?;
+        let (side, pages) = kernel_side(&lines)?;
+        let setup = serde_json::json!({
+            "path": "TAP, no NAPI: tun_get_user -> netif_receive_skb on CPU 0",
+            "skbs": "one TAP write per skb the model's GRO delivers",
+            "reader_cpu": self.reader_cpu,
+            "softirq_cpu": BH_CPU,
+            "skb_defer_max": self.defer_max,
+            "free_cpu": "the CPU that freed the consumed skb (or whose defer list holds it, model)",
+        });
+        let mut seen = Seen::new(side, setup);
+        let by_order = |m: &BTreeMap<u32, u64>| -> serde_json::Value {
+            m.iter()
+                .map(|(order, n)| (format!("order {order}"), serde_json::Value::from(*n)))
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        };
+        seen.shown.insert(
+            "kernel_pages".into(),
+            serde_json::json!({
+                "compared run (tun_alloc_skb: alloc_skb_with_frags)": by_order(&pages[0]),
+                "the same payload as MSS frames (tun_build_skb: task_frag)": by_order(&pages[1]),
+                "why not judged": "a TAP allocates in the writer's task, not from a driver's \
+                    netdev_alloc_frag / napi_alloc_frag cache; slab refills count too \
+                    (docs/kernel-oracle.md)",
+            }),
+        );
+        seen.shown
+            .insert("model_pages".into(), serde_json::json!(m.pages));
+        Ok(seen)
+    }
+}
+
+impl Oracle for Rx {
+    const MECHANISM: &'static str = RxScenario::NAME;
+
+    fn variant(&self) -> &str {
+        &self.variant
+    }
+
+    fn model(&self) -> Side {
+        self.model.side.clone()
+    }
 }
 
 #[cfg(test)]

@@ -8,16 +8,20 @@
 //! EOR, or out of frag slots), and the last one on the first pass of one more write of a
 //! single byte, sent after the scenario's writes for that purpose alone.
 
-use super::probe::END_PROBE;
-use super::verdict::{Inconclusive, Side, SkbView};
-use crate::net::netns::Tap;
+use super::peer;
+use super::probe::{Tracer, END_PROBE};
+use super::run::{Ask, KernelRun, Oracle, Seen};
+use super::verdict::{Inconclusive, RunError, Side, SkbView};
+use crate::net::link::WSCALE;
+use crate::net::netns::{self, Tap};
+use skblab_core::consts::wire::mss_option;
 use skblab_core::consts::wire::{IPV4_HLEN, TCP_HLEN, TCP_TS_HLEN};
 use skblab_core::kernel_report::model;
 use skblab_core::mechanism::{Mechanism, RunOptions};
 use skblab_core::send::{iov_lengths, SendOp, SendScenario, Variant};
 use skblab_core::size_goal::bound_to_half_wnd;
 use std::collections::HashMap;
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 
 /// Enough for the seed's cases (a 1 MiB write is one call); bpftrace's buffers keep up.
@@ -423,6 +427,117 @@ pub fn check_nothing_sent(tap: &Tap) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The kernel's listening port on the TAP (a run retried takes the next).
+const PORT: u16 = 5001;
+
+/// Seed 000's oracle run: the held write queue on the TAP.
+pub struct Send {
+    sc: SendScenario,
+    variant: Variant,
+    plan: Plan,
+    model: Side,
+}
+
+impl KernelRun for Send {
+    type Ask = Ask<SendScenario>;
+    type Seen = Seen;
+
+    fn plan(ask: Ask<SendScenario>) -> Result<Send, String> {
+        let variant = variant(Some(&ask.variant))?;
+        let plan = plan(&ask.sc)?;
+        let model = model(&ask.sc, variant, &plan)?;
+        Ok(Send {
+            sc: ask.sc,
+            variant,
+            plan,
+            model,
+        })
+    }
+
+    fn tracepoints(&self) -> Vec<&'static str> {
+        TRACEPOINTS.to_vec()
+    }
+
+    fn script(&self) -> String {
+        script()
+    }
+
+    /// The kernel listens on `PORT + n`; the kernel's mss_now must be the scenario's.
+    fn once(&self, n: u16) -> Result<Seen, RunError> {
+        let port = PORT + n;
+        let tap = netns::Tap::open()?;
+        let (s, d) = (self.sc.socket, self.sc.device);
+        netns::set_mtu(netns::TAP_NAME, d.mtu)?;
+        tap.set_offload(d.gso)?;
+        let listener = TcpListener::bind((netns::KERNEL_IP, port))
+            .map_err(|e| format!("bind {}:{port} in the namespace: {e}", netns::KERNEL_IP))?;
+        let tracer = Tracer::start(&self.script())?;
+        peer::open_closed(
+            &tap,
+            &peer::PeerParams {
+                port,
+                mss_option: mss_option(s.mss, s.timestamps()) as u16,
+                timestamps: s.timestamps(),
+                window: window(s.max_window),
+            },
+        )?;
+        let (sock, _) = listener
+            .accept()
+            .map_err(|e| format!("kernel accept: {e}"))?;
+        set_sndbuf(&sock, s.sndbuf)?;
+        let mss = kernel_mss(&sock)?;
+        if mss != s.mss {
+            return Err(format!(
+                "the kernel's mss_now is {mss}, the scenario's socket.mss {}: nothing compared",
+                s.mss
+            )
+            .into());
+        }
+        // Let the zero window land before the first write.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let sock = write_all(sock, self.plan.clone(), true, WHEN_FULL)?;
+        let lines = tracer.finish()?;
+        check_nothing_sent(&tap)?;
+        drop(sock);
+        let side = kernel_side(&lines, self.plan.bytes())?;
+        let setup = serde_json::json!({
+            "path": "TAP",
+            "mss": mss,
+            "tso": d.gso,
+            "mtu": d.mtu,
+            "peer_window": format!("{} then 0 (held queue)", window(s.max_window)),
+            "sndbuf": s.sndbuf,
+        });
+        Ok(Seen::new(side, setup))
+    }
+}
+
+impl Oracle for Send {
+    const MECHANISM: &'static str = SendScenario::NAME;
+
+    fn variant(&self) -> &str {
+        self.variant.name()
+    }
+
+    fn model(&self) -> Side {
+        self.model.clone()
+    }
+
+    fn not_driven(&self) -> Vec<String> {
+        self.plan.not_driven.clone()
+    }
+}
+
+/// The window the runner announces before closing it: the scenario's max_window, or for 0
+/// (unbounded) the widest a 16-bit field scaled by 2^[`WSCALE`] carries.
+fn window(max_window: u32) -> u32 {
+    if max_window == 0 {
+        65_535 << WSCALE
+    } else {
+        max_window.min(65_535 << WSCALE) >> WSCALE << WSCALE
+    }
 }
 
 #[cfg(test)]

@@ -53,4 +53,28 @@ impl Link {
         self.tx.extend_from_slice(&o.frame);
         tap.write(&self.tx)
     }
+
+    /// Writes `o` as a NIC's frame on tun's NAPI frags path: the virtio-net header and the
+    /// Ethernet, IPv4 and TCP headers in one iovec (the skb's head), the payload in a second
+    /// (a frag of `netdev_alloc_frag`); a frame without payload in one.
+    pub fn write_frags(&mut self, tap: &Tap, o: &Out) -> Result<(), String> {
+        let at = tcp_headers_len(&o.frame).min(o.frame.len());
+        let (hdr, payload) = o.frame.split_at(at);
+        self.tx.clear();
+        self.tx.extend_from_slice(&o.vnet.to_bytes());
+        self.tx.extend_from_slice(hdr);
+        if payload.is_empty() {
+            return tap.write(&self.tx);
+        }
+        tap.writev(&[&self.tx, payload])
+    }
+}
+
+/// Ethernet + IPv4 (IHL) + TCP (data offset) header bytes at the front of `frame`.
+fn tcp_headers_len(frame: &[u8]) -> usize {
+    let ihl = frame.get(ETH_LEN).map_or(0, |b| usize::from(b & 0x0f) * 4);
+    let doff = frame
+        .get(ETH_LEN + ihl + 12)
+        .map_or(0, |b| usize::from(b >> 4) * 4);
+    ETH_LEN + ihl + doff
 }

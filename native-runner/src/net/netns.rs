@@ -144,6 +144,22 @@ fn ioctl(fd: &OwnedFd, req: libc::c_ulong, r: &mut IfReq, what: &str) -> Result<
     Ok(())
 }
 
+/// Turns NETIF_F_GRO on or off for `name`, as `ethtool -K NAME gro on|off` does
+/// (SIOCETHTOOL, ETHTOOL_SGRO: `ethtool_set_one_feature`, net/ethtool/ioctl.c).
+pub fn set_gro(name: &str, on: bool) -> Result<(), String> {
+    /// ETHTOOL_SGRO (include/uapi/linux/ethtool.h).
+    const ETHTOOL_SGRO: u32 = 0x2c;
+    let mut value = [ETHTOOL_SGRO, u32::from(on)];
+    let mut r = IfReq::new(name);
+    r.data[..8].copy_from_slice(&(value.as_mut_ptr() as u64).to_ne_bytes());
+    ioctl(
+        &ctl_socket()?,
+        libc::SIOCETHTOOL,
+        &mut r,
+        &format!("ETHTOOL_SGRO {name}"),
+    )
+}
+
 /// Brings an interface up (IFF_UP | IFF_RUNNING kept from its flags).
 pub fn link_up(name: &str) -> Result<(), String> {
     let s = ctl_socket()?;
@@ -209,6 +225,20 @@ impl Tap {
     /// Opens the TAP (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR), addresses it and brings it and
     /// `lo` up. Offloads start off.
     pub fn open() -> Result<Tap, String> {
+        Tap::open_as(TAP_NAME, 0)
+    }
+
+    /// The same on tun's NAPI frags path (IFF_NAPI | IFF_NAPI_FRAGS, CAP_NET_ADMIN): each
+    /// frame written goes through `tun_napi_alloc_frags` and `napi_gro_frags` (its first
+    /// iovec the head, each later one a frag), as a NIC driver's would.
+    pub fn open_napi_frags(name: &str) -> Result<Tap, String> {
+        Tap::open_as(
+            name,
+            (libc::IFF_NAPI | libc::IFF_NAPI_FRAGS) as libc::c_short,
+        )
+    }
+
+    fn open_as(name: &str, extra: libc::c_short) -> Result<Tap, String> {
         let path = CString::new("/dev/net/tun").expect("no NUL");
         // SAFETY: a valid C string.
         let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
@@ -217,8 +247,10 @@ impl Tap {
         }
         // SAFETY: fd is a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        let mut r = IfReq::new(TAP_NAME);
-        r.set_flags((libc::IFF_TAP | libc::IFF_NO_PI | libc::IFF_VNET_HDR) as libc::c_short);
+        let mut r = IfReq::new(name);
+        r.set_flags(
+            (libc::IFF_TAP | libc::IFF_NO_PI | libc::IFF_VNET_HDR) as libc::c_short | extra,
+        );
         ioctl(&fd, libc::TUNSETIFF, &mut r, "TUNSETIFF")?;
         let hdr_len: libc::c_int = super::vnet::LEN as libc::c_int;
         // SAFETY: TUNSETVNETHDRSZ reads an int.
@@ -226,13 +258,10 @@ impl Tap {
             return Err(os_err("TUNSETVNETHDRSZ"));
         }
         // IPv6 would add router solicitations to the wire; the namespace is IPv4-only.
-        let _ = std::fs::write(
-            format!("/proc/sys/net/ipv6/conf/{TAP_NAME}/disable_ipv6"),
-            "1",
-        );
+        let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{name}/disable_ipv6"), "1");
         link_up("lo")?;
-        set_addr_mask(TAP_NAME, KERNEL_IP, Ipv4Addr::new(255, 255, 255, 0))?;
-        link_up(TAP_NAME)?;
+        set_addr_mask(name, KERNEL_IP, Ipv4Addr::new(255, 255, 255, 0))?;
+        link_up(name)?;
         // SAFETY: F_SETFL on our own descriptor.
         unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
         let tap = Tap { fd };
@@ -298,6 +327,23 @@ impl Tap {
             };
         }
         Ok(Some(n as usize))
+    }
+
+    /// Writes one frame in `parts` (virtio-net header first), one iovec each: on tun's NAPI
+    /// frags path the first becomes the skb's head, each later one a frag.
+    pub fn writev(&self, parts: &[&[u8]]) -> Result<(), String> {
+        let iov: Vec<libc::iovec> = (parts.iter())
+            .map(|p| libc::iovec {
+                iov_base: p.as_ptr() as *mut libc::c_void,
+                iov_len: p.len(),
+            })
+            .collect();
+        // SAFETY: each iovec covers a live buffer.
+        let n = unsafe { libc::writev(self.fd.as_raw_fd(), iov.as_ptr(), iov.len() as _) };
+        if n < 0 {
+            return Err(format!("writev to the TAP: {}", io::Error::last_os_error()));
+        }
+        Ok(())
     }
 
     /// Writes one frame (virtio-net header first).

@@ -499,7 +499,7 @@ mod tests {
         State {
             queues: vec![Queue {
                 name: "sk_write_queue <&>".into(),
-                skbs: vec![skb],
+                skbs: [skb].into(),
             }],
             pages: vec![Page {
                 id: 2,
@@ -547,7 +547,7 @@ mod tests {
             data_len: 1000,
             frozen: false,
         });
-        s.queues[0].skbs.push(Skb { id: 3, ..skb });
+        s.queues[0].skbs.push_back(Skb { id: 3, ..skb });
         let after = Layout::new(&s, 17, 1000, shapes);
         assert!(Rc::ptr_eq(&shape(&before, 0), &shape(&after, 0)));
         assert!(Rc::ptr_eq(&shape(&before, 2), &shape(&after, 2)));
