@@ -296,8 +296,9 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// (328,822 B, about 5 KB of it not yet traced to one change), 329,500 B; since issue 36's
 /// classroom (stage mode, the legend of the marks used, citations, the handout's moments,
 /// counters and worksheet, slides and the deck, the embed view: 13.5 KB, measured 342,424 B
-/// against main's 328,890 B), 343,000 B.
-const WASM_GZIP_BUDGET: u64 = 343_000;
+/// against main's 328,890 B), 343,000 B; merged with lockstep by input and the key moments
+/// (5.6 KB) and the receive queue's coalescing (2.4 KB): 350,433 B, and 351,000 B.
+const WASM_GZIP_BUDGET: u64 = 351_000;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {
