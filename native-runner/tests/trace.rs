@@ -95,24 +95,47 @@ fn check(c: &Capture, proto: Proto, size: u64, count: u64, what: &str) {
     assert_eq!((w.written, r.read), (total, total), "{what}");
     assert_eq!((c.lost.events, c.lost.skbs), (0, 0), "{what}");
     let sent = c.skbs.iter().filter(|s| s.tx_socket == Some(w.id));
-    let mut data: Vec<&Skb> = sent.filter(|s| payload(s) > 0).collect();
-    // A TCP retransmission (a busy machine's loopback has them) repeats a sequence number.
-    if proto != Proto::Udp {
-        data.sort_by_key(|s| s.xmit.as_ref().map(|x| x.seq));
-        data.dedup_by_key(|s| s.xmit.as_ref().map(|x| x.seq));
+    let data: Vec<&Skb> = sent.filter(|s| payload(s) > 0).collect();
+    if proto == Proto::Udp {
+        let sum: u64 = data.iter().map(|s| payload(s)).sum();
+        assert_eq!(sum, total, "{what}: the payload of the skbs sent");
+    } else {
+        // The sent skbs' sequence ranges cover exactly the bytes written: a retransmission
+        // (a busy machine's loopback has them) repeats part of a range.
+        let mut ranges: Vec<(u64, u64)> = (data.iter())
+            .map(|s| (s.xmit.as_ref().unwrap().seq, payload(s)))
+            .collect();
+        ranges.sort();
+        let (first, mut end) = (ranges[0].0, ranges[0].0);
+        for (seq, n) in ranges {
+            assert!(seq <= end, "{what}: bytes {end}..{seq} were never sent");
+            end = end.max(seq + n);
+        }
+        assert_eq!(
+            end - first,
+            total,
+            "{what}: the sequence range of the skbs sent"
+        );
     }
-    let sum: u64 = data.iter().map(|s| payload(s)).sum();
-    assert_eq!(sum, total, "{what}: the payload of the skbs sent");
-    let copied: u64 = (c.skbs.iter())
-        .filter(|s| s.rx_socket == Some(r.id))
-        .filter_map(|s| s.copied.as_ref().map(|cp| cp.bytes))
-        .sum();
-    assert_eq!(
-        copied, total,
-        "{what}: bytes the reader copied out of its skbs"
+    // UDP's recvmsg copies are not tied to their socket yet (docs/trace.md, "Not yet").
+    if proto != Proto::Udp {
+        let copied: u64 = (c.skbs.iter())
+            .filter(|s| s.rx_socket == Some(r.id))
+            .filter_map(|s| s.copied.as_ref().map(|cp| cp.bytes))
+            .sum();
+        assert_eq!(
+            copied, total,
+            "{what}: bytes the reader copied out of its skbs"
+        );
+    }
+    // An skb built in softirq (a retransmission, a split from the TSQ tasklet) has no
+    // allocation a tracepoint can tie to the program (docs/trace.md); the first is the
+    // program's own sendmsg's.
+    assert!(
+        data[0].alloc.is_some(),
+        "{what}: the first skb has no allocation"
     );
     for s in &data {
-        assert!(s.alloc.is_some(), "{what}: skb {} has no allocation", s.id);
         assert!(s.free.is_some(), "{what}: skb {}'s free was not seen", s.id);
     }
 }

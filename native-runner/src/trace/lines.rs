@@ -39,6 +39,9 @@ struct Builder {
     pages: Vec<Page>,
     page_of: HashMap<u64, u32>,
     orders: BTreeMap<u32, PageOrder>,
+    /// skbs a thread's recvmsg copied from with no `skb->sk`, until its byte count names the
+    /// socket.
+    copies: HashMap<u64, Vec<usize>>,
     /// Size goals and mappings a thread's sendmsg made, until its byte count names the socket.
     pending: HashMap<u64, (Vec<u64>, Vec<u64>)>,
     lost: Lost,
@@ -126,8 +129,8 @@ impl Builder {
                 if l.kind == "goal" { &mut e.0 } else { &mut e.1 }.push(n(1)?);
             }
             "sent" | "read" => self.bytes(l.kind == "sent", n(0)?, n(1)?, n(2)?),
-            "up" => self.rx(n(0)? as u32, n(1)?, n(2)?, text(3)?),
-            "copy" => self.copy(&(0..5).map(n).collect::<Option<Vec<_>>>()?),
+            "up" => self.rx(n(0)? as u32, n(1)?, n(2)?, n(3)? as u16, text(4)?),
+            "copy" => self.copy(&(0..6).map(n).collect::<Option<Vec<_>>>()?),
             "free" | "pairfree" => self.free(l, n(0)? as u32, n(1)?)?,
             "stale" => {
                 self.live.remove(&n(0)?);
@@ -283,9 +286,13 @@ impl Builder {
     /// and mappings are its.
     fn bytes(&mut self, sent: bool, tid: u64, sk: u64, n: u64) {
         let (goals, maps) = self.pending.remove(&tid).unwrap_or_default();
+        let copies = self.copies.remove(&tid).unwrap_or_default();
         let Some(&id) = self.socket_of.get(&sk) else {
             return;
         };
+        for i in copies {
+            self.skbs[i].rx_socket = self.skbs[i].rx_socket.or(Some(id));
+        }
         let s = &mut self.sockets[id as usize];
         if sent {
             s.written += n;
@@ -302,9 +309,15 @@ impl Builder {
         }
     }
 
-    /// `up cpu skb len probe`: handed up; the first sighting counts.
-    fn rx(&mut self, cpu: u32, addr: u64, len: u64, probe: String) {
+    /// `up cpu skb len port probe`: handed up; the first sighting counts.
+    /// `port`: the destination port that made it the program's before demux (0: it was
+    /// already), whose socket is its receiver until recvmsg says otherwise.
+    fn rx(&mut self, cpu: u32, addr: u64, len: u64, port: u16, probe: String) {
+        let by_port = (self.sockets.iter().rev())
+            .find(|s| port != 0 && s.local_port == Some(port))
+            .map(|s| s.id);
         let Some(skb) = self.skb(addr) else { return };
+        skb.rx_socket = skb.rx_socket.or(by_port);
         if skb.rx.is_none() {
             let tracepoint = probe.strip_prefix("tracepoint:").unwrap_or(&probe);
             skb.rx = Some(Rx {
@@ -315,9 +328,15 @@ impl Builder {
         }
     }
 
-    /// `copy cpu skb own len alloc_cpu`: recvmsg copied from it.
+    /// `copy cpu skb own len alloc_cpu tid`: recvmsg copied from it (`own` 0: its socket
+    /// is the one thread `tid` reads next).
     fn copy(&mut self, r: &[u64]) {
         let socket = self.socket_of.get(&r[2]).copied();
+        if socket.is_none() {
+            if let Some(&i) = self.live.get(&r[1]) {
+                self.copies.entry(r[5]).or_default().push(i);
+            }
+        }
         let Some(skb) = self.skb(r[1]) else { return };
         skb.rx_socket = socket.or(skb.rx_socket);
         let c = skb.copied.get_or_insert(Copied {
@@ -397,11 +416,11 @@ mod tests {
             &[
                 "sock 1 10 100 6",
                 "sock 2 10 200 6",
-                "copy 9 1 5000 200 1448 0",
+                "copy 9 1 5000 200 1448 0 11",
                 "alloc 5 5000 0 __alloc_skb",
                 "dev 6 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1",
                 "frag 7 5000 777 0 1448 3 2",
-                "up 8 0 5000 1514 tracepoint:net:netif_receive_skb",
+                "up 8 0 5000 1514 0 tracepoint:net:netif_receive_skb",
                 "sent 7 10 100 1448",
                 "read 10 11 200 1448",
                 "pairfree 11 1 5000 tcp_clean_rtx_queue",

@@ -185,20 +185,23 @@ fn syscall_bytes() -> String {
 }
 
 /// Each skb handed up (ours already, or by its IPv4 destination port before demux), and
-/// each copy recvmsg makes (by `skb->sk`).
+/// each copy recvmsg makes (by `skb->sk`; UDP leaves it unset on its receive queue, so an
+/// skb already the program's that one of its tasks copies counts too, its socket named by
+/// that thread's next `sock_recv_length`).
 fn receive() -> String {
     let rx = emit(
-        "up %llu %u %llu %u %s",
-        "nsecs, cpu, (uint64)$skb, $skb->len, probe",
+        "up %llu %u %llu %u %u %s",
+        "nsecs, cpu, (uint64)$skb, $skb->len, $port, probe",
     );
     let copy = emit(
-        "copy %llu %u %llu %llu %d %u",
-        "nsecs, cpu, (uint64)$skb, $own, args->len, $skb->alloc_cpu",
+        "copy %llu %u %llu %llu %d %u %d",
+        "nsecs, cpu, (uint64)$skb, $own, args->len, $skb->alloc_cpu, tid",
     );
     format!(
         r#"tracepoint:net:netif_receive_skb,tracepoint:net:napi_gro_receive_entry {{
   $skb = (struct sk_buff *)args->skbaddr;
   $ours = @ours[(uint64)$skb];
+  $port = (uint64)0;
   if (!$ours) {{
     $ip = $skb->data;
     $v = *(uint8 *)$ip;
@@ -206,20 +209,21 @@ fn receive() -> String {
       $proto = *(uint8 *)($ip + 9);
       $dp = *(uint16 *)($ip + ($v & 0xf) * 4 + 2);
       $dport = (($dp & 0xff) << 8) | ($dp >> 8);
-      if (($proto == 6 || $proto == 17) && @ports[$proto << 16 | $dport]) {{ @ours[(uint64)$skb] = 1; $ours = 1; }}
+      if (($proto == 6 || $proto == 17) && @ports[$proto << 16 | $dport]) {{ @ours[(uint64)$skb] = 1; $ours = 1; $port = $dport; }}
     }}
   }}
   if ($ours) {{ {rx} }}
 }}
 tracepoint:net:napi_gro_frags_entry /@ours[(uint64)args->skbaddr]/ {{
   $skb = (struct sk_buff *)args->skbaddr;
+  $port = (uint64)0;
   {rx}
 }}
 tracepoint:skb:skb_copy_datagram_iovec {{
   $skb = (struct sk_buff *)args->skbaddr;
   $sk = (uint64)$skb->sk;
   $own = @socks[$sk] ? $sk : @msk[$sk];
-  if ($own != 0) {{ @ours[(uint64)$skb] = 1; {copy} }}
+  if ($own != 0 || (@pids[pid] && @ours[(uint64)$skb])) {{ @ours[(uint64)$skb] = 1; {copy} }}
 }}
 "#
     )
