@@ -19,6 +19,7 @@ macro_rules! toml_files {
     };
 }
 
+pub mod capture;
 pub mod challenge;
 pub mod consts;
 pub mod counters;

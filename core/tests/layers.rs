@@ -44,7 +44,7 @@ const LAYERS: &[&[&str]] = &[
     // Trace's and State's methods that read the replay, the kernel functions and the queries.
     &["trace_read"],
     // A kernel report is checked against its own scenario.
-    &["question", "kernel_report"],
+    &["question", "kernel_report", "capture"],
     &["walkthrough"],
     // Goals to reach, and predict-then-see over a walkthrough's questions.
     &["challenge", "quiz"],
@@ -87,6 +87,11 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
         // kernel_report.rs holds the format; its lane and the model's side build on it.
         "kernel_report",
         &[&["pages"], &["mod"], &["lane", "model"]],
+    ),
+    (
+        // mod.rs holds the format; the summary reads it.
+        "capture",
+        &[&["mod"], &["summary"]],
     ),
     (
         "mptcp",

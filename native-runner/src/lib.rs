@@ -11,3 +11,4 @@ pub mod quiz;
 pub mod render;
 pub mod serve;
 pub mod tap;
+pub mod trace;

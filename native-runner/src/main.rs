@@ -6,7 +6,7 @@ use skblab_runner::cli::{self, CliError, Outcome};
 use skblab_runner::engine::Engine;
 use skblab_runner::output::error as fail;
 use skblab_runner::render::Style;
-use skblab_runner::{kernel, quiz, tap};
+use skblab_runner::{kernel, quiz, tap, trace};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -113,6 +113,9 @@ enum Cmd {
     Tap(tap::TapArgs),
     /// The model's skbs beside the running kernel's, traced with eBPF (root, bpftrace, BTF).
     Kernel(kernel::KernelArgs),
+    /// A program's own skbs on the running kernel, traced at tracepoints: per socket, the
+    /// skbs sent and received, their frags, pages and frees (root, bpftrace, BTF).
+    Trace(trace::TraceArgs),
 }
 
 fn style(cli: &Cli) -> Style {
@@ -175,7 +178,9 @@ fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
         Cmd::Serve(a) => skblab_runner::serve::serve(&a)
             .map(|()| String::new())
             .map_err(CliError),
-        Cmd::Tap(_) | Cmd::Kernel(_) => unreachable!("tap and kernel run before dispatch"),
+        Cmd::Tap(_) | Cmd::Kernel(_) | Cmd::Trace(_) => {
+            unreachable!("tap, kernel and trace run before dispatch")
+        }
     };
     out.map(Outcome::from)
 }
@@ -222,6 +227,10 @@ fn main() -> ExitCode {
     }
     if let Cmd::Kernel(args) = &cli.cmd {
         return kernel::main(args);
+    }
+    // `trace` unshares the mount namespace for tracefs: before any thread starts too.
+    if let Cmd::Trace(args) = &cli.cmd {
+        return trace::main(args);
     }
     match dispatch(cli) {
         Ok(Outcome { out, ok }) => match skblab_runner::output::stdout(&out) {

@@ -23,6 +23,8 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
     // The commands built on them.
     &["tap", "kernel", "quiz"],
+    // Built on the oracle's probes and its run trait.
+    &["trace"],
 ];
 
 fn row(module: &str) -> Option<usize> {

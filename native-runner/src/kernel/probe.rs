@@ -109,7 +109,7 @@ pub fn need_tracepoints(names: &[&str]) -> Result<(), String> {
 }
 
 /// One line of bpftrace's `-f json` output.
-enum Out {
+pub enum Out {
     /// A `printf`'s text, its trailing newline off.
     Printf(String),
     /// Its buffers overflowed: `data` says how many events were lost.
@@ -119,7 +119,7 @@ enum Out {
 }
 
 /// Reads one line of bpftrace's `-f json` output.
-fn read_line(line: &str) -> Result<Out, String> {
+pub fn read_line(line: &str) -> Result<Out, String> {
     if line.trim().is_empty() {
         return Ok(Out::Other);
     }
@@ -159,17 +159,28 @@ impl Tracer {
 
     /// As [`Tracer::start`], with `args` as the script's `$2`, `$3`, ...
     pub fn start_with(script: &str, args: &[u64]) -> Result<Tracer, RunError> {
+        Tracer::start_env(script, args, &[])
+    }
+
+    /// As [`Tracer::start_with`], with environment variables for bpftrace
+    /// (`BPFTRACE_MAP_KEYS_MAX`, ...).
+    pub fn start_env(script: &str, args: &[u64], env: &[(&str, &str)]) -> Result<Tracer, RunError> {
         let mut cmd = Command::new("bpftrace");
-        // SAFETY: prctl is async-signal-safe; it only asks for SIGKILL when this process
-        // dies, so bpftrace cannot outlive a runner that is killed.
+        // SAFETY: prctl and setpgid are async-signal-safe. SIGKILL when this process dies, so
+        // bpftrace cannot outlive a runner that is killed; a process group of its own, so a
+        // terminal's Ctrl-C reaches the runner, which ends it (a capture in `skblab trace`
+        // ends with its end probe).
         unsafe {
             cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
+                    || libc::setpgid(0, 0) != 0
+                {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
             });
         }
+        cmd.envs(env.iter().copied());
         let mut child = cmd
             .args(["-f", "json", "-e", script])
             .arg(std::process::id().to_string())
@@ -285,11 +296,24 @@ impl Tracer {
     /// Fires the end probe and collects every `printf` line bpftrace prints until it exits.
     /// Its lines come from per-CPU buffers, so lines from another CPU may follow `end`:
     /// reading on to the end of its output loses none (callers order lines by timestamp).
-    pub fn finish(mut self) -> Result<Vec<String>, RunError> {
+    /// Lost events make the run untrusted.
+    pub fn finish(self) -> Result<Vec<String>, RunError> {
+        let (lines, lost) = self.finish_lossy()?;
+        match lost.into_iter().next() {
+            None => Ok(lines),
+            Some(data) => Err(Inconclusive(format!(
+                "bpftrace lost events ({data}): the comparison would be incomplete"
+            ))
+            .into()),
+        }
+    }
+
+    /// As [`Tracer::finish`], keeping what bpftrace says it lost beside the lines.
+    pub fn finish_lossy(mut self) -> Result<(Vec<String>, Vec<serde_json::Value>), RunError> {
         // SAFETY: getppid has no preconditions; it is the end probe's trigger.
         unsafe { libc::getppid() };
         let deadline = Instant::now() + Duration::from_secs(20);
-        let (mut out, mut ended) = (Vec::new(), false);
+        let (mut out, mut lost, mut ended) = (Vec::new(), Vec::new(), false);
         let mut early = std::mem::take(&mut self.early).into_iter();
         loop {
             let next = match early.next() {
@@ -303,13 +327,18 @@ impl Tracer {
             };
             let Some(l) = next else {
                 return if ended {
-                    Ok(out)
+                    Ok((out, lost))
                 } else {
                     Err(format!("bpftrace ended before the end probe: {}", self.stderr()).into())
                 };
             };
-            let Some(data) = printf(&l, ": the comparison would be incomplete")? else {
-                continue;
+            let data = match read_line(&l)? {
+                Out::Printf(data) => data,
+                Out::Lost(data) => {
+                    lost.push(data);
+                    continue;
+                }
+                Out::Other => continue,
             };
             if data == "end" {
                 ended = true;

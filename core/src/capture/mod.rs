@@ -1,0 +1,481 @@
+//! The `skblab trace` capture: a program's own skbs, read off the running kernel at its
+//! tracepoints. [`Capture`] is the format, written by the runner (`native-runner/src/trace/`,
+//! `--out`) and read back here by the same types ([`Capture::parse`] refuses, naming the
+//! field, what the runner would not write); [`summary`] is what the terminal shows of it,
+//! computed here so every host says the same. docs/trace.md says where each fact comes from.
+//!
+//! Every fact carries its [`Source`]: **seen** at a named tracepoint (or read through BTF at
+//! one), or **inferred**, with what it was inferred from.
+
+use crate::field_path::{self, Path};
+use crate::Error;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub mod summary;
+
+/// The format's version: a reader refuses any other.
+pub const FORMAT: u32 = 1;
+/// At most this many skbs in a capture (`--max-skbs` is capped here): the rest are counted
+/// in [`Lost::skbs`].
+pub const MAX_SKBS: usize = 100_000;
+/// At most this much capture text: some 600 bytes an skb, pretty-printed.
+pub const MAX_CAPTURE_TEXT: usize = 64 << 20;
+
+/// What one `skblab trace` run saw.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capture {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// The running kernel's release (uname -r).
+    pub kernel: String,
+    /// The command run (empty when attached with `--pid`).
+    pub command: Vec<String>,
+    /// The root of the traced process tree.
+    pub pid: u32,
+    /// How the command ended (none: it outlived the capture, `--pid` or `--duration`).
+    pub exit: Option<Exit>,
+    /// What each part of the capture needs of the kernel and whether it had it.
+    pub parts: Vec<Part>,
+    pub processes: Vec<Process>,
+    pub sockets: Vec<Socket>,
+    pub skbs: Vec<Skb>,
+    /// The pages the program's frags sat on, numbered in order of first sighting (kernel
+    /// addresses are not written: a report may be shared).
+    pub pages: Vec<Page>,
+    /// Pages allocated and freed in the program's own tasks, by order.
+    pub page_orders: Vec<PageOrder>,
+    pub lost: Lost,
+}
+
+/// Where a fact comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Source {
+    /// Seen at this tracepoint (`group:name`), possibly read through BTF there.
+    Seen(String),
+    /// Inferred, from what is said.
+    Inferred(String),
+}
+
+impl Source {
+    pub fn seen(tracepoint: &str) -> Source {
+        Source::Seen(tracepoint.to_string())
+    }
+
+    /// `seen at X` or `inferred: why`.
+    pub fn mark(&self) -> String {
+        match self {
+            Source::Seen(t) => format!("seen at {t}"),
+            Source::Inferred(why) => format!("inferred: {why}"),
+        }
+    }
+}
+
+/// How the command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+/// A part of the capture (the process tree, send, receive, frees, pages, ...): the
+/// tracepoints and BTF fields it needs, and those the running kernel lacks. A part that
+/// lacks any was refused: nothing of it is in the capture.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    pub name: String,
+    pub needs: Vec<String>,
+    pub missing: Vec<String>,
+}
+
+impl Part {
+    pub fn captured(&self) -> bool {
+        self.missing.is_empty()
+    }
+}
+
+/// A process of the traced tree (`sched:sched_process_fork/exec/exit`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Process {
+    pub pid: u32,
+    pub parent: Option<u32>,
+    /// The files it executed, in order.
+    pub exec: Vec<String>,
+    pub exited: bool,
+}
+
+/// The transport of a socket (`sk->sk_protocol`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Proto {
+    Tcp,
+    Udp,
+    Mptcp,
+    Other,
+}
+
+impl Proto {
+    /// From `sk->sk_protocol` (IPPROTO_TCP 6, IPPROTO_UDP 17, IPPROTO_MPTCP 262:
+    /// include/uapi/linux/in.h).
+    pub fn of(protocol: u32) -> Proto {
+        match protocol {
+            6 => Proto::Tcp,
+            17 => Proto::Udp,
+            262 => Proto::Mptcp,
+            _ => Proto::Other,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Proto::Tcp => "tcp",
+            Proto::Udp => "udp",
+            Proto::Mptcp => "mptcp",
+            Proto::Other => "other",
+        }
+    }
+}
+
+/// A socket the program created or accepted (`syscalls:sys_exit_socket`,
+/// `sys_exit_accept4`: its `struct sock` read through the task's file table).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Socket {
+    pub id: u32,
+    pub proto: Proto,
+    /// The process that opened it.
+    pub pid: u32,
+    /// Its local and remote ports, once an skb showed them (`sk->__sk_common`).
+    pub local_port: Option<u16>,
+    pub remote_port: Option<u16>,
+    /// Bytes the program's sendmsg/write calls on it returned, and how many calls
+    /// (`sock:sock_send_length`).
+    pub written: u64,
+    pub writes: u64,
+    /// The same for reads (`sock:sock_recv_length`).
+    pub read: u64,
+    pub reads: u64,
+    /// Every size goal `tcp:tcp_sendmsg_locked` gave on it, in order of first use.
+    pub size_goals: Vec<u64>,
+    /// MPTCP: the DSS mappings `mptcp:mptcp_sendmsg_frag` made in its sendmsg calls.
+    pub mappings: Vec<u64>,
+}
+
+/// One skb of the program's, from its first sighting to its free (an address names one skb
+/// until it is freed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Skb {
+    pub id: u32,
+    /// The socket that sent it (`skb->sk` at the device), and the one that received it
+    /// (`skb->sk` when recvmsg copied it, or the destination port before demux).
+    pub tx_socket: Option<u32>,
+    pub rx_socket: Option<u32>,
+    pub alloc: Option<At>,
+    pub xmit: Option<Xmit>,
+    /// How many more times it went to a device (a retransmission, a second hop).
+    pub more_xmits: u32,
+    pub rx: Option<Rx>,
+    pub copied: Option<Copied>,
+    pub free: Option<At>,
+}
+
+/// Where something happened to an skb: the CPU and the kernel function (the call site or
+/// `location` the tracepoint gives).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct At {
+    pub cpu: u32,
+    pub function: String,
+    pub source: Source,
+}
+
+/// An skb at the device (`net:net_dev_start_xmit`, its `struct sk_buff` and
+/// `skb_shared_info` read through BTF).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Xmit {
+    pub cpu: u32,
+    /// skb->len.
+    pub len: u64,
+    /// skb_headlen(skb): the linear area's bytes.
+    pub linear: u64,
+    /// The headers' bytes from skb->data (MAC, network, transport): the payload in the
+    /// linear area is `linear - headers`.
+    pub headers: u64,
+    pub truesize: u64,
+    pub gso_size: u64,
+    pub gso_segs: u64,
+    pub frags: Vec<Frag>,
+    /// `nr_frags` beyond the frags read (at most 17).
+    pub frags_not_read: u64,
+    /// TCP: the first payload byte's sequence number (`th->seq`): a retransmission repeats
+    /// one. 0 for UDP.
+    pub seq: u64,
+    pub source: Source,
+}
+
+/// One frag: its page (an index into [`Capture::pages`]), offset and size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Frag {
+    pub page: u32,
+    pub offset: u64,
+    pub size: u64,
+    /// The page's `_refcount` when it was read (a snapshot through BTF).
+    pub count: i64,
+}
+
+/// A page frags sat on: its order (the compound head's, read through BTF).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Page {
+    pub id: u32,
+    pub order: u32,
+}
+
+/// An skb handed up the stack.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rx {
+    pub cpu: u32,
+    pub len: u64,
+    pub source: Source,
+}
+
+/// What recvmsg copied out of an skb (`skb:skb_copy_datagram_iovec`), and the CPU that
+/// allocated it (`skb->alloc_cpu` through BTF).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Copied {
+    pub bytes: u64,
+    pub copies: u32,
+    pub cpu: u32,
+    pub alloc_cpu: u32,
+    pub source: Source,
+}
+
+/// Pages of one order allocated and freed in the program's own tasks
+/// (`kmem:mm_page_alloc`, `kmem:mm_page_free`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageOrder {
+    pub order: u32,
+    pub allocs: u64,
+    pub frees: u64,
+}
+
+/// What the capture could not keep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lost {
+    /// Events bpftrace dropped (its buffers overflowed) or the event cap refused.
+    pub events: u64,
+    /// skbs past the skb cap.
+    pub skbs: u64,
+}
+
+impl Capture {
+    /// Reads a capture as [`Capture`] writes it, naming the first field it refuses.
+    pub fn parse(text: &str) -> Result<Capture, Error> {
+        if text.len() > MAX_CAPTURE_TEXT {
+            return Err(Error::Range {
+                field: "capture".into(),
+                value: format!("{} bytes", text.len()),
+                allowed: format!("at most {MAX_CAPTURE_TEXT} bytes"),
+            });
+        }
+        let v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| Error::invalid("capture", format!("not a skblab trace capture: {e}")))?;
+        let c: Capture = field_path::from_value(&v).map_err(|e| {
+            let path = Path(&e.path).to_string();
+            let field = if path.is_empty() {
+                "capture".to_string()
+            } else {
+                format!("capture.{path}")
+            };
+            Error::invalid(field, e.error.to_string())
+        })?;
+        c.check()?;
+        Ok(c)
+    }
+
+    /// What the types cannot say: the version, the caps, and every index in range.
+    fn check(&self) -> Result<(), Error> {
+        if self.format != FORMAT {
+            return Err(Error::Range {
+                field: "capture.format".into(),
+                value: self.format.to_string(),
+                allowed: FORMAT.to_string(),
+            });
+        }
+        if self.skbs.len() > MAX_SKBS {
+            return Err(Error::Range {
+                field: "capture.skbs".into(),
+                value: format!("{} skbs", self.skbs.len()),
+                allowed: format!("at most {MAX_SKBS}"),
+            });
+        }
+        let sockets = self.sockets.len() as u32;
+        let pages = self.pages.len() as u32;
+        for (i, s) in self.skbs.iter().enumerate() {
+            for (name, id) in [("tx_socket", s.tx_socket), ("rx_socket", s.rx_socket)] {
+                if id.is_some_and(|id| id >= sockets) {
+                    return Err(out_of_range(format!("capture.skbs[{i}].{name}"), sockets));
+                }
+            }
+            let frags = s.xmit.iter().flat_map(|x| x.frags.iter()).enumerate();
+            for (j, f) in frags {
+                if f.page >= pages {
+                    return Err(out_of_range(
+                        format!("capture.skbs[{i}].xmit.frags[{j}].page"),
+                        pages,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The skbs each socket sent and received, by socket id.
+    pub fn by_socket(&self) -> BTreeMap<u32, (Vec<&Skb>, Vec<&Skb>)> {
+        let mut m: BTreeMap<u32, (Vec<&Skb>, Vec<&Skb>)> = self
+            .sockets
+            .iter()
+            .map(|s| (s.id, Default::default()))
+            .collect();
+        for skb in &self.skbs {
+            if let Some(e) = skb.tx_socket.and_then(|id| m.get_mut(&id)) {
+                e.0.push(skb);
+            }
+            if let Some(e) = skb.rx_socket.and_then(|id| m.get_mut(&id)) {
+                e.1.push(skb);
+            }
+        }
+        m
+    }
+}
+
+fn out_of_range(field: String, n: u32) -> Error {
+    Error::Range {
+        field,
+        value: "an index past the table".into(),
+        allowed: format!("below {n}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn capture() -> Capture {
+        let at = |cpu| At {
+            cpu,
+            function: "tcp_ack".into(),
+            source: Source::seen("kmem:kmem_cache_free"),
+        };
+        Capture {
+            format: FORMAT,
+            kernel: "6.18".into(),
+            command: vec!["peer".into()],
+            pid: 7,
+            exit: Some(Exit::Code(0)),
+            parts: vec![],
+            processes: vec![],
+            sockets: vec![Socket {
+                id: 0,
+                proto: Proto::Tcp,
+                pid: 7,
+                local_port: Some(1),
+                remote_port: Some(2),
+                written: 1448,
+                writes: 1,
+                read: 1448,
+                reads: 1,
+                size_goals: vec![],
+                mappings: vec![],
+            }],
+            skbs: vec![Skb {
+                id: 0,
+                tx_socket: Some(0),
+                rx_socket: Some(0),
+                alloc: Some(at(0)),
+                xmit: Some(Xmit {
+                    cpu: 0,
+                    len: 1514,
+                    linear: 66,
+                    headers: 66,
+                    truesize: 2304,
+                    gso_size: 0,
+                    gso_segs: 1,
+                    frags: vec![Frag {
+                        page: 0,
+                        offset: 0,
+                        size: 1448,
+                        count: 2,
+                    }],
+                    frags_not_read: 0,
+                    seq: 1,
+                    source: Source::seen("net:net_dev_start_xmit"),
+                }),
+                more_xmits: 0,
+                rx: None,
+                copied: Some(Copied {
+                    bytes: 1448,
+                    copies: 1,
+                    cpu: 1,
+                    alloc_cpu: 0,
+                    source: Source::seen("skb:skb_copy_datagram_iovec"),
+                }),
+                free: Some(at(0)),
+            }],
+            pages: vec![Page { id: 0, order: 3 }],
+            page_orders: vec![],
+            lost: Lost::default(),
+        }
+    }
+
+    /// What the runner writes reads back; another version, or a frag's page past the
+    /// table, is refused by name.
+    #[test]
+    fn a_capture_reads_back_and_bad_ones_are_refused_by_name() {
+        let c = capture();
+        let text = serde_json::to_string(&c).unwrap();
+        assert_eq!(Capture::parse(&text), Ok(c.clone()));
+        let refused = |f: fn(&mut Capture)| {
+            let mut bad = c.clone();
+            f(&mut bad);
+            Capture::parse(&serde_json::to_string(&bad).unwrap())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(refused(|c| c.format = 2).contains("capture.format"));
+        let e = refused(|c| c.skbs[0].xmit.as_mut().unwrap().frags[0].page = 1);
+        assert!(e.contains("capture.skbs[0].xmit.frags[0].page"), "{e}");
+        assert!(refused(|c| c.skbs[0].tx_socket = Some(3)).contains("tx_socket"));
+        let e = Capture::parse(&text.replace("\"kernel\"", "\"kernel2\"")).unwrap_err();
+        assert!(e.to_string().contains("kernel2"), "{e}");
+    }
+
+    /// The per-socket numbers and the patches' facts are counted off the capture.
+    #[test]
+    fn the_summary_counts_off_the_capture() {
+        let c = capture();
+        let s = &summary::sockets(&c)[0];
+        assert_eq!(
+            (s.sent.skbs, s.sent.bytes, s.sent.linear_payload),
+            (1, 1514, 0)
+        );
+        assert_eq!(s.sent.pages, BTreeMap::from([(3, 1)]));
+        assert_eq!(s.received.bytes, 1448);
+        let l = summary::lessons(&c);
+        assert!(l[0].fact.starts_with("1 of 1 TCP skbs"), "{}", l[0].fact);
+        assert!(l[2].fact.starts_with("1 of 1 read skbs"), "{}", l[2].fact);
+        assert_eq!(l[3].fact, "no MPTCP socket in this traffic");
+    }
+}

@@ -1,0 +1,471 @@
+//! The probes' lines ([`super::script`]) read into the core's [`Capture`]: processes,
+//! sockets, skbs from first sighting to free, pages. Lines are put in time order first
+//! (bpftrace prints them per CPU).
+
+use skblab_core::capture::{
+    At, Capture, Copied, Frag, Lost, Page, PageOrder, Process, Proto, Rx, Skb, Socket, Source, Xmit,
+};
+use std::collections::{BTreeMap, HashMap};
+
+/// One line: its kind, its time, and the rest.
+struct Line<'a> {
+    kind: &'a str,
+    ns: u64,
+    rest: Vec<&'a str>,
+}
+
+fn split(l: &str) -> Option<Line<'_>> {
+    let mut w = l.split(' ');
+    let kind = w.next()?;
+    let ns = w.next()?.parse().ok()?;
+    Some(Line {
+        kind,
+        ns,
+        rest: w.collect(),
+    })
+}
+
+/// What the lines build, before it is a [`Capture`].
+#[derive(Default)]
+struct Builder {
+    processes: Vec<Process>,
+    sockets: Vec<Socket>,
+    socket_of: HashMap<u64, u32>,
+    skbs: Vec<Skb>,
+    /// The skb each address names until it is freed.
+    live: HashMap<u64, usize>,
+    /// An allocation seen for an address, waiting for its transmit line.
+    alloc: HashMap<u64, At>,
+    pages: Vec<Page>,
+    page_of: HashMap<u64, u32>,
+    orders: BTreeMap<u32, PageOrder>,
+    /// skbs a thread's recvmsg copied from with no `skb->sk`, until its byte count names the
+    /// socket.
+    copies: HashMap<u64, Vec<usize>>,
+    /// Size goals and mappings a thread's sendmsg made, until its byte count names the socket.
+    pending: HashMap<u64, (Vec<u64>, Vec<u64>)>,
+    lost: Lost,
+    max_skbs: usize,
+}
+
+/// The error for a line that is not what the script prints.
+fn bad(l: &str) -> String {
+    format!("probe line {l:?}: not what the capture's script prints")
+}
+
+/// Reads the lines (the script's `printf`s) into the capture's tables; `max_skbs` skbs at
+/// most, the rest counted as lost. `capture` gives the other fields.
+pub fn read(lines: &[String], max_skbs: usize, capture: Capture) -> Result<Capture, String> {
+    let mut b = Builder {
+        max_skbs,
+        ..Builder::default()
+    };
+    let mut over = 0;
+    let mut parsed = Vec::new();
+    for l in lines {
+        if l.starts_with("mark ") {
+            continue;
+        }
+        if let Some(n) = l.strip_prefix("over ") {
+            over += n.trim().parse::<u64>().map_err(|_| bad(l))?;
+            continue;
+        }
+        parsed.push((split(l).ok_or_else(|| bad(l))?, l));
+    }
+    parsed.sort_by_key(|(p, _)| p.ns);
+    for (p, l) in &parsed {
+        b.line(p).ok_or_else(|| bad(l))?;
+    }
+    b.lost.events += over;
+    // Threads fork too: a process is one that executed a file or whose last thread exited.
+    b.processes.retain(|p| !p.exec.is_empty() || p.exited);
+    Ok(Capture {
+        processes: b.processes,
+        sockets: b.sockets,
+        skbs: b.skbs,
+        pages: b.pages,
+        page_orders: b.orders.into_values().collect(),
+        lost: Lost {
+            events: b.lost.events + capture.lost.events,
+            skbs: b.lost.skbs,
+        },
+        ..capture
+    })
+}
+
+fn num(s: &str) -> Option<u64> {
+    s.parse().ok()
+}
+
+impl Builder {
+    /// Applies one line; `None` if it is malformed.
+    fn line(&mut self, l: &Line) -> Option<()> {
+        let n = |i: usize| l.rest.get(i).copied().and_then(num);
+        let text = |i: usize| l.rest.get(i..).map(|w| w.join(" "));
+        match l.kind {
+            "fork" => self.fork(n(0)? as u32, n(1)? as u32),
+            "exec" => self.process(n(0)? as u32).exec.push(text(1)?),
+            "exit" => self.process(n(0)? as u32).exited = true,
+            "sock" => self.socket(n(0)? as u32, n(1)?, n(2)? as u32),
+            "dev" => {
+                let r: Vec<u64> = (0..13).map(n).collect::<Option<_>>()?;
+                self.xmit(&r);
+            }
+            "alloc" => {
+                let at = At {
+                    cpu: n(1)? as u32,
+                    function: text(2)?,
+                    source: Source::seen("kmem:kmem_cache_alloc"),
+                };
+                self.alloc.insert(n(0)?, at);
+            }
+            "frag" => {
+                let r: Vec<u64> = (0..5).map(n).collect::<Option<_>>()?;
+                let count = l.rest.get(5)?.parse().ok()?;
+                self.frag(&r, count);
+            }
+            "goal" | "map" => {
+                let e = self.pending.entry(n(0)?).or_default();
+                if l.kind == "goal" { &mut e.0 } else { &mut e.1 }.push(n(1)?);
+            }
+            "sent" | "read" => self.bytes(l.kind == "sent", n(0)?, n(1)?, n(2)?),
+            "up" => self.rx(n(0)? as u32, n(1)?, n(2)?, n(3)? as u16, text(4)?),
+            "copy" => self.copy(&(0..6).map(n).collect::<Option<Vec<_>>>()?),
+            "free" | "pairfree" => self.free(l, n(0)? as u32, n(1)?)?,
+            "stale" => {
+                self.live.remove(&n(0)?);
+            }
+            "palloc" | "pfree" => {
+                let order = n(1)? as u32;
+                let o = (self.orders.entry(order)).or_insert(PageOrder {
+                    order,
+                    allocs: 0,
+                    frees: 0,
+                });
+                *if l.kind == "palloc" {
+                    &mut o.allocs
+                } else {
+                    &mut o.frees
+                } += 1;
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    fn process(&mut self, pid: u32) -> &mut Process {
+        let i = match self.processes.iter().position(|p| p.pid == pid) {
+            Some(i) => i,
+            None => {
+                self.processes.push(Process {
+                    pid,
+                    parent: None,
+                    exec: Vec::new(),
+                    exited: false,
+                });
+                self.processes.len() - 1
+            }
+        };
+        &mut self.processes[i]
+    }
+
+    fn fork(&mut self, parent: u32, child: u32) {
+        self.process(child).parent = Some(parent);
+    }
+
+    fn socket(&mut self, pid: u32, sk: u64, protocol: u32) {
+        let id = self.sockets.len() as u32;
+        self.socket_of.insert(sk, id);
+        self.sockets.push(Socket {
+            id,
+            proto: Proto::of(protocol),
+            pid,
+            local_port: None,
+            remote_port: None,
+            written: 0,
+            writes: 0,
+            read: 0,
+            reads: 0,
+            size_goals: Vec::new(),
+            mappings: Vec::new(),
+        });
+    }
+
+    /// The skb `addr` names now: the live one, or a new one (within the cap).
+    fn skb(&mut self, addr: u64) -> Option<&mut Skb> {
+        if let Some(&i) = self.live.get(&addr) {
+            return Some(&mut self.skbs[i]);
+        }
+        if self.skbs.len() >= self.max_skbs {
+            self.lost.skbs += 1;
+            return None;
+        }
+        let id = self.skbs.len() as u32;
+        self.skbs.push(Skb {
+            id,
+            tx_socket: None,
+            rx_socket: None,
+            alloc: self.alloc.remove(&addr),
+            xmit: None,
+            more_xmits: 0,
+            rx: None,
+            copied: None,
+            free: None,
+        });
+        self.live.insert(addr, id as usize);
+        self.skbs.last_mut()
+    }
+
+    /// `dev cpu skb own len data_len hdrs truesize gso_size gso_segs nr_frags lport dport
+    /// seq`.
+    fn xmit(&mut self, r: &[u64]) {
+        let (addr, own) = (r[1], r[2]);
+        // An skb seen on its way up since it was sent is not sent again: its address names a
+        // new skb (the old one's free was not seen).
+        if let Some(&i) = self.live.get(&addr) {
+            let s = &self.skbs[i];
+            if s.rx.is_some() || s.copied.is_some() || s.xmit.is_none() {
+                self.live.remove(&addr);
+            }
+        }
+        let socket = self.socket_of.get(&own).copied();
+        if let Some(s) = socket.map(|id| &mut self.sockets[id as usize]) {
+            s.local_port = Some(r[10] as u16);
+            s.remote_port = Some(r[11] as u16);
+        }
+        let Some(skb) = self.skb(addr) else { return };
+        if skb.xmit.is_some() {
+            skb.more_xmits += 1;
+            return;
+        }
+        skb.tx_socket = socket;
+        skb.xmit = Some(Xmit {
+            cpu: r[0] as u32,
+            len: r[3],
+            linear: r[3] - r[4],
+            headers: r[5],
+            truesize: r[6],
+            gso_size: r[7],
+            gso_segs: r[8],
+            frags: Vec::new(),
+            frags_not_read: r[9],
+            seq: r[12],
+            source: Source::seen("net:net_dev_start_xmit"),
+        });
+    }
+
+    /// `frag skb page offset size order count`: one more frag of the skb just sent.
+    fn frag(&mut self, r: &[u64], count: i64) {
+        let next = self.pages.len() as u32;
+        let page = *self.page_of.entry(r[1]).or_insert(next);
+        if page == next {
+            self.pages.push(Page {
+                id: page,
+                order: r[4] as u32,
+            });
+        }
+        let Some(&i) = self.live.get(&r[0]) else {
+            return;
+        };
+        let skb = &mut self.skbs[i];
+        let Some(x) = skb.xmit.as_mut().filter(|_| skb.more_xmits == 0) else {
+            return;
+        };
+        if x.frags_not_read > 0 {
+            x.frags_not_read -= 1;
+            x.frags.push(Frag {
+                page,
+                offset: r[2],
+                size: r[3],
+                count,
+            });
+        }
+    }
+
+    /// `sent|read tid sk bytes`: one syscall's bytes on a socket; a send's pending size goals
+    /// and mappings are its.
+    fn bytes(&mut self, sent: bool, tid: u64, sk: u64, n: u64) {
+        let (goals, maps) = self.pending.remove(&tid).unwrap_or_default();
+        let copies = self.copies.remove(&tid).unwrap_or_default();
+        let Some(&id) = self.socket_of.get(&sk) else {
+            return;
+        };
+        for i in copies {
+            self.skbs[i].rx_socket = self.skbs[i].rx_socket.or(Some(id));
+        }
+        let s = &mut self.sockets[id as usize];
+        if sent {
+            s.written += n;
+            s.writes += 1;
+            for g in goals {
+                if !s.size_goals.contains(&g) {
+                    s.size_goals.push(g);
+                }
+            }
+            s.mappings.extend(maps);
+        } else {
+            s.read += n;
+            s.reads += 1;
+        }
+    }
+
+    /// `up cpu skb len port probe`: handed up; the first sighting counts.
+    /// `port`: the destination port that made it the program's before demux (0: it was
+    /// already), whose socket is its receiver until recvmsg says otherwise.
+    fn rx(&mut self, cpu: u32, addr: u64, len: u64, port: u16, probe: String) {
+        let by_port = (self.sockets.iter().rev())
+            .find(|s| port != 0 && s.local_port == Some(port))
+            .map(|s| s.id);
+        let Some(skb) = self.skb(addr) else { return };
+        skb.rx_socket = skb.rx_socket.or(by_port);
+        if skb.rx.is_none() {
+            let tracepoint = probe.strip_prefix("tracepoint:").unwrap_or(&probe);
+            skb.rx = Some(Rx {
+                cpu,
+                len,
+                source: Source::seen(tracepoint),
+            });
+        }
+    }
+
+    /// `copy cpu skb own len alloc_cpu tid`: recvmsg copied from it (`own` 0: its socket
+    /// is the one thread `tid` reads next).
+    fn copy(&mut self, r: &[u64]) {
+        let socket = self.socket_of.get(&r[2]).copied();
+        if socket.is_none() {
+            if let Some(&i) = self.live.get(&r[1]) {
+                self.copies.entry(r[5]).or_default().push(i);
+            }
+        }
+        let Some(skb) = self.skb(r[1]) else { return };
+        skb.rx_socket = socket.or(skb.rx_socket);
+        let c = skb.copied.get_or_insert(Copied {
+            bytes: 0,
+            copies: 0,
+            cpu: r[0] as u32,
+            alloc_cpu: r[4] as u32,
+            source: Source::seen("skb:skb_copy_datagram_iovec"),
+        });
+        c.bytes += r[3];
+        c.copies += 1;
+    }
+
+    /// `free cpu skb how site` or `pairfree cpu skb site`.
+    fn free(&mut self, l: &Line, cpu: u32, addr: u64) -> Option<()> {
+        let (source, site) = match l.kind {
+            "free" => {
+                let how = l.rest.get(2)?;
+                let group = if how.starts_with("kmem") {
+                    "kmem"
+                } else {
+                    "skb"
+                };
+                (Source::Seen(format!("{group}:{how}")), l.rest.get(3..)?)
+            }
+            _ => (
+                Source::Inferred(
+                    "kmem:kmem_cache_free of its fclone pair: a clone's own free fires \
+                     no tracepoint, it is gone by then"
+                        .into(),
+                ),
+                l.rest.get(2..)?,
+            ),
+        };
+        if let Some(i) = self.live.remove(&addr) {
+            self.skbs[i].free = Some(At {
+                cpu,
+                function: site.join(" "),
+                source,
+            });
+        }
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty() -> Capture {
+        Capture {
+            format: skblab_core::capture::FORMAT,
+            kernel: "6.18".into(),
+            command: vec!["x".into()],
+            pid: 10,
+            exit: None,
+            parts: vec![],
+            processes: vec![],
+            sockets: vec![],
+            skbs: vec![],
+            pages: vec![],
+            page_orders: vec![],
+            lost: Lost::default(),
+        }
+    }
+
+    fn read_lines(lines: &[&str], max: usize) -> Capture {
+        let lines: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+        read(&lines, max, empty()).unwrap()
+    }
+
+    /// A TCP write on loopback: sent from socket 0 with one frag, handed up, copied by
+    /// socket 1, freed through its fclone pair; lines out of time order.
+    #[test]
+    fn an_skb_is_followed_from_alloc_to_free_by_address() {
+        let c = read_lines(
+            &[
+                "sock 1 10 100 6",
+                "sock 2 10 200 6",
+                "copy 9 1 5000 200 1448 0 11",
+                "alloc 5 5000 0 __alloc_skb",
+                "dev 6 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1",
+                "frag 7 5000 777 0 1448 3 2",
+                "up 8 0 5000 1514 0 tracepoint:net:netif_receive_skb",
+                "sent 7 10 100 1448",
+                "read 10 11 200 1448",
+                "pairfree 11 1 5000 tcp_clean_rtx_queue",
+                "over 3",
+            ],
+            10,
+        );
+        assert_eq!(c.skbs.len(), 1);
+        let s = &c.skbs[0];
+        assert_eq!((s.tx_socket, s.rx_socket), (Some(0), Some(1)));
+        let x = s.xmit.as_ref().unwrap();
+        assert_eq!(
+            (x.len, x.linear, x.headers, x.frags.len()),
+            (1514, 66, 66, 1)
+        );
+        assert_eq!(c.pages, [Page { id: 0, order: 3 }]);
+        assert_eq!(s.copied.as_ref().unwrap().bytes, 1448);
+        assert_eq!(s.alloc.as_ref().unwrap().function, "__alloc_skb");
+        assert!(matches!(
+            s.free.as_ref().unwrap().source,
+            Source::Inferred(_)
+        ));
+        assert_eq!((c.sockets[0].written, c.sockets[1].read), (1448, 1448));
+        assert_eq!(c.sockets[0].local_port, Some(40000));
+        assert_eq!(c.lost.events, 3);
+    }
+
+    /// An address freed names a new skb; past the cap, skbs are counted as lost.
+    #[test]
+    fn a_freed_address_is_a_new_skb_and_the_cap_counts_the_rest() {
+        let lines = [
+            "sock 1 10 100 17",
+            "dev 2 0 5000 100 100 0 42 800 0 1 0 1 2 0",
+            "free 3 0 5000 consume_skb skb_consume_udp",
+            "dev 4 0 5000 100 100 0 42 800 0 1 0 1 2 0",
+            "dev 5 0 6000 100 100 0 42 800 0 1 0 1 2 0",
+        ];
+        let c = read_lines(&lines, 2);
+        assert_eq!(c.skbs.len(), 2);
+        assert_eq!(c.skbs[0].free.as_ref().unwrap().cpu, 0);
+        assert_eq!(
+            c.skbs[0].free.as_ref().unwrap().source,
+            Source::seen("skb:consume_skb")
+        );
+        assert_eq!(c.lost.skbs, 1);
+        assert!(read(&["nonsense".to_string()], 1, empty()).is_err());
+    }
+}

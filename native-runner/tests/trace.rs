@@ -1,0 +1,343 @@
+//! `skblab trace` against the running kernel: the `skbpeer` program (tests/peer/skbpeer.rs, a
+//! sender and a receiver in one process over 127.0.0.1) traced in a private network
+//! namespace (`unshare --net`, lo up), its capture read back by the core's reader and held
+//! against what the program did. They need root, bpftrace and kernel BTF; where any is
+//! missing they say so and fail, unless SKBLAB_ALLOW_NO_TAP=1 asks to skip them.
+
+mod common;
+
+use common::{euid_is_root, Scratch};
+use skblab_core::capture::{Capture, Exit, Proto, Skb, Socket};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+fn available(test: &str) -> bool {
+    let mut missing = Vec::new();
+    if !euid_is_root() {
+        missing.push("root");
+    }
+    for (path, what) in [
+        ("/usr/bin/bpftrace", "bpftrace (apt-get install bpftrace)"),
+        ("/sys/kernel/btf/vmlinux", "kernel BTF"),
+        ("/usr/bin/unshare", "unshare (util-linux)"),
+    ] {
+        if !std::path::Path::new(path).exists() {
+            missing.push(what);
+        }
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    let why = missing.join(", ");
+    if std::env::var("SKBLAB_ALLOW_NO_TAP").as_deref() == Ok("1") {
+        eprintln!("SKIPPED {test}: no {why} (SKBLAB_ALLOW_NO_TAP=1)");
+        return false;
+    }
+    panic!("{test} cannot run: no {why}; or set SKBLAB_ALLOW_NO_TAP=1 to skip");
+}
+
+const SKBLAB: &str = env!("CARGO_BIN_EXE_skblab");
+const PEER: &str = env!("CARGO_BIN_EXE_skbpeer");
+
+/// `script` run by sh in a new network namespace with lo up; `$SKBLAB` and `$PEER` set.
+fn in_netns(script: &str) -> Command {
+    let mut c = Command::new("unshare");
+    c.args(["--net", "--", "sh", "-c"])
+        .arg(format!("ip link set lo up && {script}"))
+        .env("SKBLAB", SKBLAB)
+        .env("PEER", PEER);
+    c
+}
+
+/// `skblab trace --out F -- skbpeer ARGS` in a namespace of its own: its output and capture.
+fn trace(peer: &str) -> (Output, Capture) {
+    let out = Scratch::path("capture.json");
+    let o = in_netns(&format!(
+        "exec \"$SKBLAB\" trace --out {} -- \"$PEER\" {peer}",
+        out.as_str()
+    ))
+    .output()
+    .unwrap();
+    let text = std::fs::read_to_string(&*out).unwrap_or_else(|e| {
+        panic!(
+            "skbpeer {peer}: no capture ({e}), exit {:?}: {}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    (o, Capture::parse(&text).unwrap())
+}
+
+/// The socket that wrote and the one that read.
+fn ends(c: &Capture) -> (&Socket, &Socket) {
+    let find = |f: fn(&Socket) -> bool, what: &str| {
+        let s = c.sockets.iter().find(|s| f(s));
+        s.unwrap_or_else(|| panic!("no {what} among {:?}", c.sockets))
+    };
+    (
+        find(|s| s.written > 0, "writer"),
+        find(|s| s.read > 0, "reader"),
+    )
+}
+
+fn payload(s: &Skb) -> u64 {
+    s.xmit.as_ref().map_or(0, |x| x.len - x.headers)
+}
+
+/// What a capture of `count` writes of `size` bytes must say: the bytes written and read,
+/// the sent skbs' payload summing to them, what the reader copied too; every data skb seen
+/// allocated and its free seen or inferred.
+fn check(c: &Capture, proto: Proto, size: u64, count: u64, what: &str) {
+    let total = size * count;
+    assert_eq!(c.exit, Some(Exit::Code(0)), "{what}");
+    let (w, r) = ends(c);
+    assert_eq!((w.proto, r.proto), (proto, proto), "{what}");
+    assert_eq!((w.written, r.read), (total, total), "{what}");
+    assert_eq!((c.lost.events, c.lost.skbs), (0, 0), "{what}");
+    let sent = c.skbs.iter().filter(|s| s.tx_socket == Some(w.id));
+    let data: Vec<&Skb> = sent.filter(|s| payload(s) > 0).collect();
+    if proto == Proto::Udp {
+        let sum: u64 = data.iter().map(|s| payload(s)).sum();
+        assert_eq!(sum, total, "{what}: the payload of the skbs sent");
+    } else {
+        // The sent skbs' sequence ranges cover exactly the bytes written: a retransmission
+        // (a busy machine's loopback has them) repeats part of a range.
+        let mut ranges: Vec<(u64, u64)> = (data.iter())
+            .map(|s| (s.xmit.as_ref().unwrap().seq, payload(s)))
+            .collect();
+        ranges.sort();
+        let (first, mut end) = (ranges[0].0, ranges[0].0);
+        for (seq, n) in ranges {
+            assert!(seq <= end, "{what}: bytes {end}..{seq} were never sent");
+            end = end.max(seq + n);
+        }
+        assert_eq!(
+            end - first,
+            total,
+            "{what}: the sequence range of the skbs sent"
+        );
+    }
+    // UDP's recvmsg copies are not tied to their socket yet (docs/trace.md, "Not yet").
+    if proto != Proto::Udp {
+        let copied: u64 = (c.skbs.iter())
+            .filter(|s| s.rx_socket == Some(r.id))
+            .filter_map(|s| s.copied.as_ref().map(|cp| cp.bytes))
+            .sum();
+        assert_eq!(
+            copied, total,
+            "{what}: bytes the reader copied out of its skbs"
+        );
+    }
+    // An skb built in softirq (a retransmission, a split from the TSQ tasklet) has no
+    // allocation a tracepoint can tie to the program (docs/trace.md); the first is the
+    // program's own sendmsg's.
+    assert!(
+        data[0].alloc.is_some(),
+        "{what}: the first skb has no allocation"
+    );
+    // Not every free: one into a per-CPU cache (napi_skb_cache_put, a deferred list not
+    // flushed) fires no tracepoint (docs/trace.md); seen here once in five runs or more.
+    // UDP's frees are not tied to the sent skbs yet (docs/trace.md, "Not yet").
+    if proto != Proto::Udp {
+        assert!(
+            data.iter().any(|s| s.free.is_some()),
+            "{what}: no sent skb's free was seen"
+        );
+    }
+}
+
+#[test]
+fn tcp_and_udp_captures_agree_with_the_program() {
+    if !available("tcp_and_udp_captures_agree_with_the_program") {
+        return;
+    }
+    let cases: &[(Proto, &str, u64, u64)] = &[
+        (Proto::Tcp, "tcp", 1, 3),
+        (Proto::Tcp, "tcp", 1448, 3),
+        (Proto::Tcp, "tcp", 14480, 3),
+        // Not 1 MiB yet: some of its data skbs at the device are missing from the capture,
+        // with no loss reported (docs/trace.md, "Not yet").
+        (Proto::Udp, "udp", 1, 3),
+        (Proto::Udp, "udp", 1448, 3),
+        (Proto::Udp, "udp", 14480, 3),
+    ];
+    for &(proto, name, size, count) in cases {
+        let (o, c) = trace(&format!("{name} 7000 {size} {count}"));
+        let what = format!("{name} {size} x{count}");
+        assert!(
+            o.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        check(&c, proto, size, count, &what);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.contains("seed 000:") && text.contains("seed 003:"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn an_mptcp_capture_agrees_with_the_program() {
+    if !available("an_mptcp_capture_agrees_with_the_program") {
+        return;
+    }
+    let (o, c) = trace("mptcp 7000 14480 3");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    check(&c, Proto::Mptcp, 14480, 3, "mptcp");
+    let (w, _) = ends(&c);
+    assert!(!w.mappings.is_empty(), "{w:?}");
+}
+
+/// Another program sending on the same loopback all along is not the command's: none of its
+/// sockets, none of its skbs.
+#[test]
+fn an_unrelated_sender_is_not_attributed() {
+    if !available("an_unrelated_sender_is_not_attributed") {
+        return;
+    }
+    let out = Scratch::path("capture.json");
+    let o = in_netns(&format!(
+        "\"$PEER\" tcp 7100 65536 100000000 >/dev/null & u=$!; \
+         \"$SKBLAB\" trace --out {} -- \"$PEER\" tcp 7000 14480 3; rc=$?; \
+         kill $u; wait $u; exit $rc",
+        out.as_str()
+    ))
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = Capture::parse(&std::fs::read_to_string(&*out).unwrap()).unwrap();
+    check(&c, Proto::Tcp, 14480, 3, "beside another sender");
+    let ports = |s: &Socket| [s.local_port, s.remote_port];
+    assert!(
+        c.sockets.iter().all(|s| !ports(s).contains(&Some(7100))),
+        "{:?}",
+        c.sockets
+    );
+    let ours = |id: Option<u32>| id.is_some_and(|id| c.sockets[id as usize].pid == c.pid);
+    let theirs = c
+        .skbs
+        .iter()
+        .filter(|s| !ours(s.tx_socket) && !ours(s.rx_socket));
+    assert_eq!(theirs.count(), 0, "an skb of no socket of the command's");
+}
+
+#[test]
+fn the_command_exit_status_is_passed_back() {
+    if !available("the_command_exit_status_is_passed_back") {
+        return;
+    }
+    let o = in_netns("exec \"$SKBLAB\" trace -- \"$PEER\" udp 7000 1 1 7")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(7),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(", exited 7\n"), "{text}");
+}
+
+/// A process that is not our child, waited for through a pidfd: no sleeps.
+fn wait_gone(pid: i32) {
+    // SAFETY: pidfd_open and poll on a descriptor we own; closed after.
+    unsafe {
+        let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32;
+        if fd < 0 {
+            return; // already gone
+        }
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        assert_eq!(libc::poll(&mut p, 1, 30_000), 1, "pid {pid} still runs");
+        libc::close(fd);
+    }
+}
+
+/// The children of `pid` (from /proc/*/stat).
+fn children(pid: u32) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let Some((head, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let ppid = rest.split(' ').nth(1).and_then(|p| p.parse::<u32>().ok());
+        let comm = head.split_once(" (").map_or("", |(_, c)| c).to_string();
+        if ppid == Some(pid) {
+            out.push((e.file_name().to_string_lossy().parse().unwrap(), comm));
+        }
+    }
+    out
+}
+
+/// Starts `skblab trace [--out F] -- skbpeer wait` and returns once the command runs
+/// (under the probes: they attach first), with skblab's children.
+fn started(out: &Scratch) -> (Child, Vec<(i32, String)>) {
+    let mut child = in_netns(&format!(
+        "exec \"$SKBLAB\" trace --out {} -- \"$PEER\" wait",
+        out.as_str()
+    ))
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "waiting\n");
+    let kids = children(child.id());
+    let comms: Vec<&str> = kids.iter().map(|(_, c)| c.as_str()).collect();
+    assert!(
+        comms.contains(&"bpftrace") && comms.contains(&"skbpeer"),
+        "{kids:?}"
+    );
+    (child, kids)
+}
+
+#[test]
+fn sigint_ends_the_command_and_bpftrace_and_writes_the_capture() {
+    if !available("sigint_ends_the_command_and_bpftrace_and_writes_the_capture") {
+        return;
+    }
+    let out = Scratch::path("capture.json");
+    let (mut child, kids) = started(&out);
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGINT));
+    for (pid, _) in kids {
+        wait_gone(pid);
+    }
+    let c = Capture::parse(&std::fs::read_to_string(&*out).unwrap()).unwrap();
+    assert_eq!(c.exit, Some(Exit::Signal(libc::SIGINT)));
+}
+
+#[test]
+fn sigkill_leaves_no_command_no_bpftrace_and_no_file() {
+    if !available("sigkill_leaves_no_command_no_bpftrace_and_no_file") {
+        return;
+    }
+    let out = Scratch::path("capture.json");
+    let (mut child, kids) = started(&out);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for (pid, _) in kids {
+        wait_gone(pid);
+    }
+    assert!(!out.exists());
+    let dir = out.parent().unwrap();
+    assert_eq!(
+        std::fs::read_dir(dir).unwrap().count(),
+        0,
+        "a temporary file was left"
+    );
+}
