@@ -75,6 +75,11 @@ fn ids(log: &Log, name: &str) -> Vec<SkbId> {
     log.state().skbs_on(name).iter().map(|s| s.id).collect()
 }
 
+/// The last skb on queue `name` (read in place: a long queue costs nothing per frame).
+fn tail(log: &Log, name: &str) -> Option<SkbId> {
+    log.state().skbs_on(name).back().map(|s| s.id)
+}
+
 impl Socket {
     /// tcp_v4_rcv on `cpu` for one skb that came up from GRO (or straight from the driver);
     /// an owned socket backlogs it ([`RxParams::owner_backlogs`]).
@@ -96,7 +101,7 @@ impl Socket {
         if let Some(parked) = to_free {
             log.emit(Event::RxCacheTake { skb: parked, cpu });
         }
-        let tail = ids(log, SK_RECEIVE_QUEUE).last().copied();
+        let tail = tail(log, SK_RECEIVE_QUEUE);
         if !self.coalesce(skb, tail, cpu, p, mem, log) {
             log.emit(Event::QueueRcv { skb, cpu });
         }
@@ -235,7 +240,7 @@ impl Socket {
         self.owned = false;
         let mut coalesce = coalesce;
         for skb in ids(log, SK_BACKLOG) {
-            let tail = ids(log, SK_RECEIVE_QUEUE).last().copied();
+            let tail = tail(log, SK_RECEIVE_QUEUE);
             log.emit(Event::BacklogProcess { skb, cpu });
             if let Some((p, mem)) = coalesce.as_mut() {
                 self.coalesce(skb, tail, cpu, p, mem, log);
