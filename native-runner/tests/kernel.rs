@@ -33,15 +33,7 @@ fn kernel_available(test: &str) -> bool {
     if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
         missing.push("kernel BTF");
     }
-    if missing.is_empty() {
-        return true;
-    }
-    let why = missing.join(", ");
-    if std::env::var("SKBLAB_ALLOW_NO_TAP").as_deref() == Ok("1") {
-        eprintln!("SKIPPED {test}: no {why} (SKBLAB_ALLOW_NO_TAP=1)");
-        return false;
-    }
-    panic!("{test} cannot run: no {why}; or set SKBLAB_ALLOW_NO_TAP=1 to skip");
+    common::runnable(test, &missing)
 }
 
 fn scenario(name: &str, text: &str) -> Scratch {

@@ -25,15 +25,7 @@ fn available(test: &str) -> bool {
             missing.push(what);
         }
     }
-    if missing.is_empty() {
-        return true;
-    }
-    let why = missing.join(", ");
-    if std::env::var("SKBLAB_ALLOW_NO_TAP").as_deref() == Ok("1") {
-        eprintln!("SKIPPED {test}: no {why} (SKBLAB_ALLOW_NO_TAP=1)");
-        return false;
-    }
-    panic!("{test} cannot run: no {why}; or set SKBLAB_ALLOW_NO_TAP=1 to skip");
+    common::runnable(test, &missing)
 }
 
 const SKBLAB: &str = env!("CARGO_BIN_EXE_skblab");

@@ -96,3 +96,17 @@ pub fn skblab_unprivileged() -> Command {
         Command::new(env!("CARGO_BIN_EXE_skblab"))
     }
 }
+
+/// Whether a root test can run, given what this machine lacks: yes when nothing; else it
+/// says what is missing and fails, unless SKBLAB_ALLOW_NO_TAP=1 asks to skip (visibly).
+pub fn runnable(test: &str, missing: &[&str]) -> bool {
+    if missing.is_empty() {
+        return true;
+    }
+    let why = missing.join(", ");
+    if std::env::var("SKBLAB_ALLOW_NO_TAP").as_deref() == Ok("1") {
+        eprintln!("SKIPPED {test}: no {why} (SKBLAB_ALLOW_NO_TAP=1)");
+        return false;
+    }
+    panic!("{test} cannot run: no {why}; or set SKBLAB_ALLOW_NO_TAP=1 to skip");
+}
