@@ -97,7 +97,7 @@ fn variant_strings_name_either_axis() {
     // `A+B` is an allocator then a cache, each named once: `modern+modern+modern` ran
     // modern+dumazet-2019 (the last allocator named, the scenario's cache).
     let refused = [
-        ("modern+modern+modern", "`variant`: `modern+modern+modern` joins 3 names: name one axis, or both as ALLOCATOR+CACHE"),
+        ("modern+modern+modern", "`variant`: `modern+modern+modern` joins 3 names: name one axis (one of pre-2012, duyck-2012, duyck-3.6, modern, none, dumazet-2019, defer-free), or both as ALLOCATOR+CACHE"),
         ("none+none", "unknown allocator `none`: expected one of pre-2012, duyck-2012, duyck-3.6, modern"),
         ("modern+modern", "unknown cache `modern`: expected one of none, dumazet-2019, defer-free"),
         ("dumazet-2019+modern", "unknown allocator `dumazet-2019`"),

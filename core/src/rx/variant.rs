@@ -103,8 +103,10 @@ impl Variant {
                 return Err(Error::invalid(
                     "variant",
                     format!(
-                        "`{text}` joins {} names: name one axis, or both as ALLOCATOR+CACHE",
-                        names.len()
+                        "`{text}` joins {} names: name one axis (one of {}), or both as \
+                         ALLOCATOR+CACHE",
+                        names.len(),
+                        VARIANTS.join(", ")
                     ),
                 ))
             }
