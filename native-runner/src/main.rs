@@ -212,8 +212,27 @@ fn quiz(
     Ok(String::new())
 }
 
+/// Prints clap's help, version or usage error where clap would, and exits with clap's code,
+/// or 2 when that stream cannot take it: `Cli::parse` would exit 0 after `--help >/dev/full`.
+/// A reader that went away (`skblab --help | head`) is no failure, as for any output.
+fn parse_failed(e: &clap::Error) -> ExitCode {
+    use std::io::Write;
+    let printed = e.print().and_then(|()| std::io::stdout().flush());
+    match printed {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            let stream = if e.use_stderr() { "stderr" } else { "stdout" };
+            fail(&format!("writing to {stream}: {err}"));
+            ExitCode::from(2)
+        }
+        _ => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_failed(&e),
+    };
     // `tap` and `kernel` unshare the network namespace, which must happen before any thread
     // starts.
     if let Cmd::Tap(args) = &cli.cmd {

@@ -206,7 +206,14 @@ fn output_that_cannot_be_written_fails_but_a_closed_pipe_does_not() {
         .write(true)
         .open("/dev/full")
         .unwrap();
-    for args in [vec!["run", path.as_str()], vec!["walkthrough", "--list"]] {
+    // clap's help and version too: clap alone exits 0 when they cannot be written.
+    for args in [
+        vec!["run", path.as_str()],
+        vec!["walkthrough", "--list"],
+        vec!["--help"],
+        vec!["run", "--help"],
+        vec!["--version"],
+    ] {
         let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
             .args(&args)
             .stdout(full.try_clone().unwrap())
@@ -218,13 +225,15 @@ fn output_that_cannot_be_written_fails_but_a_closed_pipe_does_not() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
     // A reader that went away (`| head`): quiet success.
-    let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
-        .args(["run", path.as_str()])
-        .stdout(closed_pipe())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    assert!(out.stderr.is_empty(), "{out:?}");
+    for args in [vec!["run", path.as_str()], vec!["--help"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_skblab"))
+            .args(&args)
+            .stdout(closed_pipe())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        assert!(out.stderr.is_empty(), "{args:?}: {out:?}");
+    }
 }
 
 /// The write end of a pipe whose read end is already closed: every write fails (EPIPE).
@@ -272,8 +281,8 @@ fn serve_keeps_serving_when_stdout_is_closed() {
 }
 
 /// stdout and stderr both on a full device: every command still ends with exit 2 (the error
-/// it could not print), not a panic (exit 101): a run, a quiz, a file that cannot be read, and
-/// a server that can tell no one its URL (or why it cannot start).
+/// it could not print), not a panic (exit 101): a run, a quiz, a file that cannot be read, a
+/// server that can tell no one its URL (or why it cannot start), help, and a usage error.
 #[test]
 fn a_full_stderr_is_exit_2_not_a_panic() {
     let scenario = Scratch::file(
@@ -301,6 +310,8 @@ fn a_full_stderr_is_exit_2_not_a_panic() {
         ],
         &["serve", "--dir", "/nonexistent"],
         &["serve", "--port", "0", "--dir", site],
+        &["--help"],
+        &["run"],
     ];
     for args in cases {
         let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
