@@ -985,6 +985,73 @@ fn a_failing_stdout_loses_no_report() {
     }
 }
 
+/// A run stopped by a signal while it traces (SIGINT from Ctrl-C, SIGTERM, SIGKILL) leaves
+/// its `--out` as it was: no file where there was none (an empty one would be refused by the
+/// next run without `--force`), the old report where `--force` was to replace one, and
+/// nothing beside it. The report is named only once it is whole.
+#[test]
+fn a_run_stopped_by_a_signal_leaves_out_as_it_was() {
+    if !kernel_available("a_run_stopped_by_a_signal_leaves_out_as_it_was") {
+        return;
+    }
+    let p = scenario(
+        "stopped",
+        "mechanism = \"sendmsg\"\n[[ops]]\nop = \"sendmsg\"\nbytes = 4096\n",
+    );
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
+        for old in [None, Some("old report")] {
+            let out = Scratch::path("report.json");
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_skblab"));
+            cmd.arg("kernel").arg(&p).arg("--out").arg(&*out);
+            if let Some(old) = old {
+                std::fs::write(&out, old).unwrap();
+                cmd.arg("--force");
+            }
+            let mut child = common::default_signals(&mut cmd)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            // Stopped while it traces: once its bpftrace runs, the output is open and the
+            // report is yet to come.
+            let pid = child.id();
+            let tracing = || {
+                let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
+                let mut tasks = tasks.into_iter().flatten().flatten();
+                tasks.any(|t| {
+                    std::fs::read_to_string(t.path().join("children"))
+                        .is_ok_and(|c| !c.trim().is_empty())
+                })
+            };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while !tracing() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            let at_kill = std::fs::read_to_string(&out).ok();
+            // SAFETY: kill sends a signal to our own child, which has not been reaped yet.
+            unsafe { libc::kill(child.id() as i32, signal) };
+            let status = child.wait().unwrap();
+            let case = format!("signal {signal}, old {old:?}");
+            assert_eq!(
+                std::os::unix::process::ExitStatusExt::signal(&status),
+                Some(signal),
+                "{case}: the run ended first ({status})"
+            );
+            assert_eq!(at_kill.as_deref(), old, "{case}: while it ran");
+            assert_eq!(std::fs::read_to_string(&out).ok().as_deref(), old, "{case}");
+            let left: Vec<_> = std::fs::read_dir(out.parent().unwrap())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(
+                left.len(),
+                usize::from(old.is_some()),
+                "{case}: left {left:?}"
+            );
+        }
+    }
+}
+
 /// An MPTCP run whose writes overfill the kernel's buffers (the peer reads nothing after the
 /// warm-up) says which setting to change, not a bare "os error 11".
 #[test]

@@ -519,7 +519,7 @@ fn a_capture_stopped_by_a_signal_leaves_no_file() {
     }
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
         let pcap = Scratch::path("stopped.pcap");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_skblab"))
+        let mut child = common::default_signals(&mut Command::new(env!("CARGO_BIN_EXE_skblab")))
             .args([
                 "tap",
                 "recv",
@@ -534,25 +534,25 @@ fn a_capture_stopped_by_a_signal_leaves_no_file() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        // Stopped once the capture is open and frames are going into it.
+        // Stopped once frames are going into the capture: its file, open in the folder
+        // (unnamed), holds some.
         let dir = pcap.parent().unwrap().to_path_buf();
         let fds = format!("/proc/{}/fd", child.id());
         let capturing = || {
             let fds = std::fs::read_dir(&fds).into_iter().flatten().flatten();
-            fds.filter_map(|fd| std::fs::read_link(fd.path()).ok())
-                .any(|to| to.starts_with(&dir))
+            fds.filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|to| to.starts_with(&dir)))
+                .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| m.len() > 0))
         };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while !capturing() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        let running = child.try_wait().unwrap().is_none();
         // SAFETY: kill sends a signal to our own child, which has not been reaped yet.
         unsafe { libc::kill(child.id() as i32, signal) };
         let status = child.wait().unwrap();
-        assert!(
-            running,
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(signal),
             "signal {signal}: the transfer ended first ({status})"
         );
         let left: Vec<_> = std::fs::read_dir(pcap.parent().unwrap())

@@ -110,3 +110,19 @@ pub fn runnable(test: &str, missing: &[&str]) -> bool {
     }
     panic!("{test} cannot run: no {why}; or set SKBLAB_ALLOW_NO_TAP=1 to skip");
 }
+
+/// `cmd` with SIGINT and SIGTERM at their default action in the child, for a test that stops
+/// it with one: a shell starts background jobs (`cargo test &`) with SIGINT ignored, the
+/// child inherits that, and would run on to its end instead of stopping.
+pub fn default_signals(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only signal(2), which is async-signal-safe, runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        })
+    }
+}
