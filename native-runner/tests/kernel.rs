@@ -1007,47 +1007,25 @@ fn a_run_stopped_by_a_signal_leaves_out_as_it_was() {
                 std::fs::write(&out, old).unwrap();
                 cmd.arg("--force");
             }
-            let mut child = common::default_signals(&mut cmd)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap();
             // Stopped while it traces: once its bpftrace runs, the output is open and the
-            // report is yet to come.
-            let pid = child.id();
-            let tracing = || {
+            // report is yet to come. What the path holds then is kept.
+            let mut at_kill = None;
+            common::stop_when(&mut cmd, signal, |pid| {
                 let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
                 let mut tasks = tasks.into_iter().flatten().flatten();
-                tasks.any(|t| {
+                let tracing = tasks.any(|t| {
                     std::fs::read_to_string(t.path().join("children"))
                         .is_ok_and(|c| !c.trim().is_empty())
-                })
-            };
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-            while !tracing() && std::time::Instant::now() < deadline {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-            let at_kill = std::fs::read_to_string(&out).ok();
-            // SAFETY: kill sends a signal to our own child, which has not been reaped yet.
-            unsafe { libc::kill(child.id() as i32, signal) };
-            let status = child.wait().unwrap();
+                });
+                at_kill = Some(std::fs::read_to_string(&out).ok());
+                tracing
+            });
             let case = format!("signal {signal}, old {old:?}");
-            assert_eq!(
-                std::os::unix::process::ExitStatusExt::signal(&status),
-                Some(signal),
-                "{case}: the run ended first ({status})"
-            );
-            assert_eq!(at_kill.as_deref(), old, "{case}: while it ran");
+            let old_text = old.map(String::from);
+            assert_eq!(at_kill, Some(old_text), "{case}: while it ran");
             assert_eq!(std::fs::read_to_string(&out).ok().as_deref(), old, "{case}");
-            let left: Vec<_> = std::fs::read_dir(out.parent().unwrap())
-                .unwrap()
-                .map(|e| e.unwrap().file_name())
-                .collect();
-            assert_eq!(
-                left.len(),
-                usize::from(old.is_some()),
-                "{case}: left {left:?}"
-            );
+            let left = common::names(out.parent().unwrap());
+            assert_eq!(left.len(), usize::from(old.is_some()), "{case}: {left:?}");
         }
     }
 }

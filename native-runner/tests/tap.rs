@@ -519,46 +519,29 @@ fn a_capture_stopped_by_a_signal_leaves_no_file() {
     }
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
         let pcap = Scratch::path("stopped.pcap");
-        let mut child = common::default_signals(&mut Command::new(env!("CARGO_BIN_EXE_skblab")))
-            .args([
-                "tap",
-                "recv",
-                "--bytes",
-                "268435456",
-                "--drop",
-                "0.05",
-                "--pcap",
-            ])
-            .arg(&*pcap)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let dir = pcap.parent().unwrap().to_path_buf();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skblab"));
+        cmd.args([
+            "tap",
+            "recv",
+            "--bytes",
+            "268435456",
+            "--drop",
+            "0.05",
+            "--pcap",
+        ])
+        .arg(&*pcap);
         // Stopped once frames are going into the capture: its file, open in the folder
         // (unnamed), holds some.
-        let dir = pcap.parent().unwrap().to_path_buf();
-        let fds = format!("/proc/{}/fd", child.id());
-        let capturing = || {
-            let fds = std::fs::read_dir(&fds).into_iter().flatten().flatten();
-            fds.filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|to| to.starts_with(&dir)))
-                .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| m.len() > 0))
-        };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while !capturing() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        // SAFETY: kill sends a signal to our own child, which has not been reaped yet.
-        unsafe { libc::kill(child.id() as i32, signal) };
-        let status = child.wait().unwrap();
-        assert_eq!(
-            std::os::unix::process::ExitStatusExt::signal(&status),
-            Some(signal),
-            "signal {signal}: the transfer ended first ({status})"
-        );
-        let left: Vec<_> = std::fs::read_dir(pcap.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        common::stop_when(&mut cmd, signal, |pid| {
+            let fds = std::fs::read_dir(format!("/proc/{pid}/fd"));
+            let mut fds = fds.into_iter().flatten().flatten();
+            fds.any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|to| to.starts_with(&dir))
+                    && std::fs::metadata(fd.path()).is_ok_and(|m| m.len() > 0)
+            })
+        });
+        let left = common::names(&dir);
         assert!(left.is_empty(), "signal {signal}: left {left:?}");
     }
 }

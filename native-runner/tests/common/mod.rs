@@ -111,11 +111,14 @@ pub fn runnable(test: &str, missing: &[&str]) -> bool {
     panic!("{test} cannot run: no {why}; or set SKBLAB_ALLOW_NO_TAP=1 to skip");
 }
 
-/// `cmd` with SIGINT and SIGTERM at their default action in the child, for a test that stops
-/// it with one: a shell starts background jobs (`cargo test &`) with SIGINT ignored, the
-/// child inherits that, and would run on to its end instead of stopping.
-pub fn default_signals(cmd: &mut Command) -> &mut Command {
-    use std::os::unix::process::CommandExt;
+/// Starts `cmd` (its output dropped), sends it `signal` once `ready(pid)` holds (asked again
+/// until it does, for at most a minute), and checks it died of that signal, not by ending
+/// first. SIGINT and SIGTERM are set to their default action in the child: a shell starts
+/// background jobs (`cargo test &`) with SIGINT ignored, and the child would inherit that and
+/// run on to its end.
+pub fn stop_when(cmd: &mut Command, signal: i32, mut ready: impl FnMut(u32) -> bool) {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::time::{Duration, Instant};
     // SAFETY: only signal(2), which is async-signal-safe, runs between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -124,5 +127,29 @@ pub fn default_signals(cmd: &mut Command) -> &mut Command {
             }
             Ok(())
         })
+    };
+    let null = std::process::Stdio::null;
+    let mut child = cmd.stdout(null()).stderr(null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready(child.id()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
     }
+    // SAFETY: kill sends a signal to our own child, which has not been reaped yet.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.signal(),
+        Some(signal),
+        "signal {signal}: it ended first ({status})"
+    );
+}
+
+/// The names in `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
 }
