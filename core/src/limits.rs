@@ -121,6 +121,38 @@ pub fn plain(field: impl Field, text: &str, allowed: &[char]) -> Result<(), Erro
     }
 }
 
+/// Refuses a string anywhere in `v` (a scenario or a lesson read into a value) holding a
+/// hidden character other than `\n` and `\t`, naming its field (`say[0]`, `scenario.title`):
+/// an escape sequence would drive the learner's terminal, a bidi override reorder what the
+/// page shows.
+pub fn plain_values(v: &serde_json::Value) -> Result<(), Error> {
+    plain_under(v, &mut String::new())
+}
+
+fn plain_under(v: &serde_json::Value, at: &mut String) -> Result<(), Error> {
+    use serde_json::Value;
+    let len = at.len();
+    let r = match v {
+        Value::String(s) => plain(&*at, s, &['\n', '\t']),
+        Value::Array(items) => items.iter().enumerate().try_for_each(|(i, item)| {
+            at.truncate(len);
+            at.push_str(&format!("[{i}]"));
+            plain_under(item, at)
+        }),
+        Value::Object(m) => m.iter().try_for_each(|(k, item)| {
+            at.truncate(len);
+            if len > 0 {
+                at.push('.');
+            }
+            at.push_str(k);
+            plain_under(item, at)
+        }),
+        _ => Ok(()),
+    };
+    at.truncate(len);
+    r
+}
+
 /// Checks that a list holds `lo..=hi` items, `n` of them, naming `field` and counting in
 /// `unit` (`variants`, `checks`).
 pub fn check_count(

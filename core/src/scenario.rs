@@ -168,7 +168,10 @@ impl Scenario {
     }
 
     /// Builds the mechanism's scenario from a parsed value, naming the path of any bad field.
+    /// Its text reaches a terminal and a page (the playground titles a run by its `title`):
+    /// a control or format character in a string is refused, naming the field.
     pub fn from_value(mut v: serde_json::Value, format: &'static str) -> Result<Scenario, Error> {
+        crate::limits::plain_values(&v)?;
         let unknown = |name: String| Error::Unknown {
             what: "mechanism",
             name,

@@ -468,39 +468,12 @@ pub(crate) fn find_named<T>(
 /// tab is refused.
 pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
     let v: serde_json::Value = crate::toml_value::parse(text)?;
-    plain_text(&v, &mut String::new())?;
+    crate::limits::plain_values(&v)?;
     field_path::from_value(&v).map_err(|e| Error::Parse {
         format: "TOML",
         field: Path(&e.path).to_string(),
         message: e.error.to_string(),
     })
-}
-
-/// Refuses a string under `v` holding a hidden character ([`crate::error::is_hidden`]) other
-/// than `\n` and `\t` (an escape sequence would drive the learner's terminal, a bidi override
-/// reorder what the page shows), naming its field.
-fn plain_text(v: &serde_json::Value, at: &mut String) -> Result<(), Error> {
-    use serde_json::Value;
-    let len = at.len();
-    let r = match v {
-        Value::String(s) => crate::limits::plain(&*at, s, &['\n', '\t']),
-        Value::Array(items) => items.iter().enumerate().try_for_each(|(i, item)| {
-            at.truncate(len);
-            at.push_str(&format!("[{i}]"));
-            plain_text(item, at)
-        }),
-        Value::Object(m) => m.iter().try_for_each(|(k, item)| {
-            at.truncate(len);
-            if len > 0 {
-                at.push('.');
-            }
-            at.push_str(k);
-            plain_text(item, at)
-        }),
-        _ => Ok(()),
-    };
-    at.truncate(len);
-    r
 }
 
 /// Reads one walkthrough file, checking it has a paragraph per operation, one or two

@@ -27,6 +27,10 @@ const CASES: &[(&str, &[&str])] = &[
     ("[[ops]]\nop = \"sendmsg\"\nbytes = 1000\n[[ops]]\nop = \"transmit\"\n[[ops]]\nop = \"ack\"\nbytes = 1001\n",
         &["ops[2].bytes", "0..=1000"]),
     ("[[ops]]\nop = \"splice\"\n", &["ops[0]", "splice"]),
+    // The playground titles a run by its title: a bidi override would reorder it, an escape
+    // sequence drive a terminal.
+    ("title = \"\\u202eRTL\"\n[[ops]]\nop = \"close\"\n", &["`title`", "control or format character U+202E"]),
+    ("title = \"\\u001b[2J\"\n[[ops]]\nop = \"close\"\n", &["`title`", "U+001B"]),
     ("[[ops]]\nop = \"sendmsg\"\nbytes = -1\n", &["`ops[0].bytes`", "integer `-1`"]),
     ("[[ops]]\nop = \"sendmsg\"\nbytes = 1\ncount = 1.5\n", &["`ops[0].count`"]),
     ("[[ops]]\nop = \"sendmsg\"\nbytes = 1\ncuont = 2\n", &["`ops[0].cuont`", "unknown field"]),
