@@ -8,7 +8,7 @@ mod common;
 use common::{euid_is_root, skblab_unprivileged, Scratch};
 
 use serde_json::Value;
-use skblab_core::kernel_report::KernelReport;
+use skblab_core::kernel_report::{KernelReport, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -207,11 +207,11 @@ fn out_writes_the_report() {
     assert_eq!(lane.variant, "modern");
     let len = &lane.skbs[0][0];
     assert_eq!(
-        (len.field.as_str(), len.kernel, len.model, len.agree),
-        ("len", Some(4096), Some(4096), Some(true))
+        (len.field.as_str(), len.kernel, len.model, len.verdict),
+        ("len", Some(4096), Some(4096), Some(Verdict::Agree))
     );
     let truesize = lane.skbs[0].iter().find(|c| c.field == "truesize").unwrap();
-    assert_eq!(truesize.agree, None, "truesize is shown, not judged");
+    assert_eq!(truesize.verdict, None, "truesize is shown, not judged");
 }
 
 #[test]

@@ -128,11 +128,11 @@ fn run(args: &KernelArgs) -> Result<Report, String> {
     })
 }
 
-fn mark(ok: bool) -> &'static str {
-    if ok {
-        "agree"
-    } else {
-        "DIFFER"
+/// A verdict as the terminal's table marks it: a difference stands out.
+fn mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Agree => "agree",
+        Verdict::Differ => "DIFFER",
     }
 }
 
@@ -165,10 +165,8 @@ fn table(
             o += &format!(" {:<16}", pair(m, k));
         }
         let prefix = format!("{what}[{i}].");
-        let ok = (r.rows.iter())
-            .filter(|row| row.field.starts_with(&prefix))
-            .all(|row| row.agree);
-        o += &format!(" {}\n", mark(ok));
+        let rows = r.rows.iter().filter(|row| row.field.starts_with(&prefix));
+        o += &format!(" {}\n", mark(Verdict::of(rows)));
     }
     o
 }
@@ -198,7 +196,7 @@ pub fn render(r: &Report) -> String {
             "{:<width$} model/kernel {:<16} {}\n",
             row.field,
             pair(row.model, row.kernel),
-            mark(row.agree)
+            mark(row.verdict)
         );
     }
     // The columns either side has, judged first, then truesize (shown only).
@@ -226,7 +224,9 @@ pub fn render(r: &Report) -> String {
         o += &format!("shown, not judged: {k} {v}\n");
     }
     let judged = r.rows.len();
-    let differ = r.rows.iter().filter(|row| !row.agree).count();
+    let differ = (r.rows.iter())
+        .filter(|row| row.verdict == Verdict::Differ)
+        .count();
     o += &format!(
         "verdict: {} ({judged} fields, {differ} differ)\n",
         r.verdict
