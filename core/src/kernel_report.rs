@@ -188,17 +188,33 @@ pub struct Row {
     pub field: String,
     pub model: Option<u64>,
     pub kernel: Option<u64>,
-    pub agree: bool,
+    /// Written `"agree": true` or `false`, as reports always have been.
+    #[serde(rename = "agree", with = "agree")]
+    pub verdict: Verdict,
 }
 
 impl Row {
     pub(crate) fn new(field: String, model: Option<u64>, kernel: Option<u64>) -> Row {
         Row {
             field,
-            agree: model == kernel,
+            verdict: Verdict::from(model == kernel),
             model,
             kernel,
         }
+    }
+}
+
+/// A row's verdict as the report writes it: whether the row agrees.
+mod agree {
+    use super::Verdict;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Verdict, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(*v == Verdict::Agree)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Verdict, D::Error> {
+        bool::deserialize(d).map(Verdict::from)
     }
 }
 
@@ -281,12 +297,8 @@ pub enum Verdict {
 
 impl Verdict {
     /// Agree when every row agrees, else differ.
-    pub fn of(rows: &[Row]) -> Verdict {
-        if rows.iter().all(|r| r.agree) {
-            Verdict::Agree
-        } else {
-            Verdict::Differ
-        }
+    pub fn of<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Verdict {
+        Verdict::from(rows.into_iter().all(|r| r.verdict == Verdict::Agree))
     }
 
     /// The word the report writes.
@@ -294,6 +306,17 @@ impl Verdict {
         match self {
             Verdict::Agree => "agree",
             Verdict::Differ => "differ",
+        }
+    }
+}
+
+/// Agree when the two sides are equal (`true`).
+impl From<bool> for Verdict {
+    fn from(equal: bool) -> Verdict {
+        if equal {
+            Verdict::Agree
+        } else {
+            Verdict::Differ
         }
     }
 }
@@ -377,13 +400,13 @@ impl Report {
                     ));
                 }
             }
-            if got.agree != want.agree {
+            if got.verdict != want.verdict {
                 return Err(Error::invalid(
                     field("agree"),
                     format!(
                         "`{}` says {}, but its values are model {} and kernel {}",
                         got.field,
-                        got.agree,
+                        got.verdict,
                         shown(want.model),
                         shown(want.kernel)
                     ),
@@ -404,7 +427,7 @@ impl Report {
         }
         let verdict = Verdict::of(&want);
         if self.verdict != verdict {
-            let differ = want.iter().filter(|r| !r.agree).count();
+            let differ = want.iter().filter(|r| r.verdict == Verdict::Differ).count();
             return Err(Error::invalid(
                 "report.verdict",
                 format!(
@@ -521,12 +544,17 @@ mod tests {
         );
         assert_eq!(
             r.totals,
-            [cell("size_goal", Some(65160), Some(65160), Some(true))]
+            [cell(
+                "size_goal",
+                Some(65160),
+                Some(65160),
+                Some(Verdict::Agree)
+            )]
         );
         assert_eq!(r.skbs.len(), 2);
         assert_eq!(
             r.skbs[0][0],
-            cell("len", Some(65160), Some(65160), Some(true))
+            cell("len", Some(65160), Some(65160), Some(Verdict::Agree))
         );
         assert_eq!(
             r.skbs[0][3],
@@ -534,7 +562,7 @@ mod tests {
         );
         assert_eq!(
             r.skbs[1][2],
-            cell("nr_frags", Some(3), Some(2), Some(false))
+            cell("nr_frags", Some(3), Some(2), Some(Verdict::Differ))
         );
         assert_eq!(r.columns(), ["len", "linear", "nr_frags", "truesize"]);
         let mptcp = REPORT.replace("\"truesize\": 12536", "\"data_seq\": 0");
@@ -719,7 +747,10 @@ mod tests {
         assert_eq!(Report::parse(&text).unwrap(), r);
         let lane = KernelReport::parse(&text).unwrap();
         assert_eq!(lane.skbs[0].len(), 11);
-        assert_eq!(lane.skbs[1][1], cell("linear", None, Some(0), Some(false)));
+        assert_eq!(
+            lane.skbs[1][1],
+            cell("linear", None, Some(0), Some(Verdict::Differ))
+        );
     }
 
     #[test]
@@ -735,7 +766,7 @@ mod tests {
 
     fn differing(rows: Vec<Row>) -> Vec<String> {
         rows.into_iter()
-            .filter(|r| !r.agree)
+            .filter(|r| r.verdict == Verdict::Differ)
             .map(|r| r.field)
             .collect()
     }
@@ -838,7 +869,7 @@ mod tests {
         assert_eq!((lane.skbs.len(), lane.pages.len()), (0, 1));
         assert_eq!(
             lane.pages[0][2],
-            cell("fragments", Some(100), Some(100), Some(true))
+            cell("fragments", Some(100), Some(100), Some(Verdict::Agree))
         );
         assert_eq!(lane.totals.len(), 4);
         // A page the kernel freed and the model did not differs in that field.
@@ -846,8 +877,8 @@ mod tests {
         k.kernel_side.frag_cache.as_mut().unwrap().pages[0].freed = true;
         let lane = KernelReport::parse(&judged_again(k.clone())).unwrap();
         assert_eq!(
-            (lane.verdict, lane.pages[0][3].agree),
-            (Verdict::Differ, Some(false))
+            (lane.verdict, lane.pages[0][3].verdict),
+            (Verdict::Differ, Some(Verdict::Differ))
         );
         // The skbs read beside the pages (TCP through tun's NAPI frags path) are judged after
         // them: one the model did not read differs.
@@ -855,8 +886,8 @@ mod tests {
         let rows = compare(&k.model, &k.kernel_side);
         let skbs = rows.iter().find(|r| r.field == "skbs").unwrap();
         assert_eq!(
-            (skbs.model, skbs.kernel, skbs.agree),
-            (Some(0), Some(1), false)
+            (skbs.model, skbs.kernel, skbs.verdict),
+            (Some(0), Some(1), Verdict::Differ)
         );
         assert_eq!(rows.last().unwrap().field, "skb[0].len");
         // A page side has no size goal: it would be drawn and never judged.
@@ -918,7 +949,7 @@ mod tests {
         let e = refused(&serde_json::to_string(&r).unwrap(), "report.verdict");
         assert!(e.contains("1 of its 8 rows differ: `differ`"), "{e}");
         // ... or a page row that says agree.
-        r.rows[6].agree = true;
+        r.rows[6].verdict = Verdict::Agree;
         refused(&serde_json::to_string(&r).unwrap(), "report.rows[6].agree");
         // Page rows beside empty sides (as seed 001's reports were written before pages were
         // a side) are rows the sides do not give.

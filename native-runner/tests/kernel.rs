@@ -8,7 +8,8 @@ mod common;
 use common::{euid_is_root, skblab_unprivileged, Scratch};
 
 use serde_json::Value;
-use skblab_core::kernel_report::KernelReport;
+use skblab_core::kernel_report::{KernelReport, Report, Verdict};
+use skblab_core::{RunOptions, Scenario};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -52,15 +53,25 @@ fn skblab_kernel(path: &Path, extra: &[&str]) -> Output {
 /// Runs `skblab kernel FILE --json`; returns the exit code and the report.
 fn report(path: &Path) -> (i32, Value) {
     let out = skblab_kernel(path, &["--json"]);
-    let code = out.status.code().unwrap_or(-1);
-    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    (out.status.code().unwrap_or(-1), read_back(&out))
+}
+
+/// The report a run printed, read as the playground reads it: the core's reader takes it
+/// (every row and the verdict made again from its sides) and its model side is the model's
+/// own run of its scenario in its variant.
+fn read_back(out: &Output) -> Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let r = Report::parse(&text).unwrap_or_else(|e| {
         panic!(
-            "{}: no JSON report ({e}), exit {code}: {}",
-            path.display(),
+            "no report the core reads ({e}), exit {:?}: {}",
+            out.status.code(),
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    (code, v)
+    let opts = RunOptions::traced(Some(&r.variant));
+    let t = Scenario::parse(&r.scenario).unwrap().run(&opts).unwrap();
+    r.check_model(&t).unwrap_or_else(|e| panic!("{e}: {text}"));
+    serde_json::from_str(&text).unwrap()
 }
 
 fn lens(v: &Value, side: &str) -> Vec<u64> {
@@ -207,11 +218,11 @@ fn out_writes_the_report() {
     assert_eq!(lane.variant, "modern");
     let len = &lane.skbs[0][0];
     assert_eq!(
-        (len.field.as_str(), len.kernel, len.model, len.agree),
-        ("len", Some(4096), Some(4096), Some(true))
+        (len.field.as_str(), len.kernel, len.model, len.verdict),
+        ("len", Some(4096), Some(4096), Some(Verdict::Agree))
     );
     let truesize = lane.skbs[0].iter().find(|c| c.field == "truesize").unwrap();
-    assert_eq!(truesize.agree, None, "truesize is shown, not judged");
+    assert_eq!(truesize.verdict, None, "truesize is shown, not judged");
 }
 
 #[test]
@@ -287,7 +298,7 @@ fn example_send_scenarios_agree_with_the_kernel() {
             );
             continue;
         }
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = read_back(&out);
         assert_eq!(v["verdict"], "agree", "{}: {v:#}", p.display());
         ran += 1;
     }
@@ -460,7 +471,7 @@ fn another_mptcp_sender_never_yields_a_wrong_verdict() {
             assert!(err.contains("inconclusive"), "run {run}: {err}");
             continue;
         }
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+        let v = read_back(&out);
         assert_eq!(v["verdict"], "agree", "run {run}: {v:#}");
         assert_eq!(lens(&v, "kernel_side"), [65459, 65459, 154]);
         let left_out = v["setup"]["other_connections_sightings_left_out"].as_u64();
@@ -556,7 +567,7 @@ fn rx_freeing_on_the_reader_cpu_is_reported_as_differ() {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/rx-skb-cache.toml");
     let out = skblab_kernel(&p, &["--json", "--variant", "modern+none"]);
     assert_eq!(out.status.code(), Some(1));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = read_back(&out);
     assert_eq!(v["verdict"], "differ", "{v:#}");
     assert_eq!(frees(&v, "model"), [(65160, 0, 1); 3]);
     assert_eq!(frees(&v, "kernel_side"), [(65160, 0, 0); 3]);
@@ -639,8 +650,7 @@ fn seed_001_an_order_0_cache_is_reported_as_differ() {
     let p =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/rx-napi-frags-lagging.toml");
     let out = skblab_kernel(&p, &["--json", "--variant", "pre-2012"]);
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let v = read_back(&out);
     assert_eq!(v["verdict"], "differ", "{v:#}");
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(row(&v, "frag_cache_pages"), (67, 5));
@@ -655,9 +665,7 @@ fn napi_tcp_report(gro: bool, consts: &str, extra: &[&str]) -> (Option<i32>, Val
     let text = text.replace("gro = true", &format!("gro = {gro}")) + consts;
     let f = scenario(&format!("napi-tcp-{gro}"), &text);
     let out = skblab_kernel(&f, &[&["--json"], extra].concat());
-    let v = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    (out.status.code(), v)
+    (out.status.code(), read_back(&out))
 }
 
 /// TCP through tun's NAPI frags path (heads from napi_get_frags, payload in CPU 0's frag
@@ -787,7 +795,7 @@ fn another_frag_cache_user_never_yields_a_wrong_verdict() {
     assert!(frames.load(Ordering::Relaxed) > 0);
     match code {
         Some(0) => {
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let v = read_back(&out);
             assert_eq!(row(&v, "frag_cache_pages"), (5, 5), "{v:#}");
         }
         Some(2) => assert!(err.contains("inconclusive"), "{err}"),

@@ -598,6 +598,48 @@ test('seed 001\'s kernel report draws the frag cache\'s pages, and the model lan
   await page.close();
 });
 
+test('a report whose verdict, rows or model side its values deny is refused with a notice naming the field', async () => {
+  const page = await open(browser);
+  const text = readFileSync(new URL('../fixtures/kernel-report-napi-frags.json', import.meta.url), 'utf8');
+  const load = (name, r) => page.setInputFiles('[data-testid=kernel-report]', { name, mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(r)) });
+  await load('genuine.json', JSON.parse(text));
+  const lane = page.getByTestId('kernel-lane');
+  await lane.waitFor();
+  const forge = (change) => { const r = JSON.parse(text); change(r); return r; };
+  const row = (r, field) => r.rows.find((x) => x.field === field);
+  const cases = [
+    // A verdict that is not one.
+    ['banana', forge((r) => { r.verdict = 'banana'; }), /report\.verdict.*expected `agree` or `differ`/],
+    ['words', forge((r) => { r.verdict = 'agree (verified by the kernel)'; }), /report\.verdict.*`agree \(verified by the kernel\)`/],
+    // A page the kernel cut 99 fragments from, its row saying so, under "agree".
+    ['verdict', forge((r) => {
+      r.kernel_side.frag_cache.pages[0].fragments = 99;
+      Object.assign(row(r, 'page[0].fragments'), { kernel: 99, agree: false });
+    }), /report\.verdict.*`agree`, but 1 of its 8 rows differ/],
+    // ... or its row green.
+    ['row', forge((r) => {
+      r.kernel_side.frag_cache.pages[0].fragments = 99;
+      row(r, 'page[0].fragments').kernel = 99;
+    }), /report\.rows\[6\]\.agree.*page\[0\]\.fragments/],
+    // Both sides and the rows agreeing on five reuses, which the model does not make.
+    ['model', forge((r) => {
+      for (const side of [r.model, r.kernel_side]) side.frag_cache.reuses = 5;
+      Object.assign(row(r, 'page_reuses'), { model: 5, kernel: 5 });
+    }), /report\.model.*`page_reuses` is 5, but the model's `modern\+defer-free` gives 4/],
+  ];
+  for (const [name, r, message] of cases) {
+    await load(`${name}.json`, r);
+    // Each notice replaces the last: wait for this one's words.
+    const notice = page.getByTestId('notice').filter({ hasText: message });
+    await notice.waitFor();
+    assert.match(await notice.textContent(), /^The kernel report did not open: /, name);
+    // The report shown before stays, its pages still drawn.
+    assert.equal(await lane.locator('[data-testid=kernel-pages] tbody tr').count(), 1, name);
+  }
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('a report at the 32,000-skb cap opens with 200 skbs drawn and the rest counted', async () => {
   const page = await open(browser);
   const r = JSON.parse(readFileSync(new URL('../fixtures/kernel-report.json', import.meta.url)));
@@ -620,6 +662,11 @@ test('a report at the 32,000-skb cap opens with 200 skbs drawn and the rest coun
   console.log(`a ${n}-skb report opened and drawn in ${Date.now() - t0} ms`);
   assert.equal(await lane.locator('[data-testid=kernel-skbs] tbody tr').count(), 201);
   assert.equal(await lane.locator('tr.more').textContent(), '31800 more skbs, not drawn (31800 of them differ; skblab kernel prints them all)');
+  // The page answers keys with the report open: a step moves, and the lane stays.
+  const { at } = await position(page);
+  await press(page, 'ArrowRight');
+  assert.deepEqual(await position(page), { at: at + 1, len: 4 });
+  assert.equal(await lane.locator('[data-testid=kernel-skbs] tbody tr').count(), 201);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -41,7 +41,7 @@ pub struct Cell {
     pub model: Option<u64>,
     /// Whether the sides agree, or `None` for a field shown without judging (truesize:
     /// docs/kernel-oracle.md says why).
-    pub agree: Option<bool>,
+    pub verdict: Option<Verdict>,
 }
 
 impl KernelReport {
@@ -55,7 +55,7 @@ impl KernelReport {
     pub fn new(r: Report) -> KernelReport {
         let totals = (r.rows.iter())
             .filter(|row| !row.field.contains('[') && row.field != "skbs")
-            .map(|row| cell(&row.field, row.kernel, row.model, Some(row.agree)))
+            .map(|row| cell(&row.field, row.kernel, row.model, Some(row.verdict)))
             .collect();
         KernelReport {
             totals,
@@ -91,7 +91,7 @@ fn skbs(model: &Side, kernel: &Side) -> Vec<Vec<Cell>> {
         (SKB_FIELDS.iter())
             .filter_map(|&(field, get)| {
                 let (kv, mv) = (k.and_then(get), m.and_then(get));
-                let judged = (field != SHOWN).then_some(kv == mv);
+                let judged = (field != SHOWN).then_some(Verdict::from(kv == mv));
                 (kv.is_some() || mv.is_some()).then(|| cell(field, kv, mv, judged))
             })
             .collect()
@@ -104,7 +104,7 @@ fn pages(model: &Side, kernel: &Side) -> Vec<Vec<Cell>> {
         (PAGE_FIELDS.iter())
             .map(|&(field, get)| {
                 let (kv, mv) = (k.map(get), m.map(get));
-                cell(field, kv, mv, Some(kv == mv))
+                cell(field, kv, mv, Some(Verdict::from(kv == mv)))
             })
             .collect()
     })
@@ -126,12 +126,12 @@ pub(super) fn cell(
     field: &str,
     kernel: Option<u64>,
     model: Option<u64>,
-    agree: Option<bool>,
+    verdict: Option<Verdict>,
 ) -> Cell {
     Cell {
         field: field.to_string(),
         kernel,
         model,
-        agree,
+        verdict,
     }
 }

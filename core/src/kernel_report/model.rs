@@ -2,7 +2,7 @@
 //! variant: what the runner sets beside the kernel, and what a reader checks a report's
 //! model side against.
 
-use super::{compare, shown, FragCache, Report, Side, SkbView};
+use super::{compare, shown, FragCache, Report, Side, SkbView, Verdict};
 use crate::rx::{DriverStyle, Proto};
 use crate::skb::Skb;
 use crate::trace::{queue, Step};
@@ -89,7 +89,9 @@ impl Report {
         if want == self.model {
             return Ok(());
         }
-        let apart = compare(&want, &self.model).into_iter().find(|r| !r.agree);
+        let apart = compare(&want, &self.model)
+            .into_iter()
+            .find(|r| r.verdict == Verdict::Differ);
         Err(Error::invalid(
             "report.model",
             match apart {

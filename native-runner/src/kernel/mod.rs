@@ -30,7 +30,7 @@ pub mod verdict;
 
 use crate::cli::read_scenario;
 use skblab_core::kernel_report::PAGE_FIELDS;
-use skblab_core::{scenario, Scenario};
+use skblab_core::{scenario, RunOptions, Scenario};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -108,7 +108,8 @@ fn run(args: &KernelArgs) -> Result<Report, String> {
     let text = read_scenario(&args.scenario).map_err(|e| e.0)?;
     let sc = Scenario::parse(&text).map_err(|e| e.to_string())?;
     let ops = sc.op_count();
-    let flag = args.variant.as_deref();
+    let variant = variant(&sc, args.variant.as_deref())?;
+    let flag = Some(variant.as_str());
     let report = match sc {
         Scenario::Sendmsg(sc) => run::compare::<send::Send>(run::ask(sc, flag)),
         Scenario::Mptcp(sc) => run::compare::<mptcp::Mptcp>(run::ask(sc, flag)),
@@ -128,11 +129,20 @@ fn run(args: &KernelArgs) -> Result<Report, String> {
     })
 }
 
-fn mark(ok: bool) -> &'static str {
-    if ok {
-        "agree"
-    } else {
-        "DIFFER"
+/// The variant the report names: the one `--variant` asks for (else today's), as the
+/// model's run names it (rx's `pre-2012` runs `pre-2012+defer-free`), so a reader checks the
+/// model's side against that lane.
+fn variant(sc: &Scenario, flag: Option<&str>) -> Result<String, String> {
+    let v = flag.unwrap_or(sc.today());
+    let t = sc.run(&RunOptions::counters(Some(v)));
+    Ok(t.map_err(|e| e.to_string())?.variant)
+}
+
+/// A verdict as the terminal's table marks it: a difference stands out.
+fn mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Agree => "agree",
+        Verdict::Differ => "DIFFER",
     }
 }
 
@@ -165,10 +175,8 @@ fn table(
             o += &format!(" {:<16}", pair(m, k));
         }
         let prefix = format!("{what}[{i}].");
-        let ok = (r.rows.iter())
-            .filter(|row| row.field.starts_with(&prefix))
-            .all(|row| row.agree);
-        o += &format!(" {}\n", mark(ok));
+        let rows = r.rows.iter().filter(|row| row.field.starts_with(&prefix));
+        o += &format!(" {}\n", mark(Verdict::of(rows)));
     }
     o
 }
@@ -198,7 +206,7 @@ pub fn render(r: &Report) -> String {
             "{:<width$} model/kernel {:<16} {}\n",
             row.field,
             pair(row.model, row.kernel),
-            mark(row.agree)
+            mark(row.verdict)
         );
     }
     // The columns either side has, judged first, then truesize (shown only).
@@ -226,7 +234,9 @@ pub fn render(r: &Report) -> String {
         o += &format!("shown, not judged: {k} {v}\n");
     }
     let judged = r.rows.len();
-    let differ = r.rows.iter().filter(|row| !row.agree).count();
+    let differ = (r.rows.iter())
+        .filter(|row| row.verdict == Verdict::Differ)
+        .count();
     o += &format!(
         "verdict: {} ({judged} fields, {differ} differ)\n",
         r.verdict
@@ -247,6 +257,20 @@ fn rx_scenario(text: &str) -> skblab_core::rx::RxScenario {
 mod tests {
     use super::*;
     use verdict::Side;
+
+    /// A report names its variant as the model's run does, so the core's reader finds the
+    /// lane it was judged against.
+    #[test]
+    fn the_report_names_the_variant_in_full() {
+        let text = include_str!("../../../scenarios/rx-napi-frags-lagging.toml");
+        let sc = Scenario::parse(text).unwrap();
+        assert_eq!(
+            variant(&sc, Some("pre-2012")).unwrap(),
+            "pre-2012+defer-free"
+        );
+        assert_eq!(variant(&sc, None).unwrap(), sc.today());
+        assert!(variant(&sc, Some("bogus")).unwrap_err().contains("bogus"));
+    }
 
     /// What `--out` writes, the playground reads back as the same report: one format, the
     /// core's, on both ends.

@@ -5,7 +5,7 @@
 //! opened.
 
 use crate::diagram::esc;
-use skblab_core::kernel_report::{Cell, KernelReport};
+use skblab_core::kernel_report::{Cell, KernelReport, Verdict};
 use std::fmt::Write;
 use yew::prelude::*;
 
@@ -66,7 +66,7 @@ fn table(o: &mut String, what: &str, columns: &[&str], items: &[Vec<Cell>]) {
     let rest = &items[items.len().min(MAX_DRAWN)..];
     if !rest.is_empty() {
         let differ = (rest.iter())
-            .filter(|cells| cells.iter().any(|c| c.agree == Some(false)))
+            .filter(|cells| cells.iter().any(|c| c.verdict == Some(Verdict::Differ)))
             .count();
         let _ = write!(
             o,
@@ -97,9 +97,8 @@ fn row(o: &mut String, i: usize, columns: &[&str], cells: &[Cell]) {
 /// its class and in words in its title.
 fn cell_body(o: &mut String, c: &Cell, tag: &str) {
     let show = |v: Option<u64>| v.map_or("–".into(), |v| v.to_string());
-    let (class, word) = match c.agree {
-        Some(true) => ("agree", "agree"),
-        Some(false) => ("differ", "differ"),
+    let (class, word) = match c.verdict {
+        Some(v) => (v.as_str(), v.as_str()),
         None => ("shown", "shown, not judged"),
     };
     let _ = write!(
