@@ -115,6 +115,7 @@ fn lint_passes_the_example_and_finds_each_mistake() {
         ("kind = \"new_frag\"", "kind = \"new_frags\"", "`my-lesson.moment[0].kind`: `new_frags` is no event kind: one of alloc_page, "),
         ("step = 1\nkind", "step = 9\nkind", "`my-lesson.moment[0].step` = 9 is out of range: allowed 1 to 3"),
         ("step = 1\nkind", "step = 3\nkind", "`moment[0]` at step 3: no new_frag event in pre-2010 or kumar-2010"),
+        ("{ value = 3, label = \"three\" }", "{ value = 2, label = \"three\" }", "`my-lesson.question[1].choices[2].value`: 2 is choices[1]'s value too"),
     ];
     for (from, to, want) in cases {
         assert!(text.contains(from), "{from}");
