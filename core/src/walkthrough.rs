@@ -5,7 +5,10 @@
 
 use crate::events::EventKind;
 use crate::field_path::{self, Path};
-use crate::limits::{check_count, MAX_CHECKS, MAX_LESSON_TRACE_OBJECTS, MAX_LESSON_VARIANTS};
+use crate::limits::{
+    check_count, MAX_CHECKS, MAX_CHOICES, MAX_LESSON_TRACE_OBJECTS, MAX_LESSON_VARIANTS,
+    MAX_QUESTIONS,
+};
 use crate::question::Question;
 use crate::scenario::Scenario;
 use crate::{Error, RunOptions, Trace};
@@ -209,7 +212,8 @@ impl Walkthrough {
     }
 
     /// The questions, each checked: its step is one of the walkthrough's, its variant one of
-    /// its variants (the first when left out).
+    /// its variants (the first when left out), its choices at most [`MAX_CHOICES`], each of
+    /// its own value.
     pub fn questions(&self) -> Result<Vec<Question>, Error> {
         let mut all = Vec::with_capacity(self.questions.len());
         for (i, v) in self.questions.iter().enumerate() {
@@ -225,6 +229,8 @@ impl Walkthrough {
                     format!("expected one of {}", self.variants.join(", ")),
                 ));
             }
+            let choices = (0, MAX_CHOICES);
+            check_count(|| field(".choices"), q.choices.len(), choices, "choices")?;
             if let Some((first, again)) = repeated_choice(&q) {
                 return Err(Error::invalid(
                     field(&format!(".choices[{again}].value")),
@@ -519,7 +525,8 @@ fn plain_text(v: &serde_json::Value, at: &mut String) -> Result<(), Error> {
 }
 
 /// Reads one walkthrough file, checking it has a paragraph per operation, one or two
-/// different variants ([`MAX_LESSON_VARIANTS`]) and at most [`MAX_CHECKS`] checks.
+/// different variants ([`MAX_LESSON_VARIANTS`]), at most [`MAX_CHECKS`] checks and at most
+/// [`MAX_QUESTIONS`] questions.
 pub fn parse(text: &str) -> Result<Walkthrough, Error> {
     let w: Walkthrough = from_toml(text)?;
     let field = |f: &str| format!("{}.{f}", w.name);
@@ -541,6 +548,8 @@ pub fn parse(text: &str) -> Result<Walkthrough, Error> {
         }
     }
     check_count(|| field("check"), w.checks.len(), (0, MAX_CHECKS), "checks")?;
+    let n = w.questions.len();
+    check_count(|| field("question"), n, (0, MAX_QUESTIONS), "questions")?;
     Ok(w)
 }
 

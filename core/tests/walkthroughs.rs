@@ -275,6 +275,44 @@ fn a_lessons_checks_are_capped() {
     );
 }
 
+/// At most `MAX_QUESTIONS` questions in a lesson, each of at most `MAX_CHOICES` choices (a
+/// letter each), counted by name: every answer is read when the lesson opens.
+#[test]
+fn a_lessons_questions_and_choices_are_capped() {
+    use skblab_core::limits::{MAX_CHOICES, MAX_QUESTIONS};
+    let ask = "\n[[question]]\nstep = 1\nask = \"a\"\nquery = \"pages live\"\n";
+    let text = example("my-lesson.toml");
+    let w = walkthrough::parse(&text).unwrap();
+    let at_cap = format!(
+        "{text}{}",
+        ask.repeat(MAX_QUESTIONS - w.questions().unwrap().len())
+    );
+    let w = walkthrough::parse(&at_cap).unwrap();
+    assert_eq!(w.questions().map(|q| q.len()), Ok(MAX_QUESTIONS));
+    let e = walkthrough::parse(&format!("{at_cap}{ask}")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "`my-lesson.question` = 101 questions is out of range: allowed 0..=100 questions"
+    );
+    let three = "choices = [{ value = 1, label = \"one\" }, { value = 2, label = \"two\" }, { value = 3, label = \"three\" }]";
+    let choices = |n: usize| {
+        let all: Vec<String> = (1..=n)
+            .map(|v| format!("{{ value = {v}, label = \"{v}\" }}"))
+            .collect();
+        text.replacen(three, &format!("choices = [{}]", all.join(", ")), 1)
+    };
+    let w = walkthrough::parse(&choices(MAX_CHOICES)).unwrap();
+    assert_eq!(
+        w.questions().unwrap()[1].options()[MAX_CHOICES - 1],
+        "z) 26"
+    );
+    let w = walkthrough::parse(&choices(MAX_CHOICES + 1)).unwrap();
+    assert_eq!(
+        w.questions().unwrap_err().to_string(),
+        "`my-lesson.question[1].choices` = 27 choices is out of range: allowed 0..=26 choices"
+    );
+}
+
 /// Checks read grouped by step, each step's JSON built once, read what reading each check on
 /// its own step's JSON read: in every built-in walkthrough, every path below at every step
 /// (0 = the trace) of every variant, asked in an order that jumps between steps and lanes.
