@@ -61,6 +61,14 @@ pub const MAX_LESSON_TRACE_OBJECTS: usize = MAX_TRACE_OBJECTS;
 /// built (once for all checks of that step), so this bounds the lookups, not the building.
 pub const MAX_CHECKS: usize = 1_000;
 
+/// At most this many `[[question]]`s in a walkthrough. Every answer is read when the lesson
+/// opens, each a query on its step's state: 3,000 questions on a 79,167-skb step held the
+/// page for 27 s (issue 38), and a question per step of a long lesson is far fewer.
+pub const MAX_QUESTIONS: usize = 100;
+
+/// At most this many `choices` in a question: the learner answers with a letter, `a` to `z`.
+pub const MAX_CHOICES: usize = 26;
+
 /// At most this many conditions in a challenge's `require`. Each is tested on every step
 /// until one fails: 32,757 conditions took 83 s to check (issue 38).
 pub const MAX_CONDITIONS: usize = 64;

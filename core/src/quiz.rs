@@ -37,7 +37,7 @@ impl Item {
     }
 
     /// How the answer is made up ([`Question::why`]), read from `traces` (the quiz's), shown
-    /// with it. Built when first shown, not with the quiz: a lesson may ask thousands of
+    /// with it. Built when first shown, not with the quiz: a lesson may ask a hundred
     /// questions on a step of tens of thousands of skbs, and the learner sees the few of one
     /// step; then kept, so a page redrawing the revealed step builds nothing again.
     pub fn why(&self, traces: &[Trace]) -> Option<&str> {
@@ -219,6 +219,7 @@ impl Quiz {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::MAX_QUESTIONS;
     use crate::question::{MAX_LISTED, WHYS_BUILT};
     use crate::walkthrough::{self, Walkthrough};
     use std::cell::Cell;
@@ -250,10 +251,10 @@ mod tests {
     /// step builds those shown (issue 38: all 3,000 were built when a lesson opened).
     #[test]
     fn an_explanation_is_built_only_when_shown() {
-        let (w, traces) = lesson(1000, 500);
+        let (w, traces) = lesson(1000, MAX_QUESTIONS);
         let before = built();
         let mut quiz = Quiz::new(&w, &traces).unwrap();
-        assert_eq!(quiz.items.len(), 500);
+        assert_eq!(quiz.items.len(), MAX_QUESTIONS);
         assert_eq!(built(), before, "opening the quiz built explanations");
         quiz.ask(1);
         quiz.skip();

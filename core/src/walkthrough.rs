@@ -5,7 +5,10 @@
 
 use crate::events::EventKind;
 use crate::field_path::{self, Path};
-use crate::limits::{check_count, MAX_CHECKS, MAX_LESSON_TRACE_OBJECTS, MAX_LESSON_VARIANTS};
+use crate::limits::{
+    check_count, MAX_CHECKS, MAX_CHOICES, MAX_LESSON_TRACE_OBJECTS, MAX_LESSON_VARIANTS,
+    MAX_QUESTIONS,
+};
 use crate::question::Question;
 use crate::scenario::Scenario;
 use crate::{Error, RunOptions, Trace};
@@ -117,11 +120,14 @@ impl Check {
                 let at = (lane, self.step);
                 let v = match built.take() {
                     Some((k, v)) if k == at => v,
-                    _ => match step {
-                        Some(s) => serde_json::to_value(s),
-                        None => serde_json::to_value(t),
+                    _ => {
+                        count_built();
+                        match step {
+                            Some(s) => serde_json::to_value(s),
+                            None => serde_json::to_value(t),
+                        }
+                        .map_err(|e| e.to_string())?
                     }
-                    .map_err(|e| e.to_string())?,
                 };
                 let n = v.pointer(p).and_then(|v| v.as_u64());
                 *built = Some((at, v));
@@ -134,6 +140,18 @@ impl Check {
 
 /// The JSON value of the step (lane, step) a check last read a path in.
 type Built = Option<((usize, usize), serde_json::Value)>;
+
+/// Counts a JSON value of a step (or of the trace) built for [`Check::read`]: the tests
+/// count how many a lesson's checks build.
+fn count_built() {
+    #[cfg(test)]
+    STEPS_BUILT.with(|n| n.set(n.get() + 1));
+}
+
+#[cfg(test)]
+thread_local! {
+    static STEPS_BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 impl Walkthrough {
     /// Runs the walkthrough in each of its variants, in order, with `run` (a host's engine),
@@ -194,7 +212,8 @@ impl Walkthrough {
     }
 
     /// The questions, each checked: its step is one of the walkthrough's, its variant one of
-    /// its variants (the first when left out).
+    /// its variants (the first when left out), its choices at most [`MAX_CHOICES`], each of
+    /// its own value.
     pub fn questions(&self) -> Result<Vec<Question>, Error> {
         let mut all = Vec::with_capacity(self.questions.len());
         for (i, v) in self.questions.iter().enumerate() {
@@ -210,6 +229,8 @@ impl Walkthrough {
                     format!("expected one of {}", self.variants.join(", ")),
                 ));
             }
+            let choices = (0, MAX_CHOICES);
+            check_count(|| field(".choices"), q.choices.len(), choices, "choices")?;
             if let Some((first, again)) = repeated_choice(&q) {
                 return Err(Error::invalid(
                     field(&format!(".choices[{again}].value")),
@@ -477,7 +498,8 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T,
 }
 
 /// Reads one walkthrough file, checking it has a paragraph per operation, one or two
-/// different variants ([`MAX_LESSON_VARIANTS`]) and at most [`MAX_CHECKS`] checks.
+/// different variants ([`MAX_LESSON_VARIANTS`]), at most [`MAX_CHECKS`] checks and at most
+/// [`MAX_QUESTIONS`] questions.
 pub fn parse(text: &str) -> Result<Walkthrough, Error> {
     let w: Walkthrough = from_toml(text)?;
     let field = |f: &str| format!("{}.{f}", w.name);
@@ -499,12 +521,47 @@ pub fn parse(text: &str) -> Result<Walkthrough, Error> {
         }
     }
     check_count(|| field("check"), w.checks.len(), (0, MAX_CHECKS), "checks")?;
+    let n = w.questions.len();
+    check_count(|| field("question"), n, (0, MAX_QUESTIONS), "questions")?;
     Ok(w)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lesson's `[[check]]` paths into one step build its JSON value once, however many
+    /// they are and in whatever order they come (issue 38: each check serialized its step,
+    /// and 200 checks on a 79,000-skb step took lint a minute).
+    #[test]
+    fn a_steps_json_is_built_once_for_all_its_checks() {
+        let text = include_str!("../../docs/examples/my-lesson.toml");
+        let mut w = parse(text).unwrap();
+        let traces = w.traces(|_, o| w.scenario.run(o)).unwrap();
+        let check = |variant: &str, step| Check {
+            variant: variant.into(),
+            step,
+            counter: None,
+            path: Some("/state/pages/0/count".into()),
+            equals: 0,
+        };
+        // 200 checks, alternating between step 1 and step 2 of both variants.
+        let at = [
+            ("pre-2010", 1),
+            ("kumar-2010", 2),
+            ("kumar-2010", 1),
+            ("pre-2010", 2),
+        ];
+        w.checks = (0..200)
+            .map(|i| at[i % 4])
+            .map(|(v, s)| check(v, s))
+            .collect();
+        let built = || STEPS_BUILT.with(std::cell::Cell::get);
+        let before = built();
+        let read = w.read_checks(&traces);
+        assert_eq!(built() - before, 4, "one per step and lane");
+        assert_eq!(read[2], Some(Ok(2)), "kumar-2010's page 0 after step 1");
+    }
 
     #[test]
     fn a_control_or_format_character_in_a_text_is_an_error_naming_its_field() {

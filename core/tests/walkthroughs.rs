@@ -115,6 +115,7 @@ fn lint_passes_the_example_and_finds_each_mistake() {
         ("kind = \"new_frag\"", "kind = \"new_frags\"", "`my-lesson.moment[0].kind`: `new_frags` is no event kind: one of alloc_page, "),
         ("step = 1\nkind", "step = 9\nkind", "`my-lesson.moment[0].step` = 9 is out of range: allowed 1 to 3"),
         ("step = 1\nkind", "step = 3\nkind", "`moment[0]` at step 3: no new_frag event in pre-2010 or kumar-2010"),
+        ("{ value = 3, label = \"three\" }", "{ value = 2, label = \"three\" }", "`my-lesson.question[1].choices[2].value`: 2 is choices[1]'s value too"),
     ];
     for (from, to, want) in cases {
         assert!(text.contains(from), "{from}");
@@ -271,6 +272,44 @@ fn a_lessons_checks_are_capped() {
     assert_eq!(
         e,
         "`my-lesson.check` = 1001 checks is out of range: allowed 0..=1000 checks"
+    );
+}
+
+/// At most `MAX_QUESTIONS` questions in a lesson, each of at most `MAX_CHOICES` choices (a
+/// letter each), counted by name: every answer is read when the lesson opens.
+#[test]
+fn a_lessons_questions_and_choices_are_capped() {
+    use skblab_core::limits::{MAX_CHOICES, MAX_QUESTIONS};
+    let ask = "\n[[question]]\nstep = 1\nask = \"a\"\nquery = \"pages live\"\n";
+    let text = example("my-lesson.toml");
+    let w = walkthrough::parse(&text).unwrap();
+    let at_cap = format!(
+        "{text}{}",
+        ask.repeat(MAX_QUESTIONS - w.questions().unwrap().len())
+    );
+    let w = walkthrough::parse(&at_cap).unwrap();
+    assert_eq!(w.questions().map(|q| q.len()), Ok(MAX_QUESTIONS));
+    let e = walkthrough::parse(&format!("{at_cap}{ask}")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "`my-lesson.question` = 101 questions is out of range: allowed 0..=100 questions"
+    );
+    let three = "choices = [{ value = 1, label = \"one\" }, { value = 2, label = \"two\" }, { value = 3, label = \"three\" }]";
+    let choices = |n: usize| {
+        let all: Vec<String> = (1..=n)
+            .map(|v| format!("{{ value = {v}, label = \"{v}\" }}"))
+            .collect();
+        text.replacen(three, &format!("choices = [{}]", all.join(", ")), 1)
+    };
+    let w = walkthrough::parse(&choices(MAX_CHOICES)).unwrap();
+    assert_eq!(
+        w.questions().unwrap()[1].options()[MAX_CHOICES - 1],
+        "z) 26"
+    );
+    let w = walkthrough::parse(&choices(MAX_CHOICES + 1)).unwrap();
+    assert_eq!(
+        w.questions().unwrap_err().to_string(),
+        "`my-lesson.question[1].choices` = 27 choices is out of range: allowed 0..=26 choices"
     );
 }
 
