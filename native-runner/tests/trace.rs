@@ -98,13 +98,24 @@ fn check(c: &Capture, proto: Proto, size: u64, count: u64, what: &str) {
             .map(|s| (s.xmit.as_ref().unwrap().seq, payload(s)))
             .collect();
         ranges.sort();
-        let (first, mut end) = (ranges[0].0, ranges[0].0);
+        let (first, mut end, mut unseen) = (ranges[0].0, ranges[0].0, 0);
         for (seq, n) in ranges {
-            assert!(seq <= end, "{what}: bytes {end}..{seq} were never sent");
+            unseen += seq.saturating_sub(end);
             end = end.max(seq + n);
         }
+        // The first skb is seen (its allocation is asked for below); one past the last may
+        // not be.
+        unseen += (first + total).saturating_sub(end);
+        // An skb at the device goes unseen only where the kernel skipped the probe (another
+        // BPF program was running on its CPU), and the capture says how often: each skip
+        // hides one skb of at most 64 KiB (GSO_LEGACY_MAX_SIZE).
+        let skipped = c.lost.missed_at("net:net_dev_start_xmit");
+        assert!(
+            unseen <= skipped * 65536,
+            "{what}: {unseen} bytes never seen sent, {skipped} skbs skipped at the device"
+        );
         assert_eq!(
-            end - first,
+            end.max(first + total) - first,
             total,
             "{what}: the sequence range of the skbs sent"
         );
@@ -147,8 +158,7 @@ fn tcp_and_udp_captures_agree_with_the_program() {
         (Proto::Tcp, "tcp", 1, 3),
         (Proto::Tcp, "tcp", 1448, 3),
         (Proto::Tcp, "tcp", 14480, 3),
-        // Not 1 MiB yet: some of its data skbs at the device are missing from the capture,
-        // with no loss reported (docs/trace.md, "Not yet").
+        (Proto::Tcp, "tcp", 1 << 20, 3),
         (Proto::Udp, "udp", 1, 3),
         (Proto::Udp, "udp", 1448, 3),
         (Proto::Udp, "udp", 14480, 3),

@@ -271,14 +271,42 @@ pub struct PageOrder {
 }
 
 /// What the capture could not keep.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Lost {
     /// Events bpftrace dropped (its buffers overflowed) or the event cap refused.
     pub events: u64,
     /// skbs past the skb cap.
     pub skbs: u64,
+    /// Tracepoints the kernel fired without running the capture's probe, because another BPF
+    /// program was running on that CPU (`trace_call_bpf`, kernel/trace/bpf_trace.c, v6.12,
+    /// counts them in the program's `recursion_misses`). They count every firing skipped,
+    /// the program's or not; only those of a tracepoint with misses are listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missed: Vec<Missed>,
 }
+
+/// One tracepoint's skipped firings (see [`Lost::missed`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Missed {
+    /// `group:name`, or `unattributed` when the probes could not be told apart.
+    pub tracepoint: String,
+    pub events: u64,
+}
+
+impl Lost {
+    /// Firings of `tracepoint` the capture's probe skipped.
+    pub fn missed_at(&self, tracepoint: &str) -> u64 {
+        (self.missed.iter())
+            .filter(|m| m.tracepoint == tracepoint || m.tracepoint == UNATTRIBUTED)
+            .map(|m| m.events)
+            .sum()
+    }
+}
+
+/// The name [`Missed`] gives skips it cannot put on one tracepoint.
+pub const UNATTRIBUTED: &str = "unattributed";
 
 impl Capture {
     /// Reads a capture as [`Capture`] writes it, naming the first field it refuses.

@@ -308,6 +308,19 @@ impl Tracer {
         }
     }
 
+    /// Each tracepoint program's skipped firings (`recursion_misses`: the kernel runs one BPF
+    /// program per CPU at a time and skips a tracepoint's programs while another runs), in
+    /// the order bpftrace loaded them, which is the order of the script's attach points.
+    /// Read from bpftrace's descriptors (`/proc/PID/fdinfo`), which it holds while attached.
+    pub fn misses(&self) -> Vec<u64> {
+        let dir = format!("/proc/{}/fdinfo", self.child.id());
+        let mut progs: Vec<(u64, u64)> = (std::fs::read_dir(dir).into_iter().flatten().flatten())
+            .filter_map(|e| tracepoint_prog(&std::fs::read_to_string(e.path()).ok()?))
+            .collect();
+        progs.sort_unstable();
+        progs.into_iter().map(|(_, misses)| misses).collect()
+    }
+
     /// As [`Tracer::finish`], keeping what bpftrace says it lost beside the lines.
     pub fn finish_lossy(mut self) -> Result<(Vec<String>, Vec<serde_json::Value>), RunError> {
         // SAFETY: getppid has no preconditions; it is the end probe's trigger.
@@ -353,5 +366,33 @@ impl Drop for Tracer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A BPF program's descriptor info: its id and `recursion_misses`, if it is a tracepoint
+/// program (`prog_type` 5, BPF_PROG_TYPE_TRACEPOINT in include/uapi/linux/bpf.h).
+fn tracepoint_prog(fdinfo: &str) -> Option<(u64, u64)> {
+    let field = |name: &str| {
+        (fdinfo.lines())
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    (field("prog_type")? == 5).then_some(())?;
+    Some((field("prog_id")?, field("recursion_misses")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tracepoint_prog;
+
+    #[test]
+    fn a_tracepoint_programs_misses_are_read_from_its_fdinfo() {
+        let info = "pos:\t0\nflags:\t02000002\nprog_type:\t5\nprog_jited:\t1\n\
+                    prog_id:\t28476\nrun_cnt:\t0\nrecursion_misses:\t13\n";
+        assert_eq!(tracepoint_prog(info), Some((28476, 13)));
+        // A map's descriptor, and another kind of program.
+        assert_eq!(tracepoint_prog("map_type:\t1\nmap_id:\t4\n"), None);
+        let kprobe = info.replace("prog_type:\t5", "prog_type:\t2");
+        assert_eq!(tracepoint_prog(&kprobe), None);
     }
 }

@@ -88,6 +88,7 @@ pub fn read(lines: &[String], max_skbs: usize, capture: Capture) -> Result<Captu
         lost: Lost {
             events: b.lost.events + capture.lost.events,
             skbs: b.lost.skbs,
+            missed: capture.lost.missed,
         },
         ..capture
     })

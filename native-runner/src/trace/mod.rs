@@ -168,7 +168,8 @@ impl KernelRun for Trace {
         };
         let env = [("BPFTRACE_MAP_KEYS_MAX", MAP_KEYS_MAX)];
         let args = [root, self.max_events, spawner];
-        let mut tracer = Tracer::start_env(&self.script(), &args, &env)?;
+        let script = self.script();
+        let mut tracer = Tracer::start_env(&script, &args, &env)?;
         let (pid, exit) = match self.pid {
             Some(pid) => {
                 command::wait_pid(pid, self.duration);
@@ -183,6 +184,7 @@ impl KernelRun for Trace {
         let cpus = cpus();
         flush_deferred_frees(cpus);
         drain(&mut tracer, cpus);
+        let missed = script::missed(&script, &tracer.misses());
         let (lines, lost) = tracer.finish_lossy()?;
         let dropped: u64 = lost.iter().filter_map(|d| d["events"].as_u64()).sum();
         let c = Capture {
@@ -200,6 +202,7 @@ impl KernelRun for Trace {
             lost: Lost {
                 events: dropped,
                 skbs: 0,
+                missed,
             },
         };
         let mut c = lines::read(&lines, self.max_skbs, c)?;

@@ -113,5 +113,15 @@ pub fn render(c: &Capture) -> String {
         o += &format!("  seed {}: {} [{}]\n", l.seed, l.fact, l.source.mark());
     }
     o += &format!("lost: {} events, {} skbs\n", c.lost.events, c.lost.skbs);
+    if !c.lost.missed.is_empty() {
+        let each: Vec<String> = (c.lost.missed.iter())
+            .map(|m| format!("{} ×{}", m.tracepoint, m.events))
+            .collect();
+        o += &format!(
+            "skipped by the kernel (another BPF program was running on that CPU; any program's \
+             events, not only this one's): {}\n",
+            each.join(", ")
+        );
+    }
     o
 }
