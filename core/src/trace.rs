@@ -29,7 +29,10 @@ pub struct Queue {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     pub queues: Vec<Queue>,
-    pub pages: Vec<Page>,
+    /// Live pages in id order. A deque, as pages go the way skbs do: a long receive queue
+    /// purged or read from its front frees its oldest pages first, each then O(1), where a
+    /// vector would move every younger page down (quadratic over a million frames).
+    pub pages: VecDeque<Page>,
     pub cursors: Vec<Cursor>,
     /// MPTCP data fragments (`struct mptcp_data_frag`) in data-sequence order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -54,7 +54,7 @@ impl Changed {
             })
             .map(|s| s.id)
             .collect();
-        // A state's pages are in id order (`PagePool::live`).
+        // A state's pages are in id order (`State::apply` keeps them so).
         let pages = cur
             .pages
             .iter()

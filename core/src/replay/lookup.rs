@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 impl State {
     /// Pages sit in id order; the newest (the one allocators fill) is tried first.
     pub(super) fn page_at(&self, id: PageId) -> Result<usize, String> {
-        match self.pages.last() {
+        match self.pages.back() {
             Some(p) if p.id == id => Ok(self.pages.len() - 1),
             _ => (self.pages.binary_search_by_key(&id, |p| p.id))
                 .map_err(|_| format!("page {id} is not live")),

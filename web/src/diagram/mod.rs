@@ -381,7 +381,7 @@ impl Painter<'_> {
     /// from the gap above its highest page to the lowest of its gap and its pages' bars.
     fn arrows(&self) -> Vec<Piece> {
         let state = self.state;
-        // A state's pages are in id order (`PagePool::live`, and a replay inserts in order).
+        // A state's pages are in id order (`State::apply` inserts and removes in order).
         let spot = |page: PageId| {
             let i = state.pages.binary_search_by_key(&page, |p| p.id).ok()?;
             let (x, y) = self.at.pages[i];
@@ -830,7 +830,7 @@ mod tests {
             count: 0,
             ..s.pages[0].clone()
         };
-        s.pages.push(freed);
+        s.pages.push_back(freed);
         let touched = Changed {
             frags: vec![(7, 0)],
             pages: [5].into(),
