@@ -501,14 +501,15 @@ mod tests {
                 name: "sk_write_queue <&>".into(),
                 skbs: [skb].into(),
             }],
-            pages: vec![Page {
+            pages: [Page {
                 id: 2,
                 order: 0,
                 size: 4096,
                 count: 2,
                 cpu: 0,
                 used: 1448,
-            }],
+            }]
+            .into(),
             cursors: vec![Cursor {
                 name: "sk_page_frag".into(),
                 page: Some(2),
