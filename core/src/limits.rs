@@ -172,11 +172,16 @@ pub fn check_count(
     if (lo..=hi).contains(&n) {
         return Ok(());
     }
-    Err(Error::Range {
-        field: field.name(),
+    Err(count_error(field.name(), n, (lo, hi), unit))
+}
+
+/// [`check_count`]'s error, built once for every kind of field name.
+fn count_error(field: String, n: usize, (lo, hi): (usize, usize), unit: &str) -> Error {
+    Error::Range {
+        field,
         value: format!("{n} {unit}"),
         allowed: format!("{lo}..={hi} {unit}"),
-    })
+    }
 }
 
 /// Sums a scenario's payload bytes against [`MAX_TOTAL_BYTES`] and its sendmsg calls against

@@ -54,12 +54,11 @@ impl Changed {
             })
             .map(|s| s.id)
             .collect();
-        // A state's pages are in id order (`State::apply` keeps them so).
         let pages = cur
             .pages
             .iter()
             .filter(|p| {
-                let i = base.pages.binary_search_by_key(&p.id, |b| b.id);
+                let i = base.page_slot(p.id);
                 i.map(|i| &base.pages[i]).ok() != Some(*p)
             })
             .map(|p| p.id)

@@ -297,8 +297,10 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// classroom (stage mode, the legend of the marks used, citations, the handout's moments,
 /// counters and worksheet, slides and the deck, the embed view: 13.5 KB, measured 342,424 B
 /// against main's 328,890 B), 343,000 B; merged with lockstep by input and the key moments
-/// (5.6 KB) and the receive queue's coalescing (2.4 KB): 350,433 B, and 351,000 B.
-const WASM_GZIP_BUDGET: u64 = 351_000;
+/// (5.6 KB) and the receive queue's coalescing (2.4 KB): 350,433 B, and 351,000 B; since
+/// issue 38's hostile-input fixes and the deque of live pages, less the 380 B taken back
+/// (351,055 B), 351,500 B.
+const WASM_GZIP_BUDGET: u64 = 351_500;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {

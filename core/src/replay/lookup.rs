@@ -7,12 +7,28 @@ use crate::trace::{Cursor, Dfrag, State};
 use std::collections::VecDeque;
 
 impl State {
+    /// Where live page `id` sits, or where it would go: pages sit in id order (`apply` and
+    /// [`State::insert_page`] keep them so). The one search every reader shares.
+    pub fn page_slot(&self, id: PageId) -> Result<usize, usize> {
+        self.pages.binary_search_by_key(&id, |p| p.id)
+    }
+
+    /// Puts `page` in its place in id order: at the back, where a new page goes, then moved
+    /// down past any younger one (a drawing puts a freed page back among the live).
+    pub fn insert_page(&mut self, page: Page) {
+        self.pages.push_back(page);
+        let mut at = self.pages.len() - 1;
+        while at > 0 && self.pages[at - 1].id > self.pages[at].id {
+            self.pages.swap(at - 1, at);
+            at -= 1;
+        }
+    }
+
     /// Pages sit in id order; the newest (the one allocators fill) is tried first.
     pub(super) fn page_at(&self, id: PageId) -> Result<usize, String> {
         match self.pages.back() {
             Some(p) if p.id == id => Ok(self.pages.len() - 1),
-            _ => (self.pages.binary_search_by_key(&id, |p| p.id))
-                .map_err(|_| format!("page {id} is not live")),
+            _ => (self.page_slot(id)).map_err(|_| format!("page {id} is not live")),
         }
     }
 

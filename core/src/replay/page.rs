@@ -22,16 +22,14 @@ impl State {
                     return Err(format!("page {page} is already live"));
                 }
                 let count = bias.unwrap_or(1);
-                let at = self.pages.partition_point(|p| p.id < page);
-                let new = Page {
+                self.insert_page(Page {
                     id: page,
                     order,
                     size,
                     count,
                     cpu,
                     used: 0,
-                };
-                self.pages.insert(at, new);
+                });
                 if let Some(offset) = cursor {
                     let c = self.cpu_cursor(cpu)?;
                     *c = Cursor {

@@ -58,8 +58,9 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
         state.queues.push(Queue { name, skbs });
     }
     let freed_on = |what, id| t.freed_on(pos - 1, k, what, id);
-    let gone: Vec<_> = (before.into_iter())
-        .filter(|p| state.pages.binary_search_by_key(&p.id, |q| q.id).is_err())
+    let gone: Vec<_> = (before.iter())
+        .filter(|p| state.page_slot(p.id).is_err())
+        .cloned()
         .collect();
     let skbs = touched.skbs.iter().copied();
     let marks = Changed {
@@ -78,8 +79,7 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
         state.queues[qi].skbs.insert(at, skb);
     }
     for p in gone {
-        let at = state.pages.partition_point(|q| q.id < p.id);
-        state.pages.insert(at, p);
+        state.insert_page(p);
     }
     Some((state, marks))
 }

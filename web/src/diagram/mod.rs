@@ -340,7 +340,7 @@ impl Painter<'_> {
         // What each page's frags hold, by the page's place (pages are in id order).
         let mut held = vec![Vec::new(); state.pages.len()];
         for (_, e) in &self.ends {
-            if let Ok(i) = state.pages.binary_search_by_key(&e.page, |p| p.id) {
+            if let Ok(i) = state.page_slot(e.page) {
                 held[i].push((e.offset, e.size));
             }
         }
@@ -381,9 +381,8 @@ impl Painter<'_> {
     /// from the gap above its highest page to the lowest of its gap and its pages' bars.
     fn arrows(&self) -> Vec<Piece> {
         let state = self.state;
-        // A state's pages are in id order (`State::apply` inserts and removes in order).
         let spot = |page: PageId| {
-            let i = state.pages.binary_search_by_key(&page, |p| p.id).ok()?;
+            let i = state.page_slot(page).ok()?;
             let (x, y) = self.at.pages[i];
             Some((x, y, state.pages[i].size))
         };
