@@ -184,19 +184,36 @@ impl Step {
 }
 
 #[cfg(test)]
-mod cursor_tests {
+mod page_tests {
     use super::*;
 
-    #[test]
-    fn frags_out_is_the_count_less_the_bias_on_the_cursors_page_only() {
-        let page = |id, count| Page {
+    fn page(id: PageId, count: u32) -> Page {
+        Page {
             id,
             order: 0,
             size: 4096,
             count,
             cpu: 0,
             used: 0,
-        };
+        }
+    }
+
+    /// A page put back in any order lands in its id's place, and every reader finds it there.
+    #[test]
+    fn pages_keep_id_order() {
+        let mut s = State::default();
+        for id in [4, 1, 3, 7, 2] {
+            s.insert_page(page(id, 1));
+        }
+        let ids: Vec<_> = s.pages.iter().map(|p| p.id).collect();
+        assert_eq!(ids, [1, 2, 3, 4, 7]);
+        assert_eq!(s.page_slot(3), Ok(2));
+        assert_eq!(s.page_slot(5), Err(4));
+        assert_eq!(s.find_page(7).map(|p| p.id), Some(7));
+    }
+
+    #[test]
+    fn frags_out_is_the_count_less_the_bias_on_the_cursors_page_only() {
         let c = Cursor {
             name: "netdev_alloc_cache cpu0".into(),
             page: Some(3),

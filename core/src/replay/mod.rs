@@ -289,28 +289,6 @@ mod tests {
         w.scenario.run(&opts).expect("it runs")
     }
 
-    /// A page put back in any order lands in its id's place, and every reader finds it there.
-    #[test]
-    fn pages_keep_id_order() {
-        let page = |id| crate::page::Page {
-            id,
-            order: 0,
-            size: 4096,
-            count: 1,
-            cpu: 0,
-            used: 0,
-        };
-        let mut s = State::default();
-        for id in [4, 1, 3, 7, 2] {
-            s.insert_page(page(id));
-        }
-        let ids: Vec<_> = s.pages.iter().map(|p| p.id).collect();
-        assert_eq!(ids, [1, 2, 3, 4, 7]);
-        assert_eq!(s.page_slot(3), Ok(2));
-        assert_eq!(s.page_slot(5), Err(4));
-        assert_eq!(s.find_page(7).map(|p| p.id), Some(7));
-    }
-
     /// The replay check can fail: without the first allocation or free of an skb or page,
     /// some later event or step no longer fits.
     #[test]
