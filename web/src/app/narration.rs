@@ -298,7 +298,7 @@ fn lane_events(p: &Lane) -> Option<Html> {
         if let Some(f) = t.kernel_fn(e) {
             let _ = write!(
                 o,
-                r#"<p class="kfn"{}>In the kernel: <a href="{}" target="_blank" rel="noopener"><code>{}</code></a> in {}{}</p>"#,
+                r#"<p class="kfn"{}>In the kernel: <a href="{}" target="_blank" rel="noopener"><code>{}</code></a> in {}"#,
                 if leads {
                     r#" data-testid="kernel-fn""#
                 } else {
@@ -307,8 +307,12 @@ fn lane_events(p: &Lane) -> Option<Html> {
                 f.url(),
                 f.name,
                 f.file,
-                f.why.map(|w| format!("; {w}")).unwrap_or_default()
             );
+            if let Some(why) = f.why {
+                o.push_str("; ");
+                o.push_str(why);
+            }
+            o.push_str("</p>");
         }
     }
     if let Some(k) = p.follows {
