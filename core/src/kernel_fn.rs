@@ -14,6 +14,9 @@ pub struct KernelFn {
     pub name: &'static str,
     pub file: &'static str,
     pub tag: &'static str,
+    /// Why `tag` is not the trace's era, the one kernel its lane is labelled with (the row's
+    /// [`At::why`]); `None` where it is, and a host shows no release.
+    pub why: Option<&'static str>,
     /// The function that takes over what `name` made, where the work is split in two
     /// (v5.11 MPTCP: `__mptcp_do_alloc_tx_skb` allocates, `sk_stream_alloc_skb` hands over).
     pub then: Option<&'static str>,
@@ -70,7 +73,7 @@ pub struct Row {
     pub eras: &'static [Era],
     pub name: &'static str,
     pub file: &'static str,
-    pub at: Option<&'static str>,
+    pub at: Option<At>,
     pub then: Option<&'static str>,
     /// Only for one kind of free of the event kind, which the kernel does by another function
     /// than the others.
@@ -81,6 +84,15 @@ pub struct Row {
     /// Only for frames through tun's IFF_NAPI_FRAGS path (`Trace::napi_frags`), where the
     /// driver's function is tun's; such a flow takes the other rows where it has none.
     pub napi_frags: bool,
+}
+
+/// The release a row links instead of its eras' own, and why, in words a host shows beside
+/// the link: a lane names one kernel, its era, and a link to another release says why.
+#[derive(Clone, Copy, Debug)]
+pub struct At {
+    pub tag: &'static str,
+    /// A clause that names `tag`: "read in v5.11, where ...".
+    pub why: &'static str,
 }
 
 /// A free the kernel does by another function than the other frees of its event kind.
@@ -145,9 +157,9 @@ const fn row(
 }
 
 impl Row {
-    const fn at(self, tag: &'static str) -> Row {
+    const fn at(self, at: At) -> Row {
         Row {
-            at: Some(tag),
+            at: Some(at),
             ..self
         }
     }
@@ -179,7 +191,12 @@ impl Row {
 
     /// The release each covered era links.
     pub fn tag(&self, era: Era) -> &'static str {
-        self.at.unwrap_or(era.name())
+        self.at.map_or(era.name(), |a| a.tag)
+    }
+
+    /// Why `era` links another release than its own, where it does.
+    pub fn why(&self, era: Era) -> Option<&'static str> {
+        self.at.filter(|a| a.tag != era.name()).map(|a| a.why)
     }
 }
 
@@ -195,8 +212,22 @@ const V3_5: &[Era] = &[Era::V3_5];
 const V3_6: &[Era] = &[Era::V3_6];
 const V5_10: &[Era] = &[Era::V5_10];
 /// The MPTCP code the model follows is net-next of November 2020 with seed 003 applied,
-/// released in v5.11.
-const MPTCP_AT: &str = "v5.11";
+/// released in v5.11 (`tcp_build_frag` is not in v5.10).
+#[rustfmt::skip]
+const MPTCP_AT: At = At { tag: "v5.11", why: "read in v5.11, which released the net-next code seed 003 patched" };
+/// Seed 002's park, in net-next of March 2019; from 5.2 final a sysctl (off by default)
+/// gates it, so no later release parks as the model does (docs/kernel-lines.md).
+#[rustfmt::skip]
+const PARK_AT: At = At { tag: "v5.2-rc1", why: "linked at v5.2-rc1, the release seed 002's cache was merged for (later ones gate it behind a sysctl)" };
+/// No 5.2-rc1 tree was read; v5.11 holds seed 002's take unchanged (docs/kernel-lines.md).
+#[rustfmt::skip]
+const TAKE_AT: At = At { tag: "v5.11", why: "read in v5.11, where seed 002's take is unchanged since 5.2-rc1" };
+/// skb_attempt_defer_free's per-CPU lists, with a v3.x allocator: a pairing no kernel had.
+#[rustfmt::skip]
+const DEFER_AT: At = At { tag: "v6.12", why: "linked at v6.12: v3.x has no per-CPU defer lists" };
+/// tun's IFF_NAPI_FRAGS path, with a v3.x allocator: a driver no v3.x kernel had.
+#[rustfmt::skip]
+const TUN_AT: At = At { tag: "v6.12", why: "linked at v6.12: tun's napi-frags path came in v4.15, after v3.x" };
 
 /// Every event kind of every mechanism, per era, as the kernel names it. Each name was read
 /// in that release's source; docs/kernel-functions.md lists the trees read.
@@ -296,23 +327,23 @@ pub static TABLE: &[Row] = &[
     // local_bh_disable, with no NAPI poll; napi_get_frags allocates the head and
     // tun_napi_alloc_frags fills the frags. Before v4.15 tun had no such path: with a v3.x
     // allocator the driver is a counterfactual, linked where it lives, v6.12.
-    row(RX, NapiPoll, RX_ALL, "tun_get_user", TUN).at("v6.12").napi_frags(),
-    row(RX, RxFrame, RX_ALL, "napi_gro_frags", "net/core/gro.c").at("v6.12").napi_frags(),
-    row(RX, AllocSkb, RX_ALL, "napi_get_frags", "net/core/gro.c").at("v6.12").then("napi_alloc_skb").napi_frags(),
-    row(RX, NewFrag, RX_ALL, "tun_napi_alloc_frags", TUN).at("v6.12").napi_frags(),
+    row(RX, NapiPoll, RX_ALL, "tun_get_user", TUN).at(TUN_AT).napi_frags(),
+    row(RX, RxFrame, RX_ALL, "napi_gro_frags", "net/core/gro.c").at(TUN_AT).napi_frags(),
+    row(RX, AllocSkb, RX_ALL, "napi_get_frags", "net/core/gro.c").at(TUN_AT).then("napi_alloc_skb").napi_frags(),
+    row(RX, NewFrag, RX_ALL, "tun_napi_alloc_frags", TUN).at(TUN_AT).napi_frags(),
     // napi_complete after every napi_gro_frags: GRO flushes each frame.
-    row(RX, GroFlush, RX_ALL, "tun_get_user", TUN).at("v6.12").napi_frags(),
+    row(RX, GroFlush, RX_ALL, "tun_get_user", TUN).at(TUN_AT).napi_frags(),
     // Either allocator era: the socket side, and each rx cache in the release it lives in.
     row(RX, BacklogProcess, RX_ALL, "__release_sock", "net/core/sock.c"),
     row(RX, RxDrop, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c"),
     row(RX, FreeSkb, RX_ALL, "__kfree_skb", "net/core/skbuff.c"),
-    row(RX, RxCachePark, RX_ALL, "sk_eat_skb", "include/net/sock.h").at("v5.2-rc1"),
+    row(RX, RxCachePark, RX_ALL, "sk_eat_skb", "include/net/sock.h").at(PARK_AT),
     // v5.11's take is seed 002's lines unchanged, in a release whose file was read (no
     // 5.2-rc1 tree was); its park is not: 5.2 put it behind a sysctl (docs/kernel-lines.md).
-    row(RX, RxCacheTake, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c").at("v5.11"),
-    row(RX, DeferFree, RX_ALL, "skb_attempt_defer_free", "net/core/skbuff.c").at("v6.12"),
-    row(RX, DeferKick, RX_ALL, "kick_defer_list_purge", "net/core/dev.c").at("v6.12"),
-    row(RX, DeferFlush, RX_ALL, "skb_defer_free_flush", "net/core/dev.c").at("v6.12"),
+    row(RX, RxCacheTake, RX_ALL, "tcp_v4_rcv", "net/ipv4/tcp_ipv4.c").at(TAKE_AT),
+    row(RX, DeferFree, RX_ALL, "skb_attempt_defer_free", "net/core/skbuff.c").at(DEFER_AT),
+    row(RX, DeferKick, RX_ALL, "kick_defer_list_purge", "net/core/dev.c").at(DEFER_AT),
+    row(RX, DeferFlush, RX_ALL, "skb_defer_free_flush", "net/core/dev.c").at(DEFER_AT),
     // MPTCP's send path (pre-2020, abeni-2020).
     row(MPTCP, AllocSkb, V5_10, "__mptcp_do_alloc_tx_skb", MPTCP_C).at(MPTCP_AT).then("sk_stream_alloc_skb"),
     row(MPTCP, AllocPage, V5_10, "skb_page_frag_refill", "net/core/sock.c").at(MPTCP_AT),
@@ -488,11 +519,11 @@ const TUN: &str = "drivers/net/tun.c";
 /// if the table has it.
 pub fn kernel_fn(mechanism: &str, era: Era, flow: Flow, e: &Event) -> Option<KernelFn> {
     let r = row_of(mechanism, era, flow, e)?;
-    let tag = r.tag(era);
     Some(KernelFn {
         name: r.name,
         file: r.file,
-        tag,
+        tag: r.tag(era),
+        why: r.why(era),
         then: r.then,
         kind: r.kind,
     })

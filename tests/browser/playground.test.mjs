@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { drawn, growingQueue, launch, listed, open, permalink, position, BIN, SHOTS } from './lib.mjs';
+import { drawn, eventItem, growingQueue, launch, listed, open, permalink, position, BIN, SHOTS } from './lib.mjs';
 
 let browser;
 // Files the tests write (scenarios for `skblab run`, downloads), removed at the end.
@@ -682,6 +682,41 @@ for (const [width, height] of [[1400, 900], [1024, 768]]) {
     await page.close();
   });
 }
+
+// One kernel per lane (issue 36): each lane of rx-skb-cache names one kernel, its era, in
+// its caption; an event whose function is linked at another release says why, in the core's
+// words (core/src/kernel_fn.rs `At::why`), and one linked at the lane's own names none.
+test('rx-skb-cache: one kernel label per lane; a link at another release says why', async () => {
+  const CACHE = 'modern+dumazet-2019';
+  const page = await open(browser, `#w=${Buffer.from('rx-skb-cache').toString('base64url')}`);
+  const versions = (text) => text.match(/\bv\d+\.\d+(-rc\d+)?/g) ?? [];
+  const captions = await page.$$eval('.diagrams figure[data-variant] figcaption', (els) => els.map((e) => e.textContent));
+  assert.equal(captions.length, 2);
+  // (Its words about the variant may name the release again, never another.)
+  for (const c of captions) assert.deepEqual([...new Set(versions(c))], ['v6.12'], c);
+  const kfn = page.locator('[data-testid=kernel-fn]');
+  const moment = async () => {
+    await page.locator('[data-testid=moments]').getByRole('button', { name: 'next ▸' }).press('Enter');
+    await drawn(page);
+    return kfn.textContent();
+  };
+  // The park (step 2), linked where the cache was merged, says why.
+  assert.equal(await moment(), 'In the kernel: sk_eat_skb in include/net/sock.h; ' +
+    "linked at v5.2-rc1, the release seed 002's cache was merged for (later ones gate it behind a sysctl)");
+  assert.match(await kfn.locator('a').getAttribute('href'), /\/linux\/v5\.2-rc1\/C\/ident\/sk_eat_skb$/);
+  // The take (step 3), read where it is unchanged, says why.
+  const take = await moment();
+  assert.equal((await position(page)).at, 3);
+  assert.equal(take, 'In the kernel: tcp_v4_rcv in net/ipv4/tcp_ipv4.c; ' +
+    "read in v5.11, where seed 002's take is unchanged since 5.2-rc1");
+  await page.screenshot({ path: join(SHOTS, 'kernel-label-why.png') });
+  // A function of the lane's own release: no release at all.
+  await (await eventItem(page, page.locator(`ol.events[data-variant="${CACHE}"]`), /^queue_rcv /)).click();
+  await drawn(page);
+  assert.equal(await kfn.textContent(), 'In the kernel: tcp_queue_rcv in net/ipv4/tcp_input.c');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
 
 test('zoom: buttons and keys zoom in, out, back to 100 % and fit; the zoom outlives a reload', async () => {
   const page = await open(browser);

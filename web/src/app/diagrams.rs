@@ -295,7 +295,7 @@ impl Component for Diagrams {
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
                         <figcaption>
-                            <strong>{ &t.variant }</strong>{ format!(" · kernel {}", t.era) }
+                            <strong>{ &t.variant }</strong>{ " · kernel " }{ t.era.name() }
                             { button(Msg::Figure(Some(i), false), format!("Download the {} diagram as SVG", t.variant).into(), "SVG") }
                             { button(Msg::Figure(Some(i), true), format!("Download the {} diagram as PNG", t.variant).into(), "PNG") }
                             { button(Msg::ExportJson(i), format!("Download the {} trace as JSON", t.variant).into(), "JSON") }

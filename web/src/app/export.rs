@@ -119,11 +119,11 @@ fn caption(s: &Shared, t: &Trace, pos: usize, event: Option<usize>) -> String {
         "{} · {} · kernel {} · step {pos}/{}: {op}",
         s.title,
         t.variant,
-        t.era,
+        t.era.name(),
         s.len()
     );
     if let Some(e) = event.and_then(|k| Some((k, step?.events.get(k.checked_sub(1)?)?))) {
-        out += &format!(" · event {}: {}", e.0, e.1);
+        let _ = write!(out, " · event {}: {}", e.0, e.1);
     } else if event == Some(0) {
         // A lane in lockstep where the other's input starts.
         out += " · before its first event";

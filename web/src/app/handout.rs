@@ -88,7 +88,7 @@ fn lane_caption(s: &Shared, i: usize) -> String {
         (_, true) => "after: ",
         (_, false) => "before: ",
     };
-    format!("{side}{} · kernel {}", t.variant, t.era)
+    [side, &t.variant, " · kernel ", t.era.name()].concat()
 }
 
 /// Step `pos`'s key moments (the walkthrough's [`key_kinds`]), lane by lane: the drawing
@@ -151,7 +151,12 @@ fn counters(out: &mut String, s: &Shared) {
         let class = if differs { r#" class="dif""# } else { "" };
         let _ = write!(out, r#"<tr{class}><th scope="row">{}</th>"#, esc(name));
         for v in vals {
-            let _ = write!(out, "<td>{}</td>", v.map_or("–".into(), |v| v.to_string()));
+            match v {
+                Some(v) => {
+                    let _ = write!(out, "<td>{v}</td>");
+                }
+                None => out.push_str("<td>–</td>"),
+            }
         }
         out.push_str("</tr>");
     }

@@ -293,10 +293,12 @@ fn lane_events(p: &Lane) -> Option<Html> {
     o.push_str("</h3>");
     let heading = Html::from_html_unchecked(std::mem::take(o).into());
     if let Some(e) = at.and_then(|k| events.get(k.checked_sub(1)?)) {
+        // The lane names its kernel once (the figure's caption); a function linked at
+        // another release says why, in the core's words, never a bare second version.
         if let Some(f) = t.kernel_fn(e) {
             let _ = write!(
                 o,
-                r#"<p class="kfn"{}>In the kernel: <a href="{}" target="_blank" rel="noopener"><code>{}</code></a> in {} ({})</p>"#,
+                r#"<p class="kfn"{}>In the kernel: <a href="{}" target="_blank" rel="noopener"><code>{}</code></a> in {}"#,
                 if leads {
                     r#" data-testid="kernel-fn""#
                 } else {
@@ -305,8 +307,12 @@ fn lane_events(p: &Lane) -> Option<Html> {
                 f.url(),
                 f.name,
                 f.file,
-                f.tag
             );
+            if let Some(why) = f.why {
+                o.push_str("; ");
+                o.push_str(why);
+            }
+            o.push_str("</p>");
         }
     }
     if let Some(k) = p.follows {
