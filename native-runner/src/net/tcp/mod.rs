@@ -25,8 +25,6 @@ mod timer;
 mod undo;
 
 #[cfg(test)]
-mod pair;
-#[cfg(test)]
 mod tests;
 
 pub use stats::Stats;

@@ -1,10 +1,11 @@
 //! The endpoint's tests, driven as a host drives it: hand-made kernel frames in, the
 //! endpoint's frames out. One file per concern, named after the module whose behaviour it
 //! checks where one does (each module's own unit tests stay in that module); the fixtures
-//! they share are here.
+//! they share are here, and [`pair`] runs two endpoints against each other in memory.
 
 mod cc;
 mod handshake;
+mod pair;
 mod rack;
 mod recovery;
 mod recv;

@@ -2,9 +2,9 @@
 //! memory, on a simulated clock. One opens and sends a stream cut into skbs, the other
 //! listens, receives and reassembles it; both close.
 
-use super::{Chunk, Config, Endpoint, Event, Out};
 use crate::net::faults::{Rates, Tally, Wire};
 use crate::net::netns::runner_ends;
+use crate::net::tcp::{Chunk, Config, Endpoint, Event, Out};
 use crate::net::wire::Ends;
 use std::time::Duration;
 
