@@ -11,7 +11,8 @@
 //! One concern per module: [`state`] (the connection's states), [`send`] (the sender and the
 //! peer's ACKs), [`recv`] (reassembly, SACK and D-SACK blocks, our ACKs), [`recovery`] (loss
 //! detection and undo, with [`sack`], [`rack`] and [`undo`]), [`cc`] (congestion control
-//! behind a trait), [`timer`] (every timer in one table, the RTT estimate), [`stats`].
+//! behind a trait), [`timer`] (every timer in one table, the RTT estimate), [`stats`]. The tests
+//! that drive the whole endpoint with frames are in `tests/`, one file per concern.
 
 mod cc;
 mod rack;
