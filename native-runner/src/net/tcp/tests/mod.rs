@@ -39,19 +39,25 @@ fn kernel_ends() -> Ends {
     }
 }
 
-fn endpoint(len: usize, chunks: &[u64], gso: bool) -> Endpoint {
-    let cfg = Config {
-        ends: ends(),
-        timestamps: true,
-        sack: true,
-        mss: 1460,
+/// The settings these tests give an endpoint: the MSS of a 1500-byte MTU, SACK,
+/// timestamps, window scale 7 and a 1 MiB window.
+fn config(ends: Ends, gso: bool, close_first: bool) -> Config {
+    Config {
+        ends,
+        mss: skblab_core::consts::wire::advmss(1500) as u16,
         wscale: 7,
         rcv_wnd: 1 << 20,
         gso,
-        close_first: true,
+        close_first,
         csum_offload: false,
         seg_cap: u64::MAX,
-    };
+        timestamps: true,
+        sack: true,
+    }
+}
+
+fn endpoint(len: usize, chunks: &[u64], gso: bool) -> Endpoint {
+    let cfg = config(ends(), gso, true);
     let chunks = chunks
         .iter()
         .map(|&end| Chunk { end, psh: false })
