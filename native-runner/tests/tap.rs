@@ -224,7 +224,7 @@ fn check(c: &Case) -> Value {
             // depends on the timing: RACK waits the RTT plus a reordering window, the SACK
             // rule only for three SACKed segments above the hole, so on a fast run it may
             // find every loss. RACK's own finding is pinned where the clock is simulated
-            // (net/tcp/pair.rs, a lost retransmission only RACK can find).
+            // (net/tcp/tests/pair.rs, a lost retransmission only RACK can find).
             let get = |k: &str| runner[k].as_u64().unwrap();
             assert!(get("retransmitted_segments") > 0, "{n}: {v}");
             assert!(get("fast_retransmits") + get("rack_lost") > 0, "{n}: {v}");

@@ -2,28 +2,12 @@
 //! memory, on a simulated clock. One opens and sends a stream cut into skbs, the other
 //! listens, receives and reassembles it; both close.
 
-use super::{Chunk, Config, Endpoint, Event, Out};
+use super::{config, ends, kernel_ends, IRS, ISS};
 use crate::net::faults::{Rates, Tally, Wire};
-use crate::net::netns::runner_ends;
-use crate::net::wire::Ends;
+use crate::net::tcp::{Chunk, Endpoint, Event, Out};
 use std::time::Duration;
 
 const MS: Duration = Duration::from_millis(1);
-
-fn config(ends: Ends, gso: bool, close_first: bool) -> Config {
-    Config {
-        ends,
-        mss: skblab_core::consts::wire::advmss(1500) as u16,
-        wscale: 7,
-        rcv_wnd: 1 << 20,
-        gso,
-        close_first,
-        csum_offload: false,
-        seg_cap: u64::MAX,
-        timestamps: true,
-        sack: true,
-    }
-}
 
 /// What one transfer did: the bytes received, each direction's faults, and the sender.
 struct Run {
@@ -61,15 +45,6 @@ fn transfer(
     seed: u64,
     mut lose: impl FnMut(&Out) -> bool,
 ) -> Run {
-    let a_ends = runner_ends(40_000, 5001);
-    let b_ends = Ends {
-        mac: [2, 0, 0, 0, 0, 1],
-        peer_mac: [0; 6],
-        ip: a_ends.peer_ip,
-        peer_ip: a_ends.ip,
-        port: a_ends.peer_port,
-        peer_port: a_ends.port,
-    };
     let len = payload.len() as u64;
     let chunks = (1..=len.div_ceil(65_536))
         .map(|i| Chunk {
@@ -77,8 +52,8 @@ fn transfer(
             psh: true,
         })
         .collect();
-    let mut a = Endpoint::new(config(a_ends, gso, true), payload.to_vec(), chunks, 1000);
-    let mut b = Endpoint::new(config(b_ends, gso, false), Vec::new(), Vec::new(), 5000);
+    let mut a = Endpoint::new(config(ends(), gso, true), payload.to_vec(), chunks, ISS);
+    let mut b = Endpoint::new(config(kernel_ends(), gso, false), vec![], vec![], IRS);
     let (mut ab, mut ba) = (Wire::to_kernel(rates, seed), Wire::to_runner(rates, seed));
     let (mut received, mut nothing) = (Vec::new(), Vec::new());
     let mut now = Duration::ZERO;
