@@ -295,6 +295,13 @@ pub struct Missed {
     pub events: u64,
 }
 
+impl std::fmt::Display for Missed {
+    /// `group:name ×N`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ×{}", self.tracepoint, self.events)
+    }
+}
+
 impl Lost {
     /// Firings of `tracepoint` the capture's probe skipped.
     pub fn missed_at(&self, tracepoint: &str) -> u64 {

@@ -15,7 +15,7 @@
 
 use super::parts::has;
 use crate::kernel::probe::END_PROBE;
-use skblab_core::capture::{Missed, Part, UNATTRIBUTED};
+use skblab_core::capture::Part;
 
 /// The most frags read of one skb: MAX_SKB_FRAGS's default (include/linux/skbuff.h,
 /// CONFIG_MAX_SKB_FRAGS = 17); more are counted, not read.
@@ -68,46 +68,6 @@ pub fn script(parts: &[Part]) -> String {
           clear(@socks); clear(@msk); clear(@ports); clear(@sport); clear(@ours); clear(@pair); \
           clear(@acpu); clear(@asite); clear(@pg); }\n";
     s + END_PROBE
-}
-
-/// The tracepoints `script` attaches to, in its order (a probe line starts with them, comma
-/// separated): the order bpftrace loads their programs in.
-pub fn tracepoints_in(script: &str) -> Vec<&str> {
-    (script.lines())
-        .filter(|l| l.starts_with("tracepoint:"))
-        .filter_map(|l| l.split([' ', '/', '{']).next())
-        .flat_map(|head| head.split(','))
-        .filter_map(|t| t.strip_prefix("tracepoint:"))
-        .collect()
-}
-
-/// Each tracepoint's skipped firings, from its program's ([`crate::kernel::probe::Tracer::misses`]),
-/// those with none left out; all under [`UNATTRIBUTED`] when the programs do not match the
-/// script's attach points one to one.
-pub fn missed(script: &str, misses: &[u64]) -> Vec<Missed> {
-    let points = tracepoints_in(script);
-    if points.len() != misses.len() {
-        let events = misses.iter().sum();
-        return (events > 0)
-            .then(|| Missed {
-                tracepoint: UNATTRIBUTED.into(),
-                events,
-            })
-            .into_iter()
-            .collect();
-    }
-    let mut out: Vec<Missed> = Vec::new();
-    for (t, &n) in points.into_iter().zip(misses).filter(|(_, &n)| n > 0) {
-        match out.iter_mut().find(|m| m.tracepoint == t) {
-            // A tracepoint with two probes: each program counts every skip.
-            Some(m) => m.events = m.events.max(n),
-            None => out.push(Missed {
-                tracepoint: t.into(),
-                events: n,
-            }),
-        }
-    }
-    out
 }
 
 /// The process tree and its sockets.
@@ -314,38 +274,15 @@ fn pages() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::skipped::tracepoints_in;
 
-    /// The attach points in the order bpftrace loads their programs: one per tracepoint of a
-    /// comma list, BEGIN and END left out (they are no tracepoints).
+    /// Every probe of the script starts its line, so its skips are named by the right
+    /// attach point: the first the tree's, the last the end probe's.
     #[test]
-    fn the_attach_points_are_read_in_script_order() {
-        let s =
-            "BEGIN { }\ntracepoint:a:b /x/ { }\ntracepoint:c:d,tracepoint:e:f {\n  $x = 1;\n}\n\
-                 tracepoint:a:b { }\nEND { }\n";
-        assert_eq!(tracepoints_in(s), ["a:b", "c:d", "e:f", "a:b"]);
+    fn the_scripts_attach_points_are_read_in_order() {
         let all = script(&[]);
-        assert_eq!(tracepoints_in(&all)[0], "sched:sched_process_fork");
-        assert_eq!(
-            tracepoints_in(&all).last(),
-            Some(&"syscalls:sys_enter_getppid")
-        );
-    }
-
-    /// Skips named by tracepoint, a tracepoint with two probes counted once, and all of them
-    /// unattributed when the programs do not match the attach points.
-    #[test]
-    fn skips_are_named_by_tracepoint() {
-        let s = "tracepoint:k:free /a/ { }\ntracepoint:n:xmit { }\ntracepoint:k:free /b/ { }\n";
-        let m = missed(s, &[7, 0, 7]);
-        assert_eq!(
-            m,
-            [Missed {
-                tracepoint: "k:free".into(),
-                events: 7
-            }]
-        );
-        assert!(missed(s, &[0, 0, 0]).is_empty());
-        let m = missed(s, &[7, 2]);
-        assert_eq!((m[0].tracepoint.as_str(), m[0].events), (UNATTRIBUTED, 9));
+        let points = tracepoints_in(&all);
+        assert_eq!(points[0], "sched:sched_process_fork");
+        assert_eq!(points.last().unwrap(), "syscalls:sys_enter_getppid");
     }
 }
