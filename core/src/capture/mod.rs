@@ -173,7 +173,8 @@ pub struct Socket {
 pub struct Skb {
     pub id: u32,
     /// The socket that sent it (`skb->sk` at the device), and the one that received it
-    /// (`skb->sk` when recvmsg copied it, or the destination port before demux).
+    /// (`skb->sk` when recvmsg copied it, or the destination port before demux; for a UDP
+    /// datagram, the socket bound to its destination port, whose read took it).
     pub tx_socket: Option<u32>,
     pub rx_socket: Option<u32>,
     pub alloc: Option<At>,
@@ -248,7 +249,8 @@ pub struct Rx {
     pub source: Source,
 }
 
-/// What recvmsg copied out of an skb (`skb:skb_copy_datagram_iovec`), and the CPU that
+/// What recvmsg copied out of an skb (`skb:skb_copy_datagram_iovec`; a linear UDP
+/// datagram's copy fires none, and is inferred from its socket's read), and the CPU that
 /// allocated it (`skb->alloc_cpu` through BTF).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

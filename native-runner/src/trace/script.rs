@@ -65,9 +65,18 @@ pub fn script(parts: &[Part]) -> String {
         s += &pages();
     }
     s += "END { printf(\"over %d\\n\", @over); clear(@over); clear(@n); clear(@pids); \
-          clear(@socks); clear(@msk); clear(@ports); clear(@sport); clear(@ours); clear(@pair); \
+          clear(@socks); clear(@bfd); clear(@msk); clear(@ports); clear(@sport); clear(@ours); clear(@pair); \
           clear(@acpu); clear(@asite); clear(@pg); }\n";
     s + END_PROBE
+}
+
+/// Sets `$sk` to the `struct sock` behind descriptor `fd` of the current task (its file
+/// table, `file->private_data` a `struct socket`).
+fn sock_of_fd(fd: &str) -> String {
+    format!(
+        "$f = (struct file *)*(uint64 *)((uint64)curtask->files->fdt->fd + 8 * (uint64)({fd}));\n  \
+         $sk = ((struct socket *)$f->private_data)->sk;"
+    )
 }
 
 /// The process tree and its sockets.
@@ -79,14 +88,14 @@ fn tree() -> String {
         "sock %llu %d %llu %u",
         "nsecs, pid, (uint64)$sk, $sk->sk_protocol",
     );
+    let sk = sock_of_fd("args->ret");
     format!(
         r#"tracepoint:sched:sched_process_fork /@pids[pid] || tid == $4/ {{ @pids[args->child_pid] = 1; {fork} }}
 tracepoint:syscalls:sys_enter_getsid /pid == $1/ {{ printf("mark %d\n", cpu); }}
 tracepoint:sched:sched_process_exec /@pids[pid]/ {{ {exec} }}
 tracepoint:sched:sched_process_exit /@pids[pid] && args->group_dead/ {{ {exit} }}
 tracepoint:syscalls:sys_exit_socket,tracepoint:syscalls:sys_exit_accept,tracepoint:syscalls:sys_exit_accept4 /@pids[pid] && args->ret >= 0/ {{
-  $f = (struct file *)*(uint64 *)((uint64)curtask->files->fdt->fd + 8 * (uint64)args->ret);
-  $sk = ((struct socket *)$f->private_data)->sk;
+  {sk}
   if ($sk != 0) {{ @socks[(uint64)$sk] = 1; {sock} }}
 }}
 tracepoint:kmem:kmem_cache_free /@socks[(uint64)args->ptr]/ {{
@@ -170,52 +179,75 @@ fn send(allocs: bool) -> String {
 
 /// sendmsg and recvmsg's byte counts, by socket.
 fn syscall_bytes() -> String {
-    let sent = emit(
-        "sent %llu %d %llu %d",
-        "nsecs, tid, (uint64)args->sk, args->ret",
-    );
-    let read = emit(
-        "read %llu %d %llu %d",
-        "nsecs, tid, (uint64)args->sk, args->ret",
-    );
+    let bytes = |kind: &str| {
+        emit(
+            &format!("{kind} %llu %d %llu %d %u"),
+            "nsecs, tid, (uint64)args->sk, args->ret, cpu",
+        )
+    };
+    let (sent, read) = (bytes("sent"), bytes("read"));
+    // A read of 0 bytes is a UDP datagram of none (TCP's end of stream is left out): each
+    // UDP read takes one datagram.
     format!(
         "tracepoint:sock:sock_send_length /@socks[(uint64)args->sk] && args->ret > 0/ {{ {sent} }}\n\
-         tracepoint:sock:sock_recv_length /@socks[(uint64)args->sk] && args->ret > 0 && (args->flags & 2) == 0/ {{ {read} }}\n"
+         tracepoint:sock:sock_recv_length /@socks[(uint64)args->sk] && (args->flags & 2) == 0 && \
+         (args->ret > 0 || (args->ret == 0 && ((struct sock *)args->sk)->sk_protocol == 17))/ {{ {read} }}\n"
     )
 }
 
-/// Each skb handed up (ours already, or by its IPv4 destination port before demux), and
-/// each copy recvmsg makes (by `skb->sk`; UDP leaves it unset on its receive queue, so an
-/// skb already the program's that one of its tasks copies counts too, its socket named by
-/// that thread's next `sock_recv_length`).
+/// Each skb handed up (ours already, or by its IPv4 destination port before demux), with
+/// its destination port when it is UDP (the socket bound there reads it: the UDP sockets'
+/// ports are the program's from bind(2)); and each copy recvmsg makes (by `skb->sk`; UDP
+/// leaves it unset on its receive queue, so an skb already the program's that one of its
+/// tasks copies counts too, its socket named by that thread's next `sock_recv_length`).
+/// UDP copies a linear datagram with `copy_linear_skb`, which fires no tracepoint: those
+/// copies are inferred from the reads ([`super::lines`]).
 fn receive() -> String {
     let rx = emit(
-        "up %llu %u %llu %u %u %s",
-        "nsecs, cpu, (uint64)$skb, $skb->len, $port, probe",
+        "up %llu %u %llu %u %u %u %u %s",
+        "nsecs, cpu, (uint64)$skb, $skb->len, $skb->alloc_cpu, $proto, $port, probe",
     );
     let copy = emit(
         "copy %llu %u %llu %llu %d %u %d",
         "nsecs, cpu, (uint64)$skb, $own, args->len, $skb->alloc_cpu, tid",
     );
+    let bound = emit(
+        "bind %llu %llu %u",
+        "nsecs, (uint64)$sk, $sk->__sk_common.skc_num",
+    );
+    let sk = sock_of_fd("@bfd[tid] - 1");
     format!(
-        r#"tracepoint:net:netif_receive_skb,tracepoint:net:napi_gro_receive_entry {{
+        r#"tracepoint:syscalls:sys_enter_bind /@pids[pid]/ {{ @bfd[tid] = (uint64)args->fd + 1; }}
+tracepoint:syscalls:sys_exit_bind /@bfd[tid]/ {{
+  {sk}
+  delete(@bfd[tid]);
+  if (args->ret == 0 && @socks[(uint64)$sk] && $sk->sk_protocol == 17) {{
+    $key = 17 << 16 | $sk->__sk_common.skc_num;
+    @ports[$key] = 1;
+    @sport[(uint64)$sk] = $key;
+    {bound}
+  }}
+}}
+tracepoint:net:netif_receive_skb,tracepoint:net:napi_gro_receive_entry {{
   $skb = (struct sk_buff *)args->skbaddr;
   $ours = @ours[(uint64)$skb];
+  $proto = (uint64)0;
   $port = (uint64)0;
-  if (!$ours) {{
-    $ip = $skb->data;
-    $v = *(uint8 *)$ip;
-    if (($v >> 4) == 4) {{
-      $proto = *(uint8 *)($ip + 9);
-      $dp = *(uint16 *)($ip + ($v & 0xf) * 4 + 2);
-      $dport = (($dp & 0xff) << 8) | ($dp >> 8);
-      if (($proto == 6 || $proto == 17) && @ports[$proto << 16 | $dport]) {{ @ours[(uint64)$skb] = 1; $ours = 1; $port = $dport; }}
-    }}
+  $ip = $skb->data;
+  $v = *(uint8 *)$ip;
+  if (($v >> 4) == 4) {{
+    $p = *(uint8 *)($ip + 9);
+    $proto = (uint64)$p;
+    $dp = *(uint16 *)($ip + ($v & 0xf) * 4 + 2);
+    $dport = (($dp & 0xff) << 8) | ($dp >> 8);
+    if (!$ours && ($p == 6 || $p == 17) && @ports[$p << 16 | $dport]) {{ @ours[(uint64)$skb] = 1; $ours = 1; $port = $dport; }}
+    if ($p == 17) {{ $port = $dport; }}
   }}
   if ($ours) {{ {rx} }}
 }}
 tracepoint:net:napi_gro_frags_entry /@ours[(uint64)args->skbaddr]/ {{
   $skb = (struct sk_buff *)args->skbaddr;
+  $proto = (uint64)0;
   $port = (uint64)0;
   {rx}
 }}
