@@ -420,7 +420,7 @@ impl Builder {
         let (source, site) = match l.kind {
             "free" => {
                 let how = l.rest.get(2)?;
-                let group = if how.starts_with("kmem") {
+                let group = if how.starts_with("kmem") || *how == "kfree" {
                     "kmem"
                 } else {
                     "skb"
@@ -535,7 +535,8 @@ mod tests {
     }
 
     /// Three datagrams from socket 0 to socket 1 (bound to 7000), the second dropped: each
-    /// read takes the oldest still queued, its bytes inferred as copied from it.
+    /// read takes the oldest still queued (freed in the read or not), its bytes inferred as
+    /// copied from it.
     #[test]
     fn each_udp_read_takes_the_oldest_datagram_queued_on_its_socket() {
         let mut lines = vec![
@@ -553,6 +554,8 @@ mod tests {
             ));
         }
         lines.push("free 22 0 6000 kfree_skb __udp_enqueue_schedule_skb".into());
+        // The first read's datagram ends as its head is freed in the read.
+        lines.push("free 39 1 5000 kfree skb_release_data".into());
         lines.push("read 40 12 200 1 1".into());
         lines.push("read 41 12 200 1 1".into());
         let c = read(&lines, 10, empty()).unwrap();
@@ -565,5 +568,7 @@ mod tests {
         assert_eq!(read_by(2).0, Some(1));
         assert_eq!(read_by(2).1.map(|c| c.bytes), Some(1));
         assert_eq!(c.sockets[1].local_port, Some(7000));
+        let free = c.skbs[0].free.as_ref().unwrap();
+        assert_eq!((free.cpu, &free.source), (1, &Source::seen("kmem:kfree")));
     }
 }

@@ -112,7 +112,12 @@ pub const NEEDS: &[Need] = &[
     },
     Need {
         name: "frees",
-        tracepoints: &["skb/consume_skb", "skb/kfree_skb", "kmem/kmem_cache_alloc"],
+        tracepoints: &[
+            "skb/consume_skb",
+            "skb/kfree_skb",
+            "kmem/kmem_cache_alloc",
+            "kmem/kfree",
+        ],
         fields: &[],
         optional: true,
     },

@@ -66,7 +66,7 @@ pub fn script(parts: &[Part]) -> String {
     }
     s += "END { printf(\"over %d\\n\", @over); clear(@over); clear(@n); clear(@pids); \
           clear(@socks); clear(@bfd); clear(@msk); clear(@ports); clear(@sport); clear(@ours); clear(@pair); \
-          clear(@acpu); clear(@asite); clear(@pg); }\n";
+          clear(@acpu); clear(@asite); clear(@head); clear(@pg); }\n";
     s + END_PROBE
 }
 
@@ -121,7 +121,10 @@ fn send(allocs: bool) -> String {
             "alloc %llu %llu %u %s",
             "nsecs, (uint64)$skb, @acpu[$a] - 1, ksym(@asite[$a])",
         );
-        format!("if (@acpu[$a]) {{ {line} }}")
+        // A UDP datagram's head, whose free ends it (see `free_probes`).
+        format!(
+            "if (@acpu[$a]) {{ {line} }}\n    if ($udp) {{ @head[(uint64)$skb->head] = (uint64)$skb; }}"
+        )
     } else {
         String::new()
     };
@@ -262,7 +265,11 @@ tracepoint:skb:skb_copy_datagram_iovec {{
 }
 
 /// Every free of an skb of ours, with its CPU and call site; allocations in the tree's
-/// tasks, kept until the skb they made shows whose it is.
+/// tasks, kept until the skb they made shows whose it is. A UDP datagram read on the CPU
+/// that allocated it goes into that CPU's skb cache (`skb_consume_udp` →
+/// `skb_attempt_defer_free` → `kfree_skb_napi_cache`, v6.18), which fires no skb
+/// tracepoint: its end is the free of its head (`skb_release_data`), at `kmem:kfree` or
+/// `kmem:kmem_cache_free`. After it the cache may hand its address to another's skb.
 fn free_probes() -> String {
     let free = |how: &str, site: &str| {
         emit(
@@ -278,6 +285,16 @@ fn free_probes() -> String {
         "nsecs, cpu, $c, ksym(args->call_site)",
     );
     let stale = emit("stale %llu %llu", "nsecs, (uint64)args->ptr");
+    let heads: String = ["kfree", "kmem_cache_free"]
+        .iter()
+        .map(|how| {
+            let line = free(how, "args->call_site");
+            format!(
+                "tracepoint:kmem:{how} /@head[(uint64)args->ptr]/ {{\n  $p = @head[(uint64)args->ptr];\n  \
+                 if (@ours[$p]) {{ {line} delete(@ours[$p]); }}\n  delete(@head[(uint64)args->ptr]);\n}}\n"
+            )
+        })
+        .collect();
     format!(
         r#"tracepoint:skb:consume_skb /@ours[(uint64)args->skbaddr]/ {{ $p = (uint64)args->skbaddr; {consume} delete(@ours[$p]); }}
 tracepoint:skb:kfree_skb /@ours[(uint64)args->skbaddr]/ {{ $p = (uint64)args->skbaddr; {kfree} delete(@ours[$p]); }}
@@ -289,7 +306,7 @@ tracepoint:kmem:kmem_cache_free /@pair[(uint64)args->ptr]/ {{
 }}
 tracepoint:kmem:kmem_cache_free /@acpu[(uint64)args->ptr]/ {{ delete(@acpu[(uint64)args->ptr]); delete(@asite[(uint64)args->ptr]); }}
 tracepoint:kmem:kmem_cache_alloc /@ours[(uint64)args->ptr]/ {{ {stale} delete(@ours[(uint64)args->ptr]); }}
-"#
+{heads}"#
     )
 }
 
