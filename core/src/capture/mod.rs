@@ -514,5 +514,13 @@ mod tests {
         assert!(l[0].fact.starts_with("1 of 1 TCP skbs"), "{}", l[0].fact);
         assert!(l[2].fact.starts_with("1 of 1 read skbs"), "{}", l[2].fact);
         assert_eq!(l[3].fact, "no MPTCP socket in this traffic");
+        assert!(matches!(l[2].source, Source::Seen(_)));
+        // A copy inferred (a linear UDP datagram's) makes seed 002's fact inferred.
+        let mut udp = c.clone();
+        udp.skbs[0].copied.as_mut().unwrap().source = Source::Inferred("its read".into());
+        assert!(matches!(
+            summary::lessons(&udp)[2].source,
+            Source::Inferred(_)
+        ));
     }
 }
