@@ -8,7 +8,8 @@
 //! tree's processes got it from socket(2) or accept(2) (its `struct sock` read through the
 //! task's file table at `sys_exit_*`); an skb is the program's when `skb->sk` is one of
 //! those sockets (an MPTCP subflow's when its `mptcp_subflow_context->conn` is), or, before
-//! demux, when its IPv4 destination port is a port one of them sent from. A socket freed
+//! demux, when its IPv4 destination port is a port one of them sent from (or, for UDP, was
+//! bound to: bind(2), whose descriptor is read as socket(2)'s). A socket freed
 //! (`kmem:kmem_cache_free` of its `struct sock`) is forgotten, with its port: its memory
 //! and its port may be another program's next. Every line starts
 //! with its kind and `nsecs` (lines reach bpftrace per CPU, out of order).
