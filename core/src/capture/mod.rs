@@ -173,7 +173,8 @@ pub struct Socket {
 pub struct Skb {
     pub id: u32,
     /// The socket that sent it (`skb->sk` at the device), and the one that received it
-    /// (`skb->sk` when recvmsg copied it, or the destination port before demux).
+    /// (`skb->sk` when recvmsg copied it, or the destination port before demux; for a UDP
+    /// datagram, the socket bound to its destination port, whose read took it).
     pub tx_socket: Option<u32>,
     pub rx_socket: Option<u32>,
     pub alloc: Option<At>,
@@ -248,7 +249,8 @@ pub struct Rx {
     pub source: Source,
 }
 
-/// What recvmsg copied out of an skb (`skb:skb_copy_datagram_iovec`), and the CPU that
+/// What recvmsg copied out of an skb (`skb:skb_copy_datagram_iovec`; a linear UDP
+/// datagram's copy fires none, and is inferred from its socket's read), and the CPU that
 /// allocated it (`skb->alloc_cpu` through BTF).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -293,6 +295,13 @@ pub struct Missed {
     /// `group:name`, or `unattributed` when the probes could not be told apart.
     pub tracepoint: String,
     pub events: u64,
+}
+
+impl std::fmt::Display for Missed {
+    /// `group:name ×N`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ×{}", self.tracepoint, self.events)
+    }
 }
 
 impl Lost {
@@ -505,5 +514,13 @@ mod tests {
         assert!(l[0].fact.starts_with("1 of 1 TCP skbs"), "{}", l[0].fact);
         assert!(l[2].fact.starts_with("1 of 1 read skbs"), "{}", l[2].fact);
         assert_eq!(l[3].fact, "no MPTCP socket in this traffic");
+        assert!(matches!(l[2].source, Source::Seen(_)));
+        // A copy inferred (a linear UDP datagram's) makes seed 002's fact inferred.
+        let mut udp = c.clone();
+        udp.skbs[0].copied.as_mut().unwrap().source = Source::Inferred("its read".into());
+        assert!(matches!(
+            summary::lessons(&udp)[2].source,
+            Source::Inferred(_)
+        ));
     }
 }

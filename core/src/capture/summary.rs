@@ -193,13 +193,24 @@ fn freed_where_allocated(c: &Capture, lesson: MakeLesson) -> Lesson {
         freed.len(),
         read.len() - freed.len()
     );
-    lesson(
-        "002",
-        fact,
+    let seen = |s: &&Skb| {
+        matches!(
+            s.copied.as_ref().map(|cp| &cp.source),
+            Some(Source::Seen(_))
+        )
+    };
+    let source = if read.iter().all(seen) {
         Source::Seen(
             "skb:skb_copy_datagram_iovec (skb->alloc_cpu) and the free's tracepoint".into(),
-        ),
-    )
+        )
+    } else {
+        Source::Inferred(
+            "the datagram each UDP read took (a linear one's copy fires no tracepoint), its \
+             skb->alloc_cpu where it was handed up, and the free's tracepoint"
+                .into(),
+        )
+    };
+    lesson("002", fact, source)
 }
 
 /// Seed 003: MPTCP mapping sizes beside the largest skb its subflows sent.

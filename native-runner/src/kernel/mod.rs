@@ -7,7 +7,8 @@
 //!
 //! One concern per module: [`run`] (the [`run::KernelRun`] trait each mechanism's run
 //! implements: plan, probes, one run, the kernel's side; [`run::compare`] drives any of them
-//! beside the model), [`probe`] (namespaces, tracefs, the bpftrace child), [`peer`]
+//! beside the model), [`probe`] (namespaces, tracefs, the bpftrace child), [`skipped`] (the
+//! firings the kernel skipped, read from bpftrace's programs), [`peer`]
 //! (the runner's TCP endpoint, `net::tcp`, as the peer on the TAP: its window closed for seed
 //! 000, the model's skbs written for 001 and 002), [`send`] (seed 000: the writes, the
 //! tracepoint lines, the model's queue), [`mptcp`] (seed 003: MPTCP over lo, the DSS
@@ -26,6 +27,7 @@ pub(crate) mod probe;
 pub(crate) mod run;
 mod rx;
 mod send;
+pub(crate) mod skipped;
 pub mod verdict;
 
 use crate::cli::read_scenario;

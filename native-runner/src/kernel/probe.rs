@@ -5,7 +5,9 @@
 //! group). bpftrace is killed on every path: [`Tracer`] kills and reaps it when dropped, and the
 //! kernel kills it if the runner itself dies (PR_SET_PDEATHSIG).
 
+use super::skipped;
 use super::verdict::{too_slow, Inconclusive, RunError};
+use skblab_core::capture::Missed;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -149,6 +151,10 @@ pub struct Tracer {
     /// Lines printed while the probes came up, before any write: another sender's events
     /// (the MPTCP probe sees every connection), kept for the caller to judge.
     early: Vec<String>,
+    /// The script's attach points, in the order bpftrace loads their programs.
+    points: Vec<String>,
+    /// Each program's skipped firings ([`skipped::misses`]) when the probes became live.
+    misses_live: Vec<u64>,
 }
 
 impl Tracer {
@@ -203,6 +209,8 @@ impl Tracer {
             child,
             lines,
             early: Vec::new(),
+            points: skipped::tracepoints_in(script),
+            misses_live: Vec::new(),
         };
         let deadline = Instant::now() + ATTACH_TIMEOUT;
         loop {
@@ -214,6 +222,7 @@ impl Tracer {
             }
         }
         t.wait_ready(deadline)?;
+        t.misses_live = skipped::misses(t.child.id());
         Ok(t)
     }
 
@@ -296,8 +305,12 @@ impl Tracer {
     /// Fires the end probe and collects every `printf` line bpftrace prints until it exits.
     /// Its lines come from per-CPU buffers, so lines from another CPU may follow `end`:
     /// reading on to the end of its output loses none (callers order lines by timestamp).
-    /// Lost events make the run untrusted.
+    /// Lost events make the run untrusted, and so do firings the kernel skipped since the
+    /// probes became live ([`Tracer::skipped`]).
     pub fn finish(self) -> Result<Vec<String>, RunError> {
+        if let Some(why) = skipped::untrusted(&self.skipped()) {
+            return Err(why.into());
+        }
         let (lines, lost) = self.finish_lossy()?;
         match lost.into_iter().next() {
             None => Ok(lines),
@@ -308,17 +321,12 @@ impl Tracer {
         }
     }
 
-    /// Each tracepoint program's skipped firings (`recursion_misses`: the kernel runs one BPF
-    /// program per CPU at a time and skips a tracepoint's programs while another runs), in
-    /// the order bpftrace loaded them, which is the order of the script's attach points.
-    /// Read from bpftrace's descriptors (`/proc/PID/fdinfo`), which it holds while attached.
-    pub fn misses(&self) -> Vec<u64> {
-        let dir = format!("/proc/{}/fdinfo", self.child.id());
-        let mut progs: Vec<(u64, u64)> = (std::fs::read_dir(dir).into_iter().flatten().flatten())
-            .filter_map(|e| tracepoint_prog(&std::fs::read_to_string(e.path()).ok()?))
-            .collect();
-        progs.sort_unstable();
-        progs.into_iter().map(|(_, misses)| misses).collect()
+    /// Each tracepoint's firings the kernel skipped since the probes became live (another
+    /// BPF program was running on that CPU, [`skipped`]): skbs or pages the probes may
+    /// never have seen. Read while bpftrace is attached, before [`Tracer::finish_lossy`].
+    pub fn skipped(&self) -> Vec<Missed> {
+        let now = skipped::misses(self.child.id());
+        skipped::since(&self.points, &self.misses_live, &now)
     }
 
     /// As [`Tracer::finish`], keeping what bpftrace says it lost beside the lines.
@@ -366,33 +374,5 @@ impl Drop for Tracer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// A BPF program's descriptor info: its id and `recursion_misses`, if it is a tracepoint
-/// program (`prog_type` 5, BPF_PROG_TYPE_TRACEPOINT in include/uapi/linux/bpf.h).
-fn tracepoint_prog(fdinfo: &str) -> Option<(u64, u64)> {
-    let field = |name: &str| {
-        (fdinfo.lines())
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-            .and_then(|v| v.trim().parse::<u64>().ok())
-    };
-    (field("prog_type")? == 5).then_some(())?;
-    Some((field("prog_id")?, field("recursion_misses")?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::tracepoint_prog;
-
-    #[test]
-    fn a_tracepoint_programs_misses_are_read_from_its_fdinfo() {
-        let info = "pos:\t0\nflags:\t02000002\nprog_type:\t5\nprog_jited:\t1\n\
-                    prog_id:\t28476\nrun_cnt:\t0\nrecursion_misses:\t13\n";
-        assert_eq!(tracepoint_prog(info), Some((28476, 13)));
-        // A map's descriptor, and another kind of program.
-        assert_eq!(tracepoint_prog("map_type:\t1\nmap_id:\t4\n"), None);
-        let kprobe = info.replace("prog_type:\t5", "prog_type:\t2");
-        assert_eq!(tracepoint_prog(&kprobe), None);
     }
 }

@@ -5,7 +5,7 @@
 use skblab_core::capture::{
     At, Capture, Copied, Frag, Lost, Page, PageOrder, Process, Proto, Rx, Skb, Socket, Source, Xmit,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// One line: its kind, its time, and the rest.
 struct Line<'a> {
@@ -42,11 +42,17 @@ struct Builder {
     /// skbs a thread's recvmsg copied from with no `skb->sk`, until its byte count names the
     /// socket.
     copies: HashMap<u64, Vec<usize>>,
+    /// Datagrams handed up to each UDP socket (by id) and not yet read, oldest first, with
+    /// the CPU that allocated each.
+    queued: HashMap<u32, VecDeque<(usize, u32)>>,
     /// Size goals and mappings a thread's sendmsg made, until its byte count names the socket.
     pending: HashMap<u64, (Vec<u64>, Vec<u64>)>,
     lost: Lost,
     max_skbs: usize,
 }
+
+/// IPPROTO_UDP (include/uapi/linux/in.h).
+const IPPROTO_UDP: u64 = 17;
 
 /// The error for a line that is not what the script prints.
 fn bad(l: &str) -> String {
@@ -129,8 +135,12 @@ impl Builder {
                 let e = self.pending.entry(n(0)?).or_default();
                 if l.kind == "goal" { &mut e.0 } else { &mut e.1 }.push(n(1)?);
             }
-            "sent" | "read" => self.bytes(l.kind == "sent", n(0)?, n(1)?, n(2)?),
-            "up" => self.rx(n(0)? as u32, n(1)?, n(2)?, n(3)? as u16, text(4)?),
+            "sent" | "read" => {
+                let r: Vec<u64> = (0..4).map(n).collect::<Option<_>>()?;
+                self.bytes(l.kind == "sent", &r);
+            }
+            "bind" => self.bind(n(0)?, n(1)? as u16),
+            "up" => self.rx(&(0..6).map(n).collect::<Option<Vec<_>>>()?, text(6)?),
             "copy" => self.copy(&(0..6).map(n).collect::<Option<Vec<_>>>()?),
             "free" | "pairfree" => self.free(l, n(0)? as u32, n(1)?)?,
             "stale" => {
@@ -283,9 +293,10 @@ impl Builder {
         }
     }
 
-    /// `sent|read tid sk bytes`: one syscall's bytes on a socket; a send's pending size goals
-    /// and mappings are its.
-    fn bytes(&mut self, sent: bool, tid: u64, sk: u64, n: u64) {
+    /// `sent|read tid sk bytes cpu`: one syscall's bytes on a socket; a send's pending size
+    /// goals and mappings are its, a UDP read's datagram is the oldest queued on its socket.
+    fn bytes(&mut self, sent: bool, r: &[u64]) {
+        let (tid, sk, n) = (r[0], r[1], r[2]);
         let (goals, maps) = self.pending.remove(&tid).unwrap_or_default();
         let copies = self.copies.remove(&tid).unwrap_or_default();
         let Some(&id) = self.socket_of.get(&sk) else {
@@ -293,6 +304,9 @@ impl Builder {
         };
         for i in copies {
             self.skbs[i].rx_socket = self.skbs[i].rx_socket.or(Some(id));
+        }
+        if !sent && self.sockets[id as usize].proto == Proto::Udp {
+            self.datagram_read(id, n, r[3] as u32);
         }
         let s = &mut self.sockets[id as usize];
         if sent {
@@ -310,22 +324,72 @@ impl Builder {
         }
     }
 
-    /// `up cpu skb len port probe`: handed up; the first sighting counts.
-    /// `port`: the destination port that made it the program's before demux (0: it was
-    /// already), whose socket is its receiver until recvmsg says otherwise.
-    fn rx(&mut self, cpu: u32, addr: u64, len: u64, port: u16, probe: String) {
+    /// A UDP recvmsg on socket `id` returned `n` bytes on `cpu`: it took the oldest datagram
+    /// on the socket's queue (`__skb_recv_udp`, which dequeues in arrival order; one datagram
+    /// a call) and copied them out of it. A datagram freed as dropped (`kfree_skb`) before
+    /// was never read. Seen when the copy fired `skb_copy_datagram_iovec`; a linear one's
+    /// (`copy_linear_skb`, include/net/udp.h, v4.16 and v6.12) fires nothing, and is inferred.
+    fn datagram_read(&mut self, id: u32, n: u64, cpu: u32) {
+        let queue = self.queued.entry(id).or_default();
+        let dropped = |s: &Skb| {
+            s.free
+                .as_ref()
+                .is_some_and(|f| f.source == Source::seen("skb:kfree_skb"))
+        };
+        while let Some((i, alloc_cpu)) = queue.pop_front() {
+            let skb = &mut self.skbs[i];
+            if dropped(skb) {
+                continue;
+            }
+            skb.rx_socket = Some(id);
+            skb.copied.get_or_insert(Copied {
+                bytes: n,
+                copies: 1,
+                cpu,
+                alloc_cpu,
+                source: Source::Inferred(
+                    "a UDP read takes the oldest datagram queued on its socket; a linear \
+                     one's copy (copy_linear_skb) fires no tracepoint"
+                        .into(),
+                ),
+            });
+            return;
+        }
+    }
+
+    /// `bind sk port`: a UDP socket of the program's bound to `port`.
+    fn bind(&mut self, sk: u64, port: u16) {
+        if let Some(&id) = self.socket_of.get(&sk) {
+            self.sockets[id as usize].local_port = Some(port);
+        }
+    }
+
+    /// `up cpu skb len alloc_cpu proto port probe`: handed up; the first sighting counts.
+    /// `port`: the destination port of a UDP datagram, whose socket reads it, or the one
+    /// that made an skb the program's before demux, whose socket is its receiver until
+    /// recvmsg says otherwise (0: neither).
+    fn rx(&mut self, r: &[u64], probe: String) {
+        let (cpu, addr, len, alloc_cpu, port) = (r[0] as u32, r[1], r[2], r[3] as u32, r[5]);
+        let udp = r[4] == IPPROTO_UDP;
         let by_port = (self.sockets.iter().rev())
-            .find(|s| port != 0 && s.local_port == Some(port))
+            .find(|s| {
+                port != 0 && s.local_port == Some(port as u16) && (s.proto == Proto::Udp) == udp
+            })
             .map(|s| s.id);
         let Some(skb) = self.skb(addr) else { return };
         skb.rx_socket = skb.rx_socket.or(by_port);
-        if skb.rx.is_none() {
-            let tracepoint = probe.strip_prefix("tracepoint:").unwrap_or(&probe);
-            skb.rx = Some(Rx {
-                cpu,
-                len,
-                source: Source::seen(tracepoint),
-            });
+        if skb.rx.is_some() {
+            return;
+        }
+        let tracepoint = probe.strip_prefix("tracepoint:").unwrap_or(&probe);
+        skb.rx = Some(Rx {
+            cpu,
+            len,
+            source: Source::seen(tracepoint),
+        });
+        if let Some(id) = by_port.filter(|_| udp) {
+            let i = skb.id as usize;
+            self.queued.entry(id).or_default().push_back((i, alloc_cpu));
         }
     }
 
@@ -356,7 +420,7 @@ impl Builder {
         let (source, site) = match l.kind {
             "free" => {
                 let how = l.rest.get(2)?;
-                let group = if how.starts_with("kmem") {
+                let group = if how.starts_with("kmem") || *how == "kfree" {
                     "kmem"
                 } else {
                     "skb"
@@ -421,9 +485,9 @@ mod tests {
                 "alloc 5 5000 0 __alloc_skb",
                 "dev 6 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1",
                 "frag 7 5000 777 0 1448 3 2",
-                "up 8 0 5000 1514 0 tracepoint:net:netif_receive_skb",
-                "sent 7 10 100 1448",
-                "read 10 11 200 1448",
+                "up 8 0 5000 1514 0 6 0 tracepoint:net:netif_receive_skb",
+                "sent 7 10 100 1448 0",
+                "read 10 11 200 1448 1",
                 "pairfree 11 1 5000 tcp_clean_rtx_queue",
                 "over 3",
             ],
@@ -468,5 +532,43 @@ mod tests {
         );
         assert_eq!(c.lost.skbs, 1);
         assert!(read(&["nonsense".to_string()], 1, empty()).is_err());
+    }
+
+    /// Three datagrams from socket 0 to socket 1 (bound to 7000), the second dropped: each
+    /// read takes the oldest still queued (freed in the read or not), its bytes inferred as
+    /// copied from it.
+    #[test]
+    fn each_udp_read_takes_the_oldest_datagram_queued_on_its_socket() {
+        let mut lines = vec![
+            "sock 1 10 100 17".to_string(),
+            "sock 2 10 200 17".to_string(),
+            "bind 3 200 7000".to_string(),
+        ];
+        for (t, skb) in [(10, 5000), (20, 6000), (30, 7000)] {
+            lines.push(format!(
+                "dev {t} 0 {skb} 100 29 0 28 800 0 1 0 40000 7000 0"
+            ));
+            lines.push(format!(
+                "up {} 0 {skb} 29 0 17 7000 tracepoint:net:netif_receive_skb",
+                t + 1
+            ));
+        }
+        lines.push("free 22 0 6000 kfree_skb __udp_enqueue_schedule_skb".into());
+        // The first read's datagram ends as its head is freed in the read.
+        lines.push("free 39 1 5000 kfree skb_release_data".into());
+        lines.push("read 40 12 200 1 1".into());
+        lines.push("read 41 12 200 1 1".into());
+        let c = read(&lines, 10, empty()).unwrap();
+        let read_by = |i: usize| (c.skbs[i].rx_socket, c.skbs[i].copied.as_ref());
+        let (socket, copied) = read_by(0);
+        let copied = copied.unwrap();
+        assert_eq!((socket, copied.bytes, copied.cpu), (Some(1), 1, 1));
+        assert!(matches!(copied.source, Source::Inferred(_)));
+        assert!(read_by(1).1.is_none(), "a dropped datagram was read");
+        assert_eq!(read_by(2).0, Some(1));
+        assert_eq!(read_by(2).1.map(|c| c.bytes), Some(1));
+        assert_eq!(c.sockets[1].local_port, Some(7000));
+        let free = c.skbs[0].free.as_ref().unwrap();
+        assert_eq!((free.cpu, &free.source), (1, &Source::seen("kmem:kfree")));
     }
 }

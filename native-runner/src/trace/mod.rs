@@ -184,7 +184,7 @@ impl KernelRun for Trace {
         let cpus = cpus();
         flush_deferred_frees(cpus);
         drain(&mut tracer, cpus);
-        let missed = script::missed(&script, &tracer.misses());
+        let missed = tracer.skipped();
         let (lines, lost) = tracer.finish_lossy()?;
         let dropped: u64 = lost.iter().filter_map(|d| d["events"].as_u64()).sum();
         let c = Capture {

@@ -74,7 +74,7 @@ pub const NEEDS: &[Need] = &[
     Need {
         name: "syscall bytes",
         tracepoints: &["sock/sock_send_length", "sock/sock_recv_length"],
-        fields: &[],
+        fields: &[("sock", "sk_protocol")],
         optional: true,
     },
     Need {
@@ -100,13 +100,24 @@ pub const NEEDS: &[Need] = &[
             "net/napi_gro_receive_entry",
             "net/napi_gro_frags_entry",
             "skb/skb_copy_datagram_iovec",
+            "syscalls/sys_enter_bind",
+            "syscalls/sys_exit_bind",
         ],
-        fields: &[("sk_buff", "alloc_cpu")],
+        fields: &[
+            ("sk_buff", "alloc_cpu"),
+            ("sock", "sk_protocol"),
+            ("sock", "__sk_common.skc_num"),
+        ],
         optional: true,
     },
     Need {
         name: "frees",
-        tracepoints: &["skb/consume_skb", "skb/kfree_skb", "kmem/kmem_cache_alloc"],
+        tracepoints: &[
+            "skb/consume_skb",
+            "skb/kfree_skb",
+            "kmem/kmem_cache_alloc",
+            "kmem/kfree",
+        ],
         fields: &[],
         optional: true,
     },

@@ -3,7 +3,7 @@
 //! whether its facts were seen (at which tracepoint) or inferred.
 
 use skblab_core::capture::summary::{self, Direction, SocketSummary};
-use skblab_core::capture::{Capture, Exit};
+use skblab_core::capture::{Capture, Exit, Missed};
 use std::collections::BTreeMap;
 
 /// `a×n` pairs: `1 frag ×3, 2 frags ×1`.
@@ -114,9 +114,7 @@ pub fn render(c: &Capture) -> String {
     }
     o += &format!("lost: {} events, {} skbs\n", c.lost.events, c.lost.skbs);
     if !c.lost.missed.is_empty() {
-        let each: Vec<String> = (c.lost.missed.iter())
-            .map(|m| format!("{} ×{}", m.tracepoint, m.events))
-            .collect();
+        let each: Vec<String> = c.lost.missed.iter().map(Missed::to_string).collect();
         o += &format!(
             "skipped by the kernel (another BPF program was running on that CPU; any program's \
              events, not only this one's): {}\n",

@@ -8,14 +8,15 @@
 //! tree's processes got it from socket(2) or accept(2) (its `struct sock` read through the
 //! task's file table at `sys_exit_*`); an skb is the program's when `skb->sk` is one of
 //! those sockets (an MPTCP subflow's when its `mptcp_subflow_context->conn` is), or, before
-//! demux, when its IPv4 destination port is a port one of them sent from. A socket freed
+//! demux, when its IPv4 destination port is a port one of them sent from (or, for UDP, was
+//! bound to: bind(2), whose descriptor is read as socket(2)'s). A socket freed
 //! (`kmem:kmem_cache_free` of its `struct sock`) is forgotten, with its port: its memory
 //! and its port may be another program's next. Every line starts
 //! with its kind and `nsecs` (lines reach bpftrace per CPU, out of order).
 
 use super::parts::has;
 use crate::kernel::probe::END_PROBE;
-use skblab_core::capture::{Missed, Part, UNATTRIBUTED};
+use skblab_core::capture::Part;
 
 /// The most frags read of one skb: MAX_SKB_FRAGS's default (include/linux/skbuff.h,
 /// CONFIG_MAX_SKB_FRAGS = 17); more are counted, not read.
@@ -65,49 +66,18 @@ pub fn script(parts: &[Part]) -> String {
         s += &pages();
     }
     s += "END { printf(\"over %d\\n\", @over); clear(@over); clear(@n); clear(@pids); \
-          clear(@socks); clear(@msk); clear(@ports); clear(@sport); clear(@ours); clear(@pair); \
-          clear(@acpu); clear(@asite); clear(@pg); }\n";
+          clear(@socks); clear(@bfd); clear(@msk); clear(@ports); clear(@sport); clear(@ours); clear(@pair); \
+          clear(@acpu); clear(@asite); clear(@head); clear(@pg); }\n";
     s + END_PROBE
 }
 
-/// The tracepoints `script` attaches to, in its order (a probe line starts with them, comma
-/// separated): the order bpftrace loads their programs in.
-pub fn tracepoints_in(script: &str) -> Vec<&str> {
-    (script.lines())
-        .filter(|l| l.starts_with("tracepoint:"))
-        .filter_map(|l| l.split([' ', '/', '{']).next())
-        .flat_map(|head| head.split(','))
-        .filter_map(|t| t.strip_prefix("tracepoint:"))
-        .collect()
-}
-
-/// Each tracepoint's skipped firings, from its program's ([`crate::kernel::probe::Tracer::misses`]),
-/// those with none left out; all under [`UNATTRIBUTED`] when the programs do not match the
-/// script's attach points one to one.
-pub fn missed(script: &str, misses: &[u64]) -> Vec<Missed> {
-    let points = tracepoints_in(script);
-    if points.len() != misses.len() {
-        let events = misses.iter().sum();
-        return (events > 0)
-            .then(|| Missed {
-                tracepoint: UNATTRIBUTED.into(),
-                events,
-            })
-            .into_iter()
-            .collect();
-    }
-    let mut out: Vec<Missed> = Vec::new();
-    for (t, &n) in points.into_iter().zip(misses).filter(|(_, &n)| n > 0) {
-        match out.iter_mut().find(|m| m.tracepoint == t) {
-            // A tracepoint with two probes: each program counts every skip.
-            Some(m) => m.events = m.events.max(n),
-            None => out.push(Missed {
-                tracepoint: t.into(),
-                events: n,
-            }),
-        }
-    }
-    out
+/// Sets `$sk` to the `struct sock` behind descriptor `fd` of the current task (its file
+/// table, `file->private_data` a `struct socket`).
+fn sock_of_fd(fd: &str) -> String {
+    format!(
+        "$f = (struct file *)*(uint64 *)((uint64)curtask->files->fdt->fd + 8 * (uint64)({fd}));\n  \
+         $sk = ((struct socket *)$f->private_data)->sk;"
+    )
 }
 
 /// The process tree and its sockets.
@@ -119,14 +89,14 @@ fn tree() -> String {
         "sock %llu %d %llu %u",
         "nsecs, pid, (uint64)$sk, $sk->sk_protocol",
     );
+    let sk = sock_of_fd("args->ret");
     format!(
         r#"tracepoint:sched:sched_process_fork /@pids[pid] || tid == $4/ {{ @pids[args->child_pid] = 1; {fork} }}
 tracepoint:syscalls:sys_enter_getsid /pid == $1/ {{ printf("mark %d\n", cpu); }}
 tracepoint:sched:sched_process_exec /@pids[pid]/ {{ {exec} }}
 tracepoint:sched:sched_process_exit /@pids[pid] && args->group_dead/ {{ {exit} }}
 tracepoint:syscalls:sys_exit_socket,tracepoint:syscalls:sys_exit_accept,tracepoint:syscalls:sys_exit_accept4 /@pids[pid] && args->ret >= 0/ {{
-  $f = (struct file *)*(uint64 *)((uint64)curtask->files->fdt->fd + 8 * (uint64)args->ret);
-  $sk = ((struct socket *)$f->private_data)->sk;
+  {sk}
   if ($sk != 0) {{ @socks[(uint64)$sk] = 1; {sock} }}
 }}
 tracepoint:kmem:kmem_cache_free /@socks[(uint64)args->ptr]/ {{
@@ -152,7 +122,10 @@ fn send(allocs: bool) -> String {
             "alloc %llu %llu %u %s",
             "nsecs, (uint64)$skb, @acpu[$a] - 1, ksym(@asite[$a])",
         );
-        format!("if (@acpu[$a]) {{ {line} }}")
+        // A UDP datagram's head, whose free ends it (see `free_probes`).
+        format!(
+            "if (@acpu[$a]) {{ {line} }}\n    if ($udp) {{ @head[(uint64)$skb->head] = (uint64)$skb; }}"
+        )
     } else {
         String::new()
     };
@@ -210,52 +183,75 @@ fn send(allocs: bool) -> String {
 
 /// sendmsg and recvmsg's byte counts, by socket.
 fn syscall_bytes() -> String {
-    let sent = emit(
-        "sent %llu %d %llu %d",
-        "nsecs, tid, (uint64)args->sk, args->ret",
-    );
-    let read = emit(
-        "read %llu %d %llu %d",
-        "nsecs, tid, (uint64)args->sk, args->ret",
-    );
+    let bytes = |kind: &str| {
+        emit(
+            &format!("{kind} %llu %d %llu %d %u"),
+            "nsecs, tid, (uint64)args->sk, args->ret, cpu",
+        )
+    };
+    let (sent, read) = (bytes("sent"), bytes("read"));
+    // A read of 0 bytes is a UDP datagram of none (TCP's end of stream is left out): each
+    // UDP read takes one datagram.
     format!(
         "tracepoint:sock:sock_send_length /@socks[(uint64)args->sk] && args->ret > 0/ {{ {sent} }}\n\
-         tracepoint:sock:sock_recv_length /@socks[(uint64)args->sk] && args->ret > 0 && (args->flags & 2) == 0/ {{ {read} }}\n"
+         tracepoint:sock:sock_recv_length /@socks[(uint64)args->sk] && (args->flags & 2) == 0 && \
+         (args->ret > 0 || (args->ret == 0 && ((struct sock *)args->sk)->sk_protocol == 17))/ {{ {read} }}\n"
     )
 }
 
-/// Each skb handed up (ours already, or by its IPv4 destination port before demux), and
-/// each copy recvmsg makes (by `skb->sk`; UDP leaves it unset on its receive queue, so an
-/// skb already the program's that one of its tasks copies counts too, its socket named by
-/// that thread's next `sock_recv_length`).
+/// Each skb handed up (ours already, or by its IPv4 destination port before demux), with
+/// its destination port when it is UDP (the socket bound there reads it: the UDP sockets'
+/// ports are the program's from bind(2)); and each copy recvmsg makes (by `skb->sk`; UDP
+/// leaves it unset on its receive queue, so an skb already the program's that one of its
+/// tasks copies counts too, its socket named by that thread's next `sock_recv_length`).
+/// UDP copies a linear datagram with `copy_linear_skb`, which fires no tracepoint: those
+/// copies are inferred from the reads ([`super::lines`]).
 fn receive() -> String {
     let rx = emit(
-        "up %llu %u %llu %u %u %s",
-        "nsecs, cpu, (uint64)$skb, $skb->len, $port, probe",
+        "up %llu %u %llu %u %u %u %u %s",
+        "nsecs, cpu, (uint64)$skb, $skb->len, $skb->alloc_cpu, $proto, $port, probe",
     );
     let copy = emit(
         "copy %llu %u %llu %llu %d %u %d",
         "nsecs, cpu, (uint64)$skb, $own, args->len, $skb->alloc_cpu, tid",
     );
+    let bound = emit(
+        "bind %llu %llu %u",
+        "nsecs, (uint64)$sk, $sk->__sk_common.skc_num",
+    );
+    let sk = sock_of_fd("@bfd[tid] - 1");
     format!(
-        r#"tracepoint:net:netif_receive_skb,tracepoint:net:napi_gro_receive_entry {{
+        r#"tracepoint:syscalls:sys_enter_bind /@pids[pid]/ {{ @bfd[tid] = (uint64)args->fd + 1; }}
+tracepoint:syscalls:sys_exit_bind /@bfd[tid]/ {{
+  {sk}
+  delete(@bfd[tid]);
+  if (args->ret == 0 && @socks[(uint64)$sk] && $sk->sk_protocol == 17) {{
+    $key = 17 << 16 | $sk->__sk_common.skc_num;
+    @ports[$key] = 1;
+    @sport[(uint64)$sk] = $key;
+    {bound}
+  }}
+}}
+tracepoint:net:netif_receive_skb,tracepoint:net:napi_gro_receive_entry {{
   $skb = (struct sk_buff *)args->skbaddr;
   $ours = @ours[(uint64)$skb];
+  $proto = (uint64)0;
   $port = (uint64)0;
-  if (!$ours) {{
-    $ip = $skb->data;
-    $v = *(uint8 *)$ip;
-    if (($v >> 4) == 4) {{
-      $proto = *(uint8 *)($ip + 9);
-      $dp = *(uint16 *)($ip + ($v & 0xf) * 4 + 2);
-      $dport = (($dp & 0xff) << 8) | ($dp >> 8);
-      if (($proto == 6 || $proto == 17) && @ports[$proto << 16 | $dport]) {{ @ours[(uint64)$skb] = 1; $ours = 1; $port = $dport; }}
-    }}
+  $ip = $skb->data;
+  $v = *(uint8 *)$ip;
+  if (($v >> 4) == 4) {{
+    $p = *(uint8 *)($ip + 9);
+    $proto = (uint64)$p;
+    $dp = *(uint16 *)($ip + ($v & 0xf) * 4 + 2);
+    $dport = (($dp & 0xff) << 8) | ($dp >> 8);
+    if (!$ours && ($p == 6 || $p == 17) && @ports[$p << 16 | $dport]) {{ @ours[(uint64)$skb] = 1; $ours = 1; $port = $dport; }}
+    if ($p == 17) {{ $port = $dport; }}
   }}
   if ($ours) {{ {rx} }}
 }}
 tracepoint:net:napi_gro_frags_entry /@ours[(uint64)args->skbaddr]/ {{
   $skb = (struct sk_buff *)args->skbaddr;
+  $proto = (uint64)0;
   $port = (uint64)0;
   {rx}
 }}
@@ -270,7 +266,11 @@ tracepoint:skb:skb_copy_datagram_iovec {{
 }
 
 /// Every free of an skb of ours, with its CPU and call site; allocations in the tree's
-/// tasks, kept until the skb they made shows whose it is.
+/// tasks, kept until the skb they made shows whose it is. A UDP datagram read on the CPU
+/// that allocated it goes into that CPU's skb cache (`skb_consume_udp` →
+/// `skb_attempt_defer_free` → `kfree_skb_napi_cache`, v6.18), which fires no skb
+/// tracepoint: its end is the free of its head (`skb_release_data`), at `kmem:kfree` or
+/// `kmem:kmem_cache_free`. After it the cache may hand its address to another's skb.
 fn free_probes() -> String {
     let free = |how: &str, site: &str| {
         emit(
@@ -286,6 +286,16 @@ fn free_probes() -> String {
         "nsecs, cpu, $c, ksym(args->call_site)",
     );
     let stale = emit("stale %llu %llu", "nsecs, (uint64)args->ptr");
+    let heads: String = ["kfree", "kmem_cache_free"]
+        .iter()
+        .map(|how| {
+            let line = free(how, "args->call_site");
+            format!(
+                "tracepoint:kmem:{how} /@head[(uint64)args->ptr]/ {{\n  $p = @head[(uint64)args->ptr];\n  \
+                 if (@ours[$p]) {{ {line} delete(@ours[$p]); }}\n  delete(@head[(uint64)args->ptr]);\n}}\n"
+            )
+        })
+        .collect();
     format!(
         r#"tracepoint:skb:consume_skb /@ours[(uint64)args->skbaddr]/ {{ $p = (uint64)args->skbaddr; {consume} delete(@ours[$p]); }}
 tracepoint:skb:kfree_skb /@ours[(uint64)args->skbaddr]/ {{ $p = (uint64)args->skbaddr; {kfree} delete(@ours[$p]); }}
@@ -297,7 +307,7 @@ tracepoint:kmem:kmem_cache_free /@pair[(uint64)args->ptr]/ {{
 }}
 tracepoint:kmem:kmem_cache_free /@acpu[(uint64)args->ptr]/ {{ delete(@acpu[(uint64)args->ptr]); delete(@asite[(uint64)args->ptr]); }}
 tracepoint:kmem:kmem_cache_alloc /@ours[(uint64)args->ptr]/ {{ {stale} delete(@ours[(uint64)args->ptr]); }}
-"#
+{heads}"#
     )
 }
 
@@ -314,38 +324,15 @@ fn pages() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::skipped::tracepoints_in;
 
-    /// The attach points in the order bpftrace loads their programs: one per tracepoint of a
-    /// comma list, BEGIN and END left out (they are no tracepoints).
+    /// Every probe of the script starts its line, so its skips are named by the right
+    /// attach point: the first the tree's, the last the end probe's.
     #[test]
-    fn the_attach_points_are_read_in_script_order() {
-        let s =
-            "BEGIN { }\ntracepoint:a:b /x/ { }\ntracepoint:c:d,tracepoint:e:f {\n  $x = 1;\n}\n\
-                 tracepoint:a:b { }\nEND { }\n";
-        assert_eq!(tracepoints_in(s), ["a:b", "c:d", "e:f", "a:b"]);
+    fn the_scripts_attach_points_are_read_in_order() {
         let all = script(&[]);
-        assert_eq!(tracepoints_in(&all)[0], "sched:sched_process_fork");
-        assert_eq!(
-            tracepoints_in(&all).last(),
-            Some(&"syscalls:sys_enter_getppid")
-        );
-    }
-
-    /// Skips named by tracepoint, a tracepoint with two probes counted once, and all of them
-    /// unattributed when the programs do not match the attach points.
-    #[test]
-    fn skips_are_named_by_tracepoint() {
-        let s = "tracepoint:k:free /a/ { }\ntracepoint:n:xmit { }\ntracepoint:k:free /b/ { }\n";
-        let m = missed(s, &[7, 0, 7]);
-        assert_eq!(
-            m,
-            [Missed {
-                tracepoint: "k:free".into(),
-                events: 7
-            }]
-        );
-        assert!(missed(s, &[0, 0, 0]).is_empty());
-        let m = missed(s, &[7, 2]);
-        assert_eq!((m[0].tracepoint.as_str(), m[0].events), (UNATTRIBUTED, 9));
+        let points = tracepoints_in(&all);
+        assert_eq!(points[0], "sched:sched_process_fork");
+        assert_eq!(points.last().unwrap(), "syscalls:sys_enter_getppid");
     }
 }
