@@ -243,6 +243,11 @@ impl Log<'_> {
         self.ev.emit(|| e);
     }
 
+    /// Whether events are recorded (work done only for the trace can be skipped otherwise).
+    pub fn is_on(&self) -> bool {
+        self.ev.is_on()
+    }
+
     /// Records the event `f` builds, which changes no state (tracing only).
     #[inline]
     pub fn note(&mut self, f: impl FnOnce() -> Event) {
