@@ -24,10 +24,12 @@ impl State {
         }
     }
 
-    /// Pages sit in id order; the newest (the one allocators fill) is tried first.
+    /// Pages sit in id order; the newest (the one allocators fill) and the oldest (the one
+    /// acknowledgements free) are tried first.
     pub(super) fn page_at(&self, id: PageId) -> Result<usize, String> {
-        match self.pages.back() {
-            Some(p) if p.id == id => Ok(self.pages.len() - 1),
+        match (self.pages.front(), self.pages.back()) {
+            (_, Some(p)) if p.id == id => Ok(self.pages.len() - 1),
+            (Some(p), _) if p.id == id => Ok(0),
             _ => (self.page_slot(id)).map_err(|_| format!("page {id} is not live")),
         }
     }
@@ -146,11 +148,24 @@ impl State {
         None
     }
 
+    /// The dfrag holding `data_seq`, else the empty one just carved there. Dfrags sit in
+    /// data-sequence order, one after another, so a binary search finds it: a run writes
+    /// through this on every copy and mapping, and may hold many dfrags. Copies go to the
+    /// last one and acknowledgements clear the first, so those two are tried first.
     pub(super) fn dfrag_at(&self, data_seq: u64) -> Result<usize, String> {
-        self.dfrags
-            .iter()
-            .position(|d| d.data_seq <= data_seq && data_seq < d.data_seq + d.data_len as u64)
-            .or_else(|| self.dfrags.iter().position(|d| d.data_seq == data_seq))
+        let end = |d: &Dfrag| d.data_seq + d.data_len as u64;
+        let last = self.dfrags.len().wrapping_sub(1);
+        match (self.dfrags.front(), self.dfrags.back()) {
+            (_, Some(d)) if d.data_seq == data_seq || (d.data_seq..end(d)).contains(&data_seq) => {
+                return Ok(last)
+            }
+            (Some(d), _) if (d.data_seq..end(d)).contains(&data_seq) => return Ok(0),
+            _ => {}
+        }
+        let i = self.dfrags.partition_point(|d| end(d) <= data_seq);
+        let holds = (self.dfrags.get(i)).is_some_and(|d| d.data_seq <= data_seq);
+        let carved = || (i.checked_sub(1)).filter(|&j| self.dfrags[j].data_seq == data_seq);
+        (holds.then_some(i).or_else(carved))
             .ok_or_else(|| format!("no dfrag holds data_seq {data_seq}"))
     }
 

@@ -237,8 +237,8 @@ impl Log<'_> {
     /// event that does not fit it is a model bug.
     #[inline]
     pub fn emit(&mut self, e: Event) {
-        if let Err(err) = self.state.apply(&e) {
-            panic!("model bug: {err}");
+        if let Err(err) = self.state.apply_inner(&e) {
+            panic!("model bug: event {}: {err}", e.kind());
         }
         self.ev.emit(|| e);
     }

@@ -94,6 +94,11 @@ pub(super) fn tail(s: &State) -> &Skb {
     write_queue(s).skbs.back().expect("model bug: no tail skb")
 }
 
+/// The write queue's front, which an acknowledgement frees first.
+fn front(s: &State) -> &Skb {
+    write_queue(s).skbs.front().expect("model bug: no skb")
+}
+
 /// The write queue's tail, if it is unsent (every skb after the send head is).
 fn unsent_tail(s: &State) -> Option<&Skb> {
     write_queue(s).skbs.back().filter(|skb| !skb.sent)
@@ -428,14 +433,11 @@ impl TcpSock {
 
     /// sk_wmem_free_skb: put_page per frag, then the skb.
     fn free_skb(&mut self, id: SkbId, log: &mut Log) {
-        let skb = write_queue(log.state())
-            .skbs
-            .front()
-            .expect("model bug: no skb");
+        let skb = front(log.state());
         debug_assert_eq!(skb.id, id, "model bug: frees start at the front");
         self.wmem_queued -= skb.head.truesize as u64;
-        let pages: Vec<_> = skb.frags.iter().map(|f| f.page).collect();
-        for page in pages {
+        for i in 0..skb.nr_frags() {
+            let page = front(log.state()).frags[i].page;
             self.pages.put(page, CPU, Ref::Frag, log);
         }
         self.c.skbs_freed += 1;
