@@ -5,7 +5,6 @@
 //! themselves are the [`State`]'s: `Mem` reads them there and changes them by events.
 
 use crate::events::{Cpu, Event, PageId, SkbId};
-use crate::page::Refill;
 pub use crate::page_alloc::page;
 use crate::page_alloc::{PageAlloc, Ref};
 use crate::replay::Log;
@@ -46,28 +45,6 @@ impl Mem {
         self.next_skb += 1;
         self.tally.skbs_allocated += 1;
         id
-    }
-
-    /// `alloc_pages(gfp, order)` on `cpu` ([`PageAlloc::alloc`]).
-    pub fn alloc_page(
-        &mut self,
-        order: u32,
-        page_size: u32,
-        cpu: Cpu,
-        refill: Option<Refill>,
-        log: &mut Log,
-    ) -> PageId {
-        self.pages.alloc(order, page_size, cpu, refill, log)
-    }
-
-    /// `get_page`: one more reference.
-    pub fn get_page(&mut self, page: PageId, log: &mut Log) {
-        self.pages.get(page, log);
-    }
-
-    /// An allocator starts over on a page it still holds ([`PageAlloc::reuse`]).
-    pub fn reuse_page(&mut self, page: PageId, cursor: u32, bias: Option<u32>, log: &mut Log) {
-        self.pages.reuse(page, cursor, bias, log);
     }
 
     /// put_page on `cpu`, noting a reference dropped away from the page's CPU.
