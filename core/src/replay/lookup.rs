@@ -3,7 +3,7 @@
 
 use crate::page::{Page, PageId};
 use crate::skb::{Skb, SkbId};
-use crate::trace::{Cursor, Dfrag, State};
+use crate::trace::{Cursor, Dfrag, Queue, State};
 use std::collections::VecDeque;
 
 impl State {
@@ -60,13 +60,26 @@ impl State {
 
     /// Skb `id`, wherever the state holds it (frag_list members included).
     pub fn find_skb(&self, id: SkbId) -> Option<&Skb> {
+        if let Some(q) = self.tail_of(id) {
+            return self.queues[q].skbs.back();
+        }
         let (list, i, chained) = self.locate(id)?;
         let s = &self.list(list)[i];
         Some(chained.map_or(s, |c| &s.frag_list[c]))
     }
 
-    /// Every skb the state holds, frag_list members included.
+    /// Every skb the state holds, frag_list members included. Inlined where an event is
+    /// applied, as most find their skb at a queue's tail at once.
+    #[inline]
     pub(super) fn skb(&mut self, id: SkbId) -> Result<&mut Skb, String> {
+        match self.tail_of(id) {
+            Some(q) => Ok(self.queues[q].skbs.back_mut().expect("a tail")),
+            None => self.skb_elsewhere(id),
+        }
+    }
+
+    #[inline(never)]
+    fn skb_elsewhere(&mut self, id: SkbId) -> Result<&mut Skb, String> {
         let (list, i, chained) = self.locate(id).ok_or_else(|| missing(id))?;
         let s = &mut self.list_mut(list)[i];
         Ok(match chained {
@@ -75,8 +88,13 @@ impl State {
         })
     }
 
-    /// Unlinks `id` from wherever it is.
+    /// Unlinks `id` from wherever it is: most often the front of its queue (an skb
+    /// acknowledged, read or purged), which is tried first.
     pub(super) fn take_skb(&mut self, id: SkbId) -> Result<Skb, String> {
+        let front = |q: &Queue| q.skbs.front().is_some_and(|s| s.id == id);
+        if let Some(q) = self.queues.iter().position(front) {
+            return self.queues[q].skbs.pop_front().ok_or_else(|| missing(id));
+        }
         let (list, i, chained) = self.locate(id).ok_or_else(|| missing(id))?;
         let l = self.list_mut(list);
         Ok(match chained {
@@ -104,6 +122,13 @@ impl State {
             0 => &mut self.in_flight,
             n => &mut self.queues[n - 1].skbs,
         }
+    }
+
+    /// The queue whose tail is skb `id`: the skb a write or a frame is filling, which most
+    /// events touch, found before any other place is tried.
+    #[inline]
+    fn tail_of(&self, id: SkbId) -> Option<usize> {
+        (self.queues.iter()).position(|q| q.skbs.back().is_some_and(|s| s.id == id))
     }
 
     /// Where skb `id` is: its list ([`Self::list`]), its index there and, for an skb on a

@@ -84,9 +84,12 @@ pub(super) struct TcpSock {
 
 /// The write queue of `s`: sent-but-unacknowledged skbs first, then the unsent ones
 /// (`tcp_send_head` is the first skb not `sent`).
+/// The socket's state holds that one queue ([`SendSock::new`]), so it is not looked up by name
+/// on every read.
 pub(super) fn write_queue(s: &State) -> &Queue {
-    let q = s.queues.iter().find(|q| q.name == queue::WRITE_QUEUE);
-    q.expect("model bug: no write queue")
+    let q = s.queues.first().expect("model bug: no write queue");
+    debug_assert_eq!(q.name, queue::WRITE_QUEUE);
+    q
 }
 
 /// The write queue's tail, where sendmsg copies.
