@@ -467,7 +467,7 @@ const SECOND_WRITER: &[&str] = &[
 fn second_writers(file: &str, text: &str) -> Vec<String> {
     // A function returning a state (`Machine::state`, a clone of the live one) builds none,
     // nor does one returning a borrow (of the live state's queue, say).
-    let code = imports::code(text).replace("-> State {", "");
+    let code = unqualified(&imports::code(text)).replace("-> State {", "");
     let code: String = (code.lines())
         .map(|l| match l.find("-> &").filter(|_| l.contains("fn ")) {
             Some(at) => &l[..at],
@@ -479,6 +479,24 @@ fn second_writers(file: &str, text: &str) -> Vec<String> {
         .filter(|w| code.contains(*w))
         .map(|w| format!("core/src/{file}: `{w}`"))
         .collect()
+}
+
+/// `code` with every type read by its last segment: `&mut crate::trace::State` is `&mut
+/// State`, `trace::Queue {` is `Queue {`.
+fn unqualified(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find("::") {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + 2..];
+        if rest.starts_with(|c: char| c.is_ascii_uppercase()) {
+            let path = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
+            out.truncate(out.trim_end_matches(path).len());
+        } else {
+            out.push_str("::");
+        }
+    }
+    out + rest
 }
 
 #[test]
@@ -515,12 +533,15 @@ fn mechanisms_write_the_state_only_through_events() {
             "core/src/send/sock.rs: `ev.emit(`"
         ]
     );
-    // MPTCP's subflow as it was: its own skbs, a state built from its parts.
+    // MPTCP's subflow as it was: its own skbs, a state built from its parts; and a direct
+    // write however the state's type is spelled.
     let planted = "pub struct Subflow {\n    pub skbs: Vec<Skb>,\n}\n\
-                   fn state(&self) -> State {\n    State {\n        queues,\n    }\n}\n";
+                   fn state(&self) -> State {\n    State {\n        queues,\n    }\n}\n\
+                   fn clear(s: &mut crate::trace::State) {\n    s.dfrags.clear();\n}\n";
     assert_eq!(
         second_writers("mptcp/subflow.rs", planted),
         [
+            "core/src/mptcp/subflow.rs: `&mut State`",
             "core/src/mptcp/subflow.rs: `State {`",
             "core/src/mptcp/subflow.rs: `Vec<Skb>`"
         ]
