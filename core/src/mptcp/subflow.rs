@@ -10,7 +10,7 @@ use crate::consts::{Era, KernelConsts};
 use crate::events::{Event, SkbId};
 use crate::page::PageId;
 use crate::page_alloc::Ref;
-use crate::replay::Log;
+use crate::replay::{frag_event, Log};
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
 use crate::skb::{skb_truesize, Skb, SkbHead};
 use crate::trace::{queue, Queue, State};
@@ -188,27 +188,12 @@ impl Subflow {
             can_coalesce = false;
         }
         let copy = copy.min(size as i64) as u32;
-        let t = tail(log.state(), self.id);
-        let (id, nr) = (t.id, t.nr_frags() as u32);
-        let truesize = t.head.truesize + copy;
-        if can_coalesce {
-            log.emit(Event::Coalesce {
-                skb: id,
-                idx: nr - 1,
-                bytes: copy,
-                truesize,
-            });
-        } else {
+        let id = tail(log.state(), self.id).id;
+        if !can_coalesce {
             tx.pages.get(page, log);
-            log.emit(Event::NewFrag {
-                skb: id,
-                idx: nr,
-                page,
-                offset,
-                size: copy,
-                truesize,
-            });
         }
+        let e = frag_event(tail(log.state(), self.id), can_coalesce, page, offset, copy);
+        log.emit(e);
         let len = tail(log.state(), self.id).len as u64;
         tx.stats.max_skb_bytes = tx.stats.max_skb_bytes.max(len);
         self.write_seq = self.write_seq.wrapping_add(copy);

@@ -255,6 +255,36 @@ impl Log<'_> {
     }
 }
 
+/// The event by which `bytes` just copied to `page` at `offset` join the frags of `skb`: its
+/// last frag grows when `merge` (`skb_frag_size_add`), else a new frag takes them
+/// (`skb_fill_page_desc`); its truesize grows by as much.
+pub fn frag_event(
+    skb: &crate::skb::Skb,
+    merge: bool,
+    page: PageId,
+    offset: u32,
+    bytes: u32,
+) -> Event {
+    let (id, nr, truesize) = (skb.id, skb.nr_frags() as u32, skb.head.truesize + bytes);
+    if merge {
+        Event::Coalesce {
+            skb: id,
+            idx: nr - 1,
+            bytes,
+            truesize,
+        }
+    } else {
+        Event::NewFrag {
+            skb: id,
+            idx: nr,
+            page,
+            offset,
+            size: bytes,
+            truesize,
+        }
+    }
+}
+
 /// The state before any operation: every queue empty, no pages, every cursor empty.
 pub fn empty_like(s: &State) -> State {
     State {

@@ -6,7 +6,7 @@ use super::sock::{tail, TcpSock, CPU};
 use crate::events::Event;
 use crate::page::PageId;
 use crate::page_alloc::Ref;
-use crate::replay::Log;
+use crate::replay::{frag_event, Log};
 use crate::task_frag;
 
 /// What `skb_page_frag_refill` is asked for in tcp_sendmsg_locked (`sk_page_frag_refill`):
@@ -109,7 +109,6 @@ impl TcpSock {
         let kept = !t.fresh || end < self.cfg.k.page_size;
         let skb = tail(log.state());
         let (id, i) = (skb.id, skb.nr_frags() as u32);
-        let truesize = skb.head.truesize + n;
         log.emit(Event::CopyToPage {
             skb: id,
             page: t.page,
@@ -118,22 +117,9 @@ impl TcpSock {
             cursor: kept.then_some(end),
         });
         self.wmem_queued += n as u64;
-        if t.merge {
-            log.emit(Event::Coalesce {
-                skb: id,
-                idx: i - 1,
-                bytes: n,
-                truesize,
-            });
-        } else {
-            log.emit(Event::NewFrag {
-                skb: id,
-                idx: i,
-                page: t.page,
-                offset: t.off,
-                size: n,
-                truesize,
-            });
+        let e = frag_event(tail(log.state()), t.merge, t.page, t.off, n);
+        log.emit(e);
+        if !t.merge {
             self.c.frags += 1;
             self.c.max_frags_per_skb = self.c.max_frags_per_skb.max(i as u64 + 1);
             // A fresh page's first reference is the frag's; the socket takes one of its own
