@@ -35,8 +35,9 @@ pub struct State {
     pub pages: VecDeque<Page>,
     pub cursors: Vec<Cursor>,
     /// MPTCP data fragments (`struct mptcp_data_frag`) in data-sequence order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dfrags: Vec<Dfrag>,
+    /// A deque: acknowledged dfrags leave from the front, each then O(1).
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pub dfrags: VecDeque<Dfrag>,
     /// Skbs on no list for a moment: a driver's skb before GRO or the socket takes it, an
     /// skb unlinked to be freed. Only a replay between events sees any ([`State::apply`]);
     /// a step's state never holds one.
@@ -78,6 +79,11 @@ pub mod queue {
     /// MPTCP subflow `id`'s write queue.
     pub fn subflow(id: u32) -> String {
         format!("subflow {id}")
+    }
+    /// Whether `name` is [`subflow`]`(id)`, without building the name.
+    pub fn is_subflow(name: &str, id: u32) -> bool {
+        name.strip_prefix("subflow ")
+            .is_some_and(|n| n.parse() == Ok(id))
     }
 }
 

@@ -1,18 +1,20 @@
-//! The MPTCP socket (`Msk`) and its subflows, and running an MPTCP scenario on it.
+//! The MPTCP socket (`Msk`) and its subflows, and running an MPTCP scenario on it. The
+//! subflows' queues, the pages, the task frag and the dfrags are the socket's [`Live`] state,
+//! changed only by the events its parts emit.
 
 use super::counters::MptcpCounters;
 use super::dfrag::SendBuf;
 use super::push::{self, PushCfg, Sched};
 use super::scenario::{MptcpOp, MptcpScenario};
 use super::subflow::Subflow;
-use super::tx::{Stats, Tx};
+use super::tx::Tx;
 use super::variant::{Fix, VARIANTS};
 use crate::consts::Era;
 use crate::events::Events;
 use crate::limits::MAX_LIVE_SKBS;
 use crate::mechanism::{pick_variant, variant_and_ops, Mechanism, RunOptions};
-use crate::page::PagePool;
-use crate::trace::{drive, queue, Counters, Machine, Queue, State, Trace};
+use crate::replay::{Live, Log};
+use crate::trace::{drive, queue, Counters, Machine, State, Trace};
 use crate::Error;
 
 impl Mechanism for MptcpScenario {
@@ -28,29 +30,28 @@ impl Mechanism for MptcpScenario {
         let era = Era::V5_10;
         let k = self.consts.apply(era.consts())?;
         self.validate()?;
-        let tx = Tx {
-            k,
-            pool: PagePool::default(),
-            next_skb: 0,
-            stats: Stats::default(),
-        };
-        let subflows = (0..)
+        let subflows: Vec<Subflow> = (0..)
             .zip(&self.subflows)
             .map(|(i, p)| Subflow::new(i, p, era, &k))
             .collect();
+        // The subflows' queues in id order (`subflow::queue`), then the one cursor.
+        let queues = subflows.iter().map(|sf| queue::subflow(sf.id));
         let mut m = Msk {
-            cfg: PushCfg {
-                fix,
-                scheduler: self.scheduler,
-                burst: self.burst,
-                drain: self.drain,
+            live: Live::new(queues, ["task_frag".to_string()]),
+            sock: Sock {
+                cfg: PushCfg {
+                    fix,
+                    scheduler: self.scheduler,
+                    burst: self.burst,
+                    drain: self.drain,
+                },
+                high_order: !self.high_order_alloc_disable,
+                buf: SendBuf::default(),
+                subflows,
+                sched: Sched::default(),
+                tx: Tx::new(k),
+                closed: false,
             },
-            high_order: !self.high_order_alloc_disable,
-            buf: SendBuf::default(),
-            subflows,
-            sched: Sched::default(),
-            tx,
-            closed: false,
         };
         let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
         Ok(Trace {
@@ -66,8 +67,15 @@ impl Mechanism for MptcpScenario {
     }
 }
 
-/// The MPTCP socket and its subflows.
+/// The MPTCP socket: its state, and the parts that read and change it.
 struct Msk {
+    /// The subflows' queues, the pages, the task frag and the dfrags.
+    live: Live,
+    sock: Sock,
+}
+
+/// What the socket and its subflows keep beyond the state.
+struct Sock {
     cfg: PushCfg,
     high_order: bool,
     buf: SendBuf,
@@ -77,42 +85,34 @@ struct Msk {
     closed: bool,
 }
 
-impl Msk {
+impl Sock {
     /// mptcp_sendmsg: copy everything into dfrags, then push.
-    fn sendmsg(&mut self, bytes: u64, ev: &mut Events) {
+    fn sendmsg(&mut self, bytes: u64, log: &mut Log) {
         self.buf
-            .sendmsg_copy(bytes, self.high_order, &mut self.tx, ev);
+            .sendmsg_copy(bytes, self.high_order, &mut self.tx, log);
         if bytes > 0 {
-            push::push_pending(
-                &self.cfg,
-                &mut self.buf,
-                &mut self.subflows,
-                &mut self.sched,
-                &mut self.tx,
-                ev,
-            );
+            let (cfg, sched) = (&self.cfg, &mut self.sched);
+            push::push_pending(cfg, &mut self.subflows, sched, &mut self.tx, log);
         }
     }
 
     /// Every sent skb is acknowledged: tcp_clean_rtx_queue on each subflow, then
     /// __mptcp_clean_una up to the first data byte still unsent on some subflow.
-    fn ack(&mut self, ev: &mut Events) {
+    fn ack(&mut self, log: &mut Log) {
         for sf in &mut self.subflows {
-            sf.free_sent(&mut self.tx, ev);
+            sf.free_sent(&mut self.tx, log);
         }
-        let snd_una = self
-            .subflows
-            .iter()
-            .filter_map(Subflow::first_unsent_data_seq)
+        let snd_una = (self.subflows.iter())
+            .filter_map(|sf| sf.first_unsent_data_seq(log.state()))
             .min()
             .unwrap_or(self.buf.write_seq);
-        self.buf.clean_una(snd_una, &mut self.tx, ev);
+        self.buf.clean_una(snd_una, &mut self.tx, log);
     }
 
     /// Refuses to go on past [`MAX_LIVE_SKBS`] skbs on the subflows (after `call` of the
     /// writes of `ops[at]`).
-    fn check_live(&self, at: usize, call: u64) -> Result<(), Error> {
-        let live: usize = self.subflows.iter().map(|sf| sf.skbs.len()).sum();
+    fn check_live(s: &State, at: usize, call: u64) -> Result<(), Error> {
+        let live: usize = s.queues.iter().map(|q| q.skbs.len()).sum();
         if live as u64 <= MAX_LIVE_SKBS {
             return Ok(());
         }
@@ -126,19 +126,16 @@ impl Msk {
         })
     }
 
-    fn close(&mut self, ev: &mut Events) {
+    fn close(&mut self, log: &mut Log) {
         for sf in &mut self.subflows {
-            sf.free_all(&mut self.tx, ev);
+            sf.free_all(&mut self.tx, log);
         }
-        self.buf.release(&mut self.tx, ev);
+        self.buf.release(&mut self.tx, log);
         self.closed = true;
     }
-}
 
-impl Machine for Msk {
-    type Op = MptcpOp;
-
-    fn apply(&mut self, op: &MptcpOp, at: usize, ev: &mut Events) -> Result<(), Error> {
+    /// Applies `op`, the scenario's `ops[at]`.
+    fn apply(&mut self, op: &MptcpOp, at: usize, log: &mut Log) -> Result<(), Error> {
         if self.closed {
             return Err(Error::invalid(
                 format!("ops[{at}]"),
@@ -148,21 +145,29 @@ impl Machine for Msk {
         match *op {
             MptcpOp::Sendmsg { bytes, count } => {
                 for call in 1..=count {
-                    self.sendmsg(bytes, ev);
-                    self.check_live(at, call)?;
+                    self.sendmsg(bytes, log);
+                    Self::check_live(log.state(), at, call)?;
                 }
             }
             MptcpOp::Transmit { subflow } => {
                 for sf in &mut self.subflows {
                     if subflow.is_none_or(|s| s == sf.id) {
-                        sf.transmit(ev);
+                        sf.transmit(log);
                     }
                 }
             }
-            MptcpOp::Ack => self.ack(ev),
-            MptcpOp::Close => self.close(ev),
+            MptcpOp::Ack => self.ack(log),
+            MptcpOp::Close => self.close(log),
         }
         Ok(())
+    }
+}
+
+impl Machine for Msk {
+    type Op = MptcpOp;
+
+    fn apply(&mut self, op: &MptcpOp, at: usize, ev: &mut Events) -> Result<(), Error> {
+        self.sock.apply(op, at, &mut self.live.log(ev))
     }
 
     fn describe(&self, op: &MptcpOp) -> String {
@@ -177,33 +182,16 @@ impl Machine for Msk {
     }
 
     fn state(&self) -> State {
-        State {
-            queues: self
-                .subflows
-                .iter()
-                .map(|sf| Queue {
-                    name: queue::subflow(sf.id),
-                    skbs: sf.skbs.iter().cloned().collect(),
-                })
-                .collect(),
-            pages: self.tx.pool.live().cloned().collect(),
-            cursors: vec![self.buf.pfrag.cursor("task_frag")],
-            dfrags: self.buf.dfrags.iter().map(|d| d.view()).collect(),
-            ..State::default()
-        }
+        self.live.state().clone()
     }
 
     fn counters(&self) -> Counters {
-        let s = &self.tx.stats;
-        let live_psh = self
-            .subflows
-            .iter()
-            .flat_map(|sf| &sf.skbs)
-            .filter(|skb| skb.psh)
-            .count() as u64;
-        let ps = &self.tx.pool.stats;
+        let s = &self.sock.tx.stats;
+        let queues = self.live.state().queues.iter();
+        let live_psh = queues.flat_map(|q| &q.skbs).filter(|skb| skb.psh).count() as u64;
+        let ps = &self.sock.tx.pages.stats;
         MptcpCounters {
-            size_goal: self.subflows[0].size_goal as u64,
+            size_goal: self.sock.subflows[0].size_goal as u64,
             skbs_allocated: s.skbs_allocated,
             avg_skb_bytes: s.bytes_mapped.checked_div(s.skbs_allocated).unwrap_or(0),
             max_skb_bytes: s.max_skb_bytes,

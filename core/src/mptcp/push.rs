@@ -3,12 +3,13 @@
 //! mptcp_sendmsg_frag call at a time; a subflow left behind, and the last one used, get a
 //! tcp_push (mptcp_push_release).
 
-use super::dfrag::SendBuf;
+use super::dfrag::{first_pending, pending};
 use super::sendmsg_frag::mptcp_sendmsg_frag;
 use super::subflow::Subflow;
 use super::tx::Tx;
 use super::variant::Fix;
-use crate::events::{Event, Events};
+use crate::events::Event;
+use crate::replay::Log;
 use serde::{Deserialize, Serialize};
 
 /// MPTCP_SEND_BURST_SIZE: (1 << 16) - sizeof(struct tcphdr) 20 - MAX_TCP_OPTION_SPACE 40 -
@@ -37,7 +38,7 @@ pub struct Sched {
 }
 
 impl Sched {
-    fn pick(&mut self, kind: Scheduler, n: usize, burst: u32, ev: &mut Events) -> usize {
+    fn pick(&mut self, kind: Scheduler, n: usize, burst: u32, log: &mut Log) -> usize {
         let next = match (kind, self.last) {
             (Scheduler::First, _) => 0,
             (Scheduler::RoundRobin, Some(last)) if self.burst_left > 0 => last,
@@ -47,7 +48,7 @@ impl Sched {
             }
         };
         if self.last != Some(next) {
-            ev.emit(|| Event::PickSubflow {
+            log.note(|| Event::PickSubflow {
                 subflow: next as u32,
             });
         }
@@ -65,50 +66,47 @@ pub struct PushCfg {
     pub drain: bool,
 }
 
-/// mptcp_push_pending.
+/// mptcp_push_pending: every pending dfrag, first to last, goes to the subflows the
+/// scheduler picks; each `mptcp_sendmsg_frag`'s mapping event counts its bytes as sent.
 pub fn push_pending(
     cfg: &PushCfg,
-    buf: &mut SendBuf,
     subflows: &mut [Subflow],
     sched: &mut Sched,
     tx: &mut Tx,
-    ev: &mut Events,
+    log: &mut Log,
 ) {
     let mut ssk: Option<usize> = None;
-    let first = buf.first_pending();
-    for df in buf.dfrags[first..].iter_mut() {
-        while df.pending() {
-            let prev = ssk;
-            let s = sched.pick(cfg.scheduler, subflows.len(), cfg.burst, ev);
-            if let Some(p) = prev.filter(|&p| p != s) {
-                push_release(cfg, &mut subflows[p], ev);
-            }
-            ssk = Some(s);
-            let sent = df.already_sent;
-            let ret = mptcp_sendmsg_frag(
-                cfg.fix,
-                &mut subflows[s],
-                df.data_seq + sent as u64,
-                df.page,
-                df.offset + sent,
-                df.data_len - sent,
-                tx,
-                ev,
-            );
-            df.already_sent += ret;
-            sched.burst_left -= ret as i64;
+    while let Some(&df) = log.state().dfrags.get(first_pending(log.state())) {
+        debug_assert!(pending(&df));
+        let prev = ssk;
+        let s = sched.pick(cfg.scheduler, subflows.len(), cfg.burst, log);
+        if let Some(p) = prev.filter(|&p| p != s) {
+            push_release(cfg, &mut subflows[p], log);
         }
+        ssk = Some(s);
+        let sent = df.already_sent;
+        let ret = mptcp_sendmsg_frag(
+            cfg.fix,
+            &mut subflows[s],
+            df.data_seq + sent as u64,
+            df.page,
+            df.offset + sent,
+            df.data_len - sent,
+            tx,
+            log,
+        );
+        sched.burst_left -= ret as i64;
     }
     if let Some(s) = ssk {
-        push_release(cfg, &mut subflows[s], ev);
+        push_release(cfg, &mut subflows[s], log);
     }
 }
 
 /// mptcp_push_release: tcp_push on the subflow (PSH on its tail); a draining subflow then
 /// sends.
-fn push_release(cfg: &PushCfg, sf: &mut Subflow, ev: &mut Events) {
-    sf.tcp_push(ev);
+fn push_release(cfg: &PushCfg, sf: &mut Subflow, log: &mut Log) {
+    sf.tcp_push(log);
     if cfg.drain {
-        sf.transmit(ev);
+        sf.transmit(log);
     }
 }

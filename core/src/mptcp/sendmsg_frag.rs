@@ -3,11 +3,12 @@
 //! allows it, and keeps the mapping right. Seed 003 changed what it passes to tcp_build_frag
 //! when collapsing, and made it clear PSH on the skb it collapses into.
 
-use super::subflow::Subflow;
+use super::subflow::{self, Subflow};
 use super::tx::Tx;
 use super::variant::Fix;
-use crate::events::{Event, Events};
-use crate::skb::{Mapping, Skb};
+use crate::events::Event;
+use crate::replay::Log;
+use crate::skb::Skb;
 
 /// mptcp_skb_can_collapse_to: the tail accepts more data only if TCP may still grow it (not
 /// EOR: tcp_skb_can_collapse_to), it carries a mapping that is not frozen, and the new data
@@ -30,31 +31,28 @@ pub fn mptcp_sendmsg_frag(
     offset: u32,
     size: u32,
     tx: &mut Tx,
-    ev: &mut Events,
+    log: &mut Log,
 ) -> u32 {
     let size_goal = sf.size_goal as i64;
     let mut avail_size = size_goal;
     let mut size_bias = 0;
     let mut can_collapse = false;
-    let tail = sf.write_queue_tail();
-    if let Some(t) = tail {
-        let skb = &mut sf.skbs[t];
+    let tail = sf.write_queue_tail(log.state());
+    let (tail_id, tail_len) = (tail.map(|t| t.id), tail.map(|t| t.len));
+    if let Some(skb) = tail {
         can_collapse = size_goal - skb.len as i64 > 0 && can_collapse_to(data_seq, skb);
         if can_collapse {
             size_bias = fix.size_bias(skb.len);
             avail_size = size_goal - skb.len as i64;
         } else {
-            skb.eor = true;
             tx.stats.eor_marks += 1;
             let id = skb.id;
-            ev.emit(|| Event::MarkEor { skb: id });
+            log.emit(Event::MarkEor { skb: id });
         }
     }
-    let tail_id = tail.map(|t| sf.skbs[t].id);
-    let tail_len = tail.map(|t| sf.skbs[t].len);
     let goal = avail_size + size_bias;
     let subflow = sf.id;
-    ev.emit(|| Event::SendmsgFrag {
+    log.note(|| Event::SendmsgFrag {
         subflow,
         data_seq,
         size_goal: size_goal as u32,
@@ -63,37 +61,27 @@ pub fn mptcp_sendmsg_frag(
         goal: goal as u32,
     });
 
-    let (i, ret) = sf.tcp_build_frag(goal, page, offset, size, tx, ev);
-    let skb = &mut sf.skbs[i];
-    let id = skb.id;
+    // The skb tcp_build_frag filled is the subflow's tail.
+    let (id, ret) = sf.tcp_build_frag(goal, page, offset, size, tx, log);
+    let t = subflow::tail(log.state(), sf.id);
+    debug_assert_eq!(t.id, id, "model bug: tcp_build_frag filled no tail");
+    let (psh, seq, m) = (t.psh, t.seq, t.mapping);
     if tail_id == Some(id) {
-        // The tail is still the same skb: collapsing really happened.
-        if fix.clears_psh() && skb.psh {
-            skb.psh = false;
-            ev.emit(|| Event::ClearPsh { skb: id });
+        if fix.clears_psh() && psh {
+            log.emit(Event::ClearPsh { skb: id });
         }
-        let m = skb
-            .mapping
-            .as_mut()
-            .expect("model bug: collapsed into an skb without mapping");
-        m.data_len += ret;
-        let data_len = m.data_len;
+        let m = m.expect("model bug: collapsed into an skb without mapping");
         tx.stats.collapses += 1;
-        ev.emit(|| Event::ExtendMapping { skb: id, data_len });
+        log.emit(Event::ExtendMapping {
+            skb: id,
+            data_len: m.data_len + ret,
+        });
     } else {
-        // A new skb: its own DSS mapping, starting at the subflow's rel_write_seq.
-        let m = Mapping {
-            data_seq,
-            subflow_seq: skb.seq,
-            data_len: ret,
-            frozen: false,
-        };
-        skb.mapping = Some(m);
         tx.stats.dss_mappings += 1;
-        ev.emit(|| Event::NewMapping {
+        log.emit(Event::NewMapping {
             skb: id,
             data_seq,
-            subflow_seq: m.subflow_seq,
+            subflow_seq: seq,
             data_len: ret,
         });
     }

@@ -1,16 +1,19 @@
 //! One TCP subflow's side: its size goal, its write queue, and tcp_build_frag, the helper
 //! MPTCP calls to put a dfrag's bytes into the subflow's tail skb (net/ipv4/tcp.c,
 //! tcp_build_frag, factored out of do_tcp_sendpages in November 2020, v5.11; tcp_push and
-//! tcp_mark_push as in v5.10).
+//! tcp_mark_push as in v5.10). The subflow's skbs are the run's state (its queue, `subflow
+//! N`), read here and changed only by events.
 
 use super::tx::Tx;
 use crate::consts::wire::{advmss, tcp_hlen, IPV4_HLEN, TCP_HLEN};
 use crate::consts::{Era, KernelConsts};
-use crate::events::{Event, Events};
+use crate::events::{Event, SkbId};
 use crate::page::PageId;
+use crate::page_alloc::Ref;
+use crate::replay::{frag_event, Log};
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
 use crate::skb::{skb_truesize, Skb, SkbHead};
-use crate::trace::queue;
+use crate::trace::{queue, Queue, State};
 use serde::{Deserialize, Serialize};
 
 /// The DSS option's parts (net/mptcp/protocol.h, v5.10 and v6.x alike): kind, length,
@@ -95,21 +98,35 @@ impl SubflowParams {
     }
 }
 
+/// One subflow's TCP side: what it keeps beyond its queue in the state.
 pub struct Subflow {
     pub id: u32,
     pub mss: u32,
     /// tcp_send_mss's size goal (tcp_xmit_size_goal).
     pub size_goal: u32,
-    /// The retransmit queue (sent) followed by the write queue (unsent), in seq order.
-    pub skbs: Vec<Skb>,
-    /// How many skbs at the front are sent: the index of tcp_send_head. Sent skbs are a
-    /// prefix (a transmit sends every unsent skb, new ones join at the tail); keeping the
-    /// count spares every push a search of the skbs in flight.
-    sent: usize,
     /// tp->write_seq relative to the ISN, which is also the subflow's rel_write_seq that DSS
     /// mappings carry: 1 for the first data byte, after the SYN (subflow_finish_connect and
     /// subflow_ulp_clone set rel_write_seq = 1).
     pub write_seq: u32,
+    /// Its queue's name ([`queue::subflow`]), which each new skb's event carries.
+    queue: String,
+}
+
+/// Subflow `id`'s queue in `s`: the retransmit queue (sent) followed by the write queue
+/// (unsent), in seq order. The state lists the subflows' queues in id order.
+pub fn queue(s: &State, id: u32) -> &Queue {
+    &s.queues[id as usize]
+}
+
+/// The last skb of subflow `id`'s queue (tcp_build_frag has just made sure there is one).
+pub fn tail(s: &State, id: u32) -> &Skb {
+    queue(s, id).skbs.back().expect("model bug: no tail skb")
+}
+
+/// Skb `id` of `s`, wherever it is.
+pub fn skb(s: &State, id: SkbId) -> &Skb {
+    s.find_skb(id)
+        .unwrap_or_else(|| panic!("model bug: skb {id} is not in the state"))
 }
 
 impl Subflow {
@@ -119,23 +136,28 @@ impl Subflow {
             id,
             mss,
             size_goal,
-            skbs: Vec::new(),
-            sent: 0,
             write_seq: 1,
+            queue: queue::subflow(id),
         }
     }
 
+    /// The index of tcp_send_head: sent skbs are a prefix (a transmit sends every unsent
+    /// skb, new ones join at the tail), so the unsent ones are counted from the back.
+    fn send_head(&self, s: &State) -> usize {
+        let skbs = &queue(s, self.id).skbs;
+        skbs.len() - skbs.iter().rev().take_while(|skb| !skb.sent).count()
+    }
+
     /// tcp_write_queue_tail: the last skb not yet handed to the device.
-    pub fn write_queue_tail(&self) -> Option<usize> {
-        let last = self.skbs.len().checked_sub(1)?;
-        (!self.skbs[last].sent).then_some(last)
+    pub fn write_queue_tail<'a>(&self, s: &'a State) -> Option<&'a Skb> {
+        queue(s, self.id).skbs.back().filter(|skb| !skb.sent)
     }
 
     /// tcp_build_frag(ssk, goal, flags, page, offset, &size): appends at most `goal -
     /// skb->len` bytes to the tail skb, or starts a new skb (0 linear bytes) allowed `goal`
     /// bytes when that is <= 0 or the tail is EOR; grows the last frag when the bytes
     /// continue it on the same page; a full frag array marks PSH and starts a new skb.
-    /// Returns the skb's index and the bytes copied.
+    /// Returns the skb and the bytes copied.
     pub fn tcp_build_frag(
         &mut self,
         goal: i64,
@@ -143,160 +165,127 @@ impl Subflow {
         offset: u32,
         size: u32,
         tx: &mut Tx,
-        ev: &mut Events,
-    ) -> (usize, u32) {
-        let room = self
-            .write_queue_tail()
-            .map(|i| &self.skbs[i])
+        log: &mut Log,
+    ) -> (SkbId, u32) {
+        let room = (self.write_queue_tail(log.state()))
             .filter(|skb| !skb.eor)
             .map(|skb| goal - skb.len as i64)
             .filter(|&copy| copy > 0);
         let mut copy = match room {
             Some(copy) => copy,
             None => {
-                self.entail(tx, ev);
+                self.entail(tx, log);
                 goal
             }
         };
-        let mut i = self.skbs.len() - 1;
-        let mut can_coalesce = self.skbs[i].can_coalesce(page, offset);
-        if !can_coalesce && self.skbs[i].nr_frags() >= tx.k.max_skb_frags as usize {
-            self.mark_push(i, ev);
-            self.entail(tx, ev);
+        let t = tail(log.state(), self.id);
+        let mut can_coalesce = t.can_coalesce(page, offset);
+        if !can_coalesce && t.nr_frags() >= tx.k.max_skb_frags as usize {
+            let id = t.id;
+            log.emit(Event::MarkPsh { skb: id });
+            self.entail(tx, log);
             copy = goal;
-            i = self.skbs.len() - 1;
             can_coalesce = false;
         }
         let copy = copy.min(size as i64) as u32;
-        let skb = &mut self.skbs[i];
-        skb.head.truesize += copy;
-        let (id, truesize) = (skb.id, skb.head.truesize);
-        if can_coalesce {
-            skb.grow_last_frag(copy);
-            let idx = skb.nr_frags() as u32 - 1;
-            ev.emit(|| Event::Coalesce {
-                skb: id,
-                idx,
-                bytes: copy,
-                truesize,
-            });
-        } else {
-            tx.pool.get(page, ev);
-            let idx = skb.nr_frags() as u32;
-            skb.add_frag(crate::skb::Frag {
-                page,
-                offset,
-                size: copy,
-            });
-            ev.emit(|| Event::NewFrag {
-                skb: id,
-                idx,
-                page,
-                offset,
-                size: copy,
-                truesize,
-            });
+        let id = tail(log.state(), self.id).id;
+        if !can_coalesce {
+            tx.pages.get(page, log);
         }
-        tx.stats.max_skb_bytes = tx.stats.max_skb_bytes.max(skb.len as u64);
+        let e = frag_event(tail(log.state(), self.id), can_coalesce, page, offset, copy);
+        log.emit(e);
+        let len = tail(log.state(), self.id).len as u64;
+        tx.stats.max_skb_bytes = tx.stats.max_skb_bytes.max(len);
         self.write_seq = self.write_seq.wrapping_add(copy);
-        (i, copy)
+        (id, copy)
     }
 
     /// sk_stream_alloc_skb(sk, 0, ...) + tcp_skb_entail: a payload-free skb whose head only
     /// reserves MAX_TCP_HEADER, queued with seq = end_seq = write_seq.
-    fn entail(&mut self, tx: &mut Tx, ev: &mut Events) {
+    fn entail(&mut self, tx: &mut Tx, log: &mut Log) {
         let head = stream_skb_head(&tx.k);
         let id = tx.next_skb;
         tx.next_skb += 1;
         tx.stats.skbs_allocated += 1;
-        let (seq, sf) = (self.write_seq, self.id);
-        ev.emit(|| Event::AllocSkb {
+        log.emit(Event::AllocSkb {
             skb: id,
             cpu: 0,
             head_bytes: head.head_bytes,
             headroom: head.headroom,
             linear_room: 0,
-            seq,
+            seq: self.write_seq,
             truesize: head.truesize,
             reserved_tailroom: head.tailroom,
             head_page: None,
             head_offset: None,
-            queue: Some(queue::subflow(sf)),
+            queue: Some(self.queue.clone()),
             size_goal: Some(self.size_goal),
         });
-        let mut skb = Skb::new(id, 0, head, seq);
-        skb.size_goal = Some(self.size_goal);
-        self.skbs.push(skb);
-    }
-
-    /// tcp_mark_push: set PSH on the skb.
-    fn mark_push(&mut self, i: usize, ev: &mut Events) {
-        let skb = &mut self.skbs[i];
-        skb.psh = true;
-        let id = skb.id;
-        ev.emit(|| Event::MarkPsh { skb: id });
     }
 
     /// tcp_push(ssk, 0, ...), as mptcp_push_release calls it: without MSG_MORE the tail of
-    /// the write queue is marked PSH.
-    pub fn tcp_push(&mut self, ev: &mut Events) {
-        if let Some(i) = self.write_queue_tail() {
-            self.mark_push(i, ev);
+    /// the write queue is marked PSH (tcp_mark_push).
+    pub fn tcp_push(&mut self, log: &mut Log) {
+        if let Some(skb) = self.write_queue_tail(log.state()) {
+            let id = skb.id;
+            log.emit(Event::MarkPsh { skb: id });
         }
     }
 
     /// tcp_write_xmit with an open window: every unsent skb goes to the device and leaves
     /// the write queue (it waits in the retransmit queue for its ACK).
-    pub fn transmit(&mut self, ev: &mut Events) {
-        let (mut skbs, mut bytes) = (0, 0);
-        for skb in &mut self.skbs[self.sent..] {
-            skb.sent = true;
-            skbs += 1;
-            bytes += skb.len as u64;
-        }
-        self.sent = self.skbs.len();
-        if skbs > 0 {
-            let subflow = self.id;
-            ev.emit(|| Event::SubflowXmit {
-                subflow,
-                skbs,
+    pub fn transmit(&mut self, log: &mut Log) {
+        let head = self.send_head(log.state());
+        let skbs = &queue(log.state(), self.id).skbs;
+        let bytes: u64 = skbs.range(head..).map(|skb| skb.len as u64).sum();
+        let n = skbs.len() - head;
+        if n > 0 {
+            log.emit(Event::SubflowXmit {
+                subflow: self.id,
+                skbs: n as u32,
                 bytes,
             });
         }
     }
 
     /// The data sequence number of the first byte the device has not sent yet, if any.
-    pub fn first_unsent_data_seq(&self) -> Option<u64> {
-        let skb = self.skbs.get(self.sent)?;
+    pub fn first_unsent_data_seq(&self, s: &State) -> Option<u64> {
+        let skb = queue(s, self.id).skbs.get(self.send_head(s))?;
         skb.mapping.map(|m| m.data_seq)
     }
 
     /// tcp_clean_rtx_queue when everything sent is acknowledged: frees the sent skbs.
-    pub fn free_sent(&mut self, tx: &mut Tx, ev: &mut Events) {
-        self.free(self.sent, tx, ev);
+    pub fn free_sent(&mut self, tx: &mut Tx, log: &mut Log) {
+        while (self.front(log.state())).is_some_and(|s| s.sent) {
+            self.free_front(tx, log);
+        }
     }
 
     /// The write queue purge at close: frees every skb.
-    pub fn free_all(&mut self, tx: &mut Tx, ev: &mut Events) {
-        self.free(self.skbs.len(), tx, ev);
+    pub fn free_all(&mut self, tx: &mut Tx, log: &mut Log) {
+        while self.front(log.state()).is_some() {
+            self.free_front(tx, log);
+        }
     }
 
-    /// Frees the first `n` skbs, putting every frag's page. The unsent rest moves down once
-    /// per transmit at most (a later ack finds nothing new sent), so acks cost O(skbs freed)
-    /// amortised.
-    fn free(&mut self, n: usize, tx: &mut Tx, ev: &mut Events) {
-        self.sent -= n.min(self.sent);
-        for skb in self.skbs.drain(..n) {
-            tx.stats.psh_freed += skb.psh as u64;
-            for f in &skb.frags {
-                tx.pool.put(f.page, 0, ev);
-            }
-            ev.emit(|| Event::FreeSkb {
-                skb: skb.id,
-                cpu: 0,
-                read: false,
-            });
+    fn front<'a>(&self, s: &'a State) -> Option<&'a Skb> {
+        queue(s, self.id).skbs.front()
+    }
+
+    /// Frees the queue's front skb, putting every frag's page.
+    fn free_front(&self, tx: &mut Tx, log: &mut Log) {
+        let s = self.front(log.state()).expect("model bug: no skb to free");
+        let (id, nr) = (s.id, s.nr_frags());
+        tx.stats.psh_freed += s.psh as u64;
+        for i in 0..nr {
+            let page = self.front(log.state()).expect("model bug: no skb").frags[i].page;
+            tx.pages.put(page, 0, Ref::Frag, log);
         }
+        log.emit(Event::FreeSkb {
+            skb: id,
+            cpu: 0,
+            read: false,
+        });
     }
 }
 
@@ -322,21 +311,18 @@ fn stream_skb_head(k: &crate::consts::KernelConsts) -> SkbHead {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::PagePool;
+    use crate::events::Events;
+    use crate::replay::Live;
 
-    fn setup(max_skb_frags: u32) -> (Subflow, Tx, PageId) {
+    fn setup(max_skb_frags: u32) -> (Subflow, Tx, PageId, Live) {
         let era = Era::V5_10;
         let mut k = era.consts();
         k.max_skb_frags = max_skb_frags;
-        let mut tx = Tx {
-            k,
-            pool: PagePool::default(),
-            next_skb: 0,
-            stats: Default::default(),
-        };
-        let page = tx.pool.alloc(3, k.page_size, 0, None, &mut Events::off());
+        let mut tx = Tx::new(k);
+        let mut live = Live::new([queue::subflow(0)], ["task_frag".to_string()]);
+        let page = (tx.pages).alloc(3, k.page_size, 0, None, &mut live.log(&mut Events::off()));
         let sf = Subflow::new(0, &SubflowParams::default(), era, &k);
-        (sf, tx, page)
+        (sf, tx, page, live)
     }
 
     #[test]
@@ -347,12 +333,12 @@ mod tests {
         assert_eq!(mss_for_mtu(1500, false), 1436);
     }
 
-    /// (goal, page offset, size) per call -> (skb index, copied) per call, and frags at the end.
+    /// (goal, page offset, size) per call -> (skb, copied) per call, and frags at the end.
     #[test]
     fn build_frag_table() {
         type Call = (i64, u32, u32);
         /// max_skb_frags, calls, (skb, copied) per call, frags per skb at the end.
-        type Case<'a> = (u32, &'a [Call], &'a [(usize, u32)], &'a [usize]);
+        type Case<'a> = (u32, &'a [Call], &'a [(SkbId, u32)], &'a [usize]);
         let cases: &[Case] = &[
             // Continuing bytes grow the last frag; a gap makes a second frag.
             (
@@ -377,23 +363,24 @@ mod tests {
             ),
         ];
         for (max_frags, calls, want, frags) in cases {
-            let (mut sf, mut tx, page) = setup(*max_frags);
+            let (mut sf, mut tx, page, mut live) = setup(*max_frags);
+            let mut ev = Events::off();
+            let log = &mut live.log(&mut ev);
             let got: Vec<_> = calls
                 .iter()
-                .map(|&(goal, off, size)| {
-                    sf.tcp_build_frag(goal, page, off, size, &mut tx, &mut Events::off())
-                })
+                .map(|&(goal, off, size)| sf.tcp_build_frag(goal, page, off, size, &mut tx, log))
                 .collect();
             assert_eq!(&got, want, "{calls:?}");
-            let nr: Vec<_> = sf.skbs.iter().map(|s| s.nr_frags()).collect();
+            let skbs = &queue(log.state(), 0).skbs;
+            let nr: Vec<_> = skbs.iter().map(|s| s.nr_frags()).collect();
             assert_eq!(&nr, frags, "{calls:?}");
         }
-        let (mut sf, mut tx, page) = setup(1);
-        sf.tcp_build_frag(1000, page, 0, 10, &mut tx, &mut Events::off());
-        sf.tcp_build_frag(1000, page, 20, 10, &mut tx, &mut Events::off());
-        assert!(
-            sf.skbs[0].psh && !sf.skbs[1].psh,
-            "tcp_mark_push on the full skb"
-        );
+        let (mut sf, mut tx, page, mut live) = setup(1);
+        let mut ev = Events::off();
+        let log = &mut live.log(&mut ev);
+        sf.tcp_build_frag(1000, page, 0, 10, &mut tx, log);
+        sf.tcp_build_frag(1000, page, 20, 10, &mut tx, log);
+        let skbs = &queue(log.state(), 0).skbs;
+        assert!(skbs[0].psh && !skbs[1].psh, "tcp_mark_push on the full skb");
     }
 }

@@ -1,7 +1,7 @@
 //! What every part of MPTCP's send path shares.
 
 use crate::consts::KernelConsts;
-use crate::page::PagePool;
+use crate::page_alloc::PageAlloc;
 use crate::skb::SkbId;
 
 /// Running tallies behind the counters.
@@ -18,10 +18,23 @@ pub struct Stats {
     pub max_skb_bytes: u64,
 }
 
-/// What every part of the send path shares: constants, pages, skb numbering, tallies.
+/// What every part of the send path shares: constants, the page allocator, skb numbering,
+/// tallies. The pages, dfrags and skbs themselves are the run's state, which only events
+/// change.
 pub struct Tx {
     pub k: KernelConsts,
-    pub pool: PagePool,
+    pub pages: PageAlloc,
     pub next_skb: SkbId,
     pub stats: Stats,
+}
+
+impl Tx {
+    pub fn new(k: KernelConsts) -> Tx {
+        Tx {
+            k,
+            pages: PageAlloc::default(),
+            next_skb: 0,
+            stats: Stats::default(),
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use crate::page::{Page, PageId};
 use crate::skb::{Skb, SkbId};
-use crate::trace::{Cursor, Dfrag, State};
+use crate::trace::{Cursor, Dfrag, Queue, State};
 use std::collections::VecDeque;
 
 impl State {
@@ -24,10 +24,12 @@ impl State {
         }
     }
 
-    /// Pages sit in id order; the newest (the one allocators fill) is tried first.
+    /// Pages sit in id order; the newest (the one allocators fill) and the oldest (the one
+    /// acknowledgements free) are tried first.
     pub(super) fn page_at(&self, id: PageId) -> Result<usize, String> {
-        match self.pages.back() {
-            Some(p) if p.id == id => Ok(self.pages.len() - 1),
+        match (self.pages.front(), self.pages.back()) {
+            (_, Some(p)) if p.id == id => Ok(self.pages.len() - 1),
+            (Some(p), _) if p.id == id => Ok(0),
             _ => (self.page_slot(id)).map_err(|_| format!("page {id} is not live")),
         }
     }
@@ -58,13 +60,26 @@ impl State {
 
     /// Skb `id`, wherever the state holds it (frag_list members included).
     pub fn find_skb(&self, id: SkbId) -> Option<&Skb> {
+        if let Some(q) = self.tail_of(id) {
+            return self.queues[q].skbs.back();
+        }
         let (list, i, chained) = self.locate(id)?;
         let s = &self.list(list)[i];
         Some(chained.map_or(s, |c| &s.frag_list[c]))
     }
 
-    /// Every skb the state holds, frag_list members included.
+    /// Every skb the state holds, frag_list members included. Inlined where an event is
+    /// applied, as most find their skb at a queue's tail at once.
+    #[inline]
     pub(super) fn skb(&mut self, id: SkbId) -> Result<&mut Skb, String> {
+        match self.tail_of(id) {
+            Some(q) => Ok(self.queues[q].skbs.back_mut().expect("a tail")),
+            None => self.skb_elsewhere(id),
+        }
+    }
+
+    #[inline(never)]
+    fn skb_elsewhere(&mut self, id: SkbId) -> Result<&mut Skb, String> {
         let (list, i, chained) = self.locate(id).ok_or_else(|| missing(id))?;
         let s = &mut self.list_mut(list)[i];
         Ok(match chained {
@@ -73,8 +88,13 @@ impl State {
         })
     }
 
-    /// Unlinks `id` from wherever it is.
+    /// Unlinks `id` from wherever it is: most often the front of its queue (an skb
+    /// acknowledged, read or purged), which is tried first.
     pub(super) fn take_skb(&mut self, id: SkbId) -> Result<Skb, String> {
+        let front = |q: &Queue| q.skbs.front().is_some_and(|s| s.id == id);
+        if let Some(q) = self.queues.iter().position(front) {
+            return self.queues[q].skbs.pop_front().ok_or_else(|| missing(id));
+        }
         let (list, i, chained) = self.locate(id).ok_or_else(|| missing(id))?;
         let l = self.list_mut(list);
         Ok(match chained {
@@ -102,6 +122,13 @@ impl State {
             0 => &mut self.in_flight,
             n => &mut self.queues[n - 1].skbs,
         }
+    }
+
+    /// The queue whose tail is skb `id`: the skb a write or a frame is filling, which most
+    /// events touch, found before any other place is tried.
+    #[inline]
+    fn tail_of(&self, id: SkbId) -> Option<usize> {
+        (self.queues.iter()).position(|q| q.skbs.back().is_some_and(|s| s.id == id))
     }
 
     /// Where skb `id` is: its list ([`Self::list`]), its index there and, for an skb on a
@@ -146,11 +173,24 @@ impl State {
         None
     }
 
+    /// The dfrag holding `data_seq`, else the empty one just carved there. Dfrags sit in
+    /// data-sequence order, one after another, so a binary search finds it: a run writes
+    /// through this on every copy and mapping, and may hold many dfrags. Copies go to the
+    /// last one and acknowledgements clear the first, so those two are tried first.
     pub(super) fn dfrag_at(&self, data_seq: u64) -> Result<usize, String> {
-        self.dfrags
-            .iter()
-            .position(|d| d.data_seq <= data_seq && data_seq < d.data_seq + d.data_len as u64)
-            .or_else(|| self.dfrags.iter().position(|d| d.data_seq == data_seq))
+        let end = |d: &Dfrag| d.data_seq + d.data_len as u64;
+        let last = self.dfrags.len().wrapping_sub(1);
+        match (self.dfrags.front(), self.dfrags.back()) {
+            (_, Some(d)) if d.data_seq == data_seq || (d.data_seq..end(d)).contains(&data_seq) => {
+                return Ok(last)
+            }
+            (Some(d), _) if (d.data_seq..end(d)).contains(&data_seq) => return Ok(0),
+            _ => {}
+        }
+        let i = self.dfrags.partition_point(|d| end(d) <= data_seq);
+        let holds = (self.dfrags.get(i)).is_some_and(|d| d.data_seq <= data_seq);
+        let carved = || (i.checked_sub(1)).filter(|&j| self.dfrags[j].data_seq == data_seq);
+        (holds.then_some(i).or_else(carved))
             .ok_or_else(|| format!("no dfrag holds data_seq {data_seq}"))
     }
 

@@ -237,16 +237,51 @@ impl Log<'_> {
     /// event that does not fit it is a model bug.
     #[inline]
     pub fn emit(&mut self, e: Event) {
-        if let Err(err) = self.state.apply(&e) {
-            panic!("model bug: {err}");
+        if let Err(err) = self.state.apply_inner(&e) {
+            panic!("model bug: event {}: {err}", e.kind());
         }
         self.ev.emit(|| e);
+    }
+
+    /// Whether events are recorded (work done only for the trace can be skipped otherwise).
+    pub fn is_on(&self) -> bool {
+        self.ev.is_on()
     }
 
     /// Records the event `f` builds, which changes no state (tracing only).
     #[inline]
     pub fn note(&mut self, f: impl FnOnce() -> Event) {
         self.ev.emit(f);
+    }
+}
+
+/// The event by which `bytes` just copied to `page` at `offset` join the frags of `skb`: its
+/// last frag grows when `merge` (`skb_frag_size_add`), else a new frag takes them
+/// (`skb_fill_page_desc`); its truesize grows by as much.
+pub fn frag_event(
+    skb: &crate::skb::Skb,
+    merge: bool,
+    page: PageId,
+    offset: u32,
+    bytes: u32,
+) -> Event {
+    let (id, nr, truesize) = (skb.id, skb.nr_frags() as u32, skb.head.truesize + bytes);
+    if merge {
+        Event::Coalesce {
+            skb: id,
+            idx: nr - 1,
+            bytes,
+            truesize,
+        }
+    } else {
+        Event::NewFrag {
+            skb: id,
+            idx: nr,
+            page,
+            offset,
+            size: bytes,
+            truesize,
+        }
     }
 }
 

@@ -17,7 +17,7 @@ impl State {
                 // The page frag moves past the header; the dfrag's data starts there.
                 let i = self.holder(page).ok_or("no cursor holds the page")?;
                 let data = self.cursors[i].offset + overhead;
-                self.dfrags.push(Dfrag {
+                self.dfrags.push_back(Dfrag {
                     data_seq,
                     page,
                     offset: data,
@@ -59,7 +59,12 @@ impl State {
                 self.dfrag(from)?.already_sent += more;
             }
             SubflowXmit { subflow, .. } => {
-                for s in self.queue(&queue::subflow(subflow))? {
+                // Sent skbs are the queue's prefix: only its unsent tail goes (a queue of
+                // skbs waiting for their ack costs each transmit nothing).
+                let q = (self.queues.iter_mut())
+                    .find(|q| queue::is_subflow(&q.name, subflow))
+                    .ok_or_else(|| format!("no queue of subflow {subflow}"))?;
+                for s in q.skbs.iter_mut().rev().take_while(|s| !s.sent) {
                     s.sent = true;
                 }
             }

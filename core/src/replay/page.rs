@@ -18,7 +18,7 @@ impl State {
                 cursor,
                 bias,
             } => {
-                if self.page_at(page).is_ok() {
+                if self.page_slot(page).is_ok() {
                     return Err(format!("page {page} is already live"));
                 }
                 let count = bias.unwrap_or(1);

@@ -241,7 +241,7 @@ fn attach_payload_pages(
     while payload > 0 {
         let size = payload.min(bufsz);
         // The frame fills the page's first `size` bytes: `new_frag` says so.
-        let page = mem.alloc_page(0, k.page_size, cpu, None, log);
+        let page = mem.pages.alloc(0, k.page_size, cpu, None, log);
         let frag = Frag {
             page,
             offset: 0,

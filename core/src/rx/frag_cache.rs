@@ -157,7 +157,7 @@ impl FragCache {
             }
         };
         let offset = self.at(log).offset;
-        mem.get_page(page, log);
+        mem.pages.get(page, log);
         (page, offset, offset + fragsz)
     }
 
@@ -176,7 +176,7 @@ impl FragCache {
             let p = kernel::page(log.state(), page);
             if p.count == 1 {
                 if p.used > 0 {
-                    mem.reuse_page(page, c.size, None, log);
+                    mem.pages.reuse(page, c.size, None, log);
                 }
                 offset = c.size;
             }
@@ -184,7 +184,7 @@ impl FragCache {
                 self.release(mem, page, log);
                 continue;
             }
-            mem.get_page(page, log);
+            mem.pages.get(page, log);
             return (page, offset - fragsz, offset - fragsz);
         }
     }
@@ -228,7 +228,8 @@ impl FragCache {
                 continue;
             }
             // v3.6 `goto recycle`, v6.12 `set_page_count`: start over on the same page.
-            mem.reuse_page(page, self.start(c.size), Some(self.full_bias()), log);
+            mem.pages
+                .reuse(page, self.start(c.size), Some(self.full_bias()), log);
         }
     }
 
@@ -270,7 +271,8 @@ impl FragCache {
             bias: None,
         };
         self.pages += 1;
-        mem.alloc_page(0, self.page_size, self.cpu, Some(refill), log)
+        mem.pages
+            .alloc(0, self.page_size, self.cpu, Some(refill), log)
     }
 
     /// A biased cache's refill. v3.6: `alloc_page` (order 0). v6.12 `__page_frag_cache_refill`:
@@ -290,7 +292,8 @@ impl FragCache {
         };
         self.pages += 1;
         self.pfmemalloc = modern && self.knobs.pfmemalloc;
-        mem.alloc_page(order, self.page_size, self.cpu, Some(refill), log)
+        mem.pages
+            .alloc(order, self.page_size, self.cpu, Some(refill), log)
     }
 
     /// v3.5: the cache drops its own reference (`put_page`) and forgets the page.
@@ -352,7 +355,7 @@ impl FragCache1k {
                     bias: Some(offset / SZ_1K + 1),
                 };
                 self.pages += 1;
-                let page = mem.alloc_page(0, self.page_size, cpu, Some(refill), log);
+                let page = mem.pages.alloc(0, self.page_size, cpu, Some(refill), log);
                 (page, offset)
             }
         };

@@ -1,21 +1,22 @@
 //! The kernel objects every receive stage shares: pages and skb lifetimes. [`Mem`] is the
-//! page allocator, skb numbering and `__kfree_skb`, with the tallies of what was freed where.
+//! page allocator ([`PageAlloc`]), skb numbering and `__kfree_skb`, with the tallies of what
+//! was freed where.
 //! Each stage gets `&mut Mem` next to its own state, never the whole machine. The pages
 //! themselves are the [`State`]'s: `Mem` reads them there and changes them by events.
 
 use crate::events::{Cpu, Event, PageId, SkbId};
-use crate::page::{Page, PageStats, Refill};
+pub use crate::page_alloc::page;
+use crate::page_alloc::{PageAlloc, Ref};
 use crate::replay::Log;
 use crate::skb::Skb;
 use crate::trace::State;
 use crate::NR_CPUS;
 
-/// Page and skb numbering, and the tallies of allocations, reference drops and frees.
+/// The page allocator, skb numbering, and the tallies of what was freed where.
 #[derive(Clone, Debug, Default)]
 pub struct Mem {
-    next_page: PageId,
+    pub pages: PageAlloc,
     next_skb: SkbId,
-    pub stats: PageStats,
     pub tally: MemTally,
 }
 
@@ -29,19 +30,6 @@ pub struct MemTally {
     pub remote_skb_frees: u64,
     /// `put_page` calls away from the page's CPU.
     pub remote_put_page: u64,
-}
-
-/// Whose reference a put drops: an skb frag's (or a frag cache's own), an skb head's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ref {
-    Frag,
-    Head,
-}
-
-/// Live page `id` of `s`; the stages name only pages they hold references to.
-pub fn page(s: &State, id: PageId) -> &Page {
-    s.find_page(id)
-        .unwrap_or_else(|| panic!("model bug: page {id} is not live"))
 }
 
 /// Skb `id` of `s`, wherever it is.
@@ -59,49 +47,10 @@ impl Mem {
         id
     }
 
-    /// `alloc_pages(gfp, order)` on `cpu`: a fresh page with count 1, owned by the caller,
-    /// or by the page-frag cursor it `refill`s (with the count the refill sets).
-    pub fn alloc_page(
-        &mut self,
-        order: u32,
-        page_size: u32,
-        cpu: Cpu,
-        refill: Option<Refill>,
-        log: &mut Log,
-    ) -> PageId {
-        let page = self.next_page;
-        self.next_page += 1;
-        self.stats.allocated += 1;
-        log.emit(Event::AllocPage {
-            page,
-            order,
-            cpu,
-            size: page_size << order,
-            cursor: refill.and_then(|r| r.cursor),
-            bias: refill.and_then(|r| r.bias),
-        });
-        page
-    }
-
-    /// `get_page`: one more reference.
-    pub fn get_page(&mut self, page: PageId, log: &mut Log) {
-        let count = self::page(log.state(), page).count + 1;
-        log.emit(Event::GetPage { page, count });
-    }
-
-    /// An allocator starts over on a page it still holds, its cursor now at `cursor` (and,
-    /// v6.12, count and bias reset to `bias`).
-    pub fn reuse_page(&mut self, page: PageId, cursor: u32, bias: Option<u32>, log: &mut Log) {
-        self.stats.reused += 1;
-        let cursor = Some(cursor);
-        log.emit(Event::ReusePage { page, cursor, bias });
-    }
-
     /// put_page on `cpu`, noting a reference dropped away from the page's CPU.
     pub fn put_page(&mut self, page: PageId, cpu: Cpu, log: &mut Log) {
         self.note_remote(page, cpu, log);
-        let count = self::page(log.state(), page).count - 1;
-        self.put_ref(page, cpu, Ref::Frag, count, log);
+        self.pages.put(page, cpu, Ref::Frag, log);
     }
 
     /// The `put_page` of a reference a frag cache's `frag_cache_release` already took off
@@ -110,38 +59,18 @@ impl Mem {
     pub fn put_released(&mut self, page: PageId, cpu: Cpu, log: &mut Log) {
         self.note_remote(page, cpu, log);
         let count = self::page(log.state(), page).count;
-        self.put_ref(page, cpu, Ref::Frag, count, log);
+        self.pages.put_leaving(page, cpu, Ref::Frag, count, log);
     }
 
     /// skb_free_head's put of a head fragment on `cpu`, likewise.
     fn put_head(&mut self, page: PageId, cpu: Cpu, log: &mut Log) {
         self.note_remote(page, cpu, log);
-        let count = self::page(log.state(), page).count - 1;
-        self.put_ref(page, cpu, Ref::Head, count, log);
+        self.pages.put(page, cpu, Ref::Head, log);
     }
 
     fn note_remote(&mut self, page: PageId, cpu: Cpu, log: &Log) {
         if self::page(log.state(), page).cpu != cpu {
             self.tally.remote_put_page += 1;
-        }
-    }
-
-    /// Drops one reference, leaving `count`; frees the page when it was the last.
-    fn put_ref(&mut self, page: PageId, cpu: Cpu, r: Ref, count: u32, log: &mut Log) {
-        self.stats.put_page[cpu as usize] += 1;
-        let head = r == Ref::Head;
-        log.emit(Event::PutPage {
-            page,
-            cpu,
-            count,
-            release: false,
-            head,
-            destroy: false,
-        });
-        if count == 0 {
-            self.stats.freed += 1;
-            self.stats.freed_on[cpu as usize] += 1;
-            log.emit(Event::FreePage { page, cpu, head });
         }
     }
 

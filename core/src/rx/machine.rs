@@ -303,7 +303,7 @@ impl Machine for RxMachine {
 
     fn counters(&self) -> Counters {
         let s = &self.stages;
-        let (m, ps, sk) = (&s.mem.tally, &s.mem.stats, &s.sock.tally);
+        let (m, ps, sk) = (&s.mem.tally, &s.mem.pages.stats, &s.sock.tally);
         let frags: u64 = s.caches.iter().map(|c| c.frags).sum::<u64>()
             + s.small.iter().map(|c| c.frags).sum::<u64>();
         let pages: u64 = s.caches.iter().map(|c| c.pages).sum::<u64>()

@@ -131,8 +131,8 @@ impl Socket {
         let cpu = p.app.cpu;
         self.tally.recvmsg_calls += 1;
         let (puts_before, frees_before) = (
-            mem.stats.put_page[cpu as usize],
-            mem.stats.freed_on[cpu as usize],
+            mem.pages.stats.put_page[cpu as usize],
+            mem.pages.stats.freed_on[cpu as usize],
         );
         let (mut bytes_left, mut skbs_left) = match limit {
             ReadLimit::Bytes(b) => (b, u64::MAX),
@@ -162,8 +162,8 @@ impl Socket {
             skbs_left -= 1;
             self.eat_skb(id, p, mem, defer, log);
         }
-        self.tally.recvmsg_put_page += mem.stats.put_page[cpu as usize] - puts_before;
-        self.tally.recvmsg_page_frees += mem.stats.freed_on[cpu as usize] - frees_before;
+        self.tally.recvmsg_put_page += mem.pages.stats.put_page[cpu as usize] - puts_before;
+        self.tally.recvmsg_page_frees += mem.pages.stats.freed_on[cpu as usize] - frees_before;
         Ok(())
     }
 

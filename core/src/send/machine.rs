@@ -20,7 +20,7 @@ impl Mechanism for SendScenario {
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
         let mut m = self.machine(opts.variant.as_deref())?;
         let (steps, counters) = drive(&mut m, &self.ops, !opts.counters_only)?;
-        let cfg = m.sock.cfg;
+        let cfg = *m.sock.cfg();
         Ok(Trace {
             mechanism: Self::NAME.to_string(),
             variant: cfg.variant.name().to_string(),
@@ -62,8 +62,8 @@ impl SendScenario {
         m.sock.log_xmits();
         let (_, counters) = drive(&mut m, &self.ops, false)?;
         Ok(Transmitted {
-            variant: m.sock.cfg.variant,
-            skbs: m.sock.xmitted.unwrap_or_default(),
+            variant: m.sock.cfg().variant,
+            skbs: m.sock.take_xmitted(),
             counters,
         })
     }
@@ -82,7 +82,7 @@ fn would_block(at: usize, (call, count): (u64, u64), queued: u64, sock: &SendSoc
         format!(
             "sendmsg{which} would block: the write queue holds {queued} bytes of truesize, \
              socket.sndbuf is {}; acknowledge data first (an `ack` op) or raise socket.sndbuf",
-            sock.cfg.socket.sndbuf
+            sock.cfg().socket.sndbuf
         ),
     )
 }
@@ -98,8 +98,8 @@ impl Machine for SendMachine {
     fn apply(&mut self, op: &SendOp, at: usize, ev: &mut Events) -> Result<(), Error> {
         let sock = &mut self.sock;
         // A closed socket takes only `socket`; an open one anything else.
-        if sock.closed != (*op == SendOp::Socket) {
-            let why = if sock.closed {
+        if sock.is_closed() != (*op == SendOp::Socket) {
+            let why = if sock.is_closed() {
                 "the socket is closed; only `socket` (the task's next socket) may follow"
             } else {
                 "the socket is still open; `close` it before the task opens the next one"
@@ -123,7 +123,7 @@ impl Machine for SendMachine {
             SendOp::Ack { bytes: None } => sock.ack_all(ev),
             SendOp::Ack { bytes: Some(b) } => {
                 check_range(|| format!("ops[{at}].bytes"), *b, 0, sock.in_flight())?;
-                sock.ack_to(sock.snd_una + b, ev);
+                sock.ack_to(sock.snd_una() + b, ev);
             }
             SendOp::Close => sock.close(ev),
             SendOp::Socket => sock.reopen(),

@@ -55,7 +55,7 @@ pub fn run_cell(cfg: &SendConfig, sockets: u32, write: u32, total: u64) -> Cell 
         for s in &mut socks {
             s.sendmsg(&iov, false, &mut ev)
                 .expect("model bug: the matrix window is far below sndbuf");
-            if s.write_seq - s.snd_una >= MATRIX_WINDOW {
+            if s.unacked() >= MATRIX_WINDOW {
                 s.transmit(&mut ev);
                 s.ack_all(&mut ev);
             }

@@ -1,12 +1,13 @@
 //! Seed 000: tcp_sendmsg and the linear area (Krishna Kumar, 2010), plus today's form.
 //!
 //! Layers, each using only those above it: [`variant`] (what differs, as data) and
-//! [`counters`] -> [`params`] -> [`sock`] (the copy loop, the socket's page, acks, close)
-//! -> [`xmit`] (the transmit path), [`matrix`] (the seed's benchmark matrix, counters only)
+//! [`counters`] -> [`params`] -> [`sock`] (the copy loop, acks, close) -> [`frag`] (the
+//! page a frag is copied into, and the copy), [`xmit`] (the transmit path), [`matrix`] (the seed's benchmark matrix, counters only)
 //! and [`scenario`] (the format for `mechanism = "sendmsg"` and its checks) -> [`machine`]
 //! (the run).
 
 pub mod counters;
+mod frag;
 pub mod machine;
 pub mod matrix;
 pub mod params;

@@ -149,6 +149,12 @@ impl Variant {
         self == Variant::Modern
     }
 
+    /// Frags are copied into the task's page frag (`sk_page_frag`, refilled by
+    /// `skb_page_frag_refill`); 2.6.33 keeps the socket's own TCP_PAGE/TCP_OFF.
+    pub fn uses_task_frag(self) -> bool {
+        self == Variant::Modern
+    }
+
     /// The page-frag cursor's name in the trace.
     pub fn cursor_name(self) -> &'static str {
         match self {
