@@ -9,10 +9,12 @@
 //! task's file table at `sys_exit_*`); an skb is the program's when `skb->sk` is one of
 //! those sockets (an MPTCP subflow's when its `mptcp_subflow_context->conn` is), or, before
 //! demux, when its IPv4 destination port is a port one of them sent from (or, for UDP, was
-//! bound to: bind(2), whose descriptor is read as socket(2)'s). A socket freed
-//! (`kmem:kmem_cache_free` of its `struct sock`) is forgotten, with its port: its memory
-//! and its port may be another program's next. Every line starts
-//! with its kind and `nsecs` (lines reach bpftrace per CPU, out of order).
+//! bound to: bind(2), whose descriptor is read as socket(2)'s), in the same network
+//! namespace. A socket freed (`kmem:kmem_cache_free` of its `struct sock`) is forgotten,
+//! with its port: its memory and its port may be another program's next. That free can go
+//! unseen (the kernel skips a probe while another BPF program runs on its CPU), so a socket
+//! is also known by its inode number ([`ours`]). Every line starts with its kind and
+//! `nsecs` (lines reach bpftrace per CPU, out of order).
 
 use super::parts::has;
 use crate::kernel::probe::END_PROBE;
@@ -66,7 +68,7 @@ pub fn script(parts: &[Part]) -> String {
         s += &pages();
     }
     s += "END { printf(\"over %d\\n\", @over); clear(@over); clear(@n); clear(@pids); \
-          clear(@socks); clear(@bfd); clear(@msk); clear(@ports); clear(@sport); clear(@ours); clear(@pair); \
+          clear(@socks); clear(@bfd); clear(@ports); clear(@sport); clear(@ours); clear(@pair); \
           clear(@acpu); clear(@asite); clear(@head); clear(@pg); }\n";
     s + END_PROBE
 }
@@ -78,6 +80,41 @@ fn sock_of_fd(fd: &str) -> String {
         "$f = (struct file *)*(uint64 *)((uint64)curtask->files->fdt->fd + 8 * (uint64)({fd}));\n  \
          $sk = ((struct socket *)$f->private_data)->sk;"
     )
+}
+
+/// Whether `sk` (a `struct sock` address) is one of the tree's sockets: its address in
+/// `@socks` with the inode number its `struct socket` had at socket(2) or accept(2). The
+/// number is unique per socket, so an address whose free went unseen and that the cache
+/// gave to another program's socket is not taken for ours; an orphaned socket (closed,
+/// still sending: no `struct socket`) is known by its address alone.
+fn ours(sk: &str) -> String {
+    format!(
+        "(@socks[{sk}] != 0 && (((struct sock *){sk})->sk_socket == 0 || @socks[{sk}] == \
+         ((struct socket_alloc *)((struct sock *){sk})->sk_socket)->vfs_inode.i_ino))"
+    )
+}
+
+/// Sets `$own` to the tree's socket that `sk` is or serves (an MPTCP subflow's
+/// `mptcp_subflow_context->conn`), 0 if none. A full TCP socket (not a request or
+/// time-wait one: states 12 and 6) has `is_mptcp`.
+fn owner(sk: &str) -> String {
+    let conn = ours("$conn");
+    format!(
+        "$own = {ours} ? {sk} : (uint64)0;\n  \
+         $s = (struct sock *){sk};\n  \
+         if ($own == 0 && $s != 0 && $s->sk_protocol == 6 && $s->__sk_common.skc_state != 12 && \
+         $s->__sk_common.skc_state != 6 && ((struct tcp_sock *)$s)->is_mptcp) {{\n    \
+         $conn = (uint64)((struct mptcp_subflow_context *)((struct inet_connection_sock *)$s)->icsk_ulp_data)->conn;\n    \
+         if ({conn}) {{ $own = $conn; }}\n  }}",
+        ours = ours(sk)
+    )
+}
+
+/// The key under which a port of the tree's is known before demux: the network namespace
+/// (its inode number), the protocol and the port, so a program elsewhere on the same port
+/// is not taken for ours.
+fn port_key(netns: &str, proto: &str, port: &str) -> String {
+    format!("((uint64){netns}->ns.inum << 32 | (uint64){proto} << 16 | (uint64){port})")
 }
 
 /// The process tree and its sockets.
@@ -97,13 +134,15 @@ tracepoint:sched:sched_process_exec /@pids[pid]/ {{ {exec} }}
 tracepoint:sched:sched_process_exit /@pids[pid] && args->group_dead/ {{ {exit} }}
 tracepoint:syscalls:sys_exit_socket,tracepoint:syscalls:sys_exit_accept,tracepoint:syscalls:sys_exit_accept4 /@pids[pid] && args->ret >= 0/ {{
   {sk}
-  if ($sk != 0) {{ @socks[(uint64)$sk] = 1; {sock} }}
+  if ($sk != 0) {{
+    @socks[(uint64)$sk] = ((struct socket_alloc *)$f->private_data)->vfs_inode.i_ino;
+    {sock}
+  }}
 }}
 tracepoint:kmem:kmem_cache_free /@socks[(uint64)args->ptr]/ {{
   $sk = (uint64)args->ptr;
   delete(@socks[$sk]); delete(@ports[@sport[$sk]]); delete(@sport[$sk]);
 }}
-tracepoint:kmem:kmem_cache_free /@msk[(uint64)args->ptr]/ {{ delete(@msk[(uint64)args->ptr]); }}
 "#
     )
 }
@@ -129,6 +168,12 @@ fn send(allocs: bool) -> String {
     } else {
         String::new()
     };
+    let owner = owner("$sk");
+    let key = port_key(
+        "$skb->sk->__sk_common.skc_net.net",
+        "($udp ? 17 : 6)",
+        "$port",
+    );
     let mut frags = String::new();
     for i in 0..MAX_FRAGS_READ {
         let line = emit(
@@ -148,13 +193,7 @@ fn send(allocs: bool) -> String {
         r#"tracepoint:net:net_dev_start_xmit {{
   $skb = (struct sk_buff *)args->skbaddr;
   $sk = (uint64)$skb->sk;
-  $own = @socks[$sk] ? $sk : @msk[$sk];
-  if ($own == 0 && $sk != 0 && $skb->sk->sk_protocol == 6) {{
-    if (((struct tcp_sock *)$sk)->is_mptcp) {{
-      $conn = (uint64)((struct mptcp_subflow_context *)((struct inet_connection_sock *)$sk)->icsk_ulp_data)->conn;
-      if (@socks[$conn]) {{ @msk[$sk] = $conn; $own = $conn; }}
-    }}
-  }}
+  {owner}
   if ($own != 0) {{
     @ours[(uint64)$skb] = 1;
     $sh = (struct skb_shared_info *)($skb->head + $skb->end);
@@ -166,7 +205,7 @@ fn send(allocs: bool) -> String {
     $seq = $udp ? 0 : $seq;
     $hdrs = $skb->transport_header - ((uint64)$skb->data - (uint64)$skb->head) + $thl;
     $port = $skb->sk->__sk_common.skc_num;
-    $key = ($udp ? 17 : 6) << 16 | $port;
+    $key = {key};
     @ports[$key] = 1;
     @sport[$own] = $key;
     $dp = $skb->sk->__sk_common.skc_dport;
@@ -190,11 +229,12 @@ fn syscall_bytes() -> String {
         )
     };
     let (sent, read) = (bytes("sent"), bytes("read"));
+    let ours = ours("(uint64)args->sk");
     // A read of 0 bytes is a UDP datagram of none (TCP's end of stream is left out): each
     // UDP read takes one datagram.
     format!(
-        "tracepoint:sock:sock_send_length /@socks[(uint64)args->sk] && args->ret > 0/ {{ {sent} }}\n\
-         tracepoint:sock:sock_recv_length /@socks[(uint64)args->sk] && (args->flags & 2) == 0 && \
+        "tracepoint:sock:sock_send_length /{ours} && args->ret > 0/ {{ {sent} }}\n\
+         tracepoint:sock:sock_recv_length /{ours} && (args->flags & 2) == 0 && \
          (args->ret > 0 || (args->ret == 0 && ((struct sock *)args->sk)->sk_protocol == 17))/ {{ {read} }}\n"
     )
 }
@@ -220,13 +260,21 @@ fn receive() -> String {
         "nsecs, (uint64)$sk, $sk->__sk_common.skc_num",
     );
     let sk = sock_of_fd("@bfd[tid] - 1");
+    let bound_key = port_key(
+        "$sk->__sk_common.skc_net.net",
+        "17",
+        "$sk->__sk_common.skc_num",
+    );
+    let rx_key = port_key("$skb->dev->nd_net.net", "$p", "$dport");
+    let ours = ours("(uint64)$sk");
+    let owner = owner("$sk");
     format!(
         r#"tracepoint:syscalls:sys_enter_bind /@pids[pid]/ {{ @bfd[tid] = (uint64)args->fd + 1; }}
 tracepoint:syscalls:sys_exit_bind /@bfd[tid]/ {{
   {sk}
   delete(@bfd[tid]);
-  if (args->ret == 0 && @socks[(uint64)$sk] && $sk->sk_protocol == 17) {{
-    $key = 17 << 16 | $sk->__sk_common.skc_num;
+  if (args->ret == 0 && {ours} && $sk->sk_protocol == 17) {{
+    $key = {bound_key};
     @ports[$key] = 1;
     @sport[(uint64)$sk] = $key;
     {bound}
@@ -244,7 +292,7 @@ tracepoint:net:netif_receive_skb,tracepoint:net:napi_gro_receive_entry {{
     $proto = (uint64)$p;
     $dp = *(uint16 *)($ip + ($v & 0xf) * 4 + 2);
     $dport = (($dp & 0xff) << 8) | ($dp >> 8);
-    if (!$ours && ($p == 6 || $p == 17) && @ports[$p << 16 | $dport]) {{ @ours[(uint64)$skb] = 1; $ours = 1; $port = $dport; }}
+    if (!$ours && ($p == 6 || $p == 17) && @ports[{rx_key}]) {{ @ours[(uint64)$skb] = 1; $ours = 1; $port = $dport; }}
     if ($p == 17) {{ $port = $dport; }}
   }}
   if ($ours) {{ {rx} }}
@@ -258,7 +306,7 @@ tracepoint:net:napi_gro_frags_entry /@ours[(uint64)args->skbaddr]/ {{
 tracepoint:skb:skb_copy_datagram_iovec {{
   $skb = (struct sk_buff *)args->skbaddr;
   $sk = (uint64)$skb->sk;
-  $own = @socks[$sk] ? $sk : @msk[$sk];
+  {owner}
   if ($own != 0 || (@pids[pid] && @ours[(uint64)$skb])) {{ @ours[(uint64)$skb] = 1; {copy} }}
 }}
 "#
@@ -328,6 +376,107 @@ mod tests {
 
     /// Every probe of the script starts its line, so its skips are named by the right
     /// attach point: the first the tree's, the last the end probe's.
+    /// A socket is taken for the tree's by its inode number too, never by its address
+    /// alone: `@socks` is read only through [`ours`], but where it is set and forgotten.
+    #[test]
+    fn sockets_are_known_by_inode_not_by_address_alone() {
+        let every: Vec<Part> = (super::super::parts::NEEDS.iter())
+            .map(|n| Part {
+                name: n.name.into(),
+                needs: Vec::new(),
+                missing: Vec::new(),
+            })
+            .collect();
+        let mut all = script(&every);
+        for sk in ["$sk", "$conn", "(uint64)$sk", "(uint64)args->sk"] {
+            assert!(all.contains(&ours(sk)), "{sk}");
+            all = all.replace(&ours(sk), "");
+        }
+        let kept: Vec<&str> = all.lines().filter(|l| l.contains("@socks[")).collect();
+        assert_eq!(kept.len(), 3, "{kept:#?}");
+        assert!(
+            kept[0].trim().starts_with("@socks[(uint64)$sk] = "),
+            "{}",
+            kept[0]
+        );
+        assert!(kept[1].starts_with("tracepoint:kmem:kmem_cache_free /@socks[(uint64)args->ptr]/"));
+        assert!(
+            kept[2].trim().starts_with("delete(@socks[$sk]);"),
+            "{}",
+            kept[2]
+        );
+    }
+
+    /// Planted on the running kernel: this process's sockets recorded with an inode number
+    /// one past their own, as a socket looks whose free went unseen once the cache gave its
+    /// address to another; its sends are not counted. Recorded with their own, they are.
+    /// Unix datagram sockets named in the abstract namespace: nothing leaves the process
+    /// or touches a file. Root and bpftrace, as the runner's kernel tests; the test runs
+    /// again in a child with a mount namespace of its own, where tracefs is mounted (a
+    /// process with threads cannot unshare one).
+    #[test]
+    fn a_socket_at_an_address_another_took_is_not_ours() {
+        use crate::kernel::probe::{preflight, Tracer};
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::net::{SocketAddr, UnixDatagram};
+        const NAME: &str = "trace::script::tests::a_socket_at_an_address_another_took_is_not_ours";
+        if let Err(why) = preflight() {
+            assert!(
+                std::env::var("SKBLAB_ALLOW_NO_TAP").as_deref() == Ok("1"),
+                "{why}; or set SKBLAB_ALLOW_NO_TAP=1 to skip"
+            );
+            return eprintln!("SKIPPED: {why} (SKBLAB_ALLOW_NO_TAP=1)");
+        }
+        if std::env::var_os("SKBLAB_TRACEFS_MOUNTED").is_none() {
+            let o = std::process::Command::new("unshare")
+                .args(["--mount", "--", "sh", "-c"])
+                .arg(
+                    "mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs \
+                     /sys/kernel/tracing && exec \"$0\" --exact \"$1\" --nocapture",
+                )
+                .arg(std::env::current_exe().unwrap())
+                .arg(NAME)
+                .env("SKBLAB_TRACEFS_MOUNTED", "1")
+                .output()
+                .unwrap();
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                o.status.success() && out.contains("1 passed"),
+                "{out}{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            return;
+        }
+        for plant in [0, 1] {
+            let script = format!(
+                "tracepoint:syscalls:sys_exit_socket /pid == $1 && args->ret >= 0/ {{\n  {}\n  \
+                 @socks[(uint64)$sk] = ((struct socket_alloc *)$f->private_data)->vfs_inode.i_ino + {plant};\n}}\n\
+                 tracepoint:sock:sock_send_length /{}/ {{ printf(\"sent %d\\n\", args->ret); }}\n\
+                 END {{ clear(@socks); }}\n{END_PROBE}",
+                sock_of_fd("args->ret"),
+                ours("(uint64)args->sk")
+            );
+            let tracer = Tracer::start(&script).unwrap();
+            let name = format!("skblab-ours-{}-{plant}", std::process::id());
+            let at = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+            let (rx, tx) = (
+                UnixDatagram::bind_addr(&at).unwrap(),
+                UnixDatagram::unbound().unwrap(),
+            );
+            for _ in 0..3 {
+                tx.send_to_addr(&[0; 4099], &at).unwrap();
+                rx.recv(&mut [0; 4099]).unwrap();
+            }
+            let lines = tracer.finish_lossy().unwrap().0;
+            let sent = lines.iter().filter(|l| *l == "sent 4099").count();
+            if plant == 0 {
+                assert!(sent > 0, "its own number: {lines:?}");
+            } else {
+                assert_eq!(sent, 0, "another's number: {lines:?}");
+            }
+        }
+    }
+
     #[test]
     fn the_scripts_attach_points_are_read_in_order() {
         let all = script(&[]);
