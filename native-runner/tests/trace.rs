@@ -243,6 +243,63 @@ fn an_unrelated_sender_is_not_attributed() {
     }
 }
 
+/// `--pcap`: one record per transmission the capture saw, from the IP header on, that
+/// tshark reads: the handshake's SYN and SYN-ACK (a request socket's, its listener's), and
+/// the writer's segments covering the bytes written once.
+#[test]
+fn the_pcap_holds_every_packet_sent() {
+    if !available("the_pcap_holds_every_packet_sent") {
+        return;
+    }
+    let (out, pcap) = (Scratch::path("capture.json"), Scratch::path("sent.pcap"));
+    let o = in_netns(&format!(
+        "exec \"$SKBLAB\" trace --out {} --pcap {} -- \"$PEER\" tcp 7000 14480 3",
+        out.as_str(),
+        pcap.as_str()
+    ))
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = Capture::parse(&std::fs::read_to_string(&*out).unwrap()).unwrap();
+    let sent: u64 = (c.skbs.iter())
+        .filter_map(|s| s.xmit.as_ref().map(|_| 1 + u64::from(s.more_xmits)))
+        .sum();
+    let t = Command::new("tshark")
+        .arg("-r")
+        .arg(&*pcap)
+        .args(["-T", "fields", "-e", "tcp.srcport", "-e", "tcp.flags.str"])
+        .args(["-e", "tcp.seq", "-e", "tcp.len"])
+        .output()
+        .expect("tshark reads the pcap: apt-get install -y tshark");
+    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+    let rows: Vec<Vec<String>> = (String::from_utf8_lossy(&t.stdout).lines())
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect();
+    assert_eq!(rows.len() as u64, sent, "{rows:?}");
+    let flags = |r: &Vec<String>| {
+        r[1].chars()
+            .filter(|c| c.is_alphabetic())
+            .collect::<String>()
+    };
+    assert_eq!(flags(&rows[0]), "S", "{rows:?}");
+    assert!(
+        rows.iter().any(|r| r[0] == "7000" && flags(r) == "AS"),
+        "{rows:?}"
+    );
+    let writer = (c.sockets.iter().find(|s| s.written > 0)).and_then(|s| s.local_port);
+    let mut segments: Vec<(u64, u64)> = (rows.iter())
+        .filter(|r| Some(r[0].parse().unwrap()) == writer && r[3] != "0")
+        .map(|r| (r[2].parse().unwrap(), r[3].parse().unwrap()))
+        .collect();
+    segments.sort();
+    segments.dedup();
+    assert_eq!(
+        segments.iter().map(|s| s.1).sum::<u64>(),
+        3 * 14480,
+        "{segments:?}"
+    );
+}
+
 #[test]
 fn the_command_exit_status_is_passed_back() {
     if !available("the_command_exit_status_is_passed_back") {

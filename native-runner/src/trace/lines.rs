@@ -143,6 +143,8 @@ impl Builder {
             "up" => self.rx(&(0..6).map(n).collect::<Option<Vec<_>>>()?, text(6)?),
             "copy" => self.copy(&(0..6).map(n).collect::<Option<Vec<_>>>()?),
             "free" | "pairfree" => self.free(l, n(0)? as u32, n(1)?)?,
+            // A packet's bytes, for `--pcap` (super::pcap): not the capture's.
+            "pkt" => {}
             "stale" => {
                 self.live.remove(&n(0)?);
             }

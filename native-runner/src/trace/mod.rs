@@ -7,11 +7,12 @@
 //!
 //! Modules: [`parts`] (what each part needs and whether the kernel has it), [`script`] (the
 //! probes), [`command`] (the traced command and the signals), [`lines`] (the probes' lines
-//! into the capture), [`render`] (the terminal's summary).
+//! into the capture), [`pcap`] (the packets, `--pcap`), [`render`] (the terminal's summary).
 
 mod command;
 mod lines;
 mod parts;
+mod pcap;
 mod render;
 mod script;
 
@@ -32,8 +33,12 @@ pub struct TraceArgs {
     /// symlink).
     #[arg(long, value_name = "REPORT")]
     pub out: Option<PathBuf>,
-    /// Let --out replace an existing file (never a symlink).
-    #[arg(long, requires = "out")]
+    /// Also write the packets the program's sockets sent, their headers (the first 64
+    /// bytes from the IP header on), as a pcap for Wireshark (never through a symlink).
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    /// Let --out and --pcap replace an existing file (never a symlink).
+    #[arg(long)]
     pub force: bool,
     /// Stop after this many seconds (the command is then sent SIGTERM).
     #[arg(long, value_name = "S")]
@@ -65,11 +70,17 @@ pub fn main(args: &TraceArgs) -> ExitCode {
 }
 
 fn run_and_emit(args: &TraceArgs) -> Result<u8, String> {
-    let out = match &args.out {
-        Some(p) => Some((p, crate::output::Output::create(p, args.force, "--out")?)),
-        None => None,
+    let create = |p: &Option<PathBuf>, flag| match p {
+        Some(p) => crate::output::Output::create(p, args.force, flag).map(|f| Some((p.clone(), f))),
+        None => Ok(None),
     };
-    let c = run(args)?;
+    let out = create(&args.out, "--out")?;
+    let pcap_out = create(&args.pcap, "--pcap")?;
+    let (c, packets) = run(args)?;
+    if let Some((_, mut f)) = pcap_out {
+        pcap::write(&packets, pcap::boot_time(), &mut f)?;
+        f.commit()?;
+    }
     if let Some((p, mut f)) = out {
         let json = serde_json::to_string_pretty(&c).expect("captures serialize") + "\n";
         f.write_all(json.as_bytes())
@@ -87,10 +98,13 @@ pub struct Trace {
     duration: Option<Duration>,
     max_events: u64,
     max_skbs: usize,
+    /// Whether the packets are kept (`--pcap`).
+    packets: bool,
     parts: Vec<Part>,
 }
 
-fn run(args: &TraceArgs) -> Result<Capture, String> {
+/// The capture, and the probes' packet lines when `--pcap` asks for them.
+fn run(args: &TraceArgs) -> Result<(Capture, Vec<String>), String> {
     let t = Trace::plan(args.clone())?;
     probe::preflight()?;
     probe::private_tracefs()?;
@@ -108,12 +122,15 @@ fn run(args: &TraceArgs) -> Result<Capture, String> {
 
 impl KernelRun for Trace {
     type Ask = TraceArgs;
-    type Seen = Capture;
+    type Seen = (Capture, Vec<String>);
 
     /// The arguments, refused by name; the parts are checked once tracefs is mounted.
     fn plan(args: TraceArgs) -> Result<Trace, String> {
         if args.command.is_empty() == args.pid.is_none() {
             return Err("give a COMMAND after `--`, or --pid N".into());
+        }
+        if args.force && args.out.is_none() && args.pcap.is_none() {
+            return Err("--force: give --out or --pcap, whose file it lets be replaced".into());
         }
         let duration = match args.duration {
             Some(s) if !(s > 0.0 && s <= 1e6) => {
@@ -142,6 +159,7 @@ impl KernelRun for Trace {
             duration,
             max_events: args.max_events,
             max_skbs: args.max_skbs,
+            packets: args.pcap.is_some(),
             parts: Vec::new(),
         })
     }
@@ -154,12 +172,12 @@ impl KernelRun for Trace {
     }
 
     fn script(&self) -> String {
-        script::script(&self.parts)
+        script::script(&self.parts, self.packets)
     }
 
     /// Starts the probes, then the command (forked by this thread, which the probes
     /// follow), waits for it, and reads the capture.
-    fn once(&self, _: u16) -> Result<Capture, RunError> {
+    fn once(&self, _: u16) -> Result<(Capture, Vec<String>), RunError> {
         // SAFETY: gettid has no preconditions.
         let me = unsafe { libc::gettid() } as u64;
         let (root, spawner) = match self.pid {
@@ -219,7 +237,11 @@ impl KernelRun for Trace {
         root.parent = None;
         root.exited |= exit.is_some();
         c.processes.insert(0, root);
-        Ok(c)
+        let packets = lines
+            .into_iter()
+            .filter(|l| l.starts_with("pkt "))
+            .collect();
+        Ok((c, packets))
     }
 }
 
@@ -261,4 +283,52 @@ fn drain(tracer: &mut Tracer, cpus: Cpu) {
         }
         seen.borrow().len() >= usize::from(cpus)
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        trace: TraceArgs,
+    }
+
+    /// `skblab trace ARGS` planned: the error, if any.
+    fn plan(args: &[&str]) -> Result<(), String> {
+        let cli = Cli::try_parse_from(std::iter::once("trace").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        Trace::plan(cli.trace).map(|_| ())
+    }
+
+    #[test]
+    fn flags_out_of_range_are_refused_by_name() {
+        assert_eq!(plan(&["--pcap", "p", "--", "true"]), Ok(()));
+        for (args, says) in [
+            (&["--", "true", "--force"][..], ""),
+            (&["--force", "--", "true"], "--force: give --out or --pcap"),
+            (
+                &["--duration", "0", "--", "true"],
+                "--duration 0: allowed more than 0",
+            ),
+            (
+                &["--max-skbs", "0", "--", "true"],
+                "--max-skbs 0: allowed 1 to",
+            ),
+            (
+                &["--max-events", "0", "--", "true"],
+                "--max-events 0: allowed 1 to",
+            ),
+            (&[], "give a COMMAND after `--`, or --pid N"),
+        ] {
+            if says.is_empty() {
+                assert_eq!(plan(args), Ok(()), "{args:?}");
+                continue;
+            }
+            let e = plan(args).unwrap_err();
+            assert!(e.contains(says), "{args:?}: {e}");
+        }
+    }
 }

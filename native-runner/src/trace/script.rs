@@ -32,8 +32,14 @@ fn emit(format: &str, args: &str) -> String {
     format!("if (@n < $3) {{ @n++; printf(\"{format}\\n\", {args}); }} else {{ @over++; }}")
 }
 
-/// The script for the parts the kernel has.
-pub fn script(parts: &[Part]) -> String {
+/// The most bytes of a packet `--pcap` keeps, from its IP header on: bpftrace's `buf()`
+/// holds at most `BPFTRACE_STRLEN` bytes (64 by default), an IPv4 header and a TCP header
+/// with 24 bytes of options.
+pub const PACKET_BYTES: u32 = 64;
+
+/// The script for the parts the kernel has; with `packets`, each skb sent carries its
+/// packet's first [`PACKET_BYTES`] (`--pcap`).
+pub fn script(parts: &[Part], packets: bool) -> String {
     let mut s = String::from("BEGIN { if ($2 != 0) { @pids[$2] = 1; } }\n");
     s += &tree();
     let frees = has(parts, "frees");
@@ -42,7 +48,7 @@ pub fn script(parts: &[Part]) -> String {
         s += "tracepoint:kmem:kmem_cache_alloc /@pids[pid]/ { @acpu[(uint64)args->ptr] = cpu + 1; \
               @asite[(uint64)args->ptr] = (uint64)args->call_site; }\n";
     }
-    s += &send(frees);
+    s += &send(frees, packets);
     if has(parts, "syscall bytes") {
         s += &syscall_bytes();
     }
@@ -94,18 +100,24 @@ fn ours(sk: &str) -> String {
     )
 }
 
-/// Sets `$own` to the tree's socket that `sk` is or serves (an MPTCP subflow's
-/// `mptcp_subflow_context->conn`), 0 if none. A full TCP socket (not a request or
-/// time-wait one: states 12 and 6) has `is_mptcp`.
+/// Sets `$own` to the tree's socket that `sk` is or serves, 0 if none: a request socket
+/// (TCP_NEW_SYN_RECV, 12: its SYN-ACK) serves its listener (`skc_listener`), an MPTCP subflow its
+/// `mptcp_subflow_context->conn`. A request or time-wait (6) socket is a `sock_common`
+/// only: `sk_protocol` and `is_mptcp` are read of full sockets.
 fn owner(sk: &str) -> String {
-    let conn = ours("$conn");
+    let (conn, listener) = (ours("$conn"), ours("$l"));
     format!(
         "$own = {ours} ? {sk} : (uint64)0;\n  \
          $s = (struct sock *){sk};\n  \
-         if ($own == 0 && $s != 0 && $s->sk_protocol == 6 && $s->__sk_common.skc_state != 12 && \
-         $s->__sk_common.skc_state != 6 && ((struct tcp_sock *)$s)->is_mptcp) {{\n    \
-         $conn = (uint64)((struct mptcp_subflow_context *)((struct inet_connection_sock *)$s)->icsk_ulp_data)->conn;\n    \
-         if ({conn}) {{ $own = $conn; }}\n  }}",
+         if ($own == 0 && $s != 0) {{\n    \
+         $st = $s->__sk_common.skc_state;\n    \
+         if ($st == 12) {{\n      \
+         $l = (uint64)$s->__sk_common.skc_listener;\n      \
+         if ({listener}) {{ $own = $l; }}\n    \
+         }} else if ($st != 6 && $s->sk_protocol == 6 && ((struct tcp_sock *)$s)->is_mptcp) {{\n      \
+         $conn = (uint64)((struct mptcp_subflow_context *)((struct inet_connection_sock *)$s)->icsk_ulp_data)->conn;\n      \
+         if ({conn}) {{ $own = $conn; }}\n    \
+         }}\n  }}",
         ours = ours(sk)
     )
 }
@@ -148,8 +160,9 @@ tracepoint:kmem:kmem_cache_free /@socks[(uint64)args->ptr]/ {{
 }
 
 /// Each skb at the device, by its socket; its frags one line each; with `allocs`, the
-/// allocation the tree's tasks made of it.
-fn send(allocs: bool) -> String {
+/// allocation the tree's tasks made of it; with `packets`, its packet: the length from the
+/// IP header on and the first bytes of that in the linear area.
+fn send(allocs: bool, packets: bool) -> String {
     let xmit = emit(
         "dev %llu %u %llu %llu %u %u %u %u %u %u %u %u %u %u",
         "nsecs, cpu, (uint64)$skb, $own, $skb->len, $skb->data_len, $hdrs, $skb->truesize, \
@@ -164,6 +177,19 @@ fn send(allocs: bool) -> String {
         // A UDP datagram's head, whose free ends it (see `free_probes`).
         format!(
             "if (@acpu[$a]) {{ {line} }}\n    if ($udp) {{ @head[(uint64)$skb->head] = (uint64)$skb; }}"
+        )
+    } else {
+        String::new()
+    };
+    let packet = if packets {
+        let line = emit("pkt %llu %u %rx", "nsecs, $len, buf($nh, $cap)");
+        format!(
+            "$off = $skb->network_header - ((uint64)$skb->data - (uint64)$skb->head);\n    \
+             $nh = $skb->head + $skb->network_header;\n    \
+             $len = $skb->len - $off;\n    \
+             $lin = $skb->len - $skb->data_len - $off;\n    \
+             $cap = $lin < {PACKET_BYTES} ? $lin : {PACKET_BYTES};\n    \
+             {line}"
         )
     } else {
         String::new()
@@ -198,7 +224,9 @@ fn send(allocs: bool) -> String {
     @ours[(uint64)$skb] = 1;
     $sh = (struct skb_shared_info *)($skb->head + $skb->end);
     $th = $skb->head + $skb->transport_header;
-    $udp = $skb->sk->sk_protocol == 17;
+    // A request socket's SYN-ACK: the listener's, to no connected port of its own.
+    $req = $skb->sk->__sk_common.skc_state == 12;
+    $udp = !$req && $skb->sk->sk_protocol == 17;
     $thl = $udp ? 8 : (((*(uint8 *)($th + 12)) >> 4) * 4);
     $seq = (uint64)*(uint8 *)($th + 4) << 24 | (uint64)*(uint8 *)($th + 5) << 16 |
            (uint64)*(uint8 *)($th + 6) << 8 | (uint64)*(uint8 *)($th + 7);
@@ -209,11 +237,12 @@ fn send(allocs: bool) -> String {
     @ports[$key] = 1;
     @sport[$own] = $key;
     $dp = $skb->sk->__sk_common.skc_dport;
-    $dport = (($dp & 0xff) << 8) | ($dp >> 8);
+    $dport = $req ? 0 : (($dp & 0xff) << 8) | ($dp >> 8);
     $a = $skb->fclone == 2 ? (uint64)$skb - sizeof(struct sk_buff) : (uint64)$skb;
     if ($skb->fclone == 2) {{ @pair[$a] = (uint64)$skb; }}
     {alloc}
     {xmit}
+    {packet}
 {frags}  }}
 }}
 "#
@@ -387,8 +416,8 @@ mod tests {
                 missing: Vec::new(),
             })
             .collect();
-        let mut all = script(&every);
-        for sk in ["$sk", "$conn", "(uint64)$sk", "(uint64)args->sk"] {
+        let mut all = script(&every, true);
+        for sk in ["$sk", "$conn", "$l", "(uint64)$sk", "(uint64)args->sk"] {
             assert!(all.contains(&ours(sk)), "{sk}");
             all = all.replace(&ours(sk), "");
         }
@@ -479,7 +508,7 @@ mod tests {
 
     #[test]
     fn the_scripts_attach_points_are_read_in_order() {
-        let all = script(&[]);
+        let all = script(&[], false);
         let points = tracepoints_in(&all);
         assert_eq!(points[0], "sched:sched_process_fork");
         assert_eq!(points.last().unwrap(), "syscalls:sys_enter_getppid");
