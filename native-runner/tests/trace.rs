@@ -243,6 +243,27 @@ fn an_unrelated_sender_is_not_attributed() {
     }
 }
 
+/// A reader that lags (300 ms before it reads): the writes queue on its socket, where TCP
+/// coalesces them (`tcp_try_coalesce`); the segments merged into another skb are the
+/// reader's all the same, and every byte is still copied out of its skbs once.
+#[test]
+fn a_lagging_readers_segments_are_coalesced_and_still_its_own() {
+    if !available("a_lagging_readers_segments_are_coalesced_and_still_its_own") {
+        return;
+    }
+    let (o, c) = trace("tcp 7000 14480 20 0 300");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    check(&c, Proto::Tcp, 14480, 20, "a lagging reader");
+    let (_, r) = ends(&c);
+    let reader = &skblab_core::capture::summary::sockets(&c)[r.id as usize];
+    assert!(reader.received.merged > 0, "{:?}", reader.received);
+    assert!(
+        reader.received.skbs > reader.received.merged,
+        "{:?}",
+        reader.received
+    );
+}
+
 /// `--pcap`: one record per transmission the capture saw, from the IP header on, that
 /// tshark reads: the handshake's SYN and SYN-ACK (a request socket's, its listener's), and
 /// the writer's segments covering the bytes written once.

@@ -45,13 +45,16 @@ struct Builder {
     /// Datagrams handed up to each UDP socket (by id) and not yet read, oldest first, with
     /// the CPU that allocated each.
     queued: HashMap<u32, VecDeque<(usize, u32)>>,
+    /// TCP segments handed up with no receiver yet: the skb, its destination and source port.
+    segments: Vec<(usize, u16, u16)>,
     /// Size goals and mappings a thread's sendmsg made, until its byte count names the socket.
     pending: HashMap<u64, (Vec<u64>, Vec<u64>)>,
     lost: Lost,
     max_skbs: usize,
 }
 
-/// IPPROTO_UDP (include/uapi/linux/in.h).
+/// IPPROTO_TCP and IPPROTO_UDP (include/uapi/linux/in.h).
+const IPPROTO_TCP: u64 = 6;
 const IPPROTO_UDP: u64 = 17;
 
 /// The error for a line that is not what the script prints.
@@ -82,6 +85,7 @@ pub fn read(lines: &[String], max_skbs: usize, capture: Capture) -> Result<Captu
     for (p, l) in &parsed {
         b.line(p).ok_or_else(|| bad(l))?;
     }
+    b.tcp_receivers();
     b.lost.events += over;
     // Threads fork too: a process is one that executed a file or whose last thread exited.
     b.processes.retain(|p| !p.exec.is_empty() || p.exited);
@@ -140,7 +144,7 @@ impl Builder {
                 self.bytes(l.kind == "sent", &r);
             }
             "bind" => self.bind(n(0)?, n(1)? as u16),
-            "up" => self.rx(&(0..6).map(n).collect::<Option<Vec<_>>>()?, text(6)?),
+            "up" => self.rx(&(0..7).map(n).collect::<Option<Vec<_>>>()?, text(7)?),
             "copy" => self.copy(&(0..6).map(n).collect::<Option<Vec<_>>>()?),
             "free" | "pairfree" => self.free(l, n(0)? as u32, n(1)?)?,
             // A packet's bytes, for `--pcap` (super::pcap): not the capture's.
@@ -366,17 +370,15 @@ impl Builder {
         }
     }
 
-    /// `up cpu skb len alloc_cpu proto port probe`: handed up; the first sighting counts.
-    /// `port`: the destination port of a UDP datagram, whose socket reads it, or the one
-    /// that made an skb the program's before demux, whose socket is its receiver until
-    /// recvmsg says otherwise (0: neither).
+    /// `up cpu skb len alloc_cpu proto dport sport probe`: handed up; the first sighting
+    /// counts. A UDP datagram's socket is the one bound to `dport`, which reads it; a TCP
+    /// segment's, the connection's whose ports are `dport` and `sport`, known once it has
+    /// sent ([`Builder::tcp_receivers`]), until recvmsg says otherwise.
     fn rx(&mut self, r: &[u64], probe: String) {
-        let (cpu, addr, len, alloc_cpu, port) = (r[0] as u32, r[1], r[2], r[3] as u32, r[5]);
-        let udp = r[4] == IPPROTO_UDP;
+        let (cpu, addr, len, alloc_cpu) = (r[0] as u32, r[1], r[2], r[3] as u32);
+        let (udp, dport, sport) = (r[4] == IPPROTO_UDP, r[5] as u16, r[6] as u16);
         let by_port = (self.sockets.iter().rev())
-            .find(|s| {
-                port != 0 && s.local_port == Some(port as u16) && (s.proto == Proto::Udp) == udp
-            })
+            .find(|s| udp && dport != 0 && s.proto == Proto::Udp && s.local_port == Some(dport))
             .map(|s| s.id);
         let Some(skb) = self.skb(addr) else { return };
         skb.rx_socket = skb.rx_socket.or(by_port);
@@ -389,9 +391,27 @@ impl Builder {
             len,
             source: Source::seen(tracepoint),
         });
-        if let Some(id) = by_port.filter(|_| udp) {
-            let i = skb.id as usize;
+        let i = skb.id as usize;
+        if let Some(id) = by_port {
             self.queued.entry(id).or_default().push_back((i, alloc_cpu));
+        }
+        if r[4] == IPPROTO_TCP && dport != 0 {
+            self.segments.push((i, dport, sport));
+        }
+    }
+
+    /// Each TCP segment handed up with no receiver yet is its connection's: the socket whose
+    /// local and remote ports are its destination and source (a socket's ports are known
+    /// from what it sent, so this waits for the end). A segment coalesced into another skb
+    /// (`tcp_try_coalesce`) is never copied, and counts as merged on its receiver.
+    fn tcp_receivers(&mut self) {
+        for &(i, dport, sport) in &self.segments {
+            let ours = |s: &&Socket| {
+                s.proto != Proto::Udp && s.local_port == Some(dport) && s.remote_port == Some(sport)
+            };
+            if self.skbs[i].rx_socket.is_none() {
+                self.skbs[i].rx_socket = self.sockets.iter().find(ours).map(|s| s.id);
+            }
         }
     }
 
@@ -487,7 +507,7 @@ mod tests {
                 "alloc 5 5000 0 __alloc_skb",
                 "dev 6 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1",
                 "frag 7 5000 777 0 1448 3 2",
-                "up 8 0 5000 1514 0 6 0 tracepoint:net:netif_receive_skb",
+                "up 8 0 5000 1514 0 6 7000 40000 tracepoint:net:netif_receive_skb",
                 "sent 7 10 100 1448 0",
                 "read 10 11 200 1448 1",
                 "pairfree 11 1 5000 tcp_clean_rtx_queue",
@@ -513,6 +533,34 @@ mod tests {
         assert_eq!((c.sockets[0].written, c.sockets[1].read), (1448, 1448));
         assert_eq!(c.sockets[0].local_port, Some(40000));
         assert_eq!(c.lost.events, 3);
+    }
+
+    /// Two segments over loopback, the second coalesced into the first on the receive queue
+    /// (`tcp_try_coalesce`: never copied, its head freed by `kfree_skb_partial`): both are
+    /// the connection's by their ports, which the receiver's own ACK makes known, and the
+    /// second counts as merged.
+    #[test]
+    fn a_coalesced_segment_is_its_connections_and_merged() {
+        let c = read_lines(
+            &[
+                "sock 1 10 100 6",
+                "sock 2 10 200 6",
+                "dev 3 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1",
+                "dev 4 0 6000 100 1514 1448 66 2304 0 1 1 40000 7000 1449",
+                "up 5 0 5000 1514 0 6 7000 40000 tracepoint:net:netif_receive_skb",
+                "up 6 0 6000 1514 0 6 7000 40000 tracepoint:net:netif_receive_skb",
+                "free 7 0 6000 kmem_cache_free kfree_skb_partial",
+                "dev 8 0 7000 200 66 0 66 768 0 1 0 7000 40000 1",
+                "copy 9 1 5000 200 2896 0 11",
+                "read 10 11 200 2896 1",
+            ],
+            10,
+        );
+        let rx: Vec<Option<u32>> = c.skbs.iter().map(|s| s.rx_socket).collect();
+        assert_eq!(rx, [Some(1), Some(1), None]);
+        let reader = &skblab_core::capture::summary::sockets(&c)[1];
+        assert_eq!((reader.received.skbs, reader.received.merged), (2, 1));
+        assert_eq!(reader.received.bytes, 2896);
     }
 
     /// An address freed names a new skb; past the cap, skbs are counted as lost.
@@ -551,7 +599,7 @@ mod tests {
                 "dev {t} 0 {skb} 100 29 0 28 800 0 1 0 40000 7000 0"
             ));
             lines.push(format!(
-                "up {} 0 {skb} 29 0 17 7000 tracepoint:net:netif_receive_skb",
+                "up {} 0 {skb} 29 0 17 7000 40000 tracepoint:net:netif_receive_skb",
                 t + 1
             ));
         }

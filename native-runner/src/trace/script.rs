@@ -269,16 +269,17 @@ fn syscall_bytes() -> String {
 }
 
 /// Each skb handed up (ours already, or by its IPv4 destination port before demux), with
-/// its destination port when it is UDP (the socket bound there reads it: the UDP sockets'
-/// ports are the program's from bind(2)); and each copy recvmsg makes (by `skb->sk`; UDP
+/// its IPv4 transport ports (a UDP datagram's destination port names the socket bound there,
+/// which reads it; a TCP segment's two name the connection, whose socket receives it even
+/// when its bytes are coalesced into another skb and it is never copied); and each copy recvmsg makes (by `skb->sk`; UDP
 /// leaves it unset on its receive queue, so an skb already the program's that one of its
 /// tasks copies counts too, its socket named by that thread's next `sock_recv_length`).
 /// UDP copies a linear datagram with `copy_linear_skb`, which fires no tracepoint: those
 /// copies are inferred from the reads ([`super::lines`]).
 fn receive() -> String {
     let rx = emit(
-        "up %llu %u %llu %u %u %u %u %s",
-        "nsecs, cpu, (uint64)$skb, $skb->len, $skb->alloc_cpu, $proto, $port, probe",
+        "up %llu %u %llu %u %u %u %u %u %s",
+        "nsecs, cpu, (uint64)$skb, $skb->len, $skb->alloc_cpu, $proto, $dport, $sport, probe",
     );
     let copy = emit(
         "copy %llu %u %llu %llu %d %u %d",
@@ -313,23 +314,25 @@ tracepoint:net:netif_receive_skb,tracepoint:net:napi_gro_receive_entry {{
   $skb = (struct sk_buff *)args->skbaddr;
   $ours = @ours[(uint64)$skb];
   $proto = (uint64)0;
-  $port = (uint64)0;
+  $dport = (uint64)0;
+  $sport = (uint64)0;
   $ip = $skb->data;
   $v = *(uint8 *)$ip;
   if (($v >> 4) == 4) {{
     $p = *(uint8 *)($ip + 9);
     $proto = (uint64)$p;
-    $dp = *(uint16 *)($ip + ($v & 0xf) * 4 + 2);
-    $dport = (($dp & 0xff) << 8) | ($dp >> 8);
-    if (!$ours && ($p == 6 || $p == 17) && @ports[{rx_key}]) {{ @ours[(uint64)$skb] = 1; $ours = 1; $port = $dport; }}
-    if ($p == 17) {{ $port = $dport; }}
+    $th = $ip + ($v & 0xf) * 4;
+    $dport = (uint64)*(uint8 *)($th + 2) << 8 | (uint64)*(uint8 *)($th + 3);
+    $sport = (uint64)*(uint8 *)$th << 8 | (uint64)*(uint8 *)($th + 1);
+    if (!$ours && ($p == 6 || $p == 17) && @ports[{rx_key}]) {{ @ours[(uint64)$skb] = 1; $ours = 1; }}
   }}
   if ($ours) {{ {rx} }}
 }}
 tracepoint:net:napi_gro_frags_entry /@ours[(uint64)args->skbaddr]/ {{
   $skb = (struct sk_buff *)args->skbaddr;
   $proto = (uint64)0;
-  $port = (uint64)0;
+  $dport = (uint64)0;
+  $sport = (uint64)0;
   {rx}
 }}
 tracepoint:skb:skb_copy_datagram_iovec {{

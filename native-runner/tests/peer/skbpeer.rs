@@ -1,13 +1,16 @@
 //! A small sender and receiver in one process, for `skblab trace`'s tests (tests/trace.rs)
 //! and a first program to trace: it listens on 127.0.0.1:PORT, connects to itself, writes COUNT writes
 //! of SIZE bytes from one thread while another reads them all, prints what it wrote and
-//! read, and exits with EXIT.
+//! read, and exits with EXIT. A reader that lags (LAG ms before it reads, TCP and MPTCP)
+//! finds the writes queued on its socket, where TCP coalesces them.
 //!
-//! `skbpeer tcp|udp|mptcp PORT SIZE COUNT [EXIT]`, or `skbpeer wait` (waits for a signal).
+//! `skbpeer tcp|udp|mptcp PORT SIZE COUNT [EXIT [LAG]]`, or `skbpeer wait` (waits for a
+//! signal).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::time::Duration;
 
 /// IPPROTO_MPTCP (include/uapi/linux/in.h).
 const IPPROTO_MPTCP: i32 = 262;
@@ -21,16 +24,17 @@ fn main() {
         return;
     }
     let [proto, port, size, count, rest @ ..] = &args[..] else {
-        eprintln!("usage: skbpeer tcp|udp|mptcp PORT SIZE COUNT [EXIT] | skbpeer wait");
+        eprintln!("usage: skbpeer tcp|udp|mptcp PORT SIZE COUNT [EXIT [LAG]] | skbpeer wait");
         std::process::exit(2);
     };
     let num = |s: &str| -> usize { s.parse().expect("a number") };
     let (port, size, count) = (num(port) as u16, num(size), num(count));
     let exit = rest.first().map_or(0, |s| num(s) as i32);
+    let lag = Duration::from_millis(rest.get(1).map_or(0, |s| num(s)) as u64);
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     let read = match proto.as_str() {
         "udp" => udp(addr, size, count),
-        "tcp" | "mptcp" => stream(addr, size, count, proto == "mptcp"),
+        "tcp" | "mptcp" => stream(addr, size, count, proto == "mptcp", lag),
         other => panic!("unknown protocol {other}"),
     };
     println!("wrote {} read {read}", size * count);
@@ -65,9 +69,9 @@ fn check(rc: i32, what: &str) {
     assert!(rc == 0, "{what}: {}", std::io::Error::last_os_error());
 }
 
-/// Writes `count` writes of `size` bytes over a connection to itself; returns what the
-/// reader read.
-fn stream(addr: SocketAddr, size: usize, count: usize, mptcp: bool) -> usize {
+/// Writes `count` writes of `size` bytes over a connection to itself, the reader starting
+/// `lag` after the writer; returns what the reader read.
+fn stream(addr: SocketAddr, size: usize, count: usize, mptcp: bool, lag: Duration) -> usize {
     use std::os::fd::AsRawFd;
     let sa = sockaddr(addr);
     let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
@@ -100,6 +104,7 @@ fn stream(addr: SocketAddr, size: usize, count: usize, mptcp: bool) -> usize {
     let (mut r, _) = listener.accept().expect("accept");
     let total = size * count;
     let reader = std::thread::spawn(move || {
+        std::thread::sleep(lag);
         let mut buf = vec![0u8; 1 << 20];
         let mut got = 0;
         while got < total {
