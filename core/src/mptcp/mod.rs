@@ -33,7 +33,7 @@ pub(crate) mod variant;
 pub use counters::MptcpCounters;
 pub use dfrag::MPTCP_FRAG_REFILL;
 pub use push::Scheduler;
-pub use scenario::{MptcpOp, MptcpScenario, MAX_SUBFLOWS};
+pub use scenario::{MptcpOp, MptcpScenario};
 pub use subflow::SubflowParams;
 pub use tx::{Stats, Tx};
 pub use variant::{Fix, VARIANTS};

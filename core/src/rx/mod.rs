@@ -37,13 +37,10 @@ pub(crate) mod variant;
 
 pub use counters::RxCounters;
 pub use driver::{fragsz, head_source, HeadSource};
-pub use kernel::{skbs_in, Mem};
+pub use kernel::Mem;
 pub use machine::RxMachine;
-pub use received::{
-    consumed, copied, delivered, napi_frag_stride, napi_frags_per_page, Consumed, Packet,
-};
+pub use received::{consumed, copied, delivered, napi_frag_stride, napi_frags_per_page, Packet};
 pub use scenario::{
     AppParams, DriverStyle, NicParams, Proto, RxOp, RxParams, RxScenario, SocketParams, BH_CPU,
-    MAX_FRAMES,
 };
-pub use variant::{Allocator, RxCache, Variant, ALLOCATORS, CACHES, VARIANTS};
+pub use variant::{Allocator, Variant, ALLOCATORS, CACHES, VARIANTS};

@@ -17,11 +17,10 @@ pub(crate) mod variant;
 mod xmit;
 
 pub use counters::SendCounters;
-pub use machine::Transmitted;
 pub use matrix::{
     matrix_config, run_cell, run_matrix, MATRIX_SOCKETS, MATRIX_TOTAL, MATRIX_WINDOW, MATRIX_WRITES,
 };
 pub use params::{DeviceParams, SocketParams};
-pub use scenario::{iov_lengths, SendOp, SendScenario, MAX_SNDBUF, MAX_WINDOW, MIN_MSS};
-pub use sock::{SendConfig, SendSock, Xmitted};
+pub use scenario::{iov_lengths, SendOp, SendScenario};
+pub use sock::SendSock;
 pub use variant::{Variant, VARIANTS};
