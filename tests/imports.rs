@@ -170,7 +170,7 @@ fn paths(code: &str) -> Vec<(usize, String)> {
 }
 
 /// `a::{b, c::{d, e as f}, self}` as `a::b`, `a::c::d`, `a::c::e`, `a`.
-fn expand(tree: &str) -> Vec<String> {
+pub fn expand(tree: &str) -> Vec<String> {
     let tree = tree.trim();
     let Some(open) = tree.find('{') else {
         let path = tree.split(" as ").next().unwrap_or(tree).trim();

@@ -4,10 +4,10 @@
 //!
 //! `cargo bench -p skblab-core --bench sendmsg_matrix` (add `-- --quick` for 64 MiB cells).
 
-use skblab_core::send::matrix::{
-    matrix_config, run_cell, MATRIX_SOCKETS, MATRIX_TOTAL, MATRIX_WRITES,
+use skblab_core::send::{
+    matrix_config, run_cell, SendOp, SendScenario, Variant, MATRIX_SOCKETS, MATRIX_TOTAL,
+    MATRIX_WRITES,
 };
-use skblab_core::send::{SendOp, SendScenario, Variant};
 use skblab_core::{RunOptions, Scenario};
 use std::time::Instant;
 

@@ -42,7 +42,7 @@ pub struct Challenge {
 /// Fields every challenge keeps as in its start: the kernel is the challenge's, its mechanism,
 /// its variant on either rx axis and its era's constants (a `[consts]` override, a bigger
 /// `shinfo_size`, reaches most goals without the patch).
-pub const ALWAYS_KEPT: [&str; 4] = ["mechanism", "variant", "cache", "consts"];
+pub(crate) const ALWAYS_KEPT: [&str; 4] = ["mechanism", "variant", "cache", "consts"];
 
 /// The fields of [`ALWAYS_KEPT`] that name the kernel a challenge runs as (its mechanism and
 /// its variant on either rx axis): [`Challenge::variant`] says them.

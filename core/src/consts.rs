@@ -133,7 +133,7 @@ pub mod wire {
 /// What MAX_TCP_HEADER (`L1_CACHE_ALIGN(128 + MAX_HEADER)`, include/net/tcp.h) is on the
 /// kernels of today a run may meet: MAX_HEADER is LL_MAX_HEADER (32, 96 or 128 by config)
 /// plus 48 with IP tunnels, so 192 (no CONFIG_WLAN, no tunnels), 256 or 320 (the model's).
-pub const MAX_TCP_HEADERS: [u32; 3] = [192, 256, 320];
+pub(crate) const MAX_TCP_HEADERS: [u32; 3] = [192, 256, 320];
 
 /// The constants the model reads. Field names are the kernel's, lower-cased.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

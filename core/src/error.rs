@@ -72,7 +72,7 @@ const FORMAT_CHARS: [(char, char); 21] = [
 /// Whether `c` acts rather than shows when printed: a control character (C0, DEL, C1: escape
 /// sequences, newlines, bells) or a format or separator character ([`FORMAT_CHARS`]). The
 /// one test of what a stranger's text may not carry raw to a terminal or a page.
-pub fn is_hidden(c: char) -> bool {
+pub(crate) fn is_hidden(c: char) -> bool {
     c.is_control() || FORMAT_CHARS.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
 }
 

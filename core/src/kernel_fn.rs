@@ -56,13 +56,13 @@ impl KernelFn {
 }
 
 /// `https://elixir.bootlin.com/linux/<tag>/C/ident/<name>`.
-pub fn elixir_url(tag: &str, name: &str) -> String {
+pub(crate) fn elixir_url(tag: &str, name: &str) -> String {
     format!("https://elixir.bootlin.com/linux/{tag}/C/ident/{name}")
 }
 
 /// A statement read in a release: the release, the function, the event kind it does, the
 /// line, and identifiers that stand on it.
-pub type Stmt = (&'static str, &'static str, EventKind, u32, &'static str);
+pub(crate) type Stmt = (&'static str, &'static str, EventKind, u32, &'static str);
 
 /// One row: the mechanism and event kind, the trace eras it covers, the kernel function, its
 /// file, and the release to link when not the era's own (a feature of another release).
@@ -372,7 +372,7 @@ pub static TABLE: &[Row] = &[
 /// [`TABLE`], so a host that links no line (the playground, for now) carries none of it.
 /// docs/kernel-lines.md records how each was read.
 #[rustfmt::skip]
-pub static LINES: &[Stmt] = &[
+pub(crate) static LINES: &[Stmt] = &[
     ("v2.6.33", "sk_stream_alloc_skb", AllocSkb, 686, "alloc_skb_fclone"),
     ("v2.6.33", "sk_stream_alloc_page", AllocPage, 1456, "alloc_pages"),
     ("v2.6.33", "get_page", GetPage, 313, "atomic_inc"),

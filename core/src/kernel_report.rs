@@ -155,10 +155,10 @@ fn some<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
 }
 
 /// Reads one field of an skb.
-pub type Field = fn(&SkbView) -> Option<u64>;
+pub(crate) type Field = fn(&SkbView) -> Option<u64>;
 
 /// Every field of an skb, in the order [`SkbView`] is written: the lane's columns.
-pub const SKB_FIELDS: [(&str, Field); 11] = [
+pub(crate) const SKB_FIELDS: [(&str, Field); 11] = [
     ("len", |s| Some(s.len)),
     ("linear", |s| s.linear),
     ("nr_frags", |s| s.nr_frags),
@@ -173,7 +173,7 @@ pub const SKB_FIELDS: [(&str, Field); 11] = [
 ];
 
 /// The field shown beside the other side's but never judged (see [`SkbView`]).
-pub const SHOWN: &str = "truesize";
+pub(crate) const SHOWN: &str = "truesize";
 
 /// The judged fields of an skb, in the order the table shows them.
 pub fn judged() -> impl Iterator<Item = (&'static str, Field)> {

@@ -6,13 +6,13 @@ use crate::error::is_hidden;
 use crate::Error;
 
 /// At most this many operations in one scenario (one trace step each).
-pub const MAX_OPS: usize = 10_000;
+pub(crate) const MAX_OPS: usize = 10_000;
 /// At most this many bytes in one write / one burst of frames.
 pub const MAX_OP_BYTES: u64 = 16 << 20;
 /// At most this many payload bytes over the whole scenario.
 pub const MAX_TOTAL_BYTES: u64 = 256 << 20;
 /// At most this many iovecs in one sendmsg.
-pub const MAX_IOVECS: usize = 1024;
+pub(crate) const MAX_IOVECS: usize = 1024;
 /// At most this many bytes of scenario text (TOML or JSON).
 pub const MAX_SCENARIO_TEXT: usize = 1 << 20;
 
@@ -49,7 +49,7 @@ pub const MAX_TRACE_OBJECTS: usize = 250_000;
 
 /// At most this many variants in a walkthrough: it compares the kernel before a patch with
 /// the kernel after it, and each variant is a whole traced run (the page draws a lane each).
-pub const MAX_LESSON_VARIANTS: usize = 2;
+pub(crate) const MAX_LESSON_VARIANTS: usize = 2;
 
 /// At most this many events, skbs, frags and pages over all of a walkthrough's traced runs
 /// together: a lesson holds no more than one traced scenario may
@@ -98,7 +98,7 @@ impl<F: FnOnce() -> String> Field for F {
 }
 
 /// Checks `lo <= value <= hi`, naming `field` in the error.
-pub fn check_range(field: impl Field, value: u64, lo: u64, hi: u64) -> Result<u64, Error> {
+pub(crate) fn check_range(field: impl Field, value: u64, lo: u64, hi: u64) -> Result<u64, Error> {
     if (lo..=hi).contains(&value) {
         Ok(value)
     } else {
@@ -133,7 +133,7 @@ pub fn plain(field: impl Field, text: &str, allowed: &[char]) -> Result<(), Erro
 /// hidden character other than `\n` and `\t`, naming its field (`say[0]`, `scenario.title`):
 /// an escape sequence would drive the learner's terminal, a bidi override reorder what the
 /// page shows.
-pub fn plain_values(v: &serde_json::Value) -> Result<(), Error> {
+pub(crate) fn plain_values(v: &serde_json::Value) -> Result<(), Error> {
     plain_under(v, &mut String::new())
 }
 
@@ -163,7 +163,7 @@ fn plain_under(v: &serde_json::Value, at: &mut String) -> Result<(), Error> {
 
 /// Checks that a list holds `lo..=hi` items, `n` of them, naming `field` and counting in
 /// `unit` (`variants`, `checks`).
-pub fn check_count(
+pub(crate) fn check_count(
     field: impl Field,
     n: usize,
     (lo, hi): (usize, usize),
@@ -187,7 +187,7 @@ fn count_error(field: String, n: usize, (lo, hi): (usize, usize), unit: &str) ->
 /// Sums a scenario's payload bytes against [`MAX_TOTAL_BYTES`] and its sendmsg calls against
 /// [`MAX_WRITES`].
 #[derive(Default)]
-pub struct ByteBudget {
+pub(crate) struct ByteBudget {
     bytes: u64,
     writes: u64,
 }
@@ -221,7 +221,7 @@ impl ByteBudget {
 }
 
 /// Adds `n` to a scenario-wide `total`, refusing past `cap` (counted in `unit`).
-pub fn add_capped(
+pub(crate) fn add_capped(
     total: &mut u64,
     n: u64,
     (cap, unit): (u64, &str),

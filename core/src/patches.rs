@@ -31,7 +31,7 @@ pub struct Patch {
 
 /// The four seeds, in order. Commits read in public trees' logs and the netdev bot's merge
 /// notices; docs/mechanisms.md tells each story.
-pub const PATCHES: &[Patch] = &[
+pub(crate) const PATCHES: &[Patch] = &[
     Patch {
         seed: "000",
         mechanism: "sendmsg",
@@ -178,7 +178,7 @@ const SHIPPED_3_6: Commit = Commit {
 /// mechanism and variant name: rx's `modern`, today's page_frag_cache, is seed 001's scheme
 /// as v3.6 shipped it ([`SHIPPED_3_6`]), grown to 32 KiB pages with an order-0 fallback
 /// (v3.7), then moved to mm/ as page_frag_cache (v4.2).
-pub const LATER: &[(&str, &str, &[Commit])] = &[(
+pub(crate) const LATER: &[(&str, &str, &[Commit])] = &[(
     "rx",
     "modern",
     &[
@@ -208,7 +208,7 @@ pub fn later(mechanism: &str, variant: &str) -> &'static [Commit] {
 }
 
 /// The patch of seed `seed` (`000` to `003`), if there is one.
-pub fn by_seed(seed: &str) -> Option<&'static Patch> {
+pub(crate) fn by_seed(seed: &str) -> Option<&'static Patch> {
     PATCHES.iter().find(|p| p.seed == seed)
 }
 

@@ -261,7 +261,7 @@ thread_local! {
 
 /// At most this many objects named in one explanation: a lesson's step may hold tens of
 /// thousands (issue 38: 3,000 explanations listing 79,167 skbs froze the page for 27 s).
-pub const MAX_LISTED: usize = 16;
+pub(crate) const MAX_LISTED: usize = 16;
 
 /// Appends ` a, b, c` (or ` none`) to `out`: the first [`MAX_LISTED`] of `n` items (`item(k)`
 /// is the k-th), then how many more; one copy of the code for every list.

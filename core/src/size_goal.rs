@@ -3,7 +3,7 @@
 use crate::consts::{Era, KernelConsts};
 
 /// TCP_MSS_DEFAULT (536): below this max_window, half-window bounding uses the whole window.
-pub const TCP_MSS_DEFAULT: u32 = 536;
+pub(crate) const TCP_MSS_DEFAULT: u32 = 536;
 
 /// The socket facts `tcp_xmit_size_goal` reads.
 #[derive(Clone, Copy, Debug)]
@@ -44,7 +44,7 @@ pub fn bound_to_half_wnd(era: Era, pktsize: u32, max_window: u32, tcp_header_len
 /// "tcp: switch to GSO being always on" (0a6b2a1dc2a2, v4.17) gave every TCP socket GSO
 /// (sk_setup_caps) and dropped the test: 5.10's tcp_xmit_size_goal checks only
 /// `large_allowed`, so the goal is large on every device; one without TSO gets software GSO.
-pub fn gso_follows_device(era: Era) -> bool {
+pub(crate) fn gso_follows_device(era: Era) -> bool {
     matches!(era, Era::V2_6_33 | Era::V3_5 | Era::V3_6)
 }
 

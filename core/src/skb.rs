@@ -14,15 +14,15 @@ use serde::{Deserialize, Serialize};
 /// 2.6.32 field list for a distro config (list pointers, sk, tstamp, dev, dst, sp, cb[48],
 /// len/data_len, csum, flags, destructor, nfct, nf_bridge, iif, tc, secmark, mark, the
 /// header offsets, tail/end, head/data, truesize, users). Not confirmed with pahole.
-pub const SIZEOF_SK_BUFF_2_6_33: u32 = 232;
+pub(crate) const SIZEOF_SK_BUFF_2_6_33: u32 = 232;
 /// sizeof(struct sk_buff) on x86_64 in 6.x: 232 (pahole of recent kernels; **approximate**
 /// for a given config). SKB_TRUESIZE uses SKB_DATA_ALIGN of it, 256.
-pub const SIZEOF_SK_BUFF_6_12: u32 = 232;
+pub(crate) const SIZEOF_SK_BUFF_6_12: u32 = 232;
 
 /// `SKB_DATA_ALIGN(sizeof(struct sk_buff))`, the part of `SKB_TRUESIZE` that is the sk_buff
 /// itself: 256 on x86_64. sizeof is 232 in 6.x (pahole); the v3.5 struct is of about the same
 /// size (not confirmed with pahole), and anything from 193 to 256 bytes aligns to 256.
-pub fn sk_buff_truesize(k: &KernelConsts) -> u32 {
+pub(crate) fn sk_buff_truesize(k: &KernelConsts) -> u32 {
     k.skb_data_align(SIZEOF_SK_BUFF_6_12)
 }
 

@@ -166,7 +166,7 @@ fn dfrag_layout_16k_x8() {
         (4, 40, 440),
     ];
     assert_eq!(got, want);
-    assert_eq!(skblab_core::mptcp::dfrag::MPTCP_FRAG_REFILL, 72);
+    assert_eq!(skblab_core::mptcp::MPTCP_FRAG_REFILL, 72);
     assert_eq!(t.counters.get("pages_allocated"), Some(5));
 }
 

@@ -154,7 +154,7 @@ fn pages_taken_match_hand_derivations() {
 #[test]
 fn fragsz_follows_the_kernel_formula() {
     use skblab_core::consts::Era;
-    use skblab_core::rx::driver::fragsz;
+    use skblab_core::rx::fragsz;
     // (era, buffer length, fragsz)
     let table = [
         (Era::V3_5, 1514, 1920),
@@ -176,8 +176,8 @@ fn fragsz_follows_the_kernel_formula() {
 /// kmalloc above. Rows: (allocator, length, source).
 #[test]
 fn head_source_by_length() {
-    use skblab_core::rx::driver::{head_source, HeadSource::*};
     use skblab_core::rx::Allocator::{Duyck36, Modern, Pre2012};
+    use skblab_core::rx::{head_source, HeadSource::*};
     #[rustfmt::skip]
     let table = [
         (Pre2012, 256, Frag), (Pre2012, 512, Frag), (Pre2012, 3712, Frag),

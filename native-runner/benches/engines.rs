@@ -6,14 +6,14 @@
 //!
 //! The matrix as scenario text: a scenario drives one socket, and the seed's sockets are
 //! independent and alike, so each cell (sockets x write size) is the op sequence of one of its
-//! sockets in `skblab_core::send::matrix::run_cell` (write after write, transmit and ack every
+//! sockets in `skblab_core::send::run_cell` (write after write, transmit and ack every
 //! `MATRIX_WINDOW` bytes, then close), cut to the scenario caps (`MAX_TOTAL_BYTES`,
 //! `MAX_WRITES`). A window's writes are one op with a `count`, so the time goes to the model,
 //! not to parsing 10,000 ops. Every cell runs in every variant, counters only, through the whole
 //! engine path a CLI run takes (parse, run, serialize; for wasm also instantiate and copy).
 
 use skblab_core::limits::{MAX_TOTAL_BYTES, MAX_WRITES};
-use skblab_core::send::matrix::{MATRIX_SOCKETS, MATRIX_TOTAL, MATRIX_WINDOW, MATRIX_WRITES};
+use skblab_core::send::{MATRIX_SOCKETS, MATRIX_TOTAL, MATRIX_WINDOW, MATRIX_WRITES};
 use skblab_core::{RunOptions, Scenario};
 use skblab_runner::engine::{self, module_path, Engine, Limits, WasmHost};
 use std::time::{Duration, Instant};

@@ -20,7 +20,7 @@ pub const FORMAT: u32 = 1;
 /// in [`Lost::skbs`].
 pub const MAX_SKBS: usize = 100_000;
 /// At most this much capture text: some 600 bytes an skb, pretty-printed.
-pub const MAX_CAPTURE_TEXT: usize = 64 << 20;
+pub(crate) const MAX_CAPTURE_TEXT: usize = 64 << 20;
 
 /// What one `skblab trace` run saw.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -20,17 +20,20 @@
 //! [`dfrag`], [`subflow`] -> [`sendmsg_frag`] -> [`push`] -> [`scenario`] (the format for
 //! `mechanism = "mptcp"` and its checks) -> [`machine`] (the socket and the run).
 
-pub mod counters;
-pub mod dfrag;
-pub mod machine;
-pub mod push;
-pub mod scenario;
-pub mod sendmsg_frag;
-pub mod subflow;
-pub mod tx;
-pub mod variant;
+pub(crate) mod counters;
+pub(crate) mod dfrag;
+pub(crate) mod machine;
+pub(crate) mod push;
+pub(crate) mod scenario;
+pub(crate) mod sendmsg_frag;
+pub(crate) mod subflow;
+pub(crate) mod tx;
+pub(crate) mod variant;
 
-pub use scenario::{MptcpOp, MptcpScenario, MAX_SUBFLOWS};
+pub use counters::MptcpCounters;
+pub use dfrag::MPTCP_FRAG_REFILL;
+pub use push::Scheduler;
+pub use scenario::{MptcpOp, MptcpScenario};
 pub use subflow::SubflowParams;
 pub use tx::{Stats, Tx};
 pub use variant::{Fix, VARIANTS};

@@ -101,7 +101,6 @@ impl SubflowParams {
 /// One subflow's TCP side: what it keeps beyond its queue in the state.
 pub struct Subflow {
     pub id: u32,
-    pub mss: u32,
     /// tcp_send_mss's size goal (tcp_xmit_size_goal).
     pub size_goal: u32,
     /// tp->write_seq relative to the ISN, which is also the subflow's rel_write_seq that DSS
@@ -123,18 +122,11 @@ pub fn tail(s: &State, id: u32) -> &Skb {
     queue(s, id).skbs.back().expect("model bug: no tail skb")
 }
 
-/// Skb `id` of `s`, wherever it is.
-pub fn skb(s: &State, id: SkbId) -> &Skb {
-    s.find_skb(id)
-        .unwrap_or_else(|| panic!("model bug: skb {id} is not in the state"))
-}
-
 impl Subflow {
     pub fn new(id: u32, p: &SubflowParams, era: Era, k: &KernelConsts) -> Subflow {
-        let (mss, size_goal) = p.mss_and_size_goal(era, k);
+        let (_, size_goal) = p.mss_and_size_goal(era, k);
         Subflow {
             id,
-            mss,
             size_goal,
             write_seq: 1,
             queue: queue::subflow(id),

@@ -258,7 +258,7 @@ impl Log<'_> {
 /// The event by which `bytes` just copied to `page` at `offset` join the frags of `skb`: its
 /// last frag grows when `merge` (`skb_frag_size_add`), else a new frag takes them
 /// (`skb_fill_page_desc`); its truesize grows by as much.
-pub fn frag_event(
+pub(crate) fn frag_event(
     skb: &crate::skb::Skb,
     merge: bool,
     page: PageId,

@@ -22,27 +22,25 @@
 //! per interrupt's worth; one that sets a run beside the kernel's reads it with
 //! [`received`] ([`delivered`], [`copied`], [`consumed`]).
 
-pub mod coalesce;
-pub mod counters;
-pub mod defer;
-pub mod driver;
-pub mod frag_cache;
-pub mod gro;
-pub mod kernel;
-pub mod machine;
-pub mod received;
-pub mod scenario;
-pub mod socket;
-pub mod variant;
+pub(crate) mod coalesce;
+pub(crate) mod counters;
+pub(crate) mod defer;
+pub(crate) mod driver;
+pub(crate) mod frag_cache;
+pub(crate) mod gro;
+pub(crate) mod kernel;
+pub(crate) mod machine;
+pub(crate) mod received;
+pub(crate) mod scenario;
+pub(crate) mod socket;
+pub(crate) mod variant;
 
 pub use counters::RxCounters;
-pub use kernel::{skbs_in, Mem};
+pub use driver::{fragsz, head_source, HeadSource};
+pub use kernel::Mem;
 pub use machine::RxMachine;
-pub use received::{
-    consumed, copied, delivered, napi_frag_stride, napi_frags_per_page, Consumed, Packet,
-};
+pub use received::{consumed, copied, delivered, napi_frag_stride, napi_frags_per_page, Packet};
 pub use scenario::{
     AppParams, DriverStyle, NicParams, Proto, RxOp, RxParams, RxScenario, SocketParams, BH_CPU,
-    MAX_FRAMES,
 };
-pub use variant::{Allocator, RxCache, Variant, ALLOCATORS, CACHES, VARIANTS};
+pub use variant::{Allocator, Variant, ALLOCATORS, CACHES, VARIANTS};

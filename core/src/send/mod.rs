@@ -6,19 +6,21 @@
 //! and [`scenario`] (the format for `mechanism = "sendmsg"` and its checks) -> [`machine`]
 //! (the run).
 
-pub mod counters;
+pub(crate) mod counters;
 mod frag;
-pub mod machine;
-pub mod matrix;
-pub mod params;
-pub mod scenario;
-pub mod sock;
-pub mod variant;
+pub(crate) mod machine;
+pub(crate) mod matrix;
+pub(crate) mod params;
+pub(crate) mod scenario;
+pub(crate) mod sock;
+pub(crate) mod variant;
 mod xmit;
 
 pub use counters::SendCounters;
-pub use machine::Transmitted;
+pub use matrix::{
+    matrix_config, run_cell, run_matrix, MATRIX_SOCKETS, MATRIX_TOTAL, MATRIX_WINDOW, MATRIX_WRITES,
+};
 pub use params::{DeviceParams, SocketParams};
-pub use scenario::{iov_lengths, SendOp, SendScenario, MAX_SNDBUF, MAX_WINDOW, MIN_MSS};
-pub use sock::{SendConfig, SendSock, Xmitted};
+pub use scenario::{iov_lengths, SendOp, SendScenario};
+pub use sock::SendSock;
 pub use variant::{Variant, VARIANTS};
