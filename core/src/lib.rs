@@ -5,6 +5,9 @@
 //! The same scenario gives a byte-identical trace natively and in wasm.
 
 #![forbid(unsafe_code)]
+// A mechanism's module docs are a code map of its crate-private files, for the core's
+// developers (`cargo doc --document-private-items`); hosts see only the re-exports.
+#![allow(rustdoc::private_intra_doc_links)]
 
 /// A list of compiled-in TOML files in `core/DIR/NAME.toml`: their names in order (`NAMES`)
 /// and, with the `embedded` feature (on by default), their texts (`TEXTS`). The playground
