@@ -167,6 +167,8 @@ fn tcp_and_udp_captures_agree_with_the_program() {
         (Proto::Udp, "udp", 1, 3),
         (Proto::Udp, "udp", 1448, 3),
         (Proto::Udp, "udp", 14480, 3),
+        // A reader whose port connect(2) chose: no bind(2), nothing sent.
+        (Proto::Udp, "udp-connected", 1448, 3),
     ];
     for &(proto, name, size, count) in cases {
         let (o, c) = trace(&format!("{name} 7000 {size} {count}"));

@@ -143,7 +143,7 @@ impl Builder {
                 let r: Vec<u64> = (0..4).map(n).collect::<Option<_>>()?;
                 self.bytes(l.kind == "sent", &r);
             }
-            "bind" => self.bind(n(0)?, n(1)? as u16),
+            "bind" => self.bind(n(0)?, n(1)? as u16, n(2)? as u16),
             "up" => self.rx(&(0..7).map(n).collect::<Option<Vec<_>>>()?, text(7)?),
             "copy" => self.copy(&(0..6).map(n).collect::<Option<Vec<_>>>()?),
             "free" | "pairfree" => self.free(l, n(0)? as u32, n(1)?)?,
@@ -363,10 +363,14 @@ impl Builder {
         }
     }
 
-    /// `bind sk port`: a UDP socket of the program's bound to `port`.
-    fn bind(&mut self, sk: u64, port: u16) {
+    /// `bind sk port dport`: a UDP socket of the program's bound to `port` (by bind(2), or
+    /// by connect(2), which binds an unbound socket to a port of the kernel's choosing and
+    /// connects it to `dport`; 0: not connected).
+    fn bind(&mut self, sk: u64, port: u16, dport: u16) {
         if let Some(&id) = self.socket_of.get(&sk) {
-            self.sockets[id as usize].local_port = Some(port);
+            let s = &mut self.sockets[id as usize];
+            s.local_port = Some(port);
+            s.remote_port = (dport != 0).then_some(dport).or(s.remote_port);
         }
     }
 
@@ -592,7 +596,7 @@ mod tests {
         let mut lines = vec![
             "sock 1 10 100 17".to_string(),
             "sock 2 10 200 17".to_string(),
-            "bind 3 200 7000".to_string(),
+            "bind 3 200 7000 0".to_string(),
         ];
         for (t, skb) in [(10, 5000), (20, 6000), (30, 7000)] {
             lines.push(format!(

@@ -109,6 +109,8 @@ pub const NEEDS: &[Need] = &[
             "skb/skb_copy_datagram_iovec",
             "syscalls/sys_enter_bind",
             "syscalls/sys_exit_bind",
+            "syscalls/sys_enter_connect",
+            "syscalls/sys_exit_connect",
         ],
         fields: &[
             ("sk_buff", "alloc_cpu"),

@@ -9,7 +9,7 @@
 //! task's file table at `sys_exit_*`); an skb is the program's when `skb->sk` is one of
 //! those sockets (an MPTCP subflow's when its `mptcp_subflow_context->conn` is), or, before
 //! demux, when its IPv4 destination port is a port one of them sent from (or, for UDP, was
-//! bound to: bind(2), whose descriptor is read as socket(2)'s), in the same network
+//! bound to: bind(2) or connect(2), whose descriptor is read as socket(2)'s), in the same network
 //! namespace. A socket freed (`kmem:kmem_cache_free` of its `struct sock`) is forgotten,
 //! with its port: its memory and its port may be another program's next. That free can go
 //! unseen (the kernel skips a probe while another BPF program runs on its CPU), so a socket
@@ -286,8 +286,9 @@ fn receive() -> String {
         "nsecs, cpu, (uint64)$skb, $own, args->len, $skb->alloc_cpu, tid",
     );
     let bound = emit(
-        "bind %llu %llu %u",
-        "nsecs, (uint64)$sk, $sk->__sk_common.skc_num",
+        "bind %llu %llu %u %u",
+        "nsecs, (uint64)$sk, $sk->__sk_common.skc_num, \
+         ($sk->__sk_common.skc_dport & 0xff) << 8 | $sk->__sk_common.skc_dport >> 8",
     );
     let sk = sock_of_fd("@bfd[tid] - 1");
     let bound_key = port_key(
@@ -299,8 +300,8 @@ fn receive() -> String {
     let ours = ours("(uint64)$sk");
     let owner = owner("$sk");
     format!(
-        r#"tracepoint:syscalls:sys_enter_bind /@pids[pid]/ {{ @bfd[tid] = (uint64)args->fd + 1; }}
-tracepoint:syscalls:sys_exit_bind /@bfd[tid]/ {{
+        r#"tracepoint:syscalls:sys_enter_bind,tracepoint:syscalls:sys_enter_connect /@pids[pid]/ {{ @bfd[tid] = (uint64)args->fd + 1; }}
+tracepoint:syscalls:sys_exit_bind,tracepoint:syscalls:sys_exit_connect /@bfd[tid]/ {{
   {sk}
   delete(@bfd[tid]);
   if (args->ret == 0 && {ours} && $sk->sk_protocol == 17) {{

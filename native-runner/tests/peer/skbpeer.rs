@@ -4,8 +4,11 @@
 //! read, and exits with EXIT. A reader that lags (LAG ms before it reads, TCP and MPTCP)
 //! finds the writes queued on its socket, where TCP coalesces them.
 //!
-//! `skbpeer tcp|udp|mptcp PORT SIZE COUNT [EXIT [LAG]]`, or `skbpeer wait` (waits for a
-//! signal).
+//! `udp-connected` receives on a UDP socket that only connect(2)ed to the sender (the
+//! kernel picks its port): no bind(2), nothing sent.
+//!
+//! `skbpeer tcp|udp|udp-connected|mptcp PORT SIZE COUNT [EXIT [LAG]]`, or `skbpeer wait`
+//! (waits for a signal).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -24,7 +27,9 @@ fn main() {
         return;
     }
     let [proto, port, size, count, rest @ ..] = &args[..] else {
-        eprintln!("usage: skbpeer tcp|udp|mptcp PORT SIZE COUNT [EXIT [LAG]] | skbpeer wait");
+        eprintln!(
+            "usage: skbpeer tcp|udp|udp-connected|mptcp PORT SIZE COUNT [EXIT [LAG]] | skbpeer wait"
+        );
         std::process::exit(2);
     };
     let num = |s: &str| -> usize { s.parse().expect("a number") };
@@ -34,6 +39,7 @@ fn main() {
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     let read = match proto.as_str() {
         "udp" => udp(addr, size, count),
+        "udp-connected" => udp_connected(addr, size, count),
         "tcp" | "mptcp" => stream(addr, size, count, proto == "mptcp", lag),
         other => panic!("unknown protocol {other}"),
     };
@@ -135,6 +141,39 @@ fn udp(addr: SocketAddr, size: usize, count: usize) -> usize {
     // One at a time, each read before the next, so no datagram is dropped for want of room.
     for _ in 0..count {
         s.send_to(&data, addr).expect("send");
+        got += r.recv(&mut buf).expect("recv");
+    }
+    got
+}
+
+/// Sends `count` datagrams of `size` bytes from a socket bound to `addr` to one that only
+/// connected to it (socket(2) and connect(2): its port the kernel's); returns what it read.
+fn udp_connected(addr: SocketAddr, size: usize, count: usize) -> usize {
+    use std::os::fd::AsRawFd;
+    let s = UdpSocket::bind(addr).expect("bind");
+    // SAFETY: socket(2) with constant arguments; the descriptor is checked and owned.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+    assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+    // SAFETY: a fresh descriptor nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let sa = sockaddr(addr);
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: a valid descriptor, a valid sockaddr_in and its length.
+    let rc = unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&sa as *const libc::sockaddr_in).cast(),
+            len,
+        )
+    };
+    check(rc, "connect");
+    let r = UdpSocket::from(fd);
+    let to = r.local_addr().expect("the port connect(2) bound");
+    let data = vec![b'x'; size];
+    let mut buf = vec![0u8; 65536];
+    let mut got = 0;
+    for _ in 0..count {
+        s.send_to(&data, to).expect("send");
         got += r.recv(&mut buf).expect("recv");
     }
     got
