@@ -245,6 +245,77 @@ fn an_unrelated_sender_is_not_attributed() {
     }
 }
 
+/// A program the repository did not write: curl fetching 200,000 bytes from a local web
+/// server (Python's http.server, not traced). The skbs curl reads were built and sent by
+/// the server: they are curl's by its connection's ports before demux and by `skb->sk` when
+/// copied, every byte it read copied out of them; none of the server's sockets is curl's.
+#[test]
+fn curl_against_a_local_server_reads_the_servers_skbs() {
+    let mut missing = Vec::new();
+    for (path, what) in [("/usr/bin/curl", "curl"), ("/usr/bin/python3", "python3")] {
+        if !std::path::Path::new(path).exists() {
+            missing.push(what);
+        }
+    }
+    if !available("curl_against_a_local_server_reads_the_servers_skbs")
+        || !common::runnable(
+            "curl_against_a_local_server_reads_the_servers_skbs",
+            &missing,
+        )
+    {
+        return;
+    }
+    const BODY: usize = 200_000;
+    let site = Scratch::file("blob", &"x".repeat(BODY));
+    let out = Scratch::path("capture.json");
+    let url = "http://127.0.0.1:8000/blob";
+    let o = in_netns(&format!(
+        "/usr/bin/python3 -m http.server 8000 --bind 127.0.0.1 --directory {} \
+         >/dev/null 2>&1 & s=$!; \
+         until /usr/bin/curl -s -o /dev/null {url}; do sleep 0.1; done; \
+         \"$SKBLAB\" trace --out {} -- /usr/bin/curl -s -o /dev/null {url}; rc=$?; \
+         kill $s; wait $s; exit $rc",
+        site.parent().unwrap().to_str().unwrap(),
+        out.as_str()
+    ))
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = Capture::parse(&std::fs::read_to_string(&*out).unwrap()).unwrap();
+    assert_eq!(c.exit, Some(Exit::Code(0)));
+    assert_eq!((c.lost.events, c.lost.skbs), (0, 0));
+    let ours: Vec<&Socket> = c.sockets.iter().filter(|s| s.read > 0).collect();
+    assert_eq!(ours.len(), 1, "{:?}", c.sockets);
+    let curl = ours[0];
+    assert!(curl.written > 0 && curl.read > BODY as u64, "{curl:?}");
+    assert!(
+        c.sockets.iter().all(|s| s.local_port != Some(8000)),
+        "{:?}",
+        c.sockets
+    );
+    let read: Vec<&Skb> = (c.skbs.iter())
+        .filter(|s| s.rx_socket == Some(curl.id))
+        .collect();
+    let copied: u64 = read
+        .iter()
+        .filter_map(|s| s.copied.as_ref())
+        .map(|c| c.bytes)
+        .sum();
+    assert_eq!(
+        copied, curl.read,
+        "every byte curl read, copied out of its skbs"
+    );
+    assert!(
+        read.iter().any(|s| s.tx_socket.is_none() && s.rx.is_some()),
+        "an skb the server sent, handed up to curl"
+    );
+    let seed_001 = &skblab_core::capture::summary::lessons(&c)[1].fact;
+    assert!(
+        seed_001.contains("came over loopback from a program not traced"),
+        "{seed_001}"
+    );
+}
+
 /// A reader that lags (300 ms before it reads): the writes queue on its socket, where TCP
 /// coalesces them (`tcp_try_coalesce`); the segments merged into another skb are the
 /// reader's all the same, and every byte is still copied out of its skbs once.

@@ -1,8 +1,9 @@
 //! `cargo xtask test`: every check CI runs, cheapest first, on a fresh machine or a warm one.
 //!
 //! Installs what is missing (the wasm toolchain through `setup`; Chromium for the browser
-//! tests, tshark for the TAP captures and bpftrace for `skblab kernel` through apt when
-//! root), then: rustfmt, clippy over the workspace, the wasm module the engine tests load,
+//! tests, tshark for the TAP captures, bpftrace for `skblab kernel` and `skblab trace`, and
+//! curl and python3 for the trace of a program the repository did not write, through apt
+//! when root), then: rustfmt, clippy over the workspace, the wasm module the engine tests load,
 //! `cargo test --workspace` (core, runner, snapshots, wasm-vs-native, TAP and eBPF runs
 //! against the kernel, fuzz corpus replay, the web and wasm-module unit tests, xtask), and
 //! the browser tests.
@@ -17,6 +18,8 @@ const DEBIAN: &[(&str, &str)] = &[
     ("chromium-driver", "/usr/bin/chromedriver"),
     ("tshark", "/usr/bin/tshark"),
     ("bpftrace", "/usr/bin/bpftrace"),
+    ("curl", "/usr/bin/curl"),
+    ("python3", "/usr/bin/python3"),
 ];
 
 /// Installs the missing [`DEBIAN`] packages with one `apt-get update`.

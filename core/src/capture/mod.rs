@@ -246,6 +246,10 @@ pub struct Page {
 pub struct Rx {
     pub cpu: u32,
     pub len: u64,
+    /// Handed up by the loopback device (`IFF_LOOPBACK`): sent on this machine, by the
+    /// program or another, never built by a driver.
+    #[serde(default)]
+    pub loopback: bool,
     pub source: Source,
 }
 
@@ -522,5 +526,39 @@ mod tests {
             summary::lessons(&udp)[2].source,
             Source::Inferred(_)
         ));
+    }
+
+    /// Seed 001's fact tells an skb another program sent over loopback from one a driver
+    /// built: neither was sent by the program, only the second came off a device's frag cache.
+    #[test]
+    fn seed_001_tells_loopback_from_a_driver() {
+        let mut c = capture();
+        let mut theirs = c.skbs[0].clone();
+        theirs.xmit = None;
+        theirs.rx = Some(Rx {
+            cpu: 1,
+            len: 1500,
+            loopback: true,
+            source: Source::seen("net:netif_receive_skb"),
+        });
+        c.skbs.push(theirs.clone());
+        let fact = |c: &Capture| summary::lessons(c)[1].clone();
+        let l = fact(&c);
+        assert!(
+            l.fact.contains("; 1 skbs came over loopback from a program not traced")
+                && l.fact.ends_with("no skb here came from a driver, so netdev_alloc_frag's cache is not on this traffic's path"),
+            "{}",
+            l.fact
+        );
+        assert!(matches!(l.source, Source::Seen(_)));
+        theirs.rx.as_mut().unwrap().loopback = false;
+        c.skbs[1] = theirs;
+        let l = fact(&c);
+        assert!(
+            !l.fact.contains("loopback") && l.fact.contains("1 skbs came from a driver"),
+            "{}",
+            l.fact
+        );
+        assert!(matches!(l.source, Source::Inferred(_)));
     }
 }

@@ -152,15 +152,24 @@ fn page_reuse(c: &Capture, lesson: MakeLesson) -> Lesson {
         .flat_map(|x| x.frags.iter())
         .collect();
     let pages: BTreeSet<u32> = frags.iter().map(|f| f.page).collect();
-    let from_device = (c.skbs.iter())
-        .filter(|s| s.rx.is_some() && s.xmit.is_none())
-        .count();
+    let elsewhere = |lo: bool| {
+        (c.skbs.iter())
+            .filter(|s| s.xmit.is_none() && s.rx.as_ref().is_some_and(|r| r.loopback == lo))
+            .count()
+    };
+    let (from_device, from_local) = (elsewhere(false), elsewhere(true));
     let mut fact = format!(
         "{} frags sent sat on {} pages: the sender's page frag (sk_page_frag) fills a page \
          before it takes another, as seed 001 made netdev_alloc_frag do for receive",
         frags.len(),
         pages.len()
     );
+    if from_local > 0 {
+        fact += &format!(
+            "; {from_local} skbs came over loopback from a program not traced, built by its \
+             sendmsg, not by a driver"
+        );
+    }
     if from_device == 0 {
         fact += "; no skb here came from a driver, so netdev_alloc_frag's cache is not on \
                  this traffic's path";

@@ -144,7 +144,7 @@ impl Builder {
                 self.bytes(l.kind == "sent", &r);
             }
             "bind" => self.bind(n(0)?, n(1)? as u16, n(2)? as u16),
-            "up" => self.rx(&(0..7).map(n).collect::<Option<Vec<_>>>()?, text(7)?),
+            "up" => self.rx(&(0..8).map(n).collect::<Option<Vec<_>>>()?, text(8)?),
             "copy" => self.copy(&(0..6).map(n).collect::<Option<Vec<_>>>()?),
             "free" | "pairfree" => self.free(l, n(0)? as u32, n(1)?)?,
             // A packet's bytes, for `--pcap` (super::pcap): not the capture's.
@@ -374,8 +374,8 @@ impl Builder {
         }
     }
 
-    /// `up cpu skb len alloc_cpu proto dport sport probe`: handed up; the first sighting
-    /// counts. A UDP datagram's socket is the one bound to `dport`, which reads it; a TCP
+    /// `up cpu skb len alloc_cpu proto dport sport lo probe`: handed up (`lo`: by the
+    /// loopback device); the first sighting counts. A UDP datagram's socket is the one bound to `dport`, which reads it; a TCP
     /// segment's, the connection's whose ports are `dport` and `sport`, known once it has
     /// sent ([`Builder::tcp_receivers`]), until recvmsg says otherwise.
     fn rx(&mut self, r: &[u64], probe: String) {
@@ -393,6 +393,7 @@ impl Builder {
         skb.rx = Some(Rx {
             cpu,
             len,
+            loopback: r[7] != 0,
             source: Source::seen(tracepoint),
         });
         let i = skb.id as usize;
@@ -511,7 +512,7 @@ mod tests {
                 "alloc 5 5000 0 __alloc_skb",
                 "dev 6 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1",
                 "frag 7 5000 777 0 1448 3 2",
-                "up 8 0 5000 1514 0 6 7000 40000 tracepoint:net:netif_receive_skb",
+                "up 8 0 5000 1514 0 6 7000 40000 1 tracepoint:net:netif_receive_skb",
                 "sent 7 10 100 1448 0",
                 "read 10 11 200 1448 1",
                 "pairfree 11 1 5000 tcp_clean_rtx_queue",
@@ -551,8 +552,8 @@ mod tests {
                 "sock 2 10 200 6",
                 "dev 3 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1",
                 "dev 4 0 6000 100 1514 1448 66 2304 0 1 1 40000 7000 1449",
-                "up 5 0 5000 1514 0 6 7000 40000 tracepoint:net:netif_receive_skb",
-                "up 6 0 6000 1514 0 6 7000 40000 tracepoint:net:netif_receive_skb",
+                "up 5 0 5000 1514 0 6 7000 40000 1 tracepoint:net:netif_receive_skb",
+                "up 6 0 6000 1514 0 6 7000 40000 1 tracepoint:net:netif_receive_skb",
                 "free 7 0 6000 kmem_cache_free kfree_skb_partial",
                 "dev 8 0 7000 200 66 0 66 768 0 1 0 7000 40000 1",
                 "copy 9 1 5000 200 2896 0 11",
@@ -603,7 +604,7 @@ mod tests {
                 "dev {t} 0 {skb} 100 29 0 28 800 0 1 0 40000 7000 0"
             ));
             lines.push(format!(
-                "up {} 0 {skb} 29 0 17 7000 40000 tracepoint:net:netif_receive_skb",
+                "up {} 0 {skb} 29 0 17 7000 40000 1 tracepoint:net:netif_receive_skb",
                 t + 1
             ));
         }

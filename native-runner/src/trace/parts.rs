@@ -116,6 +116,7 @@ pub const NEEDS: &[Need] = &[
             ("sk_buff", "alloc_cpu"),
             ("sk_buff", "dev"),
             ("net_device", "nd_net.net"),
+            ("net_device", "flags"),
             ("sock", "sk_protocol"),
             ("sock", "__sk_common.skc_num"),
             ("sock", "__sk_common.skc_net.net"),

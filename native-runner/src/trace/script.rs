@@ -23,6 +23,8 @@ use skblab_core::capture::Part;
 /// The most frags read of one skb: MAX_SKB_FRAGS's default (include/linux/skbuff.h,
 /// CONFIG_MAX_SKB_FRAGS = 17); more are counted, not read.
 pub const MAX_FRAGS_READ: usize = 17;
+/// IFF_LOOPBACK (include/uapi/linux/if.h): the device's `flags` on loopback.
+const IFF_LOOPBACK: u32 = 0x8;
 /// __GFP_MOVABLE (include/linux/gfp_types.h): the user pages a task faults in carry it,
 /// skb and slab pages do not.
 const GFP_MOVABLE: u32 = 0x08;
@@ -278,8 +280,8 @@ fn syscall_bytes() -> String {
 /// copies are inferred from the reads ([`super::lines`]).
 fn receive() -> String {
     let rx = emit(
-        "up %llu %u %llu %u %u %u %u %u %s",
-        "nsecs, cpu, (uint64)$skb, $skb->len, $skb->alloc_cpu, $proto, $dport, $sport, probe",
+        "up %llu %u %llu %u %u %u %u %u %u %s",
+        "nsecs, cpu, (uint64)$skb, $skb->len, $skb->alloc_cpu, $proto, $dport, $sport, $lo, probe",
     );
     let copy = emit(
         "copy %llu %u %llu %llu %d %u %d",
@@ -317,6 +319,7 @@ tracepoint:net:netif_receive_skb,tracepoint:net:napi_gro_receive_entry {{
   $proto = (uint64)0;
   $dport = (uint64)0;
   $sport = (uint64)0;
+  $lo = ($skb->dev->flags & {IFF_LOOPBACK}) != 0;
   $ip = $skb->data;
   $v = *(uint8 *)$ip;
   if (($v >> 4) == 4) {{
@@ -334,6 +337,7 @@ tracepoint:net:napi_gro_frags_entry /@ours[(uint64)args->skbaddr]/ {{
   $proto = (uint64)0;
   $dport = (uint64)0;
   $sport = (uint64)0;
+  $lo = 0;
   {rx}
 }}
 tracepoint:skb:skb_copy_datagram_iovec {{
