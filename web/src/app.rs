@@ -12,7 +12,8 @@
 //! - [`kernel_lane`]: a `skblab kernel` report's skbs, the third lane.
 //!
 //! The app's own work is split the same way: [`stepping`] moves through the trace (and reads
-//! the keys), [`opening`] puts a walkthrough, link, challenge or report on the stage.
+//! the keys), [`opening`] puts a walkthrough, link, challenge or report on the stage,
+//! [`predicting`] asks a step's questions before it shows and checks a challenge's goal.
 //!
 //! The diagram pane and the editor hold state of their own, so they are Yew components. The
 //! picker, the panels, the narration's text and each lane's events are [`pure`] pieces, drawn
@@ -29,23 +30,24 @@ mod narration;
 mod opening;
 mod panels;
 mod picker;
+mod predicting;
 mod pure;
 mod quiz;
 mod scene;
 mod stepping;
 
 use crate::dom;
-use crate::predict::{self, Outcome, Phase, Quiz, Record, Source};
+use crate::predict::{self, Phase, Quiz, Record, Source};
 use crate::session::{Position, Session};
 use controls::Nav;
 use diagrams::Diagrams;
 use editor::Editor;
 use gloo_events::{EventListener, EventListenerOptions};
 use gloo_timers::callback::{Interval, Timeout};
+use predicting::save;
 use pure::pure;
 use skblab_core::challenge::{self, Challenge};
 use skblab_core::question::Kind;
-use skblab_core::trace::State;
 use skblab_core::walkthrough::{self, Walkthrough};
 use std::ops::Deref;
 use std::rc::Rc;
@@ -362,13 +364,6 @@ fn emit_some<E: 'static, T: 'static>(
     })
 }
 
-/// Keeps the learner's record in localStorage.
-fn save(r: &Record) {
-    let [scores, solved] = r.texts();
-    dom::store(dom::Kept::Site, predict::SCORES, &scores);
-    dom::store(dom::Kept::Site, predict::SOLVED, &solved);
-}
-
 /// Keyboard shortcuts (outside text fields), `hashchange` (a pasted permalink), any scroll
 /// (of the page or a pane: scroll events reach the window only as it captures them) and the
 /// frame after a render ([`dom::SETTLE`]).
@@ -532,78 +527,5 @@ impl App {
                 self.fragment = f;
             }
         }
-    }
-
-    /// In predict mode, before a move forward to step `to`: when a step on the way has
-    /// questions left, rests on the step before it (so it stays hidden), asks them, and says so.
-    fn asks_before(&mut self, to: usize) -> bool {
-        let stop = (self.predict && to > self.pos)
-            .then(|| self.quiz.stop_in(self.pos, to))
-            .flatten();
-        if let Some(step) = stop {
-            self.stop();
-            self.go(step - 1);
-            self.quiz.phase = Phase::Ask { step, error: None };
-            self.focus_card = true;
-        }
-        stop.is_some()
-    }
-
-    /// The learner answered or skipped: the core judges, and a step whose questions are all
-    /// answered is shown; only then does the record (the picker's score) take their outcomes,
-    /// so the score gives away nothing of a step still hidden.
-    fn ask(&mut self, a: quiz::Ask) {
-        match a {
-            quiz::Ask::Answer(input) => {
-                self.quiz.answer(&input);
-            }
-            quiz::Ask::Skip => self.quiz.skip(),
-        }
-        if let Phase::Reveal { step } = self.quiz.phase {
-            if let Some(w) = self.session.as_ref().and_then(|s| s.walk.as_ref()) {
-                for i in self.quiz.revealed() {
-                    if let Some(o @ (Outcome::Right | Outcome::Wrong)) = i.outcome {
-                        self.record.mark(&w.name, i.n, o == Outcome::Right);
-                    }
-                }
-                save(&self.record);
-            }
-            self.go(step);
-        }
-        self.focus_card = true;
-    }
-
-    /// The state the learner sees before answering: the question's variant's at the
-    /// position (the step before the one asked; none before step 1).
-    fn shown_state<'a>(&self, s: &'a Session) -> Option<&'a State> {
-        let item = self.quiz.current()?;
-        let t = s.walk.as_ref()?.trace_for(&item.q, &s.traces).ok()?;
-        t.steps.get(self.pos.checked_sub(1)?).map(|st| &st.state)
-    }
-
-    /// A click in the diagram answers a pick question with the object clicked.
-    fn on_pick_click(&self) -> Callback<MouseEvent> {
-        emit_some(&self.on_ask, |e: MouseEvent| {
-            let el = e.target()?.dyn_into::<web_sys::Element>().ok()?;
-            quiz::picked(&el).map(quiz::Ask::Answer)
-        })
-    }
-
-    /// Checks the open challenge's goal on `text` by the core; a goal met is kept as solved.
-    fn check(&mut self, text: &str) {
-        let Some(open) = &mut self.challenge else {
-            return;
-        };
-        let (c, from) = &self.challenges[open.i];
-        let v = c.check(text).map_err(|e| e.to_string());
-        if matches!(&v, Ok(v) if v.solved_at.is_some()) {
-            self.record.solve(&c.name, *from);
-            save(&self.record);
-        }
-        open.verdict = Some(v);
-        // The link keeps the challenge with the scenario checked (written again after this
-        // render): a reload, or the link handed in, shows this verdict again.
-        open.work = Some(text.to_string());
-        self.linked = None;
     }
 }

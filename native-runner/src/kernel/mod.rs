@@ -14,11 +14,13 @@
 //! tracepoint lines, the model's queue), [`mptcp`] (seed 003: MPTCP over lo, the DSS
 //! mappings), [`rx`] (seeds 002 and 001: skbs into a kernel socket on CPU 0, read on CPU 1,
 //! where each is freed), [`napi_frags`] (seed 001 judged: UDP frames through a TAP's NAPI
-//! frags path, the pages of CPU 0's frag cache), [`pinned`] (threads pinned to a CPU, NET_RX raised there),
+//! frags path, the pages of CPU 0's frag cache; [`napi_probe`]: the page lines it reads),
+//! [`pinned`] (threads pinned to a CPU, NET_RX raised there),
 //! [`verdict`] (the comparison, testable without root).
 
 mod mptcp;
 mod napi_frags;
+mod napi_probe;
 mod napi_tcp;
 mod napi_writer;
 mod peer;

@@ -28,32 +28,16 @@
 //! can be trusted: every frame at the offset the cache's stride gives it (no other user of
 //! CPU 0's cache in between), every new page allocated in the frame's own `writev`.
 
+use super::napi_probe::{parse, refill_base, Line, PAGE_PROBES, STRUCT_PAGE};
+use super::napi_writer::{Reader, WRITER};
 use super::probe;
 use super::run::{Ask, KernelRun, Oracle, Seen};
 use super::verdict::{Inconclusive, RunError, Side};
 use skblab_core::kernel_report::{FragCache, PageView};
 use skblab_core::mechanism::Mechanism;
-use skblab_core::rx::{
-    napi_frag_stride, napi_frags_per_page, DriverStyle, Proto, RxOp, RxScenario,
-};
+use skblab_core::rx::{napi_frag_stride, DriverStyle, Proto, RxOp, RxScenario};
 use skblab_core::RunOptions;
 use std::collections::{BTreeMap, HashMap};
-
-/// The kernel's UDP port.
-pub(super) const PORT: u16 = 5004;
-/// The writing (and reading) thread, on CPU 0: the probe's frames are its `writev`s.
-pub(super) const WRITER: &str = "skblab-napi";
-/// The most frames priming may take to reach a refill of fragments of `payload` bytes: one
-/// more than a 32 KiB page holds, and one for the page already started (an order-0 fallback
-/// page holds fewer). More means something else keeps emptying or refilling CPU 0's cache.
-pub(super) fn prime_max(payload: u32) -> u64 {
-    u64::from(napi_frags_per_page(payload)) + 2
-}
-
-/// sizeof(struct page) on x86_64: vmemmap is an array of them.
-const STRUCT_PAGE: u64 = 64;
-/// vmemmap_base is aligned to PUD_SIZE (1 GiB) under KASLR (arch/x86/mm/kaslr.c).
-const VMEMMAP_ALIGN: u64 = 1 << 30;
 
 pub const TRACEPOINTS: &[&str] = &[
     "net/napi_gro_frags_entry",
@@ -68,15 +52,6 @@ pub const TRACEPOINTS: &[&str] = &[
 /// Whether this rx scenario is seed 001's NAPI frags run.
 pub fn applies(sc: &RxScenario) -> bool {
     sc.nic.driver == DriverStyle::NapiFrags
-}
-
-/// How the reader reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reader {
-    /// Every datagram before the next frame (`app.prompt`, `nic.budget = 1`).
-    Prompt,
-    /// None until the socket closes.
-    Lagging,
 }
 
 /// Refuses, naming the field, what this run cannot give the kernel.
@@ -143,18 +118,6 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<(Vec<u32>, FragCache), St
     Ok((payloads, FragCache::of(&t)))
 }
 
-/// The page lines: every page allocated in one of the writer's writevs (`@w`, numbered by
-/// `@n`), and any later free of one of them.
-pub(super) const PAGE_PROBES: &str = r#"tracepoint:kmem:mm_page_alloc /@w[tid]/ {
-  printf("alloc %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
-  @ours[(uint64)args->pfn] = 1;
-}
-tracepoint:kmem:mm_page_free /@ours[(uint64)args->pfn]/ {
-  printf("free %d %u %llu %u\n", @n, cpu, (uint64)args->pfn, args->order);
-  delete(@ours[(uint64)args->pfn]);
-}
-"#;
-
 /// The probe: every line carries the writer's frame number (`@n`, its writev count).
 /// getsid(2) from the writer marks the end of a frame's lines.
 pub fn script() -> String {
@@ -170,88 +133,6 @@ tracepoint:net:napi_gro_frags_entry /@w[tid]/ {{
 "#
     );
     format!("{body}{PAGE_PROBES}{}", probe::END_PROBE)
-}
-
-/// One probe line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Line {
-    /// Frame `n`'s fragment: its `struct page`, offset, length, and the skb's nr_frags.
-    Frag {
-        n: u64,
-        page: u64,
-        offset: u64,
-        len: u64,
-        nr_frags: u64,
-    },
-    /// A page allocated in frame `n`'s writev.
-    Alloc {
-        n: u64,
-        cpu: u64,
-        pfn: u64,
-        order: u64,
-    },
-    /// One of those freed (anywhere).
-    Free {
-        pfn: u64,
-    },
-    Mark,
-}
-
-pub(super) fn parse(l: &str) -> Result<Line, String> {
-    let mut w = l.split_whitespace();
-    let kind = w.next().unwrap_or_default();
-    let v: Vec<u64> = w
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("probe line {l:?}: {e}"))?;
-    let want = match kind {
-        "frag" => 6,
-        "alloc" | "free" => 4,
-        "mark" => 1,
-        _ => return Err(format!("unexpected probe line: {l}")),
-    };
-    if v.len() != want {
-        return Err(format!("probe line {l:?}: expected {want} numbers"));
-    }
-    Ok(match kind {
-        "frag" => Line::Frag {
-            n: v[0],
-            page: v[2],
-            offset: v[3],
-            len: v[4],
-            nr_frags: v[5],
-        },
-        "alloc" => Line::Alloc {
-            n: v[0],
-            cpu: v[1],
-            pfn: v[2],
-            order: v[3],
-        },
-        "free" => Line::Free { pfn: v[2] },
-        _ => Line::Mark,
-    })
-}
-
-/// The refill that starts the run, if frame `n` is one: its fragment at offset 0 of a page
-/// allocated in its own writev, with vmemmap_base (`page - 64 * pfn`) 1 GiB aligned.
-/// Returns vmemmap_base.
-pub(super) fn refill_base(lines: &[Line], n: u64) -> Option<u64> {
-    let frag = lines.iter().find_map(|l| match *l {
-        Line::Frag {
-            n: f,
-            page,
-            offset: 0,
-            ..
-        } if f == n => Some(page),
-        _ => None,
-    })?;
-    lines.iter().find_map(|l| match *l {
-        Line::Alloc { n: a, pfn, .. } if a == n => {
-            let base = frag.wrapping_sub(pfn * STRUCT_PAGE);
-            (base % VMEMMAP_ALIGN == 0).then_some(base)
-        }
-        _ => None,
-    })
 }
 
 /// The kernel's pages from the probe's lines: frames `first..first + payloads.len()` (the
@@ -374,7 +255,8 @@ impl KernelRun for NapiFrags {
     }
 
     fn once(&self, _: u16) -> Result<Seen, RunError> {
-        let (lines, first) = super::napi_writer::run_kernel(&self.payloads, self.reader)?;
+        let (lines, first) =
+            super::napi_writer::run_kernel(&self.payloads, self.reader, &self.script())?;
         let kernel = kernel_pages(&lines, first, &self.payloads)?;
         let setup = serde_json::json!({
             "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags \
@@ -495,13 +377,6 @@ mod tests {
         assert_eq!(frames, want);
         let (_, p) = model(&read("rx-napi-frags-prompt.toml"), "modern").unwrap();
         assert_eq!((p.pages.len(), p.reuses, p.pages[0].fragments), (1, 4, 100));
-    }
-
-    #[test]
-    fn priming_stops_one_page_and_a_frame_past_the_cache() {
-        // 22 fragments of 1,472 bytes fit a 32 KiB page; 512 of 64.
-        assert_eq!(prime_max(1448), 24);
-        assert_eq!(prime_max(1), 514);
     }
 
     #[test]

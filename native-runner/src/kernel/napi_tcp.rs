@@ -28,20 +28,18 @@
 //! of a read skb, with the CPU (`skb_defer_free_flush` -> `napi_consume_skb` on CPU 0).
 
 use super::napi_frags;
+use super::napi_probe::PAGE_PROBES;
+use super::napi_writer::{Step, READER, READER_CPU, WRITER};
 use super::probe;
 use super::run::{Ask, KernelRun, Oracle, Seen};
 use super::verdict::{Inconclusive, RunError, Side, SkbView};
 use skblab_core::mechanism::Mechanism;
 use skblab_core::rx::{DriverStyle, Proto, RxOp, RxScenario};
-use skblab_core::{Cpu, RunOptions};
+use skblab_core::RunOptions;
 use std::collections::HashMap;
 
 /// The kernel's listening port (a run retried takes the next).
 pub const PORT: u16 = 5006;
-/// The reading thread, on CPU 1.
-pub(super) const READER: &str = "skblab-napi-rd";
-/// The reader's CPU: a read skb goes back to CPU 0 (`skb_attempt_defer_free`).
-pub const READER_CPU: Cpu = 1;
 
 pub const TRACEPOINTS: &[&str] = &[
     "net/napi_gro_frags_entry",
@@ -59,17 +57,6 @@ pub const TRACEPOINTS: &[&str] = &[
 /// Whether this rx scenario is TCP through tun's NAPI frags path.
 pub fn applies(sc: &RxScenario) -> bool {
     sc.nic.driver == DriverStyle::NapiFrags && sc.socket.proto == Proto::Tcp
-}
-
-/// What the kernel run does, op by op.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// One writev per frame: each frame's payload bytes.
-    Arrive(Vec<u32>),
-    /// The reader reads this many bytes.
-    Read(u64),
-    /// NET_RX on this CPU (frees its defer list).
-    Softirq(Cpu),
 }
 
 /// Refuses, naming the field, what this run cannot give the kernel.
@@ -169,7 +156,7 @@ tracepoint:kmem:kmem_cache_free /@read[(uint64)args->ptr]/ {{
 }}
 "#
     );
-    format!("{body}{}{}", napi_frags::PAGE_PROBES, probe::END_PROBE)
+    format!("{body}{}{}", PAGE_PROBES, probe::END_PROBE)
 }
 
 /// One skb line: `(nsecs, kind, numbers)`.
@@ -338,13 +325,18 @@ impl KernelRun for NapiTcp {
     }
 
     fn script(&self) -> String {
-        script(napi_frags::WRITER)
+        script(WRITER)
     }
 
     fn once(&self, n: u16) -> Result<Seen, RunError> {
         let port = PORT + n;
-        let (lines, first) =
-            super::napi_writer::run_tcp(port, self.gro, &self.steps, &self.payloads)?;
+        let (lines, first) = super::napi_writer::run_tcp(
+            port,
+            self.gro,
+            &self.steps,
+            &self.payloads,
+            &self.script(),
+        )?;
         let side = kernel_side(&lines, first, &self.payloads)?;
         let setup = serde_json::json!({
             "path": "TAP with IFF_NAPI | IFF_NAPI_FRAGS: writev -> tun_napi_alloc_frags -> \

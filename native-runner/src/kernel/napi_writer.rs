@@ -1,10 +1,10 @@
 //! Seed 001's kernel run, the writing side: a TAP on tun's NAPI frags path, one UDP frame a
 //! `writev` from a thread pinned to CPU 0 (which is also the reader), and the priming that
 //! brings CPU 0's frag cache to a fresh page before the model's first frame (see
-//! [`super::napi_frags`], which judges the probe's lines).
+//! [`super::napi_frags`], which judges the probe's lines). Both NAPI frags runs name their
+//! threads, ports, reader and steps here, under the judges that plan and read them.
 
-use super::napi_frags::{parse, prime_max, refill_base, script, Reader, PORT, WRITER};
-use super::napi_tcp::{self, Step, READER, READER_CPU};
+use super::napi_probe::{parse, refill_base};
 use super::peer::{Peer, PeerParams};
 use super::pinned::{softirq_on, Pinned};
 use super::probe::Tracer;
@@ -21,6 +21,42 @@ use std::collections::HashSet;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// The kernel's UDP port.
+pub(super) const PORT: u16 = 5004;
+/// The writing (and reading) thread, on CPU 0: the probe's frames are its `writev`s.
+pub(super) const WRITER: &str = "skblab-napi";
+/// The most frames priming may take to reach a refill of fragments of `payload` bytes: one
+/// more than a 32 KiB page holds, and one for the page already started (an order-0 fallback
+/// page holds fewer). More means something else keeps emptying or refilling CPU 0's cache.
+pub(super) fn prime_max(payload: u32) -> u64 {
+    u64::from(napi_frags_per_page(payload)) + 2
+}
+
+/// The reading thread, on CPU 1.
+pub(super) const READER: &str = "skblab-napi-rd";
+/// The reader's CPU: a read skb goes back to CPU 0 (`skb_attempt_defer_free`).
+pub const READER_CPU: Cpu = 1;
+
+/// How the reader reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reader {
+    /// Every datagram before the next frame (`app.prompt`, `nic.budget = 1`).
+    Prompt,
+    /// None until the socket closes.
+    Lagging,
+}
+
+/// What the kernel run does, op by op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// One writev per frame: each frame's payload bytes.
+    Arrive(Vec<u32>),
+    /// The reader reads this many bytes.
+    Read(u64),
+    /// NET_RX on this CPU (frees its defer list).
+    Softirq(Cpu),
+}
 
 /// A separate TAP name, so this run never meets the `rx` run's device.
 const TAP_NAME: &str = "skbnapi0";
@@ -167,9 +203,14 @@ impl Writer {
     }
 }
 
-/// One kernel run: primes CPU 0's cache to a refill, writes the model's frames, closes.
-/// Returns the probe's lines and the writev number of the model's first frame.
-pub fn run_kernel(payloads: &[u32], reader: Reader) -> Result<(Vec<String>, u64), RunError> {
+/// One kernel run under `script` (the run's probes): primes CPU 0's cache to a refill, writes
+/// the model's frames, closes. Returns the probe's lines and the writev number of the model's
+/// first frame.
+pub fn run_kernel(
+    payloads: &[u32],
+    reader: Reader,
+    script: &str,
+) -> Result<(Vec<String>, u64), RunError> {
     let (tap, mac) = open_tap()?;
     let sock = UdpSocket::bind((KERNEL_IP, PORT))
         .map_err(|e| format!("bind {KERNEL_IP}:{PORT} in the namespace: {e}"))?;
@@ -183,7 +224,7 @@ pub fn run_kernel(payloads: &[u32], reader: Reader) -> Result<(Vec<String>, u64)
         mac,
     };
     let writer = Pinned::spawn(WRITER, 0, w, Writer::run)?;
-    let mut tracer = Tracer::start(&script())?;
+    let mut tracer = Tracer::start(script)?;
     let first = prime(
         || {
             writer.call(Cmd::Frame {
@@ -304,13 +345,14 @@ fn reader_run(sock: &mut Option<TcpStream>, c: ReadCmd) -> Result<(), String> {
 
 /// The TCP run (see [`super::napi_tcp`]): the connection, GRO per `gro`, the priming (held
 /// UDP frames to a refill, then a page's worth), the steps, NET_RX on both CPUs, and the
-/// frees of the skbs the reader read. Returns the probe's lines and the writev number of
-/// the first TCP frame.
+/// frees of the skbs the reader read, under `script` (the run's probes). Returns the probe's
+/// lines and the writev number of the first TCP frame.
 pub fn run_tcp(
     port: u16,
     gro: bool,
     steps: &[Step],
     payloads: &[u32],
+    script: &str,
 ) -> Result<(Vec<String>, u64), RunError> {
     let tap = Tap::open_napi_frags(TCP_TAP)?;
     set_gro(TCP_TAP, gro)?;
@@ -335,7 +377,7 @@ pub fn run_tcp(
         .map_err(|e| format!("kernel accept: {e}"))?;
     let bh = Pinned::spawn(WRITER, BH_CPU, TcpBh { tap, peer, mac }, TcpBh::run)?;
     let reader = Pinned::spawn(READER, READER_CPU, Some(sock), reader_run)?;
-    let mut tracer = Tracer::start(&napi_tcp::script(WRITER))?;
+    let mut tracer = Tracer::start(script)?;
     let payload = payloads.first().copied().unwrap_or(1);
     let refill = prime(|| bh.call(TcpCmd::Prime(payload)), &mut tracer, payload)?;
     for _ in 1..napi_frags_per_page(payload) {
@@ -380,4 +422,16 @@ fn wait_frees(tracer: &mut Tracer) -> Result<(), RunError> {
             let (c, f) = (copied.borrow().len(), freed.borrow().len());
             too_slow(&format!("{f} of the {c} read skbs freed: {e:?}"))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priming_stops_one_page_and_a_frame_past_the_cache() {
+        // 22 fragments of 1,472 bytes fit a 32 KiB page; 512 of 64.
+        assert_eq!(prime_max(1448), 24);
+        assert_eq!(prime_max(1), 514);
+    }
 }

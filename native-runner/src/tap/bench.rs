@@ -214,7 +214,7 @@ fn print(rows: &[Row], bytes: u64, json: bool) -> Result<(), String> {
     let ratio = |x: f64, v: f64| if v > 0.0 { x / v } else { 0.0 };
     let mut t = format!(
         "tap bench: {} bytes each way, Gbit/s (ratio to veth)\n  {:<26} {:>18} {:>18}\n",
-        super::thousands(bytes),
+        super::report::thousands(bytes),
         "",
         "to kernel",
         "from kernel"

@@ -4,7 +4,6 @@
 //! position stays, so a scroll draws the part of a scene newly near the view without
 //! replaying it.
 
-use super::diagrams::drawing_width;
 use super::Shared;
 use crate::diagram::{self, Drawing, Marks, Shapes};
 use crate::diff::Changed;
@@ -167,6 +166,22 @@ pub(super) fn scenes(s: &Shared, pos: usize, events: [Option<usize>; LANES]) -> 
             }
         })
         .collect()
+}
+
+/// A drawing's width in units (pixels at 100 %): alone, what a 1024-px window leaves it once
+/// the narration stands above it; side by side, half of what a 1400-px window leaves beside
+/// the narration (narrower, the panes stack: style.css). In presentation mode, fitted to its
+/// lane whatever the zoom
+/// ([`Diagrams::shown_zoom`](super::diagrams::Diagrams::shown_zoom)), it is drawn narrower so
+/// that its text grows as the narration's does (by 1.3 at 1280 px, where a lane is about 430
+/// px wide and a lone drawing about 870 px).
+pub(super) fn drawing_width(traces: usize, present: bool) -> u32 {
+    match (traces == 2, present) {
+        (true, false) => 500,
+        (false, false) => 960,
+        (true, true) => 330,
+        (false, true) => 660,
+    }
 }
 
 /// How lanes are drawn: narrower in presentation mode ([`drawing_width`]), and, per trace,

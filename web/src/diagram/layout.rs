@@ -1,5 +1,6 @@
 //! Where everything goes, apart from how it looks: boxes, their rows, and the routes arrows
-//! take. [`super::draw`] paints a [`Layout`]; [`super::height`] needs only its height.
+//! take. An skb's title and facts are here too: they size its box, and its markup writes
+//! them. [`super::draw`] paints a [`Layout`]; [`super::height`] needs only its height.
 //!
 //! Arrows run only where no label is: down out of a frag cell (between the cells of the rows
 //! below it), along the gap under its row of boxes, up or down the gutter left of the page
@@ -7,7 +8,6 @@
 //! and down onto the page's bar, which is the top of the page box. So no line crosses a text,
 //! and the arrows bound for one page merge into a bundle.
 
-use super::skb::{facts, title};
 use skblab_core::skb::Skb;
 use skblab_core::trace::{Linearized, State};
 use skblab_core::Cpu;
@@ -227,6 +227,37 @@ fn flow(y: &mut u32, right: u32, sizes: impl Iterator<Item = (u32, u32)>) -> Vec
         end_row(&mut spots, row, y, row_h);
     }
     spots
+}
+
+pub fn title(skb: &Skb) -> String {
+    format!("skb {} · len {}", skb.id, skb.len)
+}
+
+/// The facts the terminal prints beside an skb, for the lines under its title: its head's
+/// size, the CPU that allocated it, the MPTCP mapping it carries, and the linear copy a device
+/// without scatter-gather is being given of it (`copies`: the state's).
+pub fn facts(skb: &Skb, copies: &[Linearized]) -> Vec<String> {
+    let mut facts = vec![
+        format!("head {} B", skb.head.head_bytes),
+        format!("alloc cpu {}", skb.cpu),
+    ];
+    facts.extend(skb.sent.then(|| "sent".to_string()));
+    facts.extend(skb.eor.then(|| "EOR".to_string()));
+    if !skb.frag_list.is_empty() {
+        facts.push(format!(
+            "frag_list: {} skb(s), {} B",
+            skb.frag_list.len(),
+            skb.frag_list_len()
+        ));
+    }
+    if let Some(m) = skb.mapping {
+        facts.push(format!("map data_seq {}", m.data_seq));
+        facts.push(format!("subflow_seq {}", m.subflow_seq));
+        facts.push(format!("data_len {}", m.data_len));
+    }
+    let copy = copies.iter().find(|c| c.skb == skb.id);
+    facts.extend(copy.map(|c| format!("linearized clone: head {} B", c.head_bytes)));
+    facts
 }
 
 /// An skb's size and inner layout: its facts wrapped into lines under its title, and its frag

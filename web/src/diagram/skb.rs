@@ -2,43 +2,11 @@
 //! `head` to `end` with `data` and `tail` marked, `skb_shared_info` after `end` and a bracket
 //! from it to the frag array, each frag's size in its cell.
 
-use super::layout::{cells, text_w, Shape, FRAG_W, HEAD_W, SHINFO_W};
+use super::layout::{cells, text_w, title, Shape, FRAG_W, HEAD_W, SHINFO_W};
 use super::FragEnd;
 use skblab_core::skb::Skb;
-use skblab_core::trace::Linearized;
 use skblab_core::Cpu;
 use std::fmt::Write;
-
-pub fn title(skb: &Skb) -> String {
-    format!("skb {} · len {}", skb.id, skb.len)
-}
-
-/// The facts the terminal prints beside an skb, for the lines under its title: its head's
-/// size, the CPU that allocated it, the MPTCP mapping it carries, and the linear copy a device
-/// without scatter-gather is being given of it (`copies`: the state's).
-pub fn facts(skb: &Skb, copies: &[Linearized]) -> Vec<String> {
-    let mut facts = vec![
-        format!("head {} B", skb.head.head_bytes),
-        format!("alloc cpu {}", skb.cpu),
-    ];
-    facts.extend(skb.sent.then(|| "sent".to_string()));
-    facts.extend(skb.eor.then(|| "EOR".to_string()));
-    if !skb.frag_list.is_empty() {
-        facts.push(format!(
-            "frag_list: {} skb(s), {} B",
-            skb.frag_list.len(),
-            skb.frag_list_len()
-        ));
-    }
-    if let Some(m) = skb.mapping {
-        facts.push(format!("map data_seq {}", m.data_seq));
-        facts.push(format!("subflow_seq {}", m.subflow_seq));
-        facts.push(format!("data_len {}", m.data_len));
-    }
-    let copy = copies.iter().find(|c| c.skb == skb.id);
-    facts.extend(copy.map(|c| format!("linearized clone: head {} B", c.head_bytes)));
-    facts
-}
 
 /// Where the arrows of `skb` at (`x`, `y`) in its `shape` start: the bottom of its box for a
 /// head in a page fragment and for chained skbs (GRO's frag_list), whose bytes are reached by
