@@ -135,12 +135,17 @@ fn stream(addr: SocketAddr, size: usize, count: usize, mptcp: bool, lag: Duratio
 fn udp(addr: SocketAddr, size: usize, count: usize) -> usize {
     let r = UdpSocket::bind(addr).expect("bind");
     let s = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    exchange(&s, &r, addr, size, count)
+}
+
+/// `count` datagrams of `size` bytes from `s` to `r` at `to`, one at a time, each read
+/// before the next so that none is dropped for want of room; returns what `r` read.
+fn exchange(s: &UdpSocket, r: &UdpSocket, to: SocketAddr, size: usize, count: usize) -> usize {
     let data = vec![b'x'; size];
     let mut buf = vec![0u8; 65536];
     let mut got = 0;
-    // One at a time, each read before the next, so no datagram is dropped for want of room.
     for _ in 0..count {
-        s.send_to(&data, addr).expect("send");
+        s.send_to(&data, to).expect("send");
         got += r.recv(&mut buf).expect("recv");
     }
     got
@@ -169,12 +174,5 @@ fn udp_connected(addr: SocketAddr, size: usize, count: usize) -> usize {
     check(rc, "connect");
     let r = UdpSocket::from(fd);
     let to = r.local_addr().expect("the port connect(2) bound");
-    let data = vec![b'x'; size];
-    let mut buf = vec![0u8; 65536];
-    let mut got = 0;
-    for _ in 0..count {
-        s.send_to(&data, to).expect("send");
-        got += r.recv(&mut buf).expect("recv");
-    }
-    got
+    exchange(&s, &r, to, size, count)
 }
