@@ -7,7 +7,7 @@
 mod common;
 
 use common::{euid_is_root, Scratch};
-use skblab_core::capture::{Capture, Exit, Proto, Skb, Socket};
+use skblab_core::capture::{Capture, Exit, Moment, Proto, Skb, Socket};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -151,6 +151,48 @@ fn check(c: &Capture, proto: Proto, size: u64, count: u64, what: &str) {
             data.len(),
             "{what}: sent datagrams whose free was seen"
         );
+    }
+    timeline(c, what);
+}
+
+/// The timeline holds each syscall the sockets counted and each skb fact once, the skb's
+/// in order (allocated, sent, handed up, copied, freed).
+fn timeline(c: &Capture, what: &str) {
+    let count = |f: &dyn Fn(&Moment) -> bool| c.timeline.iter().filter(|m| f(m)).count() as u64;
+    for s in &c.sockets {
+        let writes = count(&|m| matches!(m, Moment::Write { socket, .. } if *socket == s.id));
+        let reads = count(&|m| matches!(m, Moment::Read { socket, .. } if *socket == s.id));
+        assert_eq!(
+            (writes, reads),
+            (s.writes, s.reads),
+            "{what}: socket {}",
+            s.id
+        );
+    }
+    for s in &c.skbs {
+        let of: Vec<&Moment> = (c.timeline.iter())
+            .filter(|m| m.skb() == Some(s.id))
+            .collect();
+        let rank = |m: &&Moment| match m {
+            Moment::Alloc { .. } => 0,
+            Moment::Xmit { .. } => 1,
+            Moment::Rx { .. } => 2,
+            Moment::Copy { .. } => 3,
+            _ => 4,
+        };
+        let ranks: Vec<u8> = of.iter().map(rank).collect();
+        assert!(ranks.is_sorted(), "{what}: skb {}'s moments {of:?}", s.id);
+        let has = |r: u8| ranks.contains(&r);
+        let facts = [s.alloc.is_some(), s.xmit.is_some(), s.rx.is_some()];
+        assert_eq!([has(0), has(1), has(2)], facts, "{what}: skb {}", s.id);
+        assert_eq!(has(4), s.free.is_some(), "{what}: skb {}", s.id);
+        let copied: u64 = (of.iter())
+            .filter_map(|m| match m {
+                Moment::Copy { bytes, .. } => Some(*bytes),
+                _ => None,
+            })
+            .sum();
+        assert_eq!(copied, s.copied.as_ref().map_or(0, |c| c.bytes), "{what}");
     }
 }
 
@@ -309,6 +351,7 @@ fn curl_against_a_local_server_reads_the_servers_skbs() {
         read.iter().any(|s| s.tx_socket.is_none() && s.rx.is_some()),
         "an skb the server sent, handed up to curl"
     );
+    timeline(&c, "curl");
     let seed_001 = &skblab_core::capture::summary::lessons(&c)[1].fact;
     assert!(
         seed_001.contains("came over loopback from a program not traced"),

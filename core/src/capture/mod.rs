@@ -19,6 +19,9 @@ pub const FORMAT: u32 = 1;
 /// At most this many skbs in a capture (`--max-skbs` is capped here): the rest are counted
 /// in [`Lost::skbs`].
 pub const MAX_SKBS: usize = 100_000;
+/// At most this many [`Moment`]s: an skb has at most five (alloc, xmit, rx, free and its
+/// copies, which a read's syscall moment bounds), and syscalls are capped with events.
+pub const MAX_MOMENTS: usize = 8 * MAX_SKBS;
 /// At most this much capture text: some 600 bytes an skb, pretty-printed.
 pub(crate) const MAX_CAPTURE_TEXT: usize = 64 << 20;
 
@@ -47,6 +50,67 @@ pub struct Capture {
     /// Pages allocated and freed in the program's own tasks, by order.
     pub page_orders: Vec<PageOrder>,
     pub lost: Lost,
+    /// What happened, in time order: the program's syscalls on its sockets and each skb's
+    /// facts above, as they came. The playground steps a capture by it. Empty in captures
+    /// written before it was kept (they open at their end).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<Moment>,
+}
+
+/// One moment of [`Capture::timeline`]: `ns` is the time since the capture's first probe
+/// line (bpftrace's `nsecs`), `socket` and `skb` index [`Capture::sockets`] and
+/// [`Capture::skbs`]. The fact itself (its CPU, its function, seen or inferred) is the
+/// skb's: a moment only says when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "what", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Moment {
+    /// A sendmsg/write returned `bytes` on `socket` (`sock:sock_send_length`).
+    Write { ns: u64, socket: u32, bytes: u64 },
+    /// A recvmsg/read returned `bytes` on `socket` (`sock:sock_recv_length`).
+    Read { ns: u64, socket: u32, bytes: u64 },
+    /// [`Skb::alloc`].
+    Alloc { ns: u64, skb: u32 },
+    /// [`Skb::xmit`] (its first transmission).
+    Xmit { ns: u64, skb: u32 },
+    /// [`Skb::rx`].
+    Rx { ns: u64, skb: u32 },
+    /// One copy of [`Skb::copied`]: `bytes` of it copied out to the program.
+    Copy { ns: u64, skb: u32, bytes: u64 },
+    /// [`Skb::free`].
+    Free { ns: u64, skb: u32 },
+}
+
+impl Moment {
+    pub fn ns(&self) -> u64 {
+        match *self {
+            Moment::Write { ns, .. }
+            | Moment::Read { ns, .. }
+            | Moment::Alloc { ns, .. }
+            | Moment::Xmit { ns, .. }
+            | Moment::Rx { ns, .. }
+            | Moment::Copy { ns, .. }
+            | Moment::Free { ns, .. } => ns,
+        }
+    }
+
+    /// The skb it is a fact of, or the socket a syscall used.
+    pub fn skb(&self) -> Option<u32> {
+        match *self {
+            Moment::Write { .. } | Moment::Read { .. } => None,
+            Moment::Alloc { skb, .. }
+            | Moment::Xmit { skb, .. }
+            | Moment::Rx { skb, .. }
+            | Moment::Copy { skb, .. }
+            | Moment::Free { skb, .. } => Some(skb),
+        }
+    }
+
+    fn socket(&self) -> Option<u32> {
+        match *self {
+            Moment::Write { socket, .. } | Moment::Read { socket, .. } => Some(socket),
+            _ => None,
+        }
+    }
 }
 
 /// Where a fact comes from.
@@ -362,8 +426,35 @@ impl Capture {
                 allowed: format!("at most {MAX_SKBS}"),
             });
         }
+        if self.timeline.len() > MAX_MOMENTS {
+            return Err(Error::Range {
+                field: "capture.timeline".into(),
+                value: format!("{} moments", self.timeline.len()),
+                allowed: format!("at most {MAX_MOMENTS}"),
+            });
+        }
         let sockets = self.sockets.len() as u32;
         let pages = self.pages.len() as u32;
+        let skbs = self.skbs.len() as u32;
+        let mut last = 0;
+        for (i, m) in self.timeline.iter().enumerate() {
+            if m.ns() < last {
+                return Err(Error::invalid(
+                    format!("capture.timeline[{i}].ns"),
+                    format!("{} is before the moment ahead of it ({last})", m.ns()),
+                ));
+            }
+            last = m.ns();
+            if m.skb().is_some_and(|id| id >= skbs) {
+                return Err(out_of_range(format!("capture.timeline[{i}].skb"), skbs));
+            }
+            if m.socket().is_some_and(|id| id >= sockets) {
+                return Err(out_of_range(
+                    format!("capture.timeline[{i}].socket"),
+                    sockets,
+                ));
+            }
+        }
         for (i, s) in self.skbs.iter().enumerate() {
             for (name, id) in [("tx_socket", s.tx_socket), ("rx_socket", s.rx_socket)] {
                 if id.is_some_and(|id| id >= sockets) {
@@ -478,6 +569,26 @@ mod tests {
             pages: vec![Page { id: 0, order: 3 }],
             page_orders: vec![],
             lost: Lost::default(),
+            timeline: vec![
+                Moment::Alloc { ns: 0, skb: 0 },
+                Moment::Xmit { ns: 10, skb: 0 },
+                Moment::Write {
+                    ns: 12,
+                    socket: 0,
+                    bytes: 1448,
+                },
+                Moment::Copy {
+                    ns: 30,
+                    skb: 0,
+                    bytes: 1448,
+                },
+                Moment::Read {
+                    ns: 31,
+                    socket: 0,
+                    bytes: 1448,
+                },
+                Moment::Free { ns: 40, skb: 0 },
+            ],
         }
     }
 
@@ -499,6 +610,24 @@ mod tests {
         let e = refused(|c| c.skbs[0].xmit.as_mut().unwrap().frags[0].page = 1);
         assert!(e.contains("capture.skbs[0].xmit.frags[0].page"), "{e}");
         assert!(refused(|c| c.skbs[0].tx_socket = Some(3)).contains("tx_socket"));
+        let e = refused(|c| c.timeline[5] = Moment::Free { ns: 40, skb: 1 });
+        assert!(e.contains("capture.timeline[5].skb"), "{e}");
+        let e = refused(|c| {
+            c.timeline[2] = Moment::Read {
+                ns: 12,
+                socket: 1,
+                bytes: 1,
+            }
+        });
+        assert!(e.contains("capture.timeline[2].socket"), "{e}");
+        let e = refused(|c| c.timeline.swap(0, 1));
+        assert!(e.contains("capture.timeline[1].ns"), "{e}");
+        // A capture from before the timeline reads, with none.
+        let mut old = c.clone();
+        old.timeline.clear();
+        let text = serde_json::to_string(&old).unwrap();
+        assert!(!text.contains("timeline"));
+        assert_eq!(Capture::parse(&text), Ok(old));
         let e = Capture::parse(&text.replace("\"kernel\"", "\"kernel2\"")).unwrap_err();
         assert!(e.to_string().contains("kernel2"), "{e}");
     }

@@ -3,7 +3,8 @@
 //! (bpftrace prints them per CPU).
 
 use skblab_core::capture::{
-    At, Capture, Copied, Frag, Lost, Page, PageOrder, Process, Proto, Rx, Skb, Socket, Source, Xmit,
+    At, Capture, Copied, Frag, Lost, Moment, Page, PageOrder, Process, Proto, Rx, Skb, Socket,
+    Source, Xmit,
 };
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -34,8 +35,8 @@ struct Builder {
     skbs: Vec<Skb>,
     /// The skb each address names until it is freed.
     live: HashMap<u64, usize>,
-    /// An allocation seen for an address, waiting for its transmit line.
-    alloc: HashMap<u64, At>,
+    /// An allocation seen for an address (and when), waiting for its transmit line.
+    alloc: HashMap<u64, (u64, At)>,
     pages: Vec<Page>,
     page_of: HashMap<u64, u32>,
     orders: BTreeMap<u32, PageOrder>,
@@ -51,6 +52,9 @@ struct Builder {
     pending: HashMap<u64, (Vec<u64>, Vec<u64>)>,
     lost: Lost,
     max_skbs: usize,
+    /// The time of the line being read, since the first line.
+    now: u64,
+    timeline: Vec<Moment>,
 }
 
 /// IPPROTO_TCP and IPPROTO_UDP (include/uapi/linux/in.h).
@@ -82,10 +86,14 @@ pub fn read(lines: &[String], max_skbs: usize, capture: Capture) -> Result<Captu
         parsed.push((split(l).ok_or_else(|| bad(l))?, l));
     }
     parsed.sort_by_key(|(p, _)| p.ns);
+    let start = parsed.first().map_or(0, |(p, _)| p.ns);
     for (p, l) in &parsed {
+        b.now = p.ns - start;
         b.line(p).ok_or_else(|| bad(l))?;
     }
     b.tcp_receivers();
+    // An allocation is written when its skb is first seen, after it.
+    b.timeline.sort_by_key(Moment::ns);
     b.lost.events += over;
     // Threads fork too: a process is one that executed a file or whose last thread exited.
     b.processes.retain(|p| !p.exec.is_empty() || p.exited);
@@ -95,6 +103,7 @@ pub fn read(lines: &[String], max_skbs: usize, capture: Capture) -> Result<Captu
         skbs: b.skbs,
         pages: b.pages,
         page_orders: b.orders.into_values().collect(),
+        timeline: b.timeline,
         lost: Lost {
             events: b.lost.events + capture.lost.events,
             skbs: b.lost.skbs,
@@ -128,7 +137,7 @@ impl Builder {
                     function: text(2)?,
                     source: Source::seen("kmem:kmem_cache_alloc"),
                 };
-                self.alloc.insert(n(0)?, at);
+                self.alloc.insert(n(0)?, (self.now, at));
             }
             "frag" => {
                 let r: Vec<u64> = (0..5).map(n).collect::<Option<_>>()?;
@@ -218,11 +227,15 @@ impl Builder {
             return None;
         }
         let id = self.skbs.len() as u32;
+        let alloc = self.alloc.remove(&addr).map(|(ns, at)| {
+            self.timeline.push(Moment::Alloc { ns, skb: id });
+            at
+        });
         self.skbs.push(Skb {
             id,
             tx_socket: None,
             rx_socket: None,
-            alloc: self.alloc.remove(&addr),
+            alloc,
             xmit: None,
             more_xmits: 0,
             rx: None,
@@ -256,6 +269,7 @@ impl Builder {
             return;
         }
         skb.tx_socket = socket;
+        let id = skb.id;
         skb.xmit = Some(Xmit {
             cpu: r[0] as u32,
             len: r[3],
@@ -268,6 +282,10 @@ impl Builder {
             frags_not_read: r[9],
             seq: r[12],
             source: Source::seen("net:net_dev_start_xmit"),
+        });
+        self.timeline.push(Moment::Xmit {
+            ns: self.now,
+            skb: id,
         });
     }
 
@@ -314,6 +332,20 @@ impl Builder {
         if !sent && self.sockets[id as usize].proto == Proto::Udp {
             self.datagram_read(id, n, r[3] as u32);
         }
+        let ns = self.now;
+        self.timeline.push(if sent {
+            Moment::Write {
+                ns,
+                socket: id,
+                bytes: n,
+            }
+        } else {
+            Moment::Read {
+                ns,
+                socket: id,
+                bytes: n,
+            }
+        });
         let s = &mut self.sockets[id as usize];
         if sent {
             s.written += n;
@@ -348,6 +380,10 @@ impl Builder {
                 continue;
             }
             skb.rx_socket = Some(id);
+            if skb.copied.is_none() {
+                self.copy_before_free(i as u32, n);
+            }
+            let skb = &mut self.skbs[i];
             skb.copied.get_or_insert(Copied {
                 bytes: n,
                 copies: 1,
@@ -361,6 +397,17 @@ impl Builder {
             });
             return;
         }
+    }
+
+    /// An inferred copy of `bytes` out of skb `skb`, at the read that returned them or, when
+    /// the datagram's free came first (its head is freed inside the read, before the read
+    /// returns), just before that free.
+    fn copy_before_free(&mut self, skb: u32, bytes: u64) {
+        let free = (self.timeline.iter()).rposition(|m| *m == Moment::Free { ns: m.ns(), skb });
+        let (at, ns) = free.map_or((self.timeline.len(), self.now), |i| {
+            (i, self.timeline[i].ns())
+        });
+        self.timeline.insert(at, Moment::Copy { ns, skb, bytes });
     }
 
     /// `bind sk port dport`: a UDP socket of the program's bound to `port` (by bind(2), or
@@ -397,6 +444,10 @@ impl Builder {
             source: Source::seen(tracepoint),
         });
         let i = skb.id as usize;
+        self.timeline.push(Moment::Rx {
+            ns: self.now,
+            skb: i as u32,
+        });
         if let Some(id) = by_port {
             self.queued.entry(id).or_default().push_back((i, alloc_cpu));
         }
@@ -440,6 +491,12 @@ impl Builder {
         });
         c.bytes += r[3];
         c.copies += 1;
+        let skb = skb.id;
+        self.timeline.push(Moment::Copy {
+            ns: self.now,
+            skb,
+            bytes: r[3],
+        });
     }
 
     /// `free cpu skb how site` or `pairfree cpu skb site`.
@@ -469,6 +526,10 @@ impl Builder {
                 function: site.join(" "),
                 source,
             });
+            self.timeline.push(Moment::Free {
+                ns: self.now,
+                skb: i as u32,
+            });
         }
         Some(())
     }
@@ -492,6 +553,7 @@ mod tests {
             pages: vec![],
             page_orders: vec![],
             lost: Lost::default(),
+            timeline: vec![],
         }
     }
 
@@ -538,6 +600,32 @@ mod tests {
         assert_eq!((c.sockets[0].written, c.sockets[1].read), (1448, 1448));
         assert_eq!(c.sockets[0].local_port, Some(40000));
         assert_eq!(c.lost.events, 3);
+        // The timeline puts each fact at its line's time, from the first line's.
+        assert_eq!(
+            c.timeline,
+            [
+                Moment::Alloc { ns: 4, skb: 0 },
+                Moment::Xmit { ns: 5, skb: 0 },
+                Moment::Write {
+                    ns: 6,
+                    socket: 0,
+                    bytes: 1448
+                },
+                Moment::Rx { ns: 7, skb: 0 },
+                Moment::Copy {
+                    ns: 8,
+                    skb: 0,
+                    bytes: 1448
+                },
+                Moment::Read {
+                    ns: 9,
+                    socket: 1,
+                    bytes: 1448
+                },
+                Moment::Free { ns: 10, skb: 0 },
+            ]
+        );
+        assert_eq!(Capture::parse(&serde_json::to_string(&c).unwrap()), Ok(c));
     }
 
     /// Two segments over loopback, the second coalesced into the first on the receive queue
@@ -625,5 +713,34 @@ mod tests {
         assert_eq!(c.sockets[1].local_port, Some(7000));
         let free = c.skbs[0].free.as_ref().unwrap();
         assert_eq!((free.cpu, &free.source), (1, &Source::seen("kmem:kfree")));
+        // An inferred copy is just before its datagram's free, if that came first, else
+        // at the read.
+        let late: Vec<_> = c.timeline.iter().filter(|m| m.ns() >= 38).collect();
+        assert_eq!(
+            late,
+            [
+                &Moment::Copy {
+                    ns: 38,
+                    skb: 0,
+                    bytes: 1
+                },
+                &Moment::Free { ns: 38, skb: 0 },
+                &Moment::Read {
+                    ns: 39,
+                    socket: 1,
+                    bytes: 1
+                },
+                &Moment::Copy {
+                    ns: 40,
+                    skb: 2,
+                    bytes: 1
+                },
+                &Moment::Read {
+                    ns: 40,
+                    socket: 1,
+                    bytes: 1
+                },
+            ]
+        );
     }
 }

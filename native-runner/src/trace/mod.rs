@@ -217,6 +217,7 @@ impl KernelRun for Trace {
             skbs: Vec::new(),
             pages: Vec::new(),
             page_orders: Vec::new(),
+            timeline: Vec::new(),
             lost: Lost {
                 events: dropped,
                 skbs: 0,
