@@ -86,7 +86,7 @@ pub enum Msg {
     Ran(Box<Session>),
     Chart(AttrValue),
     HashChanged,
-    /// The learner chose a file: a `skblab kernel --out` report.
+    /// The learner chose a file: a lesson, a `skblab kernel --out` report or a capture.
     File(web_sys::File),
     /// Its text was read (or failed to be).
     Report(Result<String, String>),
@@ -169,6 +169,10 @@ pub struct App {
     on_check: Callback<String>,
     _listeners: [EventListener; 4],
 }
+
+/// What the editor says while a capture is shown.
+const CAPTURE_ASIDE: &str = "The stage shows a capture, which has no scenario: the text here is \
+yours, kept as it was, and Run shows it in place of the capture.";
 
 /// How long the position must rest before the URL follows it.
 const LINK_DELAY_MS: u32 = 300;
@@ -330,7 +334,8 @@ impl Component for App {
                         on_chart: self.on_chart.clone(), predict: self.predict }) }</div>
                 }
                 <Editor key={self.seed.key} text={self.seed.text.clone()} compare={self.seed.compare.clone()}
-                    on_run={self.on_run.clone()} on_check={self.challenge.as_ref().map(|_| self.on_check.clone())} />
+                    on_run={self.on_run.clone()} on_check={self.challenge.as_ref().map(|_| self.on_check.clone())}
+                    aside={self.session.as_ref().filter(|s| s.capture.is_some()).map(|_| AttrValue::from(CAPTURE_ASIDE))} />
                 { quiz::challenges(&self.challenges, &self.record, self.challenge.as_ref(), &self.on_open) }
             </>
         }
@@ -516,12 +521,13 @@ impl App {
             self.link_timer = Some(Timeout::new(wait.ceil() as u32, fire));
         } else if let Some((s, at)) = &self.linked {
             let work = self.challenge.as_ref().and_then(|o| o.work.as_deref());
-            let link = s.link(*at);
-            let f = match work {
-                Some(w) => link.with_work(w),
-                None => link,
-            }
-            .encode();
+            // A session no link can name (a capture) leaves none: a reload shows the default
+            // walkthrough rather than what was open before it.
+            let link = s.link(*at).map(|l| match work {
+                Some(w) => l.with_work(w),
+                None => l,
+            });
+            let f = link.map_or(String::new(), |l| l.encode());
             if f != self.fragment {
                 dom::set_fragment(&f);
                 self.fragment = f;

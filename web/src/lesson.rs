@@ -2,7 +2,6 @@
 //! carried whole in a link. The core reads both kinds; this only tells which the file is.
 
 use skblab_core::challenge::{self, Challenge};
-use skblab_core::kernel_report::MAX_REPORT_TEXT;
 use skblab_core::limits::MAX_SCENARIO_TEXT;
 use skblab_core::walkthrough::{self, Walkthrough};
 
@@ -16,8 +15,14 @@ pub enum Lesson {
     Challenge(Challenge),
 }
 
-/// What a file the learner opens is, told from its first bytes (`start`): a kernel report is
-/// JSON, a lesson TOML.
+/// At most this many bytes in a JSON file the page opens: a kernel report (the core refuses
+/// one over `MAX_REPORT_TEXT`, 4 MiB) or a `skblab trace` capture, which the core reads up to
+/// 64 MiB; a tab draws some 25,000 skbs of one (about 600 bytes each) step by step, and reads
+/// no larger file into its memory.
+pub const MAX_JSON_TEXT: usize = 16 << 20;
+
+/// What a file the learner opens is, told from its first bytes (`start`): a kernel report or
+/// a trace capture is JSON (the app tells them apart by their fields), a lesson TOML.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {
     Report,
@@ -40,7 +45,7 @@ impl FileKind {
     /// unread.
     pub fn cap(self) -> (usize, &'static str) {
         match self {
-            FileKind::Report => (MAX_REPORT_TEXT, "a kernel report"),
+            FileKind::Report => (MAX_JSON_TEXT, "a kernel report or trace capture"),
             FileKind::Lesson => (MAX_LESSON_TEXT, "a lesson file"),
         }
     }
@@ -102,8 +107,8 @@ mod tests {
         assert!(err.contains("hnt"), "{err}");
     }
 
-    /// A lesson over the cap is refused, naming the cap, and unparsed; a report may be
-    /// larger. A file's kind is told from its start.
+    /// A lesson over the cap is refused, naming the cap, and unparsed; a report or capture
+    /// may be larger, up to its own. A file's kind is told from its start.
     #[test]
     fn a_lesson_over_the_cap_is_refused() {
         let walk = include_str!("../../core/walkthroughs/anatomy.toml");
@@ -119,6 +124,13 @@ mod tests {
         let over = (MAX_LESSON_TEXT + 1) as f64;
         assert!(FileKind::Lesson.check_size("a.toml", over).is_err());
         assert!(FileKind::Report.check_size("a.json", over).is_ok());
+        let err = (FileKind::Report)
+            .check_size("a.json", (MAX_JSON_TEXT + 1) as f64)
+            .unwrap_err();
+        assert!(
+            err.ends_with("a kernel report or trace capture is at most 16777216"),
+            "{err}"
+        );
         assert_eq!(
             FileKind::of("\u{feff} \n{\"skblab_kernel\""),
             FileKind::Report

@@ -1,9 +1,11 @@
 //! What the playground shows: a walkthrough or the learner's own scenario, run in one or two
-//! variants, and the permalink that names it. Pure Rust (no DOM), so it is tested natively.
+//! variants, a `skblab kernel` report beside them, or a `skblab trace` capture, and the
+//! permalink that names it. Pure Rust (no DOM), so it is tested natively.
 //!
 //! Everything the page displays comes from the core's [`Trace`]s held here; this module only
 //! chooses what to run and remembers where the learner is.
 
+use skblab_core::capture::Capture;
 use skblab_core::events::Event;
 use skblab_core::input::{self, Counterpart};
 use skblab_core::kernel_report::{KernelReport, Report};
@@ -29,6 +31,9 @@ pub struct Session {
     /// A `skblab kernel` report opened beside them: the running kernel's skbs, a lane of
     /// their own.
     pub kernel: Option<KernelReport>,
+    /// A `skblab trace` capture shown as the only lane: the running kernel's own skbs, with
+    /// no scenario (`text` is empty) and no link.
+    pub capture: Option<Captured>,
     /// What the link names instead, when the session is a challenge's start or a lesson file.
     pub lesson: Option<Link>,
     /// The variant run beside the learner's scenario's own (on whichever side its kernel's
@@ -36,6 +41,13 @@ pub struct Session {
     pub compare: Option<String>,
     /// Per lane, the texts of the events of the step last listed ([`Session::event_text`]).
     pub(crate) texts: RefCell<Vec<(usize, Vec<Option<AttrValue>>)>>,
+}
+
+/// What a capture's lane says of it ([`Session::lane_name`]): the kernel it was traced on.
+#[derive(Clone, Debug)]
+pub struct Captured {
+    /// The running kernel's release (`uname -r`).
+    pub kernel: String,
 }
 
 impl Session {
@@ -225,12 +237,16 @@ impl Session {
         found.min_by_key(|&(l, p, _)| ((p as isize) * d.signum(), l != lane))
     }
 
-    /// The link to this session at `at`.
-    pub fn link(&self, at: Position) -> Link {
+    /// The link to this session at `at`; none for a capture, which a link cannot carry (a
+    /// file of up to megabytes, and the learner's own: it stays on their machine).
+    pub fn link(&self, at: Position) -> Option<Link> {
         if let Some(l) = &self.lesson {
-            return l.clone().moved(at);
+            return Some(l.clone().moved(at));
         }
-        match &self.walk {
+        if self.capture.is_some() {
+            return None;
+        }
+        Some(match &self.walk {
             Some(w) => Link::Walk {
                 name: w.name.clone(),
                 at,
@@ -240,6 +256,16 @@ impl Session {
                 compare: self.compare.clone(),
                 at,
             },
+        })
+    }
+
+    /// Lane `i` in words, for the captions of figures and the handout: its variant and the
+    /// kernel it models, or a capture's running kernel.
+    pub fn lane_name(&self, i: usize) -> String {
+        match (&self.capture, self.traces.get(i)) {
+            (Some(c), _) => format!("Linux {}, its own skbs (skblab trace)", c.kernel),
+            (None, Some(t)) => format!("{} · kernel {}", t.variant, t.era.name()),
+            (None, None) => String::new(),
         }
     }
 }
@@ -257,6 +283,7 @@ pub fn load_walkthrough(w: &Walkthrough) -> Result<Session, String> {
         text: scenario_text(&w.scenario),
         traces,
         kernel: None,
+        capture: None,
         lesson: None,
         compare: None,
         texts: RefCell::default(),
@@ -308,6 +335,7 @@ fn runs(text: &str, compare: Option<&str>) -> Result<Session, String> {
         text: text.to_string(),
         traces,
         kernel: None,
+        capture: None,
         lesson: None,
         compare: compare.map(String::from),
         texts: RefCell::default(),
@@ -327,6 +355,36 @@ pub fn load_report(text: &str) -> Result<Session, String> {
         title: format!("{} beside Linux {}", s.title, r.kernel),
         kernel: Some(KernelReport::new(r)),
         ..s
+    })
+}
+
+/// Whether a JSON file is a `skblab trace` capture rather than a `skblab kernel` report: it
+/// has a capture's fields (`format`, `command`, and `timeline` or `skbs`), which no report
+/// has. The core then judges it ([`load_capture`]); text that is no JSON object is left to
+/// the report's reader, which says why.
+pub fn is_capture(text: &str) -> bool {
+    let Ok(serde_json::Value::Object(v)) = serde_json::from_str(text) else {
+        return false;
+    };
+    let has = |k: &str| v.contains_key(k);
+    has("format") && has("command") && (has("timeline") || has("skbs"))
+}
+
+/// Opens a `skblab trace` capture: the program's own skbs as one lane, a step per syscall
+/// of the program on a traced socket (the core's [`Capture::trace`]). It has no scenario
+/// (the editor keeps its text), no walkthrough and no link.
+pub fn load_capture(text: &str) -> Result<Session, String> {
+    let c = Capture::parse(text).map_err(|e| e.to_string())?;
+    Ok(Session {
+        title: c.caption(),
+        walk: None,
+        text: String::new(),
+        traces: vec![c.trace()],
+        kernel: None,
+        capture: Some(Captured { kernel: c.kernel }),
+        lesson: None,
+        compare: None,
+        texts: RefCell::default(),
     })
 }
 
@@ -478,6 +536,42 @@ mod tests {
         let err = load_report(&v.to_string()).map(|_| ()).unwrap_err();
         assert!(err.contains("`report.kernel_side.skbs[0].f0`"), "{err}");
         assert!(err.contains("not a field the runner writes"), "{err}");
+    }
+
+    /// A capture opens as one lane of the core's making, named by the kernel it ran on, with
+    /// no scenario and no link; a kernel report is not taken for one.
+    #[test]
+    fn a_capture_opens_as_its_own_lane() {
+        let text = include_str!("../../tests/fixtures/capture-tcp.json");
+        assert!(is_capture(text));
+        let report = include_str!("../../tests/fixtures/kernel-report.json");
+        assert!(!is_capture(report) && !is_capture("{}") && !is_capture("[1]"));
+        let s = load_capture(text).unwrap();
+        let c = Capture::parse(text).unwrap();
+        assert_eq!(s.title, c.caption());
+        assert_eq!(s.traces, vec![c.trace()]);
+        let t = &s.traces[0];
+        assert_eq!(t.mechanism, skblab_core::capture::MECHANISM);
+        assert!(s.len() > 0 && s.walk.is_none() && s.text.is_empty());
+        assert_eq!(s.link(Position::default()), None);
+        assert!(s.citations().is_empty() && s.moments().is_empty());
+        assert_eq!(
+            s.lane_name(0),
+            "Linux 6.18.44-fc-v1300, its own skbs (skblab trace)"
+        );
+    }
+
+    /// A capture the core refuses gets its error, naming the field: here a timeline moment
+    /// of an skb past the table.
+    #[test]
+    fn a_bad_capture_names_its_field() {
+        let text = include_str!("../../tests/fixtures/capture-tcp.json");
+        let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+        v["timeline"][3]["skb"] = 12.into();
+        let bad = v.to_string();
+        assert!(is_capture(&bad));
+        let err = load_capture(&bad).map(|_| ()).unwrap_err();
+        assert!(err.contains("capture.timeline[3].skb"), "{err}");
     }
 
     fn walk(name: &str) -> Session {

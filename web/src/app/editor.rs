@@ -26,6 +26,10 @@ pub struct Props {
     /// With a challenge open: called with the text when the learner checks its goal.
     #[prop_or_default]
     pub on_check: Option<Callback<String>>,
+    /// What the editor says of the stage when it shows no scenario of the editor's (a
+    /// capture has none): the text stays as the learner left it.
+    #[prop_or_default]
+    pub aside: Option<AttrValue>,
 }
 
 pub enum Msg {
@@ -128,6 +132,9 @@ impl Component for Editor {
         html! {
             <section class="editor" aria-label="Scenario editor">
                 <h2>{ "Scenario editor" }</h2>
+                if let Some(aside) = &ctx.props().aside {
+                    <p class="note" data-testid="editor-aside">{ aside }</p>
+                }
                 if let Checked::Ok { variant, .. } = &self.checked {
                     <div class="knobs">
                         <label>{ "variant" }

@@ -1,5 +1,6 @@
 //! What the stage shows: a walkthrough, a permalink, a challenge's start, a lesson file or a
-//! kernel report, each handed to the editor too.
+//! kernel report, each handed to the editor too; or a `skblab trace` capture, which has no
+//! scenario to hand it (the editor keeps its text).
 
 use super::{quiz, App, Seed, Shared};
 use crate::dom;
@@ -232,8 +233,10 @@ impl App {
     }
 
     /// Opens a file's text: a kernel report (JSON) at the step the kernel reached, the
-    /// kernel's skbs as a lane beside the model's; else a lesson file. A file that does not
-    /// open (too large, unreadable, invalid) leaves the stage as it was, with a notice.
+    /// kernel's skbs as a lane beside the model's; a `skblab trace` capture (JSON with a
+    /// capture's fields) as the program's own skbs, before its first syscall; else a lesson
+    /// file. A file that does not open (too large, unreadable, invalid) leaves the stage as it
+    /// was, with a notice.
     pub(super) fn open_report(&mut self, text: Result<String, String>) {
         self.stop();
         self.notice = None;
@@ -249,6 +252,9 @@ impl App {
                 return;
             }
         };
+        if session::is_capture(&text) {
+            return self.open_capture(&text);
+        }
         match session::load_report(&text) {
             Ok(s) => {
                 let driven = s.kernel.as_ref().map_or(0, |r| r.driven);
@@ -257,6 +263,19 @@ impl App {
                 self.show(s, driven);
             }
             Err(e) => self.notice = Some(format!("The kernel report did not open: {e}")),
+        }
+    }
+
+    /// Opens a capture before the program's first syscall. The editor keeps what the learner
+    /// typed (a capture has no scenario to give it); an open challenge closes, as the stage no
+    /// longer shows its scenario.
+    fn open_capture(&mut self, text: &str) {
+        match session::load_capture(text) {
+            Ok(s) => {
+                self.challenge = None;
+                self.show(s, 0);
+            }
+            Err(e) => self.notice = Some(format!("The capture did not open: {e}")),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The page header: the walkthrough picker, with predict mode's score beside each walkthrough
 //! and the button that resets them, and the file opener: a lesson (walkthrough or challenge
-//! file) or a kernel report, which the app tells apart.
+//! file), a kernel report or a trace capture, which the app tells apart.
 
 use super::emit_some;
 use super::pure::View;
@@ -20,7 +20,8 @@ pub struct Props {
     /// The title of what is shown, named in the picker when it is no built-in walkthrough.
     pub shown: AttrValue,
     pub on_pick: Callback<usize>,
-    /// A `skblab kernel --out` report chosen.
+    /// A file chosen: a lesson, a `skblab kernel --out` report or a `skblab trace --out`
+    /// capture.
     pub on_file: Callback<web_sys::File>,
     /// Per walkthrough, its questions answered right and answered (predict mode's score).
     pub scores: Vec<Option<(usize, usize)>>,
@@ -65,8 +66,8 @@ fn picker(p: &Props) -> Html {
                     }) }
                 </select>
             </label>
-            <label class="report" title="A walkthrough or challenge file (TOML, as in core/walkthroughs/ and core/challenges/: the link then carries it), or the JSON that `skblab kernel FILE --out REPORT` writes">
-                { "Open a lesson or a kernel report " }
+            <label class="report" title="A walkthrough or challenge file (TOML, as in core/walkthroughs/ and core/challenges/: the link then carries it), or the JSON that `skblab kernel FILE --out REPORT` or `skblab trace --out CAPTURE -- COMMAND` writes">
+                { "Open a lesson, a kernel report or a capture " }
                 <input type="file" accept=".toml,.json,application/json" data-testid="kernel-report" onchange={on_file} />
             </label>
             <button class="small" data-action="reset-scores" onclick={p.on_reset.reform(|_| ())}>{ "Reset quiz scores" }</button>
