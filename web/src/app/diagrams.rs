@@ -107,6 +107,11 @@ pub struct Diagrams {
     _settle: [EventListener; 2],
 }
 
+/// What a capture's lane says under its caption: where its facts come from (docs/trace.md).
+const CAPTURE_ABOUT: &str = "A step per syscall of the program on a traced socket; its events \
+are the facts that came before it, each marked seen (at its tracepoint) or inferred (from \
+what). Layouts were read at the device, a page's count then.";
+
 /// The band a diagram keeps before its first scroll: more than any screen's scroll area shows.
 const FIRST_WINDOW: (u32, u32) = (0, 3000);
 
@@ -296,11 +301,17 @@ impl Component for Diagrams {
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
                         <figcaption>
-                            <strong>{ &t.variant }</strong>{ " · kernel " }{ t.era.name() }
+                            if let Some(c) = &s.capture {
+                                <strong>{ "Linux " }{ &c.kernel }</strong>{ " · its own skbs, traced by " }<code>{ "skblab trace" }</code>
+                            } else {
+                                <strong>{ &t.variant }</strong>{ " · kernel " }{ t.era.name() }
+                            }
                             { button(Msg::Figure(Some(i), false), format!("Download the {} diagram as SVG", t.variant).into(), "SVG") }
                             { button(Msg::Figure(Some(i), true), format!("Download the {} diagram as PNG", t.variant).into(), "PNG") }
                             { button(Msg::ExportJson(i), format!("Download the {} trace as JSON", t.variant).into(), "JSON") }
-                            if let Some(about) = about_variant(&t.mechanism, &t.variant) {
+                            if s.capture.is_some() {
+                                <div class="about" data-testid="capture-about">{ CAPTURE_ABOUT }</div>
+                            } else if let Some(about) = about_variant(&t.mechanism, &t.variant) {
                                 <div class="about" data-testid="about-variant">{ about }</div>
                             }
                             { freed(t, ctx.props().pos, ctx.props().events.get(i).copied().flatten()) }

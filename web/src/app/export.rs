@@ -8,7 +8,6 @@ use super::Shared;
 use crate::diagram::{self, esc, Shapes, ALL};
 use crate::dom;
 use crate::session::{Moment, LANES};
-use skblab_core::Trace;
 use std::fmt::Write;
 
 /// Downloads lane `Some(i)` (or every lane, `None`) of `scenes` (at `at`) as a figure of its
@@ -42,7 +41,7 @@ pub(super) fn figure(
         .map(|&i| scenes[i].draw(s, look, ALL, &mut Shapes::default()))
         .collect();
     let figs: Vec<_> = (lanes.iter().zip(&whole))
-        .map(|(&i, d)| (d, caption(s, &s.traces[i], pos, event(i))))
+        .map(|(&i, d)| (d, caption(s, i, pos, event(i))))
         .collect();
     let legend = dom::inner_html("legend");
     let svg = diagram::figure(&figs, &legend, &sources(s), dom::checked("slide"));
@@ -70,14 +69,14 @@ pub(super) fn deck(s: &Shared, look: Look) {
             .map(|(scene, shapes)| scene.draw(s, look, ALL, shapes))
             .collect();
         let figs: Vec<_> = (whole.iter().enumerate())
-            .map(|(i, d)| (d, caption(s, &s.traces[i], pos, None)))
+            .map(|(i, d)| (d, caption(s, i, pos, None)))
             .collect();
         slide(&mut out, &diagram::figure(&figs, &legend, &sources, true));
         for (i, k) in (0..s.traces.len()).flat_map(|i| key_events(s, pos, i).map(move |k| (i, k))) {
             let mut events = [None; LANES];
             events[i] = Some(k);
             let d = scenes(s, pos, events)[i].draw(s, look, ALL, &mut Shapes::default());
-            let fig = [(&d, caption(s, &s.traces[i], pos, Some(k)))];
+            let fig = [(&d, caption(s, i, pos, Some(k)))];
             slide(&mut out, &diagram::figure(&fig, &legend, &sources, true));
         }
     }
@@ -110,16 +109,18 @@ fn sources(s: &Shared) -> Vec<String> {
     s.citations().into_iter().map(|(text, _)| text).collect()
 }
 
-/// An exported figure's caption: the walkthrough, the variant and its kernel, the step and
-/// its operation, and the event shown.
-fn caption(s: &Shared, t: &Trace, pos: usize, event: Option<usize>) -> String {
-    let step = pos.checked_sub(1).and_then(|p| t.steps.get(p));
+/// An exported figure's caption: the walkthrough, lane `i` (the variant and its kernel, or
+/// a capture's kernel: [`Session::lane_name`]), the step and its operation, and the event
+/// shown.
+///
+/// [`Session::lane_name`]: crate::session::Session::lane_name
+fn caption(s: &Shared, i: usize, pos: usize, event: Option<usize>) -> String {
+    let step = pos.checked_sub(1).and_then(|p| s.traces[i].steps.get(p));
     let op = step.map_or("before the first operation", |st| st.op.as_str());
     let mut out = format!(
-        "{} · {} · kernel {} · step {pos}/{}: {op}",
+        "{} · {} · step {pos}/{}: {op}",
         s.title,
-        t.variant,
-        t.era.name(),
+        s.lane_name(i),
         s.len()
     );
     if let Some(e) = event.and_then(|k| Some((k, step?.events.get(k.checked_sub(1)?)?))) {

@@ -82,13 +82,12 @@ fn step(out: &mut String, s: &Shared, look: Look, pos: usize, shapes: &mut [Shap
 
 /// Lane `i`'s caption: before or after the patch (side by side), its variant and kernel.
 fn lane_caption(s: &Shared, i: usize) -> String {
-    let t = &s.traces[i];
     let side = match (s.traces.len(), i == s.patched_lane()) {
         (1, _) => "",
         (_, true) => "after: ",
         (_, false) => "before: ",
     };
-    [side, &t.variant, " · kernel ", t.era.name()].concat()
+    [side, &s.lane_name(i)].concat()
 }
 
 /// Step `pos`'s key moments (the walkthrough's [`key_kinds`]), lane by lane: the drawing

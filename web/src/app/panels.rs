@@ -36,6 +36,10 @@ impl View for Props {
 /// whole table was parsed, styled and laid out again at every step).
 fn counters(p: &Props) -> Html {
     let (s, pos) = (&p.session, p.pos);
+    // A trace that counts nothing (a capture's: the kernel keeps no such counters) has no table.
+    if s.traces[0].counters.names().next().is_none() {
+        return html! {};
+    }
     let at = |i: usize, p: usize| {
         p.checked_sub(1)
             .and_then(|p| s.traces[i].steps.get(p))

@@ -33,14 +33,15 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
         .and_then(|c| state.cursors.get(c))
         .map(|c| c.name.clone());
     let before = state.pages.clone();
-    // The skb a free takes off its queue (or off no list: the last), and where it stood.
+    // The skb a free takes off its queue (or off no list: the last), and where it stood: a
+    // free the core counts as one (the model's `free_skb`, a capture's `seen_free`).
     let unlisted = Queue {
         name: UNLISTED.into(),
         skbs: state.in_flight.clone(),
     };
     let queued = e
         .skb()
-        .filter(|_| e.kind() == EventKind::FreeSkb)
+        .filter(|_| matches!(e.kind(), EventKind::FreeSkb))
         .and_then(|id| {
             (state.queues.iter().chain([&unlisted]).enumerate()).find_map(|(qi, q)| {
                 let at = q.skbs.iter().position(|s| s.id == id)?;
