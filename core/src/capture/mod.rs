@@ -12,7 +12,10 @@ use crate::Error;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod lane;
 pub mod summary;
+
+pub use lane::{MECHANISM, VARIANT};
 
 /// The format's version: a reader refuses any other.
 pub const FORMAT: u32 = 1;
