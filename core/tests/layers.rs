@@ -111,7 +111,12 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
     (
         // One file per event family, over the lookups they share.
         "replay",
-        &[&["lookup"], &["page", "skb", "capture"], &["rx", "mptcp"], &["mod"]],
+        &[
+            &["lookup"],
+            &["page", "skb", "capture"],
+            &["rx", "mptcp"],
+            &["mod"],
+        ],
     ),
 ];
 
