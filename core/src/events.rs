@@ -408,6 +408,64 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         trim: Option<u32>,
     },
+    // -- a capture (`skblab trace`): the running kernel's own skbs, as seen --
+    // `at` says where each fact comes from: the kernel function, and the tracepoint it
+    // was seen at, or that it is inferred and from what (crate::capture::Source).
+    /// `skb` first seen, on `cpu`: drawn on `queue` (its socket's) from here.
+    SeenSkb = "seen_skb" {
+        skb: SkbId,
+        cpu: Cpu,
+        queue: String,
+        at: String,
+    },
+    /// `skb` at the device on `cpu`: `len` bytes, `linear` of them in the head (headers
+    /// included), the rest in its frags (each a `seen_frag`), charged `truesize`.
+    SeenXmit = "seen_xmit" {
+        skb: SkbId,
+        cpu: Cpu,
+        len: u32,
+        linear: u32,
+        truesize: u32,
+        gso_segs: u32,
+        seq: u32,
+        at: String,
+    },
+    /// Frag `idx` of `skb`, read at the device: `size` bytes at `offset` of `page` (of
+    /// `order`, `page_size` bytes), whose count was `count` then. A page first seen is drawn
+    /// with the CPU of the skb it was first seen in (its allocating CPU is not read).
+    SeenFrag = "seen_frag" {
+        skb: SkbId,
+        idx: u32,
+        page: PageId,
+        order: u32,
+        page_size: u32,
+        offset: u32,
+        size: u32,
+        count: u32,
+    },
+    /// `skb` handed up on `cpu`, `len` bytes from the network header on: drawn on `queue`
+    /// (its receiver's) from here.
+    SeenRx = "seen_rx" {
+        skb: SkbId,
+        cpu: Cpu,
+        len: u32,
+        queue: String,
+        at: String,
+    },
+    /// The program's read copied `bytes` of `skb` out, on `cpu`.
+    SeenCopy = "seen_copy" {
+        skb: SkbId,
+        cpu: Cpu,
+        bytes: u32,
+        at: String,
+    },
+    /// `skb` freed on `cpu`; a page no skb of the program's holds any longer leaves the
+    /// drawing with it (its own free is not traced).
+    SeenFree = "seen_free" {
+        skb: SkbId,
+        cpu: Cpu,
+        at: String,
+    },
 }
 }
 
@@ -450,7 +508,13 @@ impl Event {
             | DeferFree { skb, .. }
             | MarkEor { skb }
             | NewMapping { skb, .. }
-            | ExtendMapping { skb, .. } => Some(skb),
+            | ExtendMapping { skb, .. }
+            | SeenSkb { skb, .. }
+            | SeenXmit { skb, .. }
+            | SeenFrag { skb, .. }
+            | SeenRx { skb, .. }
+            | SeenCopy { skb, .. }
+            | SeenFree { skb, .. } => Some(skb),
             _ => None,
         }
     }

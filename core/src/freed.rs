@@ -27,7 +27,9 @@ impl Freed {
     /// The object and CPU a free event frees, if it is one.
     pub(crate) fn of(e: &Event) -> Option<(Freeable, u32, Cpu)> {
         match *e {
-            Event::FreeSkb { skb, cpu, .. } => Some((Freeable::Skb, skb, cpu)),
+            Event::FreeSkb { skb, cpu, .. } | Event::SeenFree { skb, cpu, .. } => {
+                Some((Freeable::Skb, skb, cpu))
+            }
             Event::FreePage { page, cpu, .. } => Some((Freeable::Page, page, cpu)),
             _ => None,
         }

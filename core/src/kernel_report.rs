@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use std::fmt;
 
 mod lane;
-pub mod model;
+mod model;
 mod pages;
 pub use lane::{Cell, KernelReport};
 pub use pages::{FragCache, PageView, PAGE_FIELDS};

@@ -92,9 +92,9 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
         &[&["pages"], &["mod"], &["lane", "model"]],
     ),
     (
-        // mod.rs holds the format; the summary reads it.
+        // mod.rs holds the format; the summary and the lane (the capture as a trace) read it.
         "capture",
-        &[&["mod"], &["summary"]],
+        &[&["mod"], &["summary", "lane"]],
     ),
     (
         "mptcp",
@@ -111,7 +111,12 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
     (
         // One file per event family, over the lookups they share.
         "replay",
-        &[&["lookup"], &["page", "skb"], &["rx", "mptcp"], &["mod"]],
+        &[
+            &["lookup"],
+            &["page", "skb", "capture"],
+            &["rx", "mptcp"],
+            &["mod"],
+        ],
     ),
 ];
 

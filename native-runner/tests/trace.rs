@@ -352,7 +352,7 @@ fn curl_against_a_local_server_reads_the_servers_skbs() {
         "an skb the server sent, handed up to curl"
     );
     timeline(&c, "curl");
-    let seed_001 = &skblab_core::capture::summary::lessons(&c)[1].fact;
+    let seed_001 = &skblab_core::capture::lessons(&c)[1].fact;
     assert!(
         seed_001.contains("came over loopback from a program not traced"),
         "{seed_001}"
@@ -371,7 +371,7 @@ fn a_lagging_readers_segments_are_coalesced_and_still_its_own() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     check(&c, Proto::Tcp, 14480, 20, "a lagging reader");
     let (_, r) = ends(&c);
-    let reader = &skblab_core::capture::summary::sockets(&c)[r.id as usize];
+    let reader = &skblab_core::capture::sockets(&c)[r.id as usize];
     assert!(reader.received.merged > 0, "{:?}", reader.received);
     assert!(
         reader.received.skbs > reader.received.merged,

@@ -1,7 +1,7 @@
 //! The `skblab trace` capture: a program's own skbs, read off the running kernel at its
 //! tracepoints. [`Capture`] is the format, written by the runner (`native-runner/src/trace/`,
 //! `--out`) and read back here by the same types ([`Capture::parse`] refuses, naming the
-//! field, what the runner would not write); [`summary`] is what the terminal shows of it,
+//! field, what the runner would not write); `summary` (its [`sockets`] and [`lessons`]) is what the terminal shows of it,
 //! computed here so every host says the same. docs/trace.md says where each fact comes from.
 //!
 //! Every fact carries its [`Source`]: **seen** at a named tracepoint (or read through BTF at
@@ -12,7 +12,11 @@ use crate::Error;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub mod summary;
+mod lane;
+mod summary;
+
+pub use lane::{MECHANISM, VARIANT};
+pub use summary::{lessons, sockets, Direction, Lesson, SocketSummary};
 
 /// The format's version: a reader refuses any other.
 pub const FORMAT: u32 = 1;
@@ -636,14 +640,14 @@ mod tests {
     #[test]
     fn the_summary_counts_off_the_capture() {
         let c = capture();
-        let s = &summary::sockets(&c)[0];
+        let s = &sockets(&c)[0];
         assert_eq!(
             (s.sent.skbs, s.sent.bytes, s.sent.linear_payload),
             (1, 1514, 0)
         );
         assert_eq!(s.sent.pages, BTreeMap::from([(3, 1)]));
         assert_eq!(s.received.bytes, 1448);
-        let l = summary::lessons(&c);
+        let l = lessons(&c);
         assert!(l[0].fact.starts_with("1 of 1 TCP skbs"), "{}", l[0].fact);
         assert!(l[2].fact.starts_with("1 of 1 read skbs"), "{}", l[2].fact);
         assert_eq!(l[3].fact, "no MPTCP socket in this traffic");
@@ -652,7 +656,7 @@ mod tests {
         let mut udp = c.clone();
         udp.skbs[0].copied.as_mut().unwrap().source = Source::Inferred("its read".into());
         assert!(matches!(
-            summary::lessons(&udp)[2].source,
+            lessons(&udp)[2].source,
             Source::Inferred(_)
         ));
     }
@@ -671,7 +675,7 @@ mod tests {
             source: Source::seen("net:netif_receive_skb"),
         });
         c.skbs.push(theirs.clone());
-        let fact = |c: &Capture| summary::lessons(c)[1].clone();
+        let fact = |c: &Capture| lessons(c)[1].clone();
         let l = fact(&c);
         assert!(
             l.fact.contains("; 1 skbs came over loopback from a program not traced")

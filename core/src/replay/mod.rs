@@ -6,9 +6,10 @@
 //! what an event touched, for a host to highlight.
 //!
 //! One file per event family: [`page`] (pages and page-frag cursors), [`skb`], [`rx`] (the
-//! receive path's frames, GRO and queues), [`mptcp`] (dfrags and mappings); [`lookup`] finds
-//! an event's objects in the state.
+//! receive path's frames, GRO and queues), [`mptcp`] (dfrags and mappings), [`capture`] (a
+//! `skblab trace` capture's facts); [`lookup`] finds an event's objects in the state.
 
+mod capture;
 mod lookup;
 mod mptcp;
 mod page;
@@ -66,7 +67,7 @@ impl State {
                 t.skbs.push(skb);
                 t.pages.push(page);
             }
-            NewFrag { skb, idx, page, .. } => {
+            NewFrag { skb, idx, page, .. } | SeenFrag { skb, idx, page, .. } => {
                 t.frags.push((skb, idx));
                 t.pages.push(page);
             }
@@ -126,6 +127,11 @@ impl State {
             | ExtendMapping { .. }
             | SubflowXmit { .. }
             | ClearDfrag { .. } => self.apply_mptcp(e),
+            SeenSkb { .. }
+            | SeenXmit { .. }
+            | SeenFrag { .. }
+            | SeenRx { .. }
+            | SeenFree { .. } => self.apply_capture(e),
             // Calls and decisions that change no state the trace keeps.
             Push { .. }
             | Segment { .. }
@@ -136,7 +142,8 @@ impl State {
             | DeferKick { .. }
             | DeferFlush { .. }
             | PickSubflow { .. }
-            | SendmsgFrag { .. } => Ok(()),
+            | SendmsgFrag { .. }
+            | SeenCopy { .. } => Ok(()),
         }
     }
 

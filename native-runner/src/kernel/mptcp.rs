@@ -16,7 +16,6 @@
 use super::run::{Ask, KernelRun, Oracle, Seen};
 use super::send::{self, Write};
 use super::verdict::{too_slow, Inconclusive, RunError, Side, SkbView};
-use skblab_core::kernel_report::model;
 use skblab_core::mechanism::Mechanism;
 use skblab_core::mptcp::{MptcpOp, MptcpScenario, Scheduler};
 use skblab_core::RunOptions;
@@ -117,7 +116,7 @@ pub fn model(sc: &MptcpScenario, variant: &str, writes: usize) -> Result<Side, S
     let opts = RunOptions::traced(Some(variant));
     let t = sc.run(&opts).map_err(|e| e.to_string())?;
     let sc = skblab_core::Scenario::Mptcp(sc.clone());
-    model::side(&sc, &t, writes).map_err(|e| e.to_string())
+    Side::of_model(&sc, &t, writes).map_err(|e| e.to_string())
 }
 
 fn mapping_view(data_seq: u64, subflow_seq: u64, data_len: u64) -> SkbView {

@@ -103,7 +103,7 @@ pub fn check(sc: &RxScenario) -> Result<Reader, String> {
 }
 
 /// The model's run: the payload of each frame, and its frag cache's pages
-/// ([`FragCache::of`], as `kernel_report::model::side` reads them).
+/// ([`FragCache::of`], as `kernel_report::Side::of_model` reads them).
 pub fn model(sc: &RxScenario, variant: &str) -> Result<(Vec<u32>, FragCache), String> {
     check(sc)?;
     let t = sc

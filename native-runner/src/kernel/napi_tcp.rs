@@ -112,7 +112,7 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<(Side, Vec<Step>, Vec<u32
             _ => {}
         }
     }
-    let side = skblab_core::kernel_report::model::side(
+    let side = skblab_core::kernel_report::Side::of_model(
         &skblab_core::Scenario::Rx(sc.clone()),
         &t,
         sc.ops.len(),

@@ -42,7 +42,6 @@ use super::verdict::{too_slow, RunError, Side, SkbView};
 use crate::net::netns::{Tap, KERNEL_IP};
 use crate::net::vnet::VnetHdr;
 use skblab_core::consts::wire::{hdr_len, mss_option};
-use skblab_core::kernel_report::model;
 use skblab_core::mechanism::Mechanism;
 use skblab_core::rx::{self, Proto, RxOp, RxScenario, BH_CPU};
 use skblab_core::skb::gso_segments;
@@ -145,7 +144,7 @@ pub fn model(sc: &RxScenario, variant: &str) -> Result<Model, String> {
         .iter()
         .filter_map(|n| t.counters.get(n).map(|v| (n.to_string(), v)))
         .collect();
-    let side = model::side(&skblab_core::Scenario::Rx(sc.clone()), &t, sc.ops.len())
+    let side = Side::of_model(&skblab_core::Scenario::Rx(sc.clone()), &t, sc.ops.len())
         .map_err(|e| e.to_string())?;
     Ok(Model { side, steps, pages })
 }

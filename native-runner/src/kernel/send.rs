@@ -16,7 +16,6 @@ use crate::net::link::WSCALE;
 use crate::net::netns::{self, Tap};
 use skblab_core::consts::wire::mss_option;
 use skblab_core::consts::wire::{IPV4_HLEN, TCP_HLEN, TCP_TS_HLEN};
-use skblab_core::kernel_report::model;
 use skblab_core::mechanism::{Mechanism, RunOptions};
 use skblab_core::send::{iov_lengths, SendOp, SendScenario, Variant};
 use skblab_core::size_goal::bound_to_half_wnd;
@@ -184,13 +183,13 @@ fn size_goal_is_config_free(sc: &SendScenario, v: Variant) -> Result<(), String>
 }
 
 /// The model's size goal and held write queue after the writes (the scenario's first ops),
-/// as the core reads them from its run ([`model::side`]).
+/// as the core reads them from its run ([`Side::of_model`]).
 pub fn model(sc: &SendScenario, v: Variant, plan: &Plan) -> Result<Side, String> {
     size_goal_is_config_free(sc, v)?;
     let opts = RunOptions::traced(Some(v.name()));
     let t = sc.run(&opts).map_err(|e| format!("the model: {e}"))?;
     let sc = skblab_core::Scenario::Sendmsg(sc.clone());
-    model::side(&sc, &t, plan.writes.len()).map_err(|e| format!("the model: {e}"))
+    Side::of_model(&sc, &t, plan.writes.len()).map_err(|e| format!("the model: {e}"))
 }
 
 /// The probe: the tail skb at every pass of the copy loop (time, thread, address, len,

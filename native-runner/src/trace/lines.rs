@@ -651,7 +651,7 @@ mod tests {
         );
         let rx: Vec<Option<u32>> = c.skbs.iter().map(|s| s.rx_socket).collect();
         assert_eq!(rx, [Some(1), Some(1), None]);
-        let reader = &skblab_core::capture::summary::sockets(&c)[1];
+        let reader = &skblab_core::capture::sockets(&c)[1];
         assert_eq!((reader.received.skbs, reader.received.merged), (2, 1));
         assert_eq!(reader.received.bytes, 2896);
     }

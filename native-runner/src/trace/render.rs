@@ -2,8 +2,7 @@
 //! patches mean for this traffic. The numbers are the core's ([`summary`]); each line says
 //! whether its facts were seen (at which tracepoint) or inferred.
 
-use skblab_core::capture::summary::{self, Direction, SocketSummary};
-use skblab_core::capture::{Capture, Exit, Missed};
+use skblab_core::capture::{self, Capture, Direction, Exit, Missed, SocketSummary};
 use std::collections::BTreeMap;
 
 /// `a×n` pairs: `1 frag ×3, 2 frags ×1`.
@@ -105,11 +104,11 @@ pub fn render(c: &Capture) -> String {
         "processes: {} [seen at sched:sched_process_fork/exec/exit]\n",
         c.processes.len()
     );
-    for s in summary::sockets(c) {
+    for s in capture::sockets(c) {
         o += &socket(c, &s);
     }
     o += "what the four patches mean for this traffic:\n";
-    for l in summary::lessons(c) {
+    for l in capture::lessons(c) {
         o += &format!("  seed {}: {} [{}]\n", l.seed, l.fact, l.source.mark());
     }
     o += &format!("lost: {} events, {} skbs\n", c.lost.events, c.lost.skbs);
