@@ -375,11 +375,12 @@ pub fn is_capture(text: &str) -> bool {
 /// (the editor keeps its text), no walkthrough and no link.
 pub fn load_capture(text: &str) -> Result<Session, String> {
     let c = Capture::parse(text).map_err(|e| e.to_string())?;
+    let trace = c.trace().map_err(|e| e.to_string())?;
     Ok(Session {
         title: c.caption(),
         walk: None,
         text: String::new(),
-        traces: vec![c.trace()],
+        traces: vec![trace],
         kernel: None,
         capture: Some(Captured { kernel: c.kernel }),
         lesson: None,
@@ -549,7 +550,7 @@ mod tests {
         let s = load_capture(text).unwrap();
         let c = Capture::parse(text).unwrap();
         assert_eq!(s.title, c.caption());
-        assert_eq!(s.traces, vec![c.trace()]);
+        assert_eq!(s.traces, vec![c.trace().unwrap()]);
         let t = &s.traces[0];
         assert_eq!(t.mechanism, skblab_core::capture::MECHANISM);
         assert!(s.len() > 0 && s.walk.is_none() && s.text.is_empty());

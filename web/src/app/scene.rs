@@ -33,15 +33,15 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
         .and_then(|c| state.cursors.get(c))
         .map(|c| c.name.clone());
     let before = state.pages.clone();
-    // The skb a free takes off its queue (or off no list: the last), and where it stood: a
-    // free the core counts as one (the model's `free_skb`, a capture's `seen_free`).
+    // The skb a free takes off its queue (or off no list: the last), and where it stood (the
+    // model's `free_skb`, a capture's `seen_free`).
     let unlisted = Queue {
         name: UNLISTED.into(),
         skbs: state.in_flight.clone(),
     };
     let queued = e
         .skb()
-        .filter(|_| matches!(e.kind(), EventKind::FreeSkb))
+        .filter(|_| matches!(e.kind(), EventKind::FreeSkb | EventKind::SeenFree))
         .and_then(|id| {
             (state.queues.iter().chain([&unlisted]).enumerate()).find_map(|(qi, q)| {
                 let at = q.skbs.iter().position(|s| s.id == id)?;
@@ -78,7 +78,9 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
     if let Some((qi, at, skb)) = queued {
         state.queues[qi].skbs.insert(at, skb);
     }
-    for p in gone {
+    // A page the event freed fades out, marked with its CPU; one that left with its last skb
+    // and whose free the trace does not hold (a capture's: not traced) just leaves.
+    for p in gone.into_iter().filter(|p| marks.gone.iter().any(|g| g.0 == p.id)) {
         state.insert_page(p);
     }
     Some((state, marks))
