@@ -105,6 +105,11 @@ test('a capture opens as the running kernel\'s own skbs, stepped by syscall and 
     figures.locator('figcaption button', { hasText: 'SVG' }).click(),
   ]);
   assert.match(download.suggestedFilename(), /^skblab-capture-[^ +]*\.svg$/);
+  const [deck] = await Promise.all([
+    page.waitForEvent('download'),
+    page.locator('button', { hasText: 'slides' }).click(),
+  ]);
+  assert.equal(deck.suggestedFilename(), 'skblab-capture-deck.html');
   await shot(page, 'capture-event');
   assert.deepEqual(page.errors, []);
   await page.close();
@@ -128,5 +133,23 @@ test('a capture the core refuses is named by its field, and the stage stays', as
   assert.equal(await page.getByTestId('capture-about').count(), 0);
   assert.equal(await page.getByTestId('editor-aside').count(), 0);
   assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the handout draws every step of a capture under its kernel\'s caption', async () => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${new globalThis.URL('?handout', process.env.SKBLAB_URL)}`);
+  await page.getByTestId('handout').waitFor();
+  await load(page, 'capture.json', FIXTURE);
+  await page.getByTestId('handout-title').filter({ hasText: 'skbpeer' }).waitFor();
+  const steps = await page.locator('.hstep').count();
+  const captions = await page.locator('.hstep figcaption.hcap').allTextContents();
+  assert.ok(steps > 5, `${steps} steps`);
+  assert.equal(captions.length, steps);
+  for (const c of captions) assert.equal(c, 'Linux 6.18.44-fc-v1300, its own skbs (skblab trace)');
+  assert.equal(await page.getByTestId('handout-counters').count(), 0, 'no counters to show');
+  assert.deepEqual(errors, []);
   await page.close();
 });

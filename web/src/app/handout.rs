@@ -134,7 +134,8 @@ fn counters(out: &mut String, s: &Shared) {
         t.steps.get(at)
     }
     let last = |t| step_of(t, at);
-    let Some(first) = last(&s.traces[0]) else {
+    // (A trace that counts nothing, a capture's, has no table.)
+    let Some(first) = last(&s.traces[0]).filter(|st| st.counters.names().next().is_some()) else {
         return;
     };
     out.push_str(r#"<section class="hcounters counters"><h3>Counters after the last step</h3><table data-testid="handout-counters"><thead><tr><th scope="col">counter</th>"#);

@@ -80,7 +80,10 @@ fn at_event(t: &Trace, pos: usize, k: usize) -> Option<(State, Changed)> {
     }
     // A page the event freed fades out, marked with its CPU; one that left with its last skb
     // and whose free the trace does not hold (a capture's: not traced) just leaves.
-    for p in gone.into_iter().filter(|p| marks.gone.iter().any(|g| g.0 == p.id)) {
+    for p in gone
+        .into_iter()
+        .filter(|p| marks.gone.iter().any(|g| g.0 == p.id))
+    {
         state.insert_page(p);
     }
     Some((state, marks))
