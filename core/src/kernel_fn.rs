@@ -872,7 +872,13 @@ mod tests {
 
     /// The releases whose source the table links.
     const RELEASES: &[&str] = &[
-        "v2.6.33", "v3.5", "v3.6", "v5.2-rc1", "v5.11-rc1", "v5.11", "v6.12",
+        "v2.6.33",
+        "v3.5",
+        "v3.6",
+        "v5.2-rc1",
+        "v5.11-rc1",
+        "v5.11",
+        "v6.12",
     ];
 
     /// The file of each pinned line: that of the rows (one per mechanism) whose function,
