@@ -3,7 +3,6 @@
 mod common;
 
 use proptest::prelude::*;
-use skblab_core::consts::Era;
 use skblab_core::mptcp::{MptcpOp, MptcpScenario, SubflowParams, VARIANTS};
 use skblab_core::scenario::{Mechanism, RunOptions};
 use skblab_core::trace::{State, Trace};
