@@ -24,8 +24,17 @@ pub enum Era {
     /// 5.2-rc1: net-next of March 2019, which seed 002 patched (after v5.1-rc1, so no v5.1
     /// release had the rx skb cache; 5.2 final put it behind a sysctl, default off).
     V5_2Rc1,
-    /// v5.10, the MPTCP code seed 003 patched (5.10-era protocol.c).
+    /// v5.10, the release before seed 003's tree. No variant runs on it since issue 36 (the
+    /// MPTCP code the model follows, tcp_build_frag's, is not in v5.10); kept so a trace
+    /// written before still reads.
     V5_10,
+    /// 5.11-rc1: the first tag with seed 003 (commit 15e6ca974b14 reached mainline with the
+    /// net-next merge of 15 December 2020; v5.11-rc1 is 5c8fe583cce5, 27 December 2020), the
+    /// net-next code of November 2020 both MPTCP lanes follow. Its constants are v5.10's and
+    /// v5.11's, which agree (read in the v5.11 tree: MAX_SKB_FRAGS `65536/PAGE_SIZE + 1`,
+    /// MAX_TCP_HEADER `L1_CACHE_ALIGN(128 + MAX_HEADER)`, the 320-byte shared info, NET_SKB_PAD
+    /// `max(32, L1_CACHE_BYTES)`, SKB_FRAG_PAGE_ORDER `get_order(32768)`).
+    V5_11Rc1,
     /// v6.12+, today's kernels.
     V6_12,
 }
@@ -36,6 +45,7 @@ names!(Era, "era", {
     V3_6 => "v3.6",
     V5_2Rc1 => "v5.2-rc1",
     V5_10 => "v5.10",
+    V5_11Rc1 => "v5.11-rc1",
     V6_12 => "v6.12",
 });
 
@@ -172,7 +182,7 @@ impl Era {
                 Era::V2_6_33 => (18, 304, 496, 32, 2, 0),
                 Era::V3_5 | Era::V3_6 => (17, 304, 320, 64, 0, 0),
                 Era::V5_2Rc1 => (17, 304, 320, 64, 0, 3),
-                Era::V5_10 => (17, 320, 320, 64, 0, 3),
+                Era::V5_10 | Era::V5_11Rc1 => (17, 320, 320, 64, 0, 3),
                 Era::V6_12 => (17, 320, 320, 64, 0, 3),
             };
         KernelConsts {

@@ -18,7 +18,7 @@ pub struct KernelFn {
     /// [`At::why`]); `None` where it is, and a host shows no release.
     pub why: Option<&'static str>,
     /// The function that takes over what `name` made, where the work is split in two
-    /// (v5.11 MPTCP: `__mptcp_do_alloc_tx_skb` allocates, `sk_stream_alloc_skb` hands over).
+    /// (MPTCP from v5.11-rc1: `__mptcp_do_alloc_tx_skb` allocates, `sk_stream_alloc_skb` hands over).
     pub then: Option<&'static str>,
     /// The event kind it stands for (which statement of `name` does the work).
     pub kind: EventKind,
@@ -210,11 +210,10 @@ const RX_OLD: &[Era] = &[Era::V3_5, Era::V3_6];
 const RX_ALL: &[Era] = &[Era::V3_5, Era::V3_6, Era::V6_12];
 const V3_5: &[Era] = &[Era::V3_5];
 const V3_6: &[Era] = &[Era::V3_6];
-const V5_10: &[Era] = &[Era::V5_10];
-/// The MPTCP code the model follows is net-next of November 2020 with seed 003 applied,
-/// released in v5.11 (`tcp_build_frag` is not in v5.10).
-#[rustfmt::skip]
-const MPTCP_AT: At = At { tag: "v5.11", why: "read in v5.11, which released the net-next code seed 003 patched" };
+/// Both MPTCP lanes: net-next of November 2020, labelled with v5.11-rc1, the first tag with
+/// seed 003 (`tcp_build_frag` is not in v5.10). No v5.11-rc1 tree was read, so its functions
+/// are linked without a line (docs/kernel-lines.md).
+const V5_11_RC1: &[Era] = &[Era::V5_11Rc1];
 /// Seed 002's park, in net-next of March 2019; from 5.2 final a sysctl (off by default)
 /// gates it, so no later release parks as the model does (docs/kernel-lines.md).
 #[rustfmt::skip]
@@ -344,27 +343,27 @@ pub static TABLE: &[Row] = &[
     row(RX, DeferFree, RX_ALL, "skb_attempt_defer_free", "net/core/skbuff.c").at(DEFER_AT),
     row(RX, DeferKick, RX_ALL, "kick_defer_list_purge", "net/core/dev.c").at(DEFER_AT),
     row(RX, DeferFlush, RX_ALL, "skb_defer_free_flush", "net/core/dev.c").at(DEFER_AT),
-    // MPTCP's send path (pre-2020, abeni-2020).
-    row(MPTCP, AllocSkb, V5_10, "__mptcp_do_alloc_tx_skb", MPTCP_C).at(MPTCP_AT).then("sk_stream_alloc_skb"),
-    row(MPTCP, AllocPage, V5_10, "skb_page_frag_refill", "net/core/sock.c").at(MPTCP_AT),
-    row(MPTCP, ReusePage, V5_10, "skb_page_frag_refill", "net/core/sock.c").at(MPTCP_AT),
-    row(MPTCP, GetPage, V5_10, "get_page", "include/linux/mm.h").at(MPTCP_AT),
-    row(MPTCP, PutPage, V5_10, "put_page", "include/linux/mm.h").at(MPTCP_AT),
-    row(MPTCP, FreePage, V5_10, "__put_page", "mm/swap.c").at(MPTCP_AT),
-    row(MPTCP, CarveDfrag, V5_10, "mptcp_carve_data_frag", MPTCP_C).at(MPTCP_AT),
-    row(MPTCP, CopyToDfrag, V5_10, "mptcp_sendmsg", MPTCP_C).at(MPTCP_AT),
-    row(MPTCP, PickSubflow, V5_10, "mptcp_subflow_get_send", MPTCP_C).at(MPTCP_AT),
-    row(MPTCP, SendmsgFrag, V5_10, "mptcp_sendmsg_frag", MPTCP_C).at(MPTCP_AT),
-    row(MPTCP, MarkEor, V5_10, "mptcp_sendmsg_frag", MPTCP_C).at(MPTCP_AT),
-    row(MPTCP, ClearPsh, V5_10, "mptcp_sendmsg_frag", MPTCP_C).at(MPTCP_AT),
-    row(MPTCP, NewMapping, V5_10, "mptcp_sendmsg_frag", MPTCP_C).at(MPTCP_AT),
-    row(MPTCP, ExtendMapping, V5_10, "mptcp_sendmsg_frag", MPTCP_C).at(MPTCP_AT),
-    row(MPTCP, NewFrag, V5_10, "tcp_build_frag", "net/ipv4/tcp.c").at(MPTCP_AT),
-    row(MPTCP, Coalesce, V5_10, "tcp_build_frag", "net/ipv4/tcp.c").at(MPTCP_AT),
-    row(MPTCP, MarkPsh, V5_10, "tcp_mark_push", "net/ipv4/tcp.c").at(MPTCP_AT),
-    row(MPTCP, SubflowXmit, V5_10, "tcp_write_xmit", "net/ipv4/tcp_output.c").at(MPTCP_AT),
-    row(MPTCP, ClearDfrag, V5_10, "__mptcp_clean_una", MPTCP_C).at(MPTCP_AT),
-    row(MPTCP, FreeSkb, V5_10, "sk_wmem_free_skb", "include/net/sock.h").at(MPTCP_AT),
+    // MPTCP's send path (pre-2020, abeni-2020), at the lanes' own tag.
+    row(MPTCP, AllocSkb, V5_11_RC1, "__mptcp_do_alloc_tx_skb", MPTCP_C).then("sk_stream_alloc_skb"),
+    row(MPTCP, AllocPage, V5_11_RC1, "skb_page_frag_refill", "net/core/sock.c"),
+    row(MPTCP, ReusePage, V5_11_RC1, "skb_page_frag_refill", "net/core/sock.c"),
+    row(MPTCP, GetPage, V5_11_RC1, "get_page", "include/linux/mm.h"),
+    row(MPTCP, PutPage, V5_11_RC1, "put_page", "include/linux/mm.h"),
+    row(MPTCP, FreePage, V5_11_RC1, "__put_page", "mm/swap.c"),
+    row(MPTCP, CarveDfrag, V5_11_RC1, "mptcp_carve_data_frag", MPTCP_C),
+    row(MPTCP, CopyToDfrag, V5_11_RC1, "mptcp_sendmsg", MPTCP_C),
+    row(MPTCP, PickSubflow, V5_11_RC1, "mptcp_subflow_get_send", MPTCP_C),
+    row(MPTCP, SendmsgFrag, V5_11_RC1, "mptcp_sendmsg_frag", MPTCP_C),
+    row(MPTCP, MarkEor, V5_11_RC1, "mptcp_sendmsg_frag", MPTCP_C),
+    row(MPTCP, ClearPsh, V5_11_RC1, "mptcp_sendmsg_frag", MPTCP_C),
+    row(MPTCP, NewMapping, V5_11_RC1, "mptcp_sendmsg_frag", MPTCP_C),
+    row(MPTCP, ExtendMapping, V5_11_RC1, "mptcp_sendmsg_frag", MPTCP_C),
+    row(MPTCP, NewFrag, V5_11_RC1, "tcp_build_frag", "net/ipv4/tcp.c"),
+    row(MPTCP, Coalesce, V5_11_RC1, "tcp_build_frag", "net/ipv4/tcp.c"),
+    row(MPTCP, MarkPsh, V5_11_RC1, "tcp_mark_push", "net/ipv4/tcp.c"),
+    row(MPTCP, SubflowXmit, V5_11_RC1, "tcp_write_xmit", "net/ipv4/tcp_output.c"),
+    row(MPTCP, ClearDfrag, V5_11_RC1, "__mptcp_clean_una", MPTCP_C),
+    row(MPTCP, FreeSkb, V5_11_RC1, "sk_wmem_free_skb", "include/net/sock.h"),
 ];
 
 /// Where the table pins it, the line of the statement that does the work, per release:
@@ -485,27 +484,7 @@ pub(crate) static LINES: &[Stmt] = &[
     ("v6.12", "skb_attempt_defer_free", DeferFree, 7157, "WRITE_ONCE(sd->defer_list, skb)"),
     ("v6.12", "kick_defer_list_purge", DeferKick, 4809, "smp_call_function_single_async"),
     ("v6.12", "skb_defer_free_flush", DeferFlush, 6321, "napi_consume_skb"),
-    ("v5.11", "__mptcp_do_alloc_tx_skb", AllocSkb, 1144, "alloc_skb_fclone"),
     ("v5.11", "tcp_v4_rcv", RxCacheTake, 2057, "skb_to_free = sk->sk_rx_skb_cache"),
-    ("v5.11", "skb_page_frag_refill", AllocPage, 2479, "alloc_pages("),
-    ("v5.11", "skb_page_frag_refill", ReusePage, 2466, "page_ref_count(pfrag->page) == 1"),
-    ("v5.11", "get_page", GetPage, 1180, "page_ref_inc"),
-    ("v5.11", "put_page", PutPage, 1209, "put_page_testzero"),
-    ("v5.11", "__put_page", FreePage, 127, "__put_compound_page"),
-    ("v5.11", "mptcp_carve_data_frag", CarveDfrag, 1094, "page_to_virt(pfrag->page) + offset"),
-    ("v5.11", "mptcp_sendmsg", CopyToDfrag, 1651, "copy_page_from_iter"),
-    ("v5.11", "mptcp_subflow_get_send", PickSubflow, 1432, "last_snd ="),
-    ("v5.11", "mptcp_sendmsg_frag", SendmsgFrag, 1309, "tcp_build_frag("),
-    ("v5.11", "mptcp_sendmsg_frag", MarkEor, 1285, "eor = 1"),
-    ("v5.11", "mptcp_sendmsg_frag", ClearPsh, 1319, "&= ~TCPHDR_PSH"),
-    ("v5.11", "mptcp_sendmsg_frag", NewMapping, 1333, "mpext->data_seq ="),
-    ("v5.11", "mptcp_sendmsg_frag", ExtendMapping, 1320, "data_len +="),
-    ("v5.11", "tcp_build_frag", NewFrag, 1009, "skb_fill_page_desc"),
-    ("v5.11", "tcp_build_frag", Coalesce, 1006, "skb_frag_size_add"),
-    ("v5.11", "tcp_mark_push", MarkPsh, 653, "TCPHDR_PSH"),
-    ("v5.11", "tcp_write_xmit", SubflowXmit, 2689, "tcp_transmit_skb("),
-    ("v5.11", "__mptcp_clean_una", ClearDfrag, 1014, "dfrag_clear("),
-    ("v5.11", "sk_wmem_free_skb", FreeSkb, 1552, "__kfree_skb"),
 ];
 
 const IXGBE: &str = "drivers/net/ethernet/intel/ixgbe/ixgbe_main.c";
@@ -819,7 +798,7 @@ mod tests {
         );
     }
 
-    /// v6.12's rx pages come from alloc_pages_node; v5.11 MPTCP's 32 KiB pages are compound,
+    /// v6.12's rx pages come from alloc_pages_node; MPTCP's 32 KiB pages are compound,
     /// so their last put takes `__put_page`'s compound branch.
     #[test]
     fn pages_are_allocated_and_freed_by_their_release_s_functions() {
@@ -840,10 +819,17 @@ mod tests {
             cpu: 0,
             head: false,
         };
-        let f = kernel_fn(MPTCP, Era::V5_10, Flow::TCP, &free).unwrap();
+        // MPTCP's lanes are v5.11-rc1's: the function linked at that tag, with no line (no
+        // tree of the tag was read) and no reason (it is the lane's own kernel).
+        let f = kernel_fn(MPTCP, Era::V5_11Rc1, Flow::TCP, &free).unwrap();
         assert_eq!(
-            f.line_url().as_deref(),
-            Some("https://elixir.bootlin.com/linux/v5.11/source/mm/swap.c#L127")
+            (f.name, f.url(), f.line_url(), f.why),
+            (
+                "__put_page",
+                "https://elixir.bootlin.com/linux/v5.11-rc1/C/ident/__put_page".to_string(),
+                None,
+                None
+            )
         );
     }
 
@@ -885,7 +871,15 @@ mod tests {
     }
 
     /// The releases whose source the table links.
-    const RELEASES: &[&str] = &["v2.6.33", "v3.5", "v3.6", "v5.2-rc1", "v5.11", "v6.12"];
+    const RELEASES: &[&str] = &[
+        "v2.6.33",
+        "v3.5",
+        "v3.6",
+        "v5.2-rc1",
+        "v5.11-rc1",
+        "v5.11",
+        "v6.12",
+    ];
 
     /// The file of each pinned line: that of the rows (one per mechanism) whose function,
     /// kind and releases it names.

@@ -3,7 +3,6 @@
 mod common;
 
 use proptest::prelude::*;
-use skblab_core::consts::Era;
 use skblab_core::mptcp::{MptcpOp, MptcpScenario, SubflowParams, VARIANTS};
 use skblab_core::scenario::{Mechanism, RunOptions};
 use skblab_core::trace::{State, Trace};
@@ -74,7 +73,7 @@ fn run(s: &MptcpScenario, variant: &str) -> Trace {
 fn check_subflows(s: &MptcpScenario, t: &Trace, st: &State) {
     let k = t.consts;
     for (q, p) in st.queues.iter().zip(&s.subflows) {
-        let (_, goal) = p.mss_and_size_goal(Era::V5_10, &k);
+        let (_, goal) = p.mss_and_size_goal(t.era, &k);
         for skb in &q.skbs {
             assert_eq!(skb.end_seq.wrapping_sub(skb.seq), skb.len, "{}", q.name);
             assert_eq!(skb.frags.iter().map(|f| f.size).sum::<u32>(), skb.len);

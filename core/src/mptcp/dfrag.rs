@@ -162,7 +162,7 @@ mod tests {
     /// A 100-byte write, then a 50-byte write, with the first still unsent or already sent:
     /// the state after, and each dfrag's overhead (from its carve).
     fn two_writes(sent_between: bool) -> (State, Vec<u32>) {
-        let mut tx = Tx::new(Era::V5_10.consts());
+        let mut tx = Tx::new(Era::V5_11Rc1.consts());
         let mut live = Live::new([], ["task_frag".to_string()]);
         let (mut b, mut ev) = (SendBuf::default(), Events::on());
         let log = &mut live.log(&mut ev);

@@ -27,7 +27,7 @@ impl Mechanism for MptcpScenario {
 
     fn run(&self, opts: &RunOptions) -> Result<Trace, Error> {
         let fix: Fix = pick_variant(opts.variant.as_deref(), self.variant.as_deref())?;
-        let era = Era::V5_10;
+        let era = Era::V5_11Rc1;
         let k = self.consts.apply(era.consts())?;
         self.validate()?;
         let subflows: Vec<Subflow> = (0..)

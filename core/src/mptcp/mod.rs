@@ -7,8 +7,9 @@
 //! tail's length again, so skbs stopped near half the size goal.
 //!
 //! The code the seed patched is net-next of November 2020 (tcp_build_frag,
-//! mptcp_push_pending), which became v5.11; its constants are those of
-//! [`Era::V5_10`](crate::consts::Era::V5_10).
+//! mptcp_push_pending), merged for v5.11: both lanes are labelled with
+//! [`Era::V5_11Rc1`](crate::consts::Era::V5_11Rc1), the first tag with the seed (no tag has
+//! the code without it; v5.10 has no tcp_build_frag).
 //!
 //! A subflow's new skb: in that tree MPTCP allocates it ahead of time,
 //! `__mptcp_do_alloc_tx_skb` (`alloc_skb_fclone(MAX_TCP_HEADER)`, MAX_TCP_HEADER reserved,

@@ -307,7 +307,7 @@ mod tests {
     use crate::replay::Live;
 
     fn setup(max_skb_frags: u32) -> (Subflow, Tx, PageId, Live) {
-        let era = Era::V5_10;
+        let era = Era::V5_11Rc1;
         let mut k = era.consts();
         k.max_skb_frags = max_skb_frags;
         let mut tx = Tx::new(k);
