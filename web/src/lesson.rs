@@ -17,8 +17,8 @@ pub enum Lesson {
 
 /// At most this many bytes in a JSON file the page opens: a kernel report (the core refuses
 /// one over `MAX_REPORT_TEXT`, 4 MiB) or a `skblab trace` capture, which the core reads up to
-/// 64 MiB; a tab draws some 25,000 skbs of one (about 600 bytes each) step by step, and reads
-/// no larger file into its memory.
+/// 64 MiB. Some 28,000 skbs of a capture (about 600 bytes each): a bound on what a tab reads
+/// into its memory and replays, not a measured limit of its drawing.
 pub const MAX_JSON_TEXT: usize = 16 << 20;
 
 /// What a file the learner opens is, told from its first bytes (`start`): a kernel report or
