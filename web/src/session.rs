@@ -553,7 +553,10 @@ mod tests {
         assert_eq!(s.traces, vec![c.trace().unwrap()]);
         let t = &s.traces[0];
         assert_eq!(t.mechanism, skblab_core::capture::MECHANISM);
-        assert!(s.len() > 0 && s.walk.is_none() && s.text.is_empty());
+        assert!(s.walk.is_none() && s.text.is_empty());
+        // A step per write or read (3 and 2), and one for the facts after the last.
+        assert_eq!(s.len(), 6);
+        assert!(t.steps[0].op.starts_with("write 14480 B on tcp socket 1"));
         assert_eq!(s.link(Position::default()), None);
         assert!(s.citations().is_empty() && s.moments().is_empty());
         assert_eq!(
