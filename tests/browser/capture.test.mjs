@@ -71,7 +71,6 @@ test('a capture opens as the running kernel\'s own skbs, stepped by syscall and 
     const freed = await page.getByTestId('freed').allTextContents();
     seen.freed ||= freed.some((t) => /freed on cpu\d+/.test(t));
     if (step === 2) await shot(page, 'capture-step');
-    if (process.env.CAPTURE_DUMP) console.log(step, await page.getByTestId('op').textContent(), listedTexts, pageText, freed);
     if (step < len) await press(page, 'ArrowRight');
   }
   assert.ok(seen.events > 0, 'the steps list the facts');
