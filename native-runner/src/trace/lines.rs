@@ -80,19 +80,14 @@ pub fn read(lines: &[String], max_skbs: usize, capture: Capture) -> Result<Captu
     };
     let mut over = 0;
     let mut parsed = Vec::new();
-    // A stack's frames follow its `stack NS ID` line, each on a line of its own.
-    let mut frames: Option<&mut Vec<String>> = None;
     for l in lines {
-        if l.is_empty() || l.starts_with(char::is_whitespace) {
-            if let (Some(f), Some(name)) = (frames.as_mut(), frame(l)) {
-                f.push(name);
-            }
-            continue;
-        }
-        frames = None;
+        // `stack NS ID`, then its frames, one a line, in one printf.
         if let Some(rest) = l.strip_prefix("stack ") {
-            let id = rest.split(' ').nth(1).and_then(num).ok_or_else(|| bad(l))?;
-            frames = Some(b.printed.entry(id).or_default());
+            let mut lines = rest.split('\n');
+            let id = (lines.next().and_then(|h| h.split(' ').nth(1)))
+                .and_then(num)
+                .ok_or_else(|| bad(l))?;
+            b.printed.insert(id, lines.filter_map(frame).collect());
             continue;
         }
         if l.starts_with("mark ") {
@@ -161,9 +156,9 @@ impl Builder {
             "alloc" => {
                 let at = At {
                     cpu: n(1)? as u32,
-                    function: text(3)?,
+                    function: text(2)?,
                     source: Source::seen("kmem:kmem_cache_alloc"),
-                    stack: self.stack(n(2)?),
+                    stack: None,
                 };
                 self.alloc.insert(n(0)?, (self.now, at));
             }
@@ -624,23 +619,15 @@ mod tests {
                 "sock 1 10 100 6",
                 "sock 2 10 200 6",
                 "copy 9 1 5000 200 1448 0 11 2",
-                "stack 9 2",
-                "        skb_copy_datagram_iter+95",
-                "        tcp_recvmsg_locked+1234",
-                "",
-                "alloc 5 5000 0 0 __alloc_skb",
-                "stack 6 4294967297",
-                "        dev_hard_start_xmit+282",
-                "        __dev_queue_xmit+2614",
-                "",
+                "stack 9 2\n        skb_copy_datagram_iter+95\n        tcp_recvmsg_locked+1234\n",
+                "alloc 5 5000 0 __alloc_skb",
+                "stack 6 4294967297\n        dev_hard_start_xmit+282\n        __dev_queue_xmit+2614",
                 "dev 6 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1 4294967297",
                 "frag 7 5000 777 0 1448 3 2",
                 "up 8 0 5000 1514 0 6 7000 40000 1 0 tracepoint:net:netif_receive_skb",
                 "sent 7 10 100 1448 0",
                 "read 10 11 200 1448 1",
-                "stack 11 3",
-                "        dev_hard_start_xmit+282",
-                "        __dev_queue_xmit+2614",
+                "stack 11 3\n        dev_hard_start_xmit+282\n        __dev_queue_xmit+2614",
                 "pairfree 11 1 5000 3 tcp_clean_rtx_queue",
                 "over 3",
             ],

@@ -65,11 +65,8 @@ pub fn script(parts: &[Part], packets: bool) -> String {
     let frees = has(parts, "frees");
     if frees {
         // Before the transmit probe, which reads what it records.
-        s += &format!(
-            "tracepoint:kmem:kmem_cache_alloc /@pids[pid]/ {{ @acpu[(uint64)args->ptr] = cpu + 1; \
-             @asite[(uint64)args->ptr] = (uint64)args->call_site;\n  {}\n  @astk[(uint64)args->ptr] = $k; }}\n",
-            stack()
-        );
+        s += "tracepoint:kmem:kmem_cache_alloc /@pids[pid]/ { @acpu[(uint64)args->ptr] = cpu + 1; \
+              @asite[(uint64)args->ptr] = (uint64)args->call_site; }\n";
     }
     s += &send(frees, packets);
     if has(parts, "syscall bytes") {
@@ -99,7 +96,7 @@ pub fn script(parts: &[Part], packets: bool) -> String {
     s += "END { printf(\"over %d\\n\", @over); clear(@over); clear(@n); clear(@pids); \
           clear(@socks); clear(@bfd); clear(@ports); clear(@sport); clear(@ours); clear(@pair); \
           clear(@acpu); clear(@asite); clear(@head); clear(@pg); \
-          clear(@sid); clear(@nst); clear(@astk); }\n";
+          clear(@sid); clear(@nst); }\n";
     s + END_PROBE
 }
 
@@ -195,8 +192,8 @@ fn send(allocs: bool, packets: bool) -> String {
     );
     let alloc = if allocs {
         let line = emit(
-            "alloc %llu %llu %u %llu %s",
-            "nsecs, (uint64)$skb, @acpu[$a] - 1, @astk[$a], ksym(@asite[$a])",
+            "alloc %llu %llu %u %s",
+            "nsecs, (uint64)$skb, @acpu[$a] - 1, ksym(@asite[$a])",
         );
         // A UDP datagram's head, whose free ends it (see `free_probes`).
         format!(
@@ -418,7 +415,7 @@ tracepoint:kmem:kmem_cache_free /@pair[(uint64)args->ptr]/ {{
   if (@ours[$c]) {{ {stack} {pair} delete(@ours[$c]); }}
   delete(@pair[(uint64)args->ptr]);
 }}
-tracepoint:kmem:kmem_cache_free /@acpu[(uint64)args->ptr]/ {{ delete(@acpu[(uint64)args->ptr]); delete(@asite[(uint64)args->ptr]); delete(@astk[(uint64)args->ptr]); }}
+tracepoint:kmem:kmem_cache_free /@acpu[(uint64)args->ptr]/ {{ delete(@acpu[(uint64)args->ptr]); delete(@asite[(uint64)args->ptr]); }}
 tracepoint:kmem:kmem_cache_alloc /@ours[(uint64)args->ptr]/ {{ {stale} delete(@ours[(uint64)args->ptr]); }}
 {heads}"#
     )
