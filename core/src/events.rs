@@ -130,7 +130,7 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         head_offset: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        queue: Option<String>,
+        queue: Option<std::borrow::Cow<'static, str>>,
         /// A send skb's cap: the bytes tcp_sendmsg lets it grow to (`tcp_send_mss`'s
         /// size_goal; 2.6.33 without checksum offload, the MSS), or MPTCP's subflow size_goal.
         #[serde(default, skip_serializing_if = "Option::is_none")]
