@@ -27,7 +27,10 @@ fn main() {
             let cell = run_cell(&matrix_config(v), 1, 256, 256 * 1_000_000);
             let ms = t.elapsed().as_secs_f64() * 1e3;
             assert_eq!(cell.counters.wire_bytes, cell.bytes);
-            println!("sendmsg, 1,000,000 writes of 256 B, {}: {ms:.1} ms", v.name());
+            println!(
+                "sendmsg, 1,000,000 writes of 256 B, {}: {ms:.1} ms",
+                v.name()
+            );
         }
     }
     // MAX_WRITES writes, acknowledged every 1,000.
