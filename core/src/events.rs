@@ -51,6 +51,7 @@ macro_rules! events {
 
 events! {
 /// What the kernel did, in the kernel's own words. Sizes are bytes.
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "ev")]
 pub enum Event {
@@ -130,7 +131,7 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         head_offset: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        queue: Option<String>,
+        queue: Option<std::borrow::Cow<'static, str>>,
         /// A send skb's cap: the bytes tcp_sendmsg lets it grow to (`tcp_send_mss`'s
         /// size_goal; 2.6.33 without checksum offload, the MSS), or MPTCP's subflow size_goal.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -573,11 +574,24 @@ impl Events {
     #[inline]
     pub fn emit(&mut self, f: impl FnOnce() -> Event) {
         if self.on {
-            if self.list.len() < self.room {
-                self.list.push(f());
-            } else {
-                self.overflowed = true;
-            }
+            self.push(f());
+        }
+    }
+
+    /// Records `e`, built already, only if tracing is on and there is room: with tracing off
+    /// it is not moved at all.
+    #[inline]
+    pub fn record(&mut self, e: Event) {
+        if self.on {
+            self.push(e);
+        }
+    }
+
+    fn push(&mut self, e: Event) {
+        if self.list.len() < self.room {
+            self.list.push(e);
+        } else {
+            self.overflowed = true;
         }
     }
 

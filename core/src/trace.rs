@@ -62,23 +62,45 @@ pub struct Linearized {
 
 /// Queue names, shared by the mechanisms that build the state and the replay that moves skbs
 /// between queues.
+///
+/// A name an event carries is a static string wherever the model can have the queue (each
+/// CPU's, each subflow's), so emitting the event allocates nothing.
 pub mod queue {
     use crate::Cpu;
+    use std::borrow::Cow;
     pub const WRITE_QUEUE: &str = "write_queue";
     pub const SK_RECEIVE_QUEUE: &str = "sk_receive_queue";
     pub const SK_BACKLOG: &str = "sk_backlog";
     pub const SK_RX_SKB_CACHE: &str = "sk_rx_skb_cache";
+    const GRO: [&str; crate::NR_CPUS] = ["gro cpu0", "gro cpu1"];
+    const DEFER_LIST: [&str; crate::NR_CPUS] = ["defer_list cpu0", "defer_list cpu1"];
+    /// As many as a scenario may have (`mptcp::MAX_SUBFLOWS`).
+    const SUBFLOW: [&str; 8] = [
+        "subflow 0",
+        "subflow 1",
+        "subflow 2",
+        "subflow 3",
+        "subflow 4",
+        "subflow 5",
+        "subflow 6",
+        "subflow 7",
+    ];
+
+    fn named(table: &[&'static str], i: usize, name: impl FnOnce() -> String) -> Cow<'static, str> {
+        table.get(i).map_or_else(|| name().into(), |&n| n.into())
+    }
+
     /// The skb GRO holds on `cpu`.
-    pub fn gro(cpu: Cpu) -> String {
-        format!("gro cpu{cpu}")
+    pub fn gro(cpu: Cpu) -> Cow<'static, str> {
+        named(&GRO, cpu as usize, || format!("gro cpu{cpu}"))
     }
     /// softnet_data.defer_list of `cpu`.
-    pub fn defer_list(cpu: Cpu) -> String {
-        format!("defer_list cpu{cpu}")
+    pub fn defer_list(cpu: Cpu) -> Cow<'static, str> {
+        named(&DEFER_LIST, cpu as usize, || format!("defer_list cpu{cpu}"))
     }
     /// MPTCP subflow `id`'s write queue.
-    pub fn subflow(id: u32) -> String {
-        format!("subflow {id}")
+    pub fn subflow(id: u32) -> Cow<'static, str> {
+        named(&SUBFLOW, id as usize, || format!("subflow {id}"))
     }
     /// Whether `name` is [`subflow`]`(id)`, without building the name.
     pub fn is_subflow(name: &str, id: u32) -> bool {
@@ -186,6 +208,35 @@ impl Step {
             .map(Skb::objects)
             .sum();
         self.events.len() + skbs + self.state.pages.len() + self.state.dfrags.len()
+    }
+}
+
+#[cfg(test)]
+mod queue_tests {
+    use super::queue;
+    use std::borrow::Cow;
+
+    /// The static names are the names the pattern gives, and past the tables the pattern
+    /// still names the queue.
+    #[test]
+    fn queue_names_are_static_where_the_model_has_the_queue() {
+        for cpu in 0..3u8 {
+            let static_ = usize::from(cpu) < crate::NR_CPUS;
+            for (name, want) in [
+                (queue::gro(cpu), format!("gro cpu{cpu}")),
+                (queue::defer_list(cpu), format!("defer_list cpu{cpu}")),
+            ] {
+                assert_eq!(
+                    (matches!(name, Cow::Borrowed(_)), &*name),
+                    (static_, &*want)
+                );
+            }
+        }
+        for id in 0..9u32 {
+            let name = queue::subflow(id);
+            assert_eq!(matches!(name, Cow::Borrowed(_)), id < 8);
+            assert_eq!(name, format!("subflow {id}"));
+        }
     }
 }
 

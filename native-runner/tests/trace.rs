@@ -7,7 +7,7 @@
 mod common;
 
 use common::{euid_is_root, Scratch};
-use skblab_core::capture::{Capture, Exit, Moment, Proto, Skb, Socket};
+use skblab_core::capture::{Capture, Exit, Moment, Proto, Skb, Socket, Source};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -153,6 +153,43 @@ fn check(c: &Capture, proto: Proto, size: u64, count: u64, what: &str) {
         );
     }
     timeline(c, what);
+    stacks(c, proto, &data, r.id, what);
+}
+
+/// Each fact seen at a tracepoint carries the kernel stack it was seen at: a data skb at the
+/// device is on its protocol's transmit path, a copy the reader's on its recvmsg.
+fn stacks(c: &Capture, proto: Proto, data: &[&Skb], reader: u32, what: &str) {
+    let (xmit, recv) = match proto {
+        Proto::Udp => ("udp_send", "udp_recvmsg"),
+        Proto::Mptcp => ("__tcp_transmit_skb", "mptcp_recvmsg"),
+        _ => ("__tcp_transmit_skb", "tcp_recvmsg"),
+    };
+    let on = |stack: Option<u32>, f: &str| c.path(stack).split(" ← ").any(|x| x.starts_with(f));
+    for s in data {
+        let x = s.xmit.as_ref().unwrap();
+        assert!(
+            on(x.stack, xmit),
+            "{what}: skb {} sent from {}",
+            s.id,
+            c.path(x.stack)
+        );
+    }
+    let read = (c.skbs.iter()).filter(|s| s.rx_socket == Some(reader));
+    for s in read.filter_map(|s| {
+        s.copied
+            .as_ref()
+            .filter(|cp| matches!(cp.source, Source::Seen(_)))
+    }) {
+        assert!(on(s.stack, recv), "{what}: a copy from {}", c.path(s.stack));
+    }
+    let frees = c.skbs.iter().filter_map(|s| s.free.as_ref());
+    for f in frees.filter(|f| matches!(f.source, Source::Seen(_))) {
+        assert!(
+            f.stack.is_some(),
+            "{what}: a free at {} with no stack",
+            f.function
+        );
+    }
 }
 
 /// The timeline holds each syscall the sockets counted and each skb fact once, the skb's

@@ -208,7 +208,8 @@ impl Build<'_> {
         match *m {
             Moment::Alloc { .. } => {
                 if let Some(at) = &s.alloc {
-                    self.first_seen(s, at.cpu, site(at))?;
+                    let at_text = self.stacked(site(at), at.stack);
+                    self.first_seen(s, at.cpu, at_text)?;
                 }
             }
             Moment::Xmit { .. } => {
@@ -222,7 +223,7 @@ impl Build<'_> {
                         truesize: n32(x.truesize),
                         gso_segs: n32(x.gso_segs),
                         seq: x.seq as u32,
-                        at: format!("xmit_one · {}", x.source.mark()),
+                        at: self.stacked(format!("xmit_one · {}", x.source.mark()), x.stack),
                     })?;
                     for (idx, f) in x.frags.iter().enumerate() {
                         let order = self.c.pages.get(f.page as usize).map_or(0, |p| p.order);
@@ -260,7 +261,8 @@ impl Build<'_> {
                         cpu: cpu(r.cpu),
                         len: n32(r.len),
                         queue,
-                        at: format!("handed up by {by} · {}", r.source.mark()),
+                        at: self
+                            .stacked(format!("handed up by {by} · {}", r.source.mark()), r.stack),
                     })?;
                 }
             }
@@ -276,9 +278,10 @@ impl Build<'_> {
                         cpu: cpu(c.cpu),
                         bytes: n32(bytes),
                         at: match &c.source {
-                            Source::Seen(_) => {
-                                format!("skb_copy_datagram_iter · {}", c.source.mark())
-                            }
+                            Source::Seen(_) => self.stacked(
+                                format!("skb_copy_datagram_iter · {}", c.source.mark()),
+                                c.stack,
+                            ),
                             Source::Inferred(_) => c.source.mark(),
                         },
                     })?;
@@ -286,16 +289,25 @@ impl Build<'_> {
             }
             Moment::Free { .. } => {
                 if let Some(at) = s.free.as_ref().filter(|_| self.seen[id as usize]) {
+                    let at_text = self.stacked(site(at), at.stack);
                     self.emit(Event::SeenFree {
                         skb: id,
                         cpu: cpu(at.cpu),
-                        at: site(at),
+                        at: at_text,
                     })?;
                 }
             }
             Moment::Write { .. } | Moment::Read { .. } => {}
         }
         Ok(())
+    }
+
+    /// `text`, and the kernel stack the fact was seen at, where one was kept.
+    fn stacked(&self, text: String, stack: Option<u32>) -> String {
+        match self.c.path(stack) {
+            path if path.is_empty() => text,
+            path => format!("{text} · stack {path}"),
+        }
     }
 
     /// Draws skb `s` the first time a fact shows it, on `cpu`, saying how it was first seen.

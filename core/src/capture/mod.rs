@@ -59,6 +59,11 @@ pub struct Capture {
     /// written before it was kept (they open at their end).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timeline: Vec<Moment>,
+    /// The kernel stacks the facts were seen at (bpftrace's `kstack`, symbolized: function
+    /// names, the tracepoint's own function first), each once; a fact names its stack by
+    /// index. A function inlined into its caller is not on a stack.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stacks: Vec<Vec<String>>,
 }
 
 /// One moment of [`Capture::timeline`]: `ns` is the time since the capture's first probe
@@ -262,6 +267,9 @@ pub struct At {
     pub cpu: u32,
     pub function: String,
     pub source: Source,
+    /// The kernel stack it was seen at (an index into [`Capture::stacks`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<u32>,
 }
 
 /// An skb at the device (`net:net_dev_start_xmit`, its `struct sk_buff` and
@@ -287,6 +295,9 @@ pub struct Xmit {
     /// one. 0 for UDP.
     pub seq: u64,
     pub source: Source,
+    /// The kernel stack at the device (an index into [`Capture::stacks`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<u32>,
 }
 
 /// One frag: its page (an index into [`Capture::pages`]), offset and size.
@@ -319,6 +330,9 @@ pub struct Rx {
     #[serde(default)]
     pub loopback: bool,
     pub source: Source,
+    /// The kernel stack it was handed up at (an index into [`Capture::stacks`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<u32>,
 }
 
 /// What recvmsg copied out of an skb (`skb:skb_copy_datagram_iovec`; a linear UDP
@@ -332,6 +346,9 @@ pub struct Copied {
     pub cpu: u32,
     pub alloc_cpu: u32,
     pub source: Source,
+    /// The kernel stack of its first copy (an index into [`Capture::stacks`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<u32>,
 }
 
 /// Pages of one order allocated and freed in the program's own tasks
@@ -389,7 +406,27 @@ impl Lost {
 /// The name [`Missed`] gives skips it cannot put on one tracepoint.
 pub const UNATTRIBUTED: &str = "unattributed";
 
+impl Skb {
+    /// Each fact's stack, by the fact's name.
+    fn stacks(&self) -> [(&'static str, Option<u32>); 5] {
+        [
+            ("alloc", self.alloc.as_ref().and_then(|a| a.stack)),
+            ("xmit", self.xmit.as_ref().and_then(|x| x.stack)),
+            ("rx", self.rx.as_ref().and_then(|r| r.stack)),
+            ("copied", self.copied.as_ref().and_then(|c| c.stack)),
+            ("free", self.free.as_ref().and_then(|f| f.stack)),
+        ]
+    }
+}
+
 impl Capture {
+    /// The kernel stack `stack` names, as a path read from where the fact was seen up to
+    /// what called it: `xmit_one ← dev_hard_start_xmit ← …`; empty when none was kept.
+    pub fn path(&self, stack: Option<u32>) -> String {
+        let frames = stack.and_then(|k| self.stacks.get(k as usize));
+        frames.map_or(String::new(), |f| f.join(" ← "))
+    }
+
     /// Reads a capture as [`Capture`] writes it, naming the first field it refuses.
     pub fn parse(text: &str) -> Result<Capture, Error> {
         if text.len() > MAX_CAPTURE_TEXT {
@@ -440,6 +477,7 @@ impl Capture {
         let sockets = self.sockets.len() as u32;
         let pages = self.pages.len() as u32;
         let skbs = self.skbs.len() as u32;
+        let stacks = self.stacks.len() as u32;
         let mut last = 0;
         for (i, m) in self.timeline.iter().enumerate() {
             if m.ns() < last {
@@ -463,6 +501,14 @@ impl Capture {
             for (name, id) in [("tx_socket", s.tx_socket), ("rx_socket", s.rx_socket)] {
                 if id.is_some_and(|id| id >= sockets) {
                     return Err(out_of_range(format!("capture.skbs[{i}].{name}"), sockets));
+                }
+            }
+            for (name, stack) in s.stacks() {
+                if stack.is_some_and(|k| k >= stacks) {
+                    return Err(out_of_range(
+                        format!("capture.skbs[{i}].{name}.stack"),
+                        stacks,
+                    ));
                 }
             }
             let frags = s.xmit.iter().flat_map(|x| x.frags.iter()).enumerate();
@@ -514,6 +560,7 @@ mod tests {
             cpu,
             function: "tcp_ack".into(),
             source: Source::seen("kmem:kmem_cache_free"),
+            stack: None,
         };
         Capture {
             format: FORMAT,
@@ -558,6 +605,7 @@ mod tests {
                     frags_not_read: 0,
                     seq: 1,
                     source: Source::seen("net:net_dev_start_xmit"),
+                    stack: Some(0),
                 }),
                 more_xmits: 0,
                 rx: None,
@@ -567,6 +615,7 @@ mod tests {
                     cpu: 1,
                     alloc_cpu: 0,
                     source: Source::seen("skb:skb_copy_datagram_iovec"),
+                    stack: None,
                 }),
                 free: Some(at(0)),
             }],
@@ -593,6 +642,10 @@ mod tests {
                 },
                 Moment::Free { ns: 40, skb: 0 },
             ],
+            stacks: vec![vec![
+                "dev_hard_start_xmit".into(),
+                "__dev_queue_xmit".into(),
+            ]],
         }
     }
 
@@ -624,6 +677,9 @@ mod tests {
             }
         });
         assert!(e.contains("capture.timeline[2].socket"), "{e}");
+        let e = refused(|c| c.skbs[0].xmit.as_mut().unwrap().stack = Some(1));
+        assert!(e.contains("capture.skbs[0].xmit.stack"), "{e}");
+        assert_eq!(c.path(Some(0)), "dev_hard_start_xmit ← __dev_queue_xmit");
         let e = refused(|c| c.timeline.swap(0, 1));
         assert!(e.contains("capture.timeline[1].ns"), "{e}");
         // A capture from before the timeline reads, with none.
@@ -655,10 +711,7 @@ mod tests {
         // A copy inferred (a linear UDP datagram's) makes seed 002's fact inferred.
         let mut udp = c.clone();
         udp.skbs[0].copied.as_mut().unwrap().source = Source::Inferred("its read".into());
-        assert!(matches!(
-            lessons(&udp)[2].source,
-            Source::Inferred(_)
-        ));
+        assert!(matches!(lessons(&udp)[2].source, Source::Inferred(_)));
     }
 
     /// Seed 001's fact tells an skb another program sent over loopback from one a driver
@@ -673,6 +726,7 @@ mod tests {
             len: 1500,
             loopback: true,
             source: Source::seen("net:netif_receive_skb"),
+            stack: None,
         });
         c.skbs.push(theirs.clone());
         let fact = |c: &Capture| lessons(c)[1].clone();

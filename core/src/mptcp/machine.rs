@@ -35,7 +35,7 @@ impl Mechanism for MptcpScenario {
             .map(|(i, p)| Subflow::new(i, p, era, &k))
             .collect();
         // The subflows' queues in id order (`subflow::queue`), then the one cursor.
-        let queues = subflows.iter().map(|sf| queue::subflow(sf.id));
+        let queues = subflows.iter().map(|sf| queue::subflow(sf.id).into_owned());
         let mut m = Msk {
             live: Live::new(queues, ["task_frag".to_string()]),
             sock: Sock {

@@ -108,7 +108,7 @@ pub struct Subflow {
     /// subflow_ulp_clone set rel_write_seq = 1).
     pub write_seq: u32,
     /// Its queue's name ([`queue::subflow`]), which each new skb's event carries.
-    queue: String,
+    queue: std::borrow::Cow<'static, str>,
 }
 
 /// Subflow `id`'s queue in `s`: the retransmit queue (sent) followed by the write queue
@@ -311,7 +311,7 @@ mod tests {
         let mut k = era.consts();
         k.max_skb_frags = max_skb_frags;
         let mut tx = Tx::new(k);
-        let mut live = Live::new([queue::subflow(0)], ["task_frag".to_string()]);
+        let mut live = Live::new([queue::subflow(0).into_owned()], ["task_frag".to_string()]);
         let page = (tx.pages).alloc(3, k.page_size, 0, None, &mut live.log(&mut Events::off()));
         let sf = Subflow::new(0, &SubflowParams::default(), era, &k);
         (sf, tx, page, live)

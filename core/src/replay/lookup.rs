@@ -25,12 +25,21 @@ impl State {
     }
 
     /// Pages sit in id order; the newest (the one allocators fill) and the oldest (the one
-    /// acknowledgements free) are tried first.
-    pub(super) fn page_at(&self, id: PageId) -> Result<usize, String> {
-        match (self.pages.front(), self.pages.back()) {
-            (_, Some(p)) if p.id == id => Ok(self.pages.len() - 1),
-            (Some(p), _) if p.id == id => Ok(0),
-            _ => (self.page_slot(id)).map_err(|_| format!("page {id} is not live")),
+    /// acknowledgements free) are tried first. Inlined where an event is applied, as most
+    /// find the newest at once.
+    #[inline]
+    pub(super) fn page_at(&self, id: PageId) -> Result<usize, Missing> {
+        match self.pages.back() {
+            Some(p) if p.id == id => Ok(self.pages.len() - 1),
+            _ => self.page_elsewhere(id),
+        }
+    }
+
+    #[inline(never)]
+    fn page_elsewhere(&self, id: PageId) -> Result<usize, Missing> {
+        match self.pages.front() {
+            Some(p) if p.id == id => Ok(0),
+            _ => (self.page_slot(id)).map_err(|_| Missing::Page(id)),
         }
     }
 
@@ -39,7 +48,8 @@ impl State {
         self.page_at(id).ok().map(|at| &self.pages[at])
     }
 
-    pub(super) fn page(&mut self, id: PageId) -> Result<&mut Page, String> {
+    #[inline]
+    pub(super) fn page(&mut self, id: PageId) -> Result<&mut Page, Missing> {
         let at = self.page_at(id)?;
         Ok(&mut self.pages[at])
     }
@@ -71,7 +81,7 @@ impl State {
     /// Every skb the state holds, frag_list members included. Inlined where an event is
     /// applied, as most find their skb at a queue's tail at once.
     #[inline]
-    pub(super) fn skb(&mut self, id: SkbId) -> Result<&mut Skb, String> {
+    pub(super) fn skb(&mut self, id: SkbId) -> Result<&mut Skb, Missing> {
         match self.tail_of(id) {
             Some(q) => Ok(self.queues[q].skbs.back_mut().expect("a tail")),
             None => self.skb_elsewhere(id),
@@ -79,8 +89,8 @@ impl State {
     }
 
     #[inline(never)]
-    fn skb_elsewhere(&mut self, id: SkbId) -> Result<&mut Skb, String> {
-        let (list, i, chained) = self.locate(id).ok_or_else(|| missing(id))?;
+    fn skb_elsewhere(&mut self, id: SkbId) -> Result<&mut Skb, Missing> {
+        let (list, i, chained) = self.locate(id).ok_or(Missing::Skb(id))?;
         let s = &mut self.list_mut(list)[i];
         Ok(match chained {
             Some(c) => &mut s.frag_list[c],
@@ -259,5 +269,23 @@ impl State {
 }
 
 fn missing(id: SkbId) -> String {
-    format!("skb {id} is not in the state")
+    Missing::Skb(id).into()
+}
+
+/// What a lookup did not find: the error of the lookups every applied event makes, small
+/// enough to come back in registers; it is made the replay's message only when a replay
+/// fails.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Missing {
+    Page(PageId),
+    Skb(SkbId),
+}
+
+impl From<Missing> for String {
+    fn from(m: Missing) -> String {
+        match m {
+            Missing::Page(id) => format!("page {id} is not live"),
+            Missing::Skb(id) => format!("skb {id} is not in the state"),
+        }
+    }
 }

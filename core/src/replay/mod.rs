@@ -247,7 +247,7 @@ impl Log<'_> {
         if let Err(err) = self.state.apply_inner(&e) {
             panic!("model bug: event {}: {err}", e.kind());
         }
-        self.ev.emit(|| e);
+        self.ev.record(e);
     }
 
     /// Whether events are recorded (work done only for the trace can be skipped otherwise).

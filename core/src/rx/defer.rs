@@ -15,7 +15,7 @@ pub const SKB_DEFER_MAX: usize = 64;
 /// their names and what the state does not.
 #[derive(Clone, Debug)]
 pub struct DeferLists {
-    names: [String; NR_CPUS],
+    names: [std::borrow::Cow<'static, str>; NR_CPUS],
     /// skbs queued on another CPU's list.
     pub deferred: u64,
 }
@@ -68,7 +68,7 @@ impl DeferLists {
     }
 
     /// The lists' names, in CPU order.
-    pub fn names(&self) -> &[String] {
+    pub fn names(&self) -> &[std::borrow::Cow<'static, str>] {
         &self.names
     }
 }

@@ -137,7 +137,7 @@ pub fn rx_frame(
     cache: &mut FragCache,
     small: &mut FragCache1k,
     mem: &mut Mem,
-    gro: Option<&str>,
+    gro: Option<&std::borrow::Cow<'static, str>>,
     frame_len: u32,
     seq: u32,
     log: &mut Log,
@@ -175,7 +175,7 @@ pub fn rx_frame(
         reserved_tailroom: 0,
         head_page: head_frag.map(|f| f.page),
         head_offset: head_frag.map(|f| f.offset),
-        queue: gro.map(String::from),
+        queue: gro.cloned(),
         size_goal: None,
     });
     log.emit(Event::RxFrame {

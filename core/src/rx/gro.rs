@@ -37,7 +37,7 @@ const GRO_L3L4_HEADERS: u32 = IPV4_HLEN + TCP_TS_HLEN;
 pub struct Gro {
     cpu: Cpu,
     /// Its list's name in the state.
-    list: String,
+    list: std::borrow::Cow<'static, str>,
     /// NAPI_GRO_CB(p)->count: segments in the held skb.
     segs: u32,
     /// skb_shinfo(p)->gso_size: the first segment's payload length.
@@ -56,7 +56,7 @@ impl Gro {
     }
 
     /// Its list's name in the state, where the driver puts each new skb.
-    pub fn list(&self) -> &str {
+    pub fn list(&self) -> &std::borrow::Cow<'static, str> {
         &self.list
     }
 

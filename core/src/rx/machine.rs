@@ -73,7 +73,9 @@ impl RxMachine {
             next_seq: 0,
             napi: NapiTally::default(),
         };
-        let mut queues: Vec<String> = (0..NR_CPUS).map(|c| queue::gro(c as Cpu)).collect();
+        let mut queues: Vec<String> = (0..NR_CPUS)
+            .map(|c| queue::gro(c as Cpu).into_owned())
+            .collect();
         queues.extend(
             [
                 queue::SK_RECEIVE_QUEUE,
@@ -82,7 +84,7 @@ impl RxMachine {
             ]
             .map(String::from),
         );
-        queues.extend(s.defer.names().iter().cloned());
+        queues.extend(s.defer.names().iter().map(|n| n.to_string()));
         let mut cursors: Vec<String> = s.caches.iter().map(FragCache::cursor_name).collect();
         // The small-head caches after them, when this scenario's heads come from there.
         if driver::scenario_head_source(&p) == driver::HeadSource::Frag1k {

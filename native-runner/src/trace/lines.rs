@@ -52,6 +52,11 @@ struct Builder {
     pending: HashMap<u64, (Vec<u64>, Vec<u64>)>,
     lost: Lost,
     max_skbs: usize,
+    /// Each stack the probes printed, by the id they gave it.
+    printed: HashMap<u64, Vec<String>>,
+    /// The stacks facts name, each once, in order of first use (the capture's table).
+    stacks: Vec<Vec<String>>,
+    stack_index: HashMap<Vec<String>, u32>,
     /// The time of the line being read, since the first line.
     now: u64,
     timeline: Vec<Moment>,
@@ -76,6 +81,15 @@ pub fn read(lines: &[String], max_skbs: usize, capture: Capture) -> Result<Captu
     let mut over = 0;
     let mut parsed = Vec::new();
     for l in lines {
+        // `stack NS ID`, then its frames, one a line, in one printf.
+        if let Some(rest) = l.strip_prefix("stack ") {
+            let mut lines = rest.split('\n');
+            let id = (lines.next().and_then(|h| h.split(' ').nth(1)))
+                .and_then(num)
+                .ok_or_else(|| bad(l))?;
+            b.printed.insert(id, lines.filter_map(frame).collect());
+            continue;
+        }
         if l.starts_with("mark ") {
             continue;
         }
@@ -104,6 +118,7 @@ pub fn read(lines: &[String], max_skbs: usize, capture: Capture) -> Result<Captu
         pages: b.pages,
         page_orders: b.orders.into_values().collect(),
         timeline: b.timeline,
+        stacks: b.stacks,
         lost: Lost {
             events: b.lost.events + capture.lost.events,
             skbs: b.lost.skbs,
@@ -117,6 +132,13 @@ fn num(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
+/// A stack frame's function: `tcp_sendmsg_locked+1234` read as `tcp_sendmsg_locked`.
+fn frame(l: &str) -> Option<String> {
+    let f = l.trim();
+    let name = f.split('+').next()?.trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
 impl Builder {
     /// Applies one line; `None` if it is malformed.
     fn line(&mut self, l: &Line) -> Option<()> {
@@ -128,7 +150,7 @@ impl Builder {
             "exit" => self.process(n(0)? as u32).exited = true,
             "sock" => self.socket(n(0)? as u32, n(1)?, n(2)? as u32),
             "dev" => {
-                let r: Vec<u64> = (0..13).map(n).collect::<Option<_>>()?;
+                let r: Vec<u64> = (0..14).map(n).collect::<Option<_>>()?;
                 self.xmit(&r);
             }
             "alloc" => {
@@ -136,6 +158,7 @@ impl Builder {
                     cpu: n(1)? as u32,
                     function: text(2)?,
                     source: Source::seen("kmem:kmem_cache_alloc"),
+                    stack: None,
                 };
                 self.alloc.insert(n(0)?, (self.now, at));
             }
@@ -153,9 +176,12 @@ impl Builder {
                 self.bytes(l.kind == "sent", &r);
             }
             "bind" => self.bind(n(0)?, n(1)? as u16, n(2)? as u16),
-            "up" => self.rx(&(0..8).map(n).collect::<Option<Vec<_>>>()?, text(8)?),
-            "copy" => self.copy(&(0..6).map(n).collect::<Option<Vec<_>>>()?),
-            "free" | "pairfree" => self.free(l, n(0)? as u32, n(1)?)?,
+            "up" => self.rx(&(0..9).map(n).collect::<Option<Vec<_>>>()?, text(9)?),
+            "copy" => self.copy(&(0..7).map(n).collect::<Option<Vec<_>>>()?),
+            "free" | "pairfree" => {
+                let stack = self.stack(n(2)?);
+                self.free(l, n(0)? as u32, n(1)?, stack)?
+            }
             // A packet's bytes, for `--pcap` (super::pcap): not the capture's.
             "pkt" => {}
             "stale" => {
@@ -217,6 +243,18 @@ impl Builder {
         });
     }
 
+    /// The stack the probes printed as `id`, as an index into the capture's table (each
+    /// stack there once); none for 0 or an id never printed.
+    fn stack(&mut self, id: u64) -> Option<u32> {
+        let frames = self.printed.get(&id)?;
+        let next = self.stacks.len() as u32;
+        let i = *self.stack_index.entry(frames.clone()).or_insert(next);
+        if i == next {
+            self.stacks.push(frames.clone());
+        }
+        Some(i)
+    }
+
     /// The skb `addr` names now: the live one, or a new one (within the cap).
     fn skb(&mut self, addr: u64) -> Option<&mut Skb> {
         if let Some(&i) = self.live.get(&addr) {
@@ -259,6 +297,7 @@ impl Builder {
             }
         }
         let socket = self.socket_of.get(&own).copied();
+        let stack = self.stack(r[13]);
         if let Some(s) = socket.map(|id| &mut self.sockets[id as usize]) {
             s.local_port = Some(r[10] as u16);
             s.remote_port = Some(r[11] as u16);
@@ -282,6 +321,7 @@ impl Builder {
             frags_not_read: r[9],
             seq: r[12],
             source: Source::seen("net:net_dev_start_xmit"),
+            stack,
         });
         self.timeline.push(Moment::Xmit {
             ns: self.now,
@@ -394,6 +434,7 @@ impl Builder {
                      one's copy (copy_linear_skb) fires no tracepoint"
                         .into(),
                 ),
+                stack: None,
             });
             return;
         }
@@ -421,7 +462,7 @@ impl Builder {
         }
     }
 
-    /// `up cpu skb len alloc_cpu proto dport sport lo probe`: handed up (`lo`: by the
+    /// `up cpu skb len alloc_cpu proto dport sport lo stack probe`: handed up (`lo`: by the
     /// loopback device); the first sighting counts. A UDP datagram's socket is the one bound to `dport`, which reads it; a TCP
     /// segment's, the connection's whose ports are `dport` and `sport`, known once it has
     /// sent ([`Builder::tcp_receivers`]), until recvmsg says otherwise.
@@ -431,6 +472,7 @@ impl Builder {
         let by_port = (self.sockets.iter().rev())
             .find(|s| udp && dport != 0 && s.proto == Proto::Udp && s.local_port == Some(dport))
             .map(|s| s.id);
+        let stack = self.stack(r[8]);
         let Some(skb) = self.skb(addr) else { return };
         skb.rx_socket = skb.rx_socket.or(by_port);
         if skb.rx.is_some() {
@@ -442,6 +484,7 @@ impl Builder {
             len,
             loopback: r[7] != 0,
             source: Source::seen(tracepoint),
+            stack,
         });
         let i = skb.id as usize;
         self.timeline.push(Moment::Rx {
@@ -471,7 +514,7 @@ impl Builder {
         }
     }
 
-    /// `copy cpu skb own len alloc_cpu tid`: recvmsg copied from it (`own` 0: its socket
+    /// `copy cpu skb own len alloc_cpu tid stack`: recvmsg copied from it (`own` 0: its socket
     /// is the one thread `tid` reads next).
     fn copy(&mut self, r: &[u64]) {
         let socket = self.socket_of.get(&r[2]).copied();
@@ -480,6 +523,7 @@ impl Builder {
                 self.copies.entry(r[5]).or_default().push(i);
             }
         }
+        let stack = self.stack(r[6]);
         let Some(skb) = self.skb(r[1]) else { return };
         skb.rx_socket = socket.or(skb.rx_socket);
         let c = skb.copied.get_or_insert(Copied {
@@ -488,6 +532,7 @@ impl Builder {
             cpu: r[0] as u32,
             alloc_cpu: r[4] as u32,
             source: Source::seen("skb:skb_copy_datagram_iovec"),
+            stack,
         });
         c.bytes += r[3];
         c.copies += 1;
@@ -499,17 +544,17 @@ impl Builder {
         });
     }
 
-    /// `free cpu skb how site` or `pairfree cpu skb site`.
-    fn free(&mut self, l: &Line, cpu: u32, addr: u64) -> Option<()> {
+    /// `free cpu skb stack how site` or `pairfree cpu skb stack site`, `stack` read.
+    fn free(&mut self, l: &Line, cpu: u32, addr: u64, stack: Option<u32>) -> Option<()> {
         let (source, site) = match l.kind {
             "free" => {
-                let how = l.rest.get(2)?;
+                let how = l.rest.get(3)?;
                 let group = if how.starts_with("kmem") || *how == "kfree" {
                     "kmem"
                 } else {
                     "skb"
                 };
-                (Source::Seen(format!("{group}:{how}")), l.rest.get(3..)?)
+                (Source::Seen(format!("{group}:{how}")), l.rest.get(4..)?)
             }
             _ => (
                 Source::Inferred(
@@ -517,7 +562,7 @@ impl Builder {
                      no tracepoint, it is gone by then"
                         .into(),
                 ),
-                l.rest.get(2..)?,
+                l.rest.get(3..)?,
             ),
         };
         if let Some(i) = self.live.remove(&addr) {
@@ -525,6 +570,7 @@ impl Builder {
                 cpu,
                 function: site.join(" "),
                 source,
+                stack,
             });
             self.timeline.push(Moment::Free {
                 ns: self.now,
@@ -554,6 +600,7 @@ mod tests {
             page_orders: vec![],
             lost: Lost::default(),
             timeline: vec![],
+            stacks: vec![],
         }
     }
 
@@ -563,21 +610,25 @@ mod tests {
     }
 
     /// A TCP write on loopback: sent from socket 0 with one frag, handed up, copied by
-    /// socket 1, freed through its fclone pair; lines out of time order.
+    /// socket 1, freed through its fclone pair; lines out of time order. Each fact names the
+    /// stack it was seen at: a stack printed twice (two CPUs saw it first at once) is one.
     #[test]
     fn an_skb_is_followed_from_alloc_to_free_by_address() {
         let c = read_lines(
             &[
                 "sock 1 10 100 6",
                 "sock 2 10 200 6",
-                "copy 9 1 5000 200 1448 0 11",
+                "copy 9 1 5000 200 1448 0 11 2",
+                "stack 9 2\n        skb_copy_datagram_iter+95\n        tcp_recvmsg_locked+1234\n",
                 "alloc 5 5000 0 __alloc_skb",
-                "dev 6 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1",
+                "stack 6 4294967297\n        dev_hard_start_xmit+282\n        __dev_queue_xmit+2614",
+                "dev 6 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1 4294967297",
                 "frag 7 5000 777 0 1448 3 2",
-                "up 8 0 5000 1514 0 6 7000 40000 1 tracepoint:net:netif_receive_skb",
+                "up 8 0 5000 1514 0 6 7000 40000 1 0 tracepoint:net:netif_receive_skb",
                 "sent 7 10 100 1448 0",
                 "read 10 11 200 1448 1",
-                "pairfree 11 1 5000 tcp_clean_rtx_queue",
+                "stack 11 3\n        dev_hard_start_xmit+282\n        __dev_queue_xmit+2614",
+                "pairfree 11 1 5000 3 tcp_clean_rtx_queue",
                 "over 3",
             ],
             10,
@@ -600,6 +651,18 @@ mod tests {
         assert_eq!((c.sockets[0].written, c.sockets[1].read), (1448, 1448));
         assert_eq!(c.sockets[0].local_port, Some(40000));
         assert_eq!(c.lost.events, 3);
+        let stacks = [
+            &s.alloc.as_ref().unwrap().stack,
+            &x.stack,
+            &s.copied.as_ref().unwrap().stack,
+        ];
+        assert_eq!(stacks, [&None, &Some(0), &Some(1)]);
+        assert_eq!(s.free.as_ref().unwrap().stack, Some(0));
+        assert_eq!(
+            c.path(Some(1)),
+            "skb_copy_datagram_iter ← tcp_recvmsg_locked"
+        );
+        assert_eq!(c.stacks.len(), 2);
         // The timeline puts each fact at its line's time, from the first line's.
         assert_eq!(
             c.timeline,
@@ -638,13 +701,13 @@ mod tests {
             &[
                 "sock 1 10 100 6",
                 "sock 2 10 200 6",
-                "dev 3 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1",
-                "dev 4 0 6000 100 1514 1448 66 2304 0 1 1 40000 7000 1449",
-                "up 5 0 5000 1514 0 6 7000 40000 1 tracepoint:net:netif_receive_skb",
-                "up 6 0 6000 1514 0 6 7000 40000 1 tracepoint:net:netif_receive_skb",
-                "free 7 0 6000 kmem_cache_free kfree_skb_partial",
-                "dev 8 0 7000 200 66 0 66 768 0 1 0 7000 40000 1",
-                "copy 9 1 5000 200 2896 0 11",
+                "dev 3 0 5000 100 1514 1448 66 2304 0 1 1 40000 7000 1 0",
+                "dev 4 0 6000 100 1514 1448 66 2304 0 1 1 40000 7000 1449 0",
+                "up 5 0 5000 1514 0 6 7000 40000 1 0 tracepoint:net:netif_receive_skb",
+                "up 6 0 6000 1514 0 6 7000 40000 1 0 tracepoint:net:netif_receive_skb",
+                "free 7 0 6000 0 kmem_cache_free kfree_skb_partial",
+                "dev 8 0 7000 200 66 0 66 768 0 1 0 7000 40000 1 0",
+                "copy 9 1 5000 200 2896 0 11 0",
                 "read 10 11 200 2896 1",
             ],
             10,
@@ -661,10 +724,10 @@ mod tests {
     fn a_freed_address_is_a_new_skb_and_the_cap_counts_the_rest() {
         let lines = [
             "sock 1 10 100 17",
-            "dev 2 0 5000 100 100 0 42 800 0 1 0 1 2 0",
-            "free 3 0 5000 consume_skb skb_consume_udp",
-            "dev 4 0 5000 100 100 0 42 800 0 1 0 1 2 0",
-            "dev 5 0 6000 100 100 0 42 800 0 1 0 1 2 0",
+            "dev 2 0 5000 100 100 0 42 800 0 1 0 1 2 0 0",
+            "free 3 0 5000 0 consume_skb skb_consume_udp",
+            "dev 4 0 5000 100 100 0 42 800 0 1 0 1 2 0 0",
+            "dev 5 0 6000 100 100 0 42 800 0 1 0 1 2 0 0",
         ];
         let c = read_lines(&lines, 2);
         assert_eq!(c.skbs.len(), 2);
@@ -689,16 +752,16 @@ mod tests {
         ];
         for (t, skb) in [(10, 5000), (20, 6000), (30, 7000)] {
             lines.push(format!(
-                "dev {t} 0 {skb} 100 29 0 28 800 0 1 0 40000 7000 0"
+                "dev {t} 0 {skb} 100 29 0 28 800 0 1 0 40000 7000 0 0"
             ));
             lines.push(format!(
-                "up {} 0 {skb} 29 0 17 7000 40000 1 tracepoint:net:netif_receive_skb",
+                "up {} 0 {skb} 29 0 17 7000 40000 1 0 tracepoint:net:netif_receive_skb",
                 t + 1
             ));
         }
-        lines.push("free 22 0 6000 kfree_skb __udp_enqueue_schedule_skb".into());
+        lines.push("free 22 0 6000 0 kfree_skb __udp_enqueue_schedule_skb".into());
         // The first read's datagram ends as its head is freed in the read.
-        lines.push("free 39 1 5000 kfree skb_release_data".into());
+        lines.push("free 39 1 5000 0 kfree skb_release_data".into());
         lines.push("read 40 12 200 1 1".into());
         lines.push("read 41 12 200 1 1".into());
         let c = read(&lines, 10, empty()).unwrap();

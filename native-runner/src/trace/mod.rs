@@ -218,6 +218,7 @@ impl KernelRun for Trace {
             pages: Vec::new(),
             page_orders: Vec::new(),
             timeline: Vec::new(),
+            stacks: Vec::new(),
             lost: Lost {
                 events: dropped,
                 skbs: 0,

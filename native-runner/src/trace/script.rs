@@ -29,6 +29,24 @@ const IFF_LOOPBACK: u32 = 0x8;
 /// skb and slab pages do not.
 const GFP_MOVABLE: u32 = 0x08;
 
+/// The frames of a kernel stack kept: enough to reach from a tracepoint in the device or
+/// a free up to the socket call or softirq that led there.
+pub const STACK_DEPTH: u32 = 24;
+
+/// Sets `$k` to the id of the kernel stack at this probe. Each distinct stack is printed
+/// once, when first seen (`stack NS ID`, its frames on the lines after it), so a line names
+/// its stack by number and a capture's text does not grow by a stack an event.
+fn stack() -> String {
+    let k = format!("kstack({STACK_DEPTH})");
+    // Ids count per CPU (a probe runs on one CPU at a time), so two CPUs never hand out
+    // one id; two that see a new stack at once both print it, under their own ids.
+    format!(
+        "if (@sid[{k}] == 0) {{ @nst[cpu]++; @sid[{k}] = (uint64)cpu << 32 | @nst[cpu]; \
+         printf(\"stack %llu %llu%s\\n\", nsecs, @sid[{k}], {k}); }}\n  \
+         $k = @sid[{k}];"
+    )
+}
+
 /// A printf that counts against the cap (`$3`): past it, only `@over` counts.
 fn emit(format: &str, args: &str) -> String {
     format!("if (@n < $3) {{ @n++; printf(\"{format}\\n\", {args}); }} else {{ @over++; }}")
@@ -77,7 +95,8 @@ pub fn script(parts: &[Part], packets: bool) -> String {
     }
     s += "END { printf(\"over %d\\n\", @over); clear(@over); clear(@n); clear(@pids); \
           clear(@socks); clear(@bfd); clear(@ports); clear(@sport); clear(@ours); clear(@pair); \
-          clear(@acpu); clear(@asite); clear(@head); clear(@pg); }\n";
+          clear(@acpu); clear(@asite); clear(@head); clear(@pg); \
+          clear(@sid); clear(@nst); }\n";
     s + END_PROBE
 }
 
@@ -166,10 +185,10 @@ tracepoint:kmem:kmem_cache_free /@socks[(uint64)args->ptr]/ {{
 /// IP header on and the first bytes of that in the linear area.
 fn send(allocs: bool, packets: bool) -> String {
     let xmit = emit(
-        "dev %llu %u %llu %llu %u %u %u %u %u %u %u %u %u %u",
+        "dev %llu %u %llu %llu %u %u %u %u %u %u %u %u %u %u %llu",
         "nsecs, cpu, (uint64)$skb, $own, $skb->len, $skb->data_len, $hdrs, $skb->truesize, \
          $sh->gso_size, $sh->gso_segs, $sh->nr_frags, $skb->sk->__sk_common.skc_num, $dport, \
-         $seq",
+         $seq, $k",
     );
     let alloc = if allocs {
         let line = emit(
@@ -197,6 +216,7 @@ fn send(allocs: bool, packets: bool) -> String {
         String::new()
     };
     let owner = owner("$sk");
+    let stack = stack();
     let key = port_key(
         "$skb->sk->__sk_common.skc_net.net",
         "($udp ? 17 : 6)",
@@ -242,6 +262,7 @@ fn send(allocs: bool, packets: bool) -> String {
     $dport = $req ? 0 : (($dp & 0xff) << 8) | ($dp >> 8);
     $a = $skb->fclone == 2 ? (uint64)$skb - sizeof(struct sk_buff) : (uint64)$skb;
     if ($skb->fclone == 2) {{ @pair[$a] = (uint64)$skb; }}
+    {stack}
     {alloc}
     {xmit}
     {packet}
@@ -280,12 +301,13 @@ fn syscall_bytes() -> String {
 /// copies are inferred from the reads ([`super::lines`]).
 fn receive() -> String {
     let rx = emit(
-        "up %llu %u %llu %u %u %u %u %u %u %s",
-        "nsecs, cpu, (uint64)$skb, $skb->len, $skb->alloc_cpu, $proto, $dport, $sport, $lo, probe",
+        "up %llu %u %llu %u %u %u %u %u %u %llu %s",
+        "nsecs, cpu, (uint64)$skb, $skb->len, $skb->alloc_cpu, $proto, $dport, $sport, $lo, $k, \
+         probe",
     );
     let copy = emit(
-        "copy %llu %u %llu %llu %d %u %d",
-        "nsecs, cpu, (uint64)$skb, $own, args->len, $skb->alloc_cpu, tid",
+        "copy %llu %u %llu %llu %d %u %d %llu",
+        "nsecs, cpu, (uint64)$skb, $own, args->len, $skb->alloc_cpu, tid, $k",
     );
     let bound = emit(
         "bind %llu %llu %u %u",
@@ -299,6 +321,7 @@ fn receive() -> String {
         "$sk->__sk_common.skc_num",
     );
     let rx_key = port_key("$skb->dev->nd_net.net", "$p", "$dport");
+    let stack = stack();
     let ours = ours("(uint64)$sk");
     let owner = owner("$sk");
     format!(
@@ -330,7 +353,7 @@ tracepoint:net:netif_receive_skb,tracepoint:net:napi_gro_receive_entry {{
     $sport = (uint64)*(uint8 *)$th << 8 | (uint64)*(uint8 *)($th + 1);
     if (!$ours && ($p == 6 || $p == 17) && @ports[{rx_key}]) {{ @ours[(uint64)$skb] = 1; $ours = 1; }}
   }}
-  if ($ours) {{ {rx} }}
+  if ($ours) {{ {stack} {rx} }}
 }}
 tracepoint:net:napi_gro_frags_entry /@ours[(uint64)args->skbaddr]/ {{
   $skb = (struct sk_buff *)args->skbaddr;
@@ -338,13 +361,14 @@ tracepoint:net:napi_gro_frags_entry /@ours[(uint64)args->skbaddr]/ {{
   $dport = (uint64)0;
   $sport = (uint64)0;
   $lo = 0;
+  {stack}
   {rx}
 }}
 tracepoint:skb:skb_copy_datagram_iovec {{
   $skb = (struct sk_buff *)args->skbaddr;
   $sk = (uint64)$skb->sk;
   {owner}
-  if ($own != 0 || (@pids[pid] && @ours[(uint64)$skb])) {{ @ours[(uint64)$skb] = 1; {copy} }}
+  if ($own != 0 || (@pids[pid] && @ours[(uint64)$skb])) {{ @ours[(uint64)$skb] = 1; {stack} {copy} }}
 }}
 "#
     )
@@ -359,35 +383,36 @@ tracepoint:skb:skb_copy_datagram_iovec {{
 fn free_probes() -> String {
     let free = |how: &str, site: &str| {
         emit(
-            &format!("free %llu %u %llu {how} %s"),
-            &format!("nsecs, cpu, (uint64)$p, ksym({site})"),
+            &format!("free %llu %u %llu %llu {how} %s"),
+            &format!("nsecs, cpu, (uint64)$p, $k, ksym({site})"),
         )
     };
     let consume = free("consume_skb", "args->location");
     let kfree = free("kfree_skb", "args->location");
     let cache = free("kmem_cache_free", "args->call_site");
     let pair = emit(
-        "pairfree %llu %u %llu %s",
-        "nsecs, cpu, $c, ksym(args->call_site)",
+        "pairfree %llu %u %llu %llu %s",
+        "nsecs, cpu, $c, $k, ksym(args->call_site)",
     );
     let stale = emit("stale %llu %llu", "nsecs, (uint64)args->ptr");
+    let stack = stack();
     let heads: String = ["kfree", "kmem_cache_free"]
         .iter()
         .map(|how| {
             let line = free(how, "args->call_site");
             format!(
                 "tracepoint:kmem:{how} /@head[(uint64)args->ptr]/ {{\n  $p = @head[(uint64)args->ptr];\n  \
-                 if (@ours[$p]) {{ {line} delete(@ours[$p]); }}\n  delete(@head[(uint64)args->ptr]);\n}}\n"
+                 if (@ours[$p]) {{ {stack} {line} delete(@ours[$p]); }}\n  delete(@head[(uint64)args->ptr]);\n}}\n"
             )
         })
         .collect();
     format!(
-        r#"tracepoint:skb:consume_skb /@ours[(uint64)args->skbaddr]/ {{ $p = (uint64)args->skbaddr; {consume} delete(@ours[$p]); }}
-tracepoint:skb:kfree_skb /@ours[(uint64)args->skbaddr]/ {{ $p = (uint64)args->skbaddr; {kfree} delete(@ours[$p]); }}
-tracepoint:kmem:kmem_cache_free /@ours[(uint64)args->ptr]/ {{ $p = (uint64)args->ptr; {cache} delete(@ours[$p]); }}
+        r#"tracepoint:skb:consume_skb /@ours[(uint64)args->skbaddr]/ {{ $p = (uint64)args->skbaddr; {stack} {consume} delete(@ours[$p]); }}
+tracepoint:skb:kfree_skb /@ours[(uint64)args->skbaddr]/ {{ $p = (uint64)args->skbaddr; {stack} {kfree} delete(@ours[$p]); }}
+tracepoint:kmem:kmem_cache_free /@ours[(uint64)args->ptr]/ {{ $p = (uint64)args->ptr; {stack} {cache} delete(@ours[$p]); }}
 tracepoint:kmem:kmem_cache_free /@pair[(uint64)args->ptr]/ {{
   $c = @pair[(uint64)args->ptr];
-  if (@ours[$c]) {{ {pair} delete(@ours[$c]); }}
+  if (@ours[$c]) {{ {stack} {pair} delete(@ours[$c]); }}
   delete(@pair[(uint64)args->ptr]);
 }}
 tracepoint:kmem:kmem_cache_free /@acpu[(uint64)args->ptr]/ {{ delete(@acpu[(uint64)args->ptr]); delete(@asite[(uint64)args->ptr]); }}
