@@ -302,8 +302,9 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// (351,055 B), 351,500 B; since issue 35's capture in the playground (a `skblab trace`
 /// capture opened as a lane: the core's reader of the format, `Capture::parse`, with the
 /// page's opening of it, 16.6 KB, the trace made of it, `Capture::trace`, 3.4 KB, and its
-/// `seen_*` events, 0.9 KB; 371,516 B against 350,632 B before), 372,000 B.
-const WASM_GZIP_BUDGET: u64 = 372_000;
+/// `seen_*` events, 0.9 KB: 371,516 B against 350,632 B before; with the captured stacks
+/// read too, 372,274 B), 372,800 B.
+const WASM_GZIP_BUDGET: u64 = 372_800;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {
