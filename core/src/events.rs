@@ -443,6 +443,7 @@ pub enum Event {
         offset: u32,
         size: u32,
         count: u32,
+        at: String,
     },
     /// `skb` handed up on `cpu`, `len` bytes from the network header on: drawn on `queue`
     /// (its receiver's) from here.

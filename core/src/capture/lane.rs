@@ -236,6 +236,7 @@ impl Build<'_> {
                             offset: n32(f.offset),
                             size: n32(f.size),
                             count: n32(f.count.max(0) as u64),
+                            at: format!("{} (the page's count read through BTF)", x.source.mark()),
                         })?;
                     }
                 }
@@ -428,9 +429,7 @@ mod tests {
         for e in t.steps.iter().flat_map(|s| &s.events) {
             let text = e.to_string();
             assert!(
-                text.contains("seen at")
-                    || text.contains("inferred")
-                    || matches!(e, Event::SeenFrag { .. }),
+                text.contains("seen at") || text.contains("inferred"),
                 "{text}"
             );
         }

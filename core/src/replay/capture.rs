@@ -52,6 +52,7 @@ impl State {
                 offset,
                 size,
                 count,
+                ..
             } => {
                 let s = self.skb(skb)?;
                 if idx as usize != s.frags.len() {
