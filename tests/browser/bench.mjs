@@ -1,7 +1,7 @@
 // The playground's performance figures (a benchmark, not a test): wasm size raw and gzip,
-// time to first render, and render time per step and per event on a scenario of 500 skbs;
-// then the same with Chromium's CPU throttled 4x (a slow laptop). Run through
-// `cargo xtask bench-web`.
+// time to first render, and render time per step and per event on a scenario of 500 skbs
+// and on a `skblab trace` capture of 10,000 skbs; then the same with Chromium's CPU
+// throttled 4x (a slow laptop). Run through `cargo xtask bench-web`.
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
@@ -33,6 +33,7 @@ try {
   for (const throttle of [1, 4]) {
     if (throttle > 1) console.log(`\nwith the CPU throttled ${throttle}x (CDP Emulation.setCPUThrottlingRate):`);
     await bench(browser, throttle);
+    await benchCapture(browser, throttle);
   }
 } finally {
   await browser.close();
@@ -139,5 +140,53 @@ async function bench(browser, throttle) {
     console.log(`event render, step ${len} (${ev.length} events, 500 skbs), ${where}: with style+layout ${fmt(median(ev.map((r) => r.total)))} median / ${fmt(max(ev.map((r) => r.total)))} max (goal <= 16 ms);` +
       ` building the state and drawing ${fmt(median(ev.map((r) => r.draw)))}, style+layout ${fmt(median(ev.map((r) => r.layout)))} (medians; ${ahead(ev)})`);
   }
+  await page.close();
+}
+
+/** The fixture capture (12 skbs, three writes and two reads) repeated until it holds `skbs`
+ * skbs: each copy's skbs, pages and moments renumbered and later in time. */
+function bigCapture(skbs) {
+  const c = JSON.parse(readFileSync(new URL('../fixtures/capture-tcp.json', import.meta.url), 'utf8'));
+  const [n, p, end] = [c.skbs.length, c.pages.length, c.timeline[c.timeline.length - 1].ns + 1];
+  const copies = Math.ceil(skbs / n);
+  const big = { ...c, skbs: [], pages: [], timeline: [] };
+  for (let i = 0; i < copies; i++) {
+    for (const s of c.skbs) {
+      const frags = s.xmit?.frags.map((f) => ({ ...f, page: f.page + i * p }));
+      big.skbs.push({ ...s, id: s.id + i * n, xmit: s.xmit && { ...s.xmit, frags } });
+    }
+    for (const pg of c.pages) big.pages.push({ ...pg, id: pg.id + i * p });
+    for (const m of c.timeline) {
+      big.timeline.push({ ...m, ns: m.ns + i * end, ...(m.skb === undefined ? {} : { skb: m.skb + i * n }) });
+    }
+  }
+  return JSON.stringify(big);
+}
+
+/** A capture of 10,000 skbs: the time from choosing the file to its first step drawn, then
+ * a step and an event at a time (the lane holds the skbs live at that moment, few). */
+async function benchCapture(browser, throttle) {
+  const text = bigCapture(10000);
+  const page = await open(browser, '', throttle);
+  const t0 = Date.now();
+  await page.setInputFiles('[data-testid=kernel-report]', { name: 'capture.json', mimeType: 'application/json', buffer: Buffer.from(text) });
+  await page.getByTestId('capture-about').waitFor();
+  const opened = Date.now() - t0;
+  const { len } = await position(page);
+  console.log(`capture:            10,000 skbs (${(text.length / 1e6).toFixed(1)} MB), ${len} steps: opened and drawn in ${opened} ms (goal < 1 s)`);
+  const time = (key) => page.evaluate(async (key) => {
+    window.__skblab.renderMs = undefined;
+    const t0 = performance.now();
+    document.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
+    do await new Promise((r) => setTimeout(r, 0));
+    while (window.__skblab.renderMs === undefined && performance.now() - t0 < 10000);
+    document.body.getBoundingClientRect();
+    return performance.now() - t0;
+  }, key);
+  const steps = [];
+  for (let k = 0; k < 40; k++) steps.push(await time('ArrowRight'));
+  const events = [];
+  for (let k = 0; k < 40; k++) events.push(await time('ArrowDown'));
+  console.log(`capture step render: ${fmt(median(steps))} median / ${fmt(max(steps))} max; event render ${fmt(median(events))} median / ${fmt(max(events))} max (40 each, with style+layout; goal <= 16 ms)`);
   await page.close();
 }
