@@ -146,7 +146,7 @@ async function bench(browser, throttle) {
 /** The fixture capture (12 skbs, three writes and two reads) repeated until it holds `skbs`
  * skbs: each copy's skbs, pages and moments renumbered and later in time. */
 function bigCapture(skbs) {
-  const c = JSON.parse(readFileSync(new URL('../fixtures/capture-tcp.json', import.meta.url), 'utf8'));
+  const c = JSON.parse(readFileSync(new globalThis.URL('../fixtures/capture-tcp.json', import.meta.url), 'utf8'));
   const [n, p, end] = [c.skbs.length, c.pages.length, c.timeline[c.timeline.length - 1].ns + 1];
   const copies = Math.ceil(skbs / n);
   const big = { ...c, skbs: [], pages: [], timeline: [] };
