@@ -358,23 +358,20 @@ pub fn load_report(text: &str) -> Result<Session, String> {
     })
 }
 
-/// Whether a JSON file is a `skblab trace` capture rather than a `skblab kernel` report: it
-/// has a capture's fields (`format`, `command`, and `timeline` or `skbs`), which no report
-/// has. The core then judges it ([`load_capture`]); text that is no JSON object is left to
-/// the report's reader, which says why.
-pub fn is_capture(text: &str) -> bool {
-    let Ok(serde_json::Value::Object(v)) = serde_json::from_str(text) else {
-        return false;
-    };
-    let has = |k: &str| v.contains_key(k);
-    has("format") && has("command") && (has("timeline") || has("skbs"))
+/// A JSON file read once, if it is a `skblab trace` capture rather than a `skblab kernel`
+/// report (the core tells: [`Capture::is_one`]); text that is no JSON is left to the
+/// report's reader, which says why.
+pub fn capture_json(text: &str) -> Option<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    Capture::is_one(&v).then_some(v)
 }
 
-/// Opens a `skblab trace` capture: the program's own skbs as one lane, a step per syscall
-/// of the program on a traced socket (the core's [`Capture::trace`]). It has no scenario
-/// (the editor keeps its text), no walkthrough and no link.
-pub fn load_capture(text: &str) -> Result<Session, String> {
-    let c = Capture::parse(text).map_err(|e| e.to_string())?;
+/// Opens a `skblab trace` capture (read by [`capture_json`]): the program's own skbs as one
+/// lane, a step per syscall of the program on a traced socket (the core's
+/// [`Capture::trace`]). It has no scenario (the editor keeps its text), no walkthrough and no
+/// link.
+pub fn load_capture(v: &serde_json::Value) -> Result<Session, String> {
+    let c = Capture::from_value(v).map_err(|e| e.to_string())?;
     let trace = c.trace().map_err(|e| e.to_string())?;
     Ok(Session {
         title: c.caption(),
@@ -544,10 +541,11 @@ mod tests {
     #[test]
     fn a_capture_opens_as_its_own_lane() {
         let text = include_str!("../../tests/fixtures/capture-tcp.json");
-        assert!(is_capture(text));
+        let v = capture_json(text).unwrap();
         let report = include_str!("../../tests/fixtures/kernel-report.json");
-        assert!(!is_capture(report) && !is_capture("{}") && !is_capture("[1]"));
-        let s = load_capture(text).unwrap();
+        let not = |t: &str| capture_json(t).is_none();
+        assert!(not(report) && not("{}") && not("[1]") && not("{"));
+        let s = load_capture(&v).unwrap();
         let c = Capture::parse(text).unwrap();
         assert_eq!(s.title, c.caption());
         assert_eq!(s.traces, vec![c.trace().unwrap()]);
@@ -573,8 +571,9 @@ mod tests {
         let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
         v["timeline"][3]["skb"] = 12.into();
         let bad = v.to_string();
-        assert!(is_capture(&bad));
-        let err = load_capture(&bad).map(|_| ()).unwrap_err();
+        let err = load_capture(&capture_json(&bad).unwrap())
+            .map(|_| ())
+            .unwrap_err();
         assert!(err.contains("capture.timeline[3].skb"), "{err}");
     }
 

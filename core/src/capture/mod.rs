@@ -438,7 +438,19 @@ impl Capture {
         }
         let v: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| Error::invalid("capture", format!("not a skblab trace capture: {e}")))?;
-        let c: Capture = field_path::from_value(&v).map_err(|e| {
+        Capture::from_value(&v)
+    }
+
+    /// Whether JSON already read is a capture rather than another skblab JSON file (a kernel
+    /// report): it has a capture's own fields, which [`Capture::from_value`] then judges.
+    pub fn is_one(v: &serde_json::Value) -> bool {
+        let has = |k: &str| v.get(k).is_some();
+        has("format") && has("command") && (has("timeline") || has("skbs"))
+    }
+
+    /// [`Capture::parse`] of JSON already read (its text's size is the reader's to cap).
+    pub fn from_value(v: &serde_json::Value) -> Result<Capture, Error> {
+        let c: Capture = field_path::from_value(v).map_err(|e| {
             let path = Path(&e.path).to_string();
             let field = if path.is_empty() {
                 "capture".to_string()
@@ -656,6 +668,8 @@ mod tests {
         let c = capture();
         let text = serde_json::to_string(&c).unwrap();
         assert_eq!(Capture::parse(&text), Ok(c.clone()));
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(Capture::is_one(&v) && !Capture::is_one(&serde_json::json!({"format": 1})));
         let refused = |f: fn(&mut Capture)| {
             let mut bad = c.clone();
             f(&mut bad);

@@ -252,8 +252,8 @@ impl App {
                 return;
             }
         };
-        if session::is_capture(&text) {
-            return self.open_capture(&text);
+        if let Some(capture) = session::capture_json(&text) {
+            return self.open_capture(&capture);
         }
         match session::load_report(&text) {
             Ok(s) => {
@@ -269,8 +269,8 @@ impl App {
     /// Opens a capture before the program's first syscall. The editor keeps what the learner
     /// typed (a capture has no scenario to give it); an open challenge closes, as the stage no
     /// longer shows its scenario.
-    fn open_capture(&mut self, text: &str) {
-        match session::load_capture(text) {
+    fn open_capture(&mut self, capture: &serde_json::Value) {
+        match session::load_capture(capture) {
             Ok(s) => {
                 self.challenge = None;
                 self.show(s, 0);
