@@ -412,10 +412,13 @@ pub enum Event {
     // -- a capture (`skblab trace`): the running kernel's own skbs, as seen --
     // `at` says where each fact comes from: the kernel function, and the tracepoint it
     // was seen at, or that it is inferred and from what (crate::capture::Source).
-    /// `skb` first seen, on `cpu`: drawn on `queue` (its socket's) from here.
+    /// `skb` first seen: drawn on `queue` (its socket's) from here. `cpu` is the CPU that
+    /// allocated it where the capture read that (`allocated`), else the one it was seen on.
     SeenSkb = "seen_skb" {
         skb: SkbId,
         cpu: Cpu,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        allocated: bool,
         queue: String,
         at: String,
     },

@@ -19,10 +19,21 @@ pub struct Page {
     pub size: u32,
     /// The reference count (`page_ref_count`).
     pub count: u32,
-    /// The CPU that allocated it.
+    /// The CPU that allocated it, unless `cpu_unread`.
     pub cpu: Cpu,
+    /// A capture's page: its allocating CPU is not read (`cpu` is that of the skb it was first
+    /// seen in), so a host shows none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_unread: bool,
     /// Bytes an allocator has handed out of it so far (how full it is).
     pub used: u32,
+}
+
+impl Page {
+    /// Its CPU as a host labels it (`alloc cpu N`); none where a capture did not read it.
+    pub fn cpu_fact(&self) -> Option<String> {
+        (!self.cpu_unread).then(|| format!("alloc cpu {}", self.cpu))
+    }
 }
 
 /// Allocation accounting for every page the model ever touched.

@@ -111,8 +111,11 @@ pub struct Skb {
     pub eor: bool,
     /// Already handed to the device (no longer the unsent tail).
     pub sent: bool,
-    /// The CPU that allocated it.
+    /// The CPU that allocated it; in a capture that did not read that, the CPU it was first
+    /// seen on (`cpu_seen`).
     pub cpu: Cpu,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_seen: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mapping: Option<Mapping>,
     /// A send or MPTCP skb's size goal (see `Event::AllocSkb`): it stops growing there.
@@ -138,9 +141,21 @@ impl Skb {
             eor: false,
             sent: false,
             cpu,
+            cpu_seen: false,
             mapping: None,
             size_goal: None,
         }
+    }
+
+    /// Its CPU as a host labels it: `alloc cpu N`, or `first seen on cpu N` where a capture
+    /// did not read the allocating CPU.
+    pub fn cpu_fact(&self) -> String {
+        let what = if self.cpu_seen {
+            "first seen on"
+        } else {
+            "alloc"
+        };
+        format!("{what} cpu {}", self.cpu)
     }
 
     /// The bytes of `data_len` that the skbs on the frag_list hold (the rest is in frags).

@@ -251,6 +251,7 @@ mod page_tests {
             size: 4096,
             count,
             cpu: 0,
+            cpu_unread: false,
             used: 0,
         }
     }

@@ -121,6 +121,7 @@ mod tests {
                     size: 4096,
                     count,
                     cpu: 0,
+                    cpu_unread: false,
                     used: 0,
                 })
                 .collect(),

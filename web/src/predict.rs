@@ -152,6 +152,7 @@ mod tests {
             size: 4096,
             count: 1,
             cpu: 0,
+            cpu_unread: false,
             used: 0,
         };
         let state = State {

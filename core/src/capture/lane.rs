@@ -311,14 +311,19 @@ impl Build<'_> {
         }
     }
 
-    /// Draws skb `s` the first time a fact shows it, on `cpu`, saying how it was first seen.
+    /// Draws skb `s` the first time a fact shows it, saying how it was first seen: on the CPU
+    /// that allocated it where the capture read that (its allocation seen, or `skb->alloc_cpu`
+    /// read when handed up), else on `on`, where it was seen.
     fn first_seen(&mut self, s: &Skb, on: u32, at: String) -> Result<(), Error> {
         if std::mem::replace(&mut self.seen[s.id as usize], true) {
             return Ok(());
         }
+        let alloc_cpu =
+            (s.alloc.as_ref().map(|a| a.cpu)).or(s.copied.as_ref().map(|c| c.alloc_cpu));
         self.emit(Event::SeenSkb {
             skb: s.id,
-            cpu: cpu(on),
+            cpu: cpu(alloc_cpu.unwrap_or(on)),
+            allocated: alloc_cpu.is_some(),
             queue: self.c.home(s),
             at,
         })
@@ -433,6 +438,38 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    /// An skb's CPU is the one that allocated it where the capture read that (its allocation
+    /// seen, or `skb->alloc_cpu` when handed up), else the one it was first seen on, and says
+    /// which; a page's allocating CPU is never read, and none is shown.
+    #[test]
+    fn a_captured_cpu_says_what_was_read() {
+        let mut c = fixture();
+        // Skb 0 without its allocation is first seen at the device; skb 3 without its own
+        // still has the allocating CPU read when it was handed up.
+        (c.skbs[0].alloc, c.skbs[3].alloc) = (None, None);
+        (
+            c.skbs[0].xmit.as_mut().unwrap().cpu,
+            c.skbs[3].copied.as_mut().unwrap().alloc_cpu,
+        ) = (0, 0);
+        let t = c.trace().unwrap();
+        // Every state an event leaves, so that an skb freed within a step is seen too.
+        let states: Vec<State> = (t.steps.iter().enumerate())
+            .flat_map(|(i, s)| (1..=s.events.len()).map(move |k| (i, k)))
+            .map(|(i, k)| t.state_at(i, k).unwrap())
+            .collect();
+        let all = |id| {
+            let skbs = states
+                .iter()
+                .flat_map(|s| s.queues.iter().flat_map(|q| &q.skbs));
+            skbs.filter(|s| s.id == id).map(|s| s.cpu_fact()).next()
+        };
+        assert_eq!(all(0).as_deref(), Some("first seen on cpu 0"));
+        assert_eq!(all(3).as_deref(), Some("alloc cpu 0"));
+        assert_eq!(all(1).as_deref(), Some("alloc cpu 1"));
+        let pages = states.iter().flat_map(|s| &s.pages);
+        assert!(pages.clone().count() > 0 && pages.into_iter().all(|p| p.cpu_fact().is_none()));
     }
 
     /// A capture written before the timeline opens as one step with every skb's facts.

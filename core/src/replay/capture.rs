@@ -1,6 +1,7 @@
 //! Replaying a capture's facts (`skblab trace`, [`crate::capture`]): an skb appears on its
 //! socket's queue, takes its layout at the device, moves to its receiver's queue when handed
-//! up and leaves when freed; a page is drawn while an skb of the program's holds a frag on it.
+//! up and leaves when freed; a page is drawn while an skb of the program's holds a frag on it
+//! (its allocating CPU not read).
 
 use crate::page::Page;
 use crate::skb::{Frag, Skb, SkbHead};
@@ -14,10 +15,12 @@ impl State {
             SeenSkb {
                 skb,
                 cpu,
+                allocated,
                 ref queue,
                 ..
             } => {
-                let new = Skb::new(skb, cpu, SkbHead::default(), 0);
+                let mut new = Skb::new(skb, cpu, SkbHead::default(), 0);
+                new.cpu_seen = !allocated;
                 self.queue(queue)?.push_back(new);
             }
             SeenXmit {
@@ -66,6 +69,7 @@ impl State {
                     size: page_size,
                     count,
                     cpu,
+                    cpu_unread: true,
                     used: 0,
                 };
                 self.seen_page(new, offset + size);

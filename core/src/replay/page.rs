@@ -28,6 +28,7 @@ impl State {
                     size,
                     count,
                     cpu,
+                    cpu_unread: false,
                     used: 0,
                 });
                 if let Some(offset) = cursor {

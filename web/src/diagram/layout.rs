@@ -234,13 +234,11 @@ pub fn title(skb: &Skb) -> String {
 }
 
 /// The facts the terminal prints beside an skb, for the lines under its title: its head's
-/// size, the CPU that allocated it, the MPTCP mapping it carries, and the linear copy a device
-/// without scatter-gather is being given of it (`copies`: the state's).
+/// size, its CPU (in the core's words: a capture's may be where it was first seen), the
+/// MPTCP mapping it carries, and the linear copy a device without scatter-gather is being
+/// given of it (`copies`: the state's).
 pub fn facts(skb: &Skb, copies: &[Linearized]) -> Vec<String> {
-    let mut facts = vec![
-        format!("head {} B", skb.head.head_bytes),
-        format!("alloc cpu {}", skb.cpu),
-    ];
+    let mut facts = vec![format!("head {} B", skb.head.head_bytes), skb.cpu_fact()];
     facts.extend(skb.sent.then(|| "sent".to_string()));
     facts.extend(skb.eor.then(|| "EOR".to_string()));
     if !skb.frag_list.is_empty() {

@@ -506,6 +506,7 @@ mod tests {
                 size: 4096,
                 count: 2,
                 cpu: 0,
+                cpu_unread: false,
                 used: 1448,
             }]
             .into(),
@@ -521,6 +522,24 @@ mod tests {
     }
 
     /// The sample with its skb copied `n` times, ids 0 to `n` - 1.
+    /// A capture's skb first seen on a CPU says so; its page, whose allocating CPU is not
+    /// read, shows none (the core's `cpu_fact`).
+    #[test]
+    fn a_captured_cpu_is_drawn_as_read() {
+        let mut s = sample();
+        s.queues[0].skbs[0].cpu_seen = true;
+        s.pages[0].cpu_unread = true;
+        let svg = unmarked(&s);
+        assert!(
+            svg.contains("head 512 B · first seen on cpu 0</text>"),
+            "{svg}"
+        );
+        assert!(
+            svg.contains(">page 2</text>") && !svg.contains("alloc cpu"),
+            "{svg}"
+        );
+    }
+
     fn sample_of(n: u32) -> State {
         let mut s = sample();
         let first = s.queues[0].skbs[0].clone();

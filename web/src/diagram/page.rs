@@ -34,13 +34,13 @@ pub fn draw_page(
     let (tx, by) = (x + 6, y + super::layout::BAR_Y);
     let _ = write!(
         out,
-        r#"<g {tag}="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, count {c}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{h}" rx="4"/><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><text x="{tx}" y="{ty}">page {id}{order} · alloc cpu {cpu}</text><text x="{tx}" y="{ry}" class="s">{facts}</text>"#,
+        r#"<g {tag}="{id}"><title>page {id}: order {o} ({size} bytes), {used} bytes handed out, count {c}</title><rect class="pg" x="{x}" y="{y}" width="{PAGE_W}" height="{h}" rx="4"/><rect class="bar" x="{tx}" y="{by}" width="{bar_w}" height="10"/><text x="{tx}" y="{ty}">page {id}{order}{cpu}</text><text x="{tx}" y="{ry}" class="s">{facts}</text>"#,
         id = p.id,
         o = p.order,
         size = p.size,
         used = p.used,
         c = p.count,
-        cpu = p.cpu,
+        cpu = p.cpu_fact().map_or(String::new(), |f| format!(" · {f}")),
         order = if p.order > 0 {
             format!(" · order {}", p.order)
         } else {
