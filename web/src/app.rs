@@ -1,5 +1,6 @@
-//! The Yew app: it holds the walkthroughs, the [`Session`] shown and the position, and lays
-//! out the components that present them. Every fact they show comes from the session's traces.
+//! The Yew app: it holds the walkthroughs, the [`Session`] shown and where the learner stands
+//! in it (a [`Navigation`], plain Rust, which makes every move), and lays out the components
+//! that present them. Every fact they show comes from the session's traces.
 //!
 //! - [`picker`]: the header and the walkthrough picker.
 //! - [`controls`]: the stepper; the keyboard asks for the same [`Nav`] moves.
@@ -11,8 +12,8 @@
 //! - [`quiz`]: predict mode's question card, and the challenges.
 //! - [`kernel_lane`]: a `skblab kernel` report's skbs, the third lane.
 //!
-//! The app's own work is split the same way: [`stepping`] moves through the trace (and reads
-//! the keys), [`opening`] puts a walkthrough, link, challenge or report on the stage,
+//! The app's own work is split the same way: [`stepping`] wires the moves (the keys, the
+//! play timer, predict mode's gate), [`opening`] puts a walkthrough, link, challenge or report on the stage,
 //! [`predicting`] asks a step's questions before it shows and checks a challenge's goal.
 //!
 //! The diagram pane and the editor hold state of their own, so they are Yew components. The
@@ -37,9 +38,9 @@ mod scene;
 mod stepping;
 
 use crate::dom;
+use crate::navigation::{Nav, Navigation};
 use crate::predict::{self, Phase, Quiz, Record, Source};
 use crate::session::{Position, Session};
-use controls::Nav;
 use diagrams::Diagrams;
 use editor::Editor;
 use gloo_events::{EventListener, EventListenerOptions};
@@ -51,7 +52,7 @@ use skblab_core::question::Kind;
 use skblab_core::walkthrough::{self, Walkthrough};
 use std::ops::Deref;
 use std::rc::Rc;
-use stepping::{key_nav, Lanes};
+use stepping::key_nav;
 use wasm_bindgen::JsCast;
 use web_sys::{EventTarget, KeyboardEvent};
 use yew::prelude::*;
@@ -120,18 +121,12 @@ pub struct App {
     /// The walkthroughs by the patch they teach ([`picker::Props::groups`]).
     groups: Vec<(AttrValue, Vec<usize>)>,
     session: Option<Shared>,
-    pos: usize,
-    /// The position the panels show: below the window, they follow [`App::pos`] a frame
-    /// later ([`dom::after_paint`]), so that a step first shows what is in view.
-    panels_at: usize,
-    /// Stepping by event, lane by lane.
-    lanes: Lanes,
-    /// Scroll the selected events into view once drawn (the selection moved).
-    reveal: bool,
+    /// Where the learner stands in the session (the panels below the window follow a frame
+    /// later: [`dom::after_paint`]).
+    nav: Navigation,
     /// How far down the event lists write their items ([`narration::reach`]).
     reach: u32,
     play: Option<Interval>,
-    speed: u32,
     notice: Option<String>,
     /// The counter the learner charts.
     chart: Option<AttrValue>,
@@ -195,13 +190,9 @@ impl Component for App {
             walks: Vec::new(),
             loaded: false,
             session: None,
-            pos: 0,
-            panels_at: 0,
-            lanes: Lanes::default(),
-            reveal: false,
+            nav: Navigation::default(),
             reach: narration::reach(0.0),
             play: None,
-            speed: 2,
             notice: None,
             chart: None,
             seed: Seed {
@@ -246,9 +237,9 @@ impl Component for App {
             // A resize moves the lists' view too, and sends no scroll.
             self.reach = narration::reach(dom::seen("#narration"));
             // Out of view, the panels wait for the frame after (a fifth of a step's work).
-            if self.panels_at != self.pos {
+            if self.nav.panels_at != self.nav.pos {
                 if dom::seen(".panels") > 0.0 {
-                    self.panels_at = self.pos;
+                    self.nav.settle();
                 } else {
                     dom::after_paint(dom::SETTLE, false);
                 }
@@ -268,11 +259,11 @@ impl Component for App {
         if std::mem::take(&mut self.focus_card) {
             dom::focus(".quiz [data-focus], .quiz button");
         }
-        if std::mem::take(&mut self.reveal) {
+        if std::mem::take(&mut self.nav.reveal) {
             dom::reveal("#narration", "[data-lane] [aria-current]");
         }
         if let Some(s) = &self.session {
-            let at = Some((s.clone(), self.position()));
+            let at = Some((s.clone(), self.nav.position(s)));
             if at != self.linked {
                 // Only stepping waits: what was just opened (a link, a walkthrough, a run)
                 // is written at once, so the URL never changes under a learner who has not
@@ -311,7 +302,6 @@ impl Component for App {
             .map(|w| self.record.score(&w.name))
             .collect();
         let link = ctx.link();
-        let lead = self.lead();
         html! {
             <>
                 { pure(picker::Props { titles: self.titles.clone(), groups: self.groups.clone(), current, shown, on_pick: self.on_pick.clone(),
@@ -320,17 +310,17 @@ impl Component for App {
                     <div class="notice" role="alert" data-testid="notice">{ n }</div>
                 }
                 if let Some(s) = &self.session {
-                    { controls::controls(&controls::Props { pos: self.pos, len: s.len(), playing: self.play.is_some(),
-                        speed: self.speed, op: self.op(s), on: self.on_nav.clone(),
-                        event: self.lanes.at[lead].map(|k| (k, s.events(lead, self.pos).len())), predict: self.predict,
+                    { controls::controls(&controls::Props { pos: self.nav.pos, len: s.len(), playing: self.play.is_some(),
+                        speed: self.nav.speed, op: self.op(s), on: self.on_nav.clone(),
+                        event: self.nav.event(s), predict: self.predict,
                         on_predict: link.callback(|_| Msg::Predict) }) }
                     { quiz::card(&self.quiz, self.shown_state(s), &s.traces, &self.on_ask, &self.on_nav) }
                     <main class={classes!("stage", picking.then_some("picking"))} onclick={picking.then(|| self.on_pick_click())}>
-                        { narration::narration(&narration::Props { session: s.clone(), pos: self.pos, lanes: self.lanes,
-                            lead, on_nav: self.on_nav.clone(), reach: self.reach }) }
-                        <Diagrams session={s.clone()} pos={self.pos} events={self.lanes.at} />
+                        { narration::narration(&narration::Props { session: s.clone(), pos: self.nav.pos, lanes: self.nav.lanes,
+                            lead: self.nav.lead(s), on_nav: self.on_nav.clone(), reach: self.reach }) }
+                        <Diagrams session={s.clone()} pos={self.nav.pos} events={self.nav.lanes.at} />
                     </main>
-                    <div aria-busy={(self.panels_at != self.pos).then_some("true")}>{ pure(panels::Props { session: s.clone(), pos: self.panels_at, chart: self.chart.clone(),
+                    <div aria-busy={(self.nav.panels_at != self.nav.pos).then_some("true")}>{ pure(panels::Props { session: s.clone(), pos: self.nav.panels_at, chart: self.chart.clone(),
                         on_chart: self.on_chart.clone(), predict: self.predict }) }</div>
                 }
                 <Editor key={self.seed.key} text={self.seed.text.clone()} compare={self.seed.compare.clone()}
@@ -444,22 +434,7 @@ impl App {
                 let _ = self.open_walk(i, 0);
             }
             Msg::Nav(nav) => self.nav(ctx, nav),
-            Msg::Tick => {
-                let len = self.len();
-                // Play runs event by event while an event is selected.
-                if self.lanes.at[self.lead()].is_some() {
-                    if !self.step_event(1) {
-                        self.stop();
-                    }
-                } else {
-                    if self.pos < len {
-                        self.advance(self.pos + 1);
-                    }
-                    if self.pos >= len {
-                        self.stop();
-                    }
-                }
-            }
+            Msg::Tick => self.tick(),
             Msg::Ran(s) => {
                 self.stop();
                 self.notice = None;
@@ -502,7 +477,7 @@ impl App {
                 self.follow_link(ctx);
                 return false;
             }
-            Msg::Settled => return std::mem::replace(&mut self.panels_at, self.pos) != self.pos,
+            Msg::Settled => return self.nav.settle(),
             Msg::Scrolled => {
                 let reach = narration::reach(dom::seen("#narration"));
                 return std::mem::replace(&mut self.reach, reach) != reach;

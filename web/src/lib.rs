@@ -1,6 +1,7 @@
 //! skblab playground: the core's traces drawn in the browser.
 //!
-//! The core does all the modelling; this crate chooses what to run ([`session`]), draws a
+//! The core does all the modelling; this crate chooses what to run ([`session`]), keeps
+//! where the learner stands in it and the moves that change it ([`navigation`]), draws a
 //! state ([`diagram`], [`chart`]), marks what changed ([`diff`]) and wires it into a Yew app
 //! ([`app`]); [`predict`] holds predict mode's questions and the learner's record. Everything but `app` and `dom` is plain Rust, tested natively.
 
@@ -9,6 +10,7 @@ pub mod diagram;
 pub mod diff;
 pub mod form;
 pub mod lesson;
+pub mod navigation;
 pub mod predict;
 pub mod session;
 

@@ -5,39 +5,10 @@
 
 use super::emit_some;
 use crate::diagram::esc;
+use crate::navigation::{Nav, SPEEDS};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
-
-/// A move the stepper (or the keyboard) asks the app for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Nav {
-    Go(usize),
-    Step(isize),
-    Last,
-    TogglePlay,
-    Speed(u32),
-    /// One kernel event forward or back in the leading lane, across steps.
-    Event(isize),
-    /// Event `k` (1-based) of the step in lane `lane`, which leads: the state after it.
-    At {
-        lane: usize,
-        k: usize,
-    },
-    /// Lane `l` leads: the keys step it.
-    Lead(usize),
-    /// Lane `l` lists, and steps through, only events of the kind of its event `k` (1-based;
-    /// `None`: every kind).
-    Filter(usize, Option<usize>),
-    /// Lockstep on or off.
-    Lockstep,
-    /// The next (1) or previous (-1) key moment of the walkthrough, in whichever lane makes
-    /// it, the other lane beside it.
-    Moment(isize),
-}
-
-/// Play speeds offered, in steps per second.
-pub const SPEEDS: [u32; 4] = [1, 2, 4, 8];
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

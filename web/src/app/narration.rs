@@ -15,11 +15,10 @@
 //! writes more as the pane scrolls ([`reach`]). A step of the 500-skb bench lists 52 events,
 //! of which about 15 are in view: writing and laying out all of them was a third of a step.
 
-use super::controls::Nav;
 use super::pure::{pure, View};
-use super::stepping::{Crossed, Lanes};
 use super::{emit_some, Shared};
 use crate::diagram::esc;
+use crate::navigation::{Crossed, Lanes, Nav};
 use crate::session::LANES;
 use skblab_core::events::Event as TraceEvent;
 use skblab_core::input::Counterpart;

@@ -117,8 +117,7 @@ impl App {
                 s.len()
             ));
         }
-        self.reset_lanes();
-        self.go(step.min(s.len()));
+        self.nav.open(&s, step);
         // A walkthrough charts the counter its narration says to watch, in every lane.
         if let Some(c) = s.walk.as_ref().and_then(|w| w.chart.as_ref()) {
             self.chart = Some(c.clone().into());

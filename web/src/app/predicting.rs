@@ -1,5 +1,6 @@
-//! Predict mode's work: the questions a step asks before it shows, the answers the core
-//! judges, the challenge goal checked, and the learner's record kept.
+//! Predict mode's work: the answers the core judges to the questions a step asks before it
+//! shows (a move stops before it: [`super::stepping`]), the challenge goal checked, and the
+//! learner's record kept.
 
 use super::{emit_some, quiz, App};
 use crate::dom;
@@ -10,21 +11,6 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 impl App {
-    /// In predict mode, before a move forward to step `to`: when a step on the way has
-    /// questions left, rests on the step before it (so it stays hidden), asks them, and says so.
-    pub(super) fn asks_before(&mut self, to: usize) -> bool {
-        let stop = (self.predict && to > self.pos)
-            .then(|| self.quiz.stop_in(self.pos, to))
-            .flatten();
-        if let Some(step) = stop {
-            self.stop();
-            self.go(step - 1);
-            self.quiz.phase = Phase::Ask { step, error: None };
-            self.focus_card = true;
-        }
-        stop.is_some()
-    }
-
     /// The learner answered or skipped: the core judges, and a step whose questions are all
     /// answered is shown; only then does the record (the picker's score) take their outcomes,
     /// so the score gives away nothing of a step still hidden.
@@ -44,7 +30,7 @@ impl App {
                 }
                 save(&self.record);
             }
-            self.go(step);
+            self.nav.go(step);
         }
         self.focus_card = true;
     }
@@ -54,7 +40,9 @@ impl App {
     pub(super) fn shown_state<'a>(&self, s: &'a Session) -> Option<&'a State> {
         let item = self.quiz.current()?;
         let t = s.walk.as_ref()?.trace_for(&item.q, &s.traces).ok()?;
-        t.steps.get(self.pos.checked_sub(1)?).map(|st| &st.state)
+        t.steps
+            .get(self.nav.pos.checked_sub(1)?)
+            .map(|st| &st.state)
     }
 
     /// A click in the diagram answers a pick question with the object clicked.

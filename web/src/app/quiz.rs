@@ -2,9 +2,9 @@
 //! Every answer, judgement and verdict is the core's ([`crate::predict`] holds them); these
 //! views only ask and show.
 
-use super::controls::Nav;
 use super::emit_some;
 use crate::diagram::esc;
+use crate::navigation::Nav;
 use crate::predict::{self, Outcome, Phase, Quiz, Record, Source};
 use skblab_core::challenge::{Challenge, Verdict};
 use skblab_core::query::Value;
