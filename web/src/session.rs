@@ -544,7 +544,7 @@ mod tests {
         let report = include_str!("../../tests/fixtures/kernel-report.json");
         let not = |t: &str| capture_json(t).is_none();
         assert!(not(report) && not("{}") && not("[1]") && not("{"));
-        let s = load_capture(&v).unwrap();
+        let s = load_capture(v).unwrap();
         let c = Capture::parse(text).unwrap();
         assert_eq!(s.title, c.caption());
         assert_eq!(s.traces, vec![c.trace().unwrap()]);
@@ -570,7 +570,7 @@ mod tests {
         let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
         v["timeline"][3]["skb"] = 12.into();
         let bad = v.to_string();
-        let err = load_capture(&capture_json(&bad).unwrap())
+        let err = load_capture(capture_json(&bad).unwrap())
             .map(|_| ())
             .unwrap_err();
         assert!(err.contains("capture.timeline[3].skb"), "{err}");
