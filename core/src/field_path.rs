@@ -6,6 +6,10 @@
 //! wraps each visitor cost the playground's bundle about 110 KB before compression.)
 //! Internally tagged enums (the ops) are read whole before their fields, so a path stops at
 //! the op; `scenario::op_field` finds the field inside it.
+//!
+//! A large file is read by [`from_str`] instead: serde_json's own reader straight off the text,
+//! with no value built, and on an error the path found again in the text at the error's
+//! position ([`at_offset`]).
 
 use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
@@ -51,6 +55,84 @@ pub fn from_value<T: DeserializeOwned>(v: &Value) -> Result<T, Located> {
         path: track.failed.into_inner().unwrap_or_default(),
         error,
     })
+}
+
+/// Reads `T` from JSON `text` with serde_json's own reader (several times quicker than building
+/// a [`Value`] first: no map or string of the text is kept but `T`'s); on an error in the
+/// data, the path to the field at the error's position, and the error without its position.
+/// Text that is no JSON gives serde_json's error, at its line and column, and no path. Unlike
+/// [`from_value`] it refuses a key given twice, and fills a struct from a list of its fields
+/// in order as serde_json does.
+pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Located> {
+    serde_json::from_str(text).map_err(|error| match error.classify() {
+        serde_json::error::Category::Data => {
+            let offset = offset_of(text, error.line(), error.column());
+            let line = format!(" at line {} column {}", error.line(), error.column());
+            let message = error.to_string();
+            let message = message.strip_suffix(&line).unwrap_or(&message);
+            Located {
+                path: at_offset(text, offset),
+                error: de::Error::custom(message),
+            }
+        }
+        _ => Located {
+            path: Vec::new(),
+            error,
+        },
+    })
+}
+
+/// The byte offset of serde_json's `line` (from 1) and `column` (bytes into the line).
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let start = match line {
+        0 | 1 => 0,
+        n => (text.match_indices('\n').nth(n - 2)).map_or(text.len(), |(i, _)| i + 1),
+    };
+    (start + column).min(text.len())
+}
+
+/// The path of the value JSON `text` is in at byte `offset`: each object's last key read
+/// and each array's element index, read off the text before it. Just past a value's end (where
+/// serde_json puts an error found once a table is read whole, such as a missing field), the
+/// path is the value's own.
+pub fn at_offset(text: &str, offset: usize) -> Vec<Segment> {
+    /// An object (its last key, and whether a key comes next) or an array (its element).
+    enum Level {
+        Object(Option<String>, bool),
+        Array(usize),
+    }
+    let mut levels: Vec<Level> = Vec::new();
+    let bytes = &text.as_bytes()[..offset.min(text.len())];
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], levels.last_mut()) {
+            (b'{', _) => levels.push(Level::Object(None, true)),
+            (b'[', _) => levels.push(Level::Array(0)),
+            (b'}' | b']', _) => drop(levels.pop()),
+            (b',', Some(Level::Array(n))) => *n += 1,
+            (b',', Some(Level::Object(_, next))) => *next = true,
+            (b'"', top) => {
+                let start = i + 1;
+                i = start;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Level::Object(key, next @ true)) = top {
+                    let end = i.min(bytes.len());
+                    *key = Some(String::from_utf8_lossy(&bytes[start..end]).into_owned());
+                    *next = false;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (levels.into_iter())
+        .filter_map(|l| match l {
+            Level::Object(key, _) => key.map(Segment::Key),
+            Level::Array(n) => Some(Segment::Index(n)),
+        })
+        .collect()
 }
 
 /// The path being read, and the first (innermost) path an error passed through.
@@ -393,6 +475,39 @@ mod tests {
             (p.as_str(), m.as_str()),
             ("ops[0]", "invalid type: sequence, expected struct Op")
         );
+    }
+
+    /// Read off the text, each kind of error names the field [`from_value`] names; the
+    /// message has no position, and text that is no JSON has no path.
+    #[test]
+    fn read_off_the_text_the_path_is_the_same() {
+        let docs = [
+            r#"{"name": "a", "ops": [{"bytes": 1}, {"bytes": -1}]}"#,
+            r#"{"name": "a",
+                "ops": [{"bytes": 1, "eor": 3}]}"#,
+            r#"{"name": "a", "ops": [{"bytes": 1, "byts": 2}]}"#,
+            r#"{"name": "a", "ops": [{"bytes": 1}, {}]}"#,
+            r#"{"ops": [], "other": {"x": "}]"}}"#,
+            r#"{"name": "a\"b", "ops": [{"eor": true, "bytes": "7"}]}"#,
+        ];
+        for text in docs {
+            let v: Value = serde_json::from_str(text).unwrap();
+            let want = path_of(v);
+            let e = from_str::<Doc>(text).expect_err(text);
+            assert_eq!(
+                (Path(&e.path).to_string(), e.error.to_string()),
+                want,
+                "{text}"
+            );
+        }
+        let e = from_str::<Doc>("{\"name\": ").unwrap_err();
+        assert!(
+            e.path.is_empty() && e.error.to_string().contains("line 1"),
+            "{}",
+            e.error
+        );
+        let d: Doc = from_str(r#"{"name": "a", "ops": [{"bytes": 7}]}"#).unwrap();
+        assert_eq!((d.name.as_str(), d.ops[0].bytes), ("a", 7));
     }
 
     #[test]

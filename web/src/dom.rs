@@ -225,7 +225,20 @@ pub async fn read_text(f: &web_sys::File) -> Result<String, String> {
     let start = f.slice_with_f64_and_f64(0.0, 64.0).map_err(unread)?;
     let kind = FileKind::of(&text_of(&start).await.map_err(unread)?);
     kind.check_size(&f.name(), f.size())?;
-    text_of(f).await.map_err(unread)
+    bytes_of(f).await.map_err(unread)
+}
+
+/// A blob's text as [`text_of`] reads it (a leading byte order mark dropped, bytes that are
+/// not UTF-8 read as U+FFFD), read as bytes: a file of megabytes is copied into the wasm once,
+/// not decoded into a JS string and encoded back.
+async fn bytes_of(b: &web_sys::Blob) -> Result<String, JsValue> {
+    let buf = JsFuture::from(b.array_buffer()).await?;
+    let mut bytes = js_sys::Uint8Array::new(&buf).to_vec();
+    if bytes.starts_with("\u{feff}".as_bytes()) {
+        bytes.drain(..3);
+    }
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// A blob's text (bytes that are not UTF-8 read as U+FFFD).

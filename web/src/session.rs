@@ -358,20 +358,19 @@ pub fn load_report(text: &str) -> Result<Session, String> {
     })
 }
 
-/// A JSON file read once, if it is a `skblab trace` capture rather than a `skblab kernel`
-/// report (the core tells: [`Capture::is_one`]); text that is no JSON is left to the
-/// report's reader, which says why.
-pub fn capture_json(text: &str) -> Option<serde_json::Value> {
-    let v: serde_json::Value = serde_json::from_str(text).ok()?;
-    Capture::is_one(&v).then_some(v)
+/// A JSON file's text, if it is a `skblab trace` capture rather than a `skblab kernel`
+/// report (the core tells, without building the file's JSON value: [`Capture::is_one`]);
+/// text that is no JSON is left to the report's reader, which says why.
+pub fn capture_json(text: &str) -> Option<&str> {
+    Capture::is_one(text).then_some(text)
 }
 
-/// Opens a `skblab trace` capture (read by [`capture_json`]): the program's own skbs as one
+/// Opens a `skblab trace` capture (told by [`capture_json`]): the program's own skbs as one
 /// lane, a step per syscall of the program on a traced socket (the core's
 /// [`Capture::trace`]). It has no scenario (the editor keeps its text), no walkthrough and no
 /// link.
-pub fn load_capture(v: &serde_json::Value) -> Result<Session, String> {
-    let c = Capture::from_value(v).map_err(|e| e.to_string())?;
+pub fn load_capture(text: &str) -> Result<Session, String> {
+    let c = Capture::parse(text).map_err(|e| e.to_string())?;
     let trace = c.trace().map_err(|e| e.to_string())?;
     Ok(Session {
         title: c.caption(),
@@ -545,7 +544,7 @@ mod tests {
         let report = include_str!("../../tests/fixtures/kernel-report.json");
         let not = |t: &str| capture_json(t).is_none();
         assert!(not(report) && not("{}") && not("[1]") && not("{"));
-        let s = load_capture(&v).unwrap();
+        let s = load_capture(v).unwrap();
         let c = Capture::parse(text).unwrap();
         assert_eq!(s.title, c.caption());
         assert_eq!(s.traces, vec![c.trace().unwrap()]);
@@ -571,7 +570,7 @@ mod tests {
         let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
         v["timeline"][3]["skb"] = 12.into();
         let bad = v.to_string();
-        let err = load_capture(&capture_json(&bad).unwrap())
+        let err = load_capture(capture_json(&bad).unwrap())
             .map(|_| ())
             .unwrap_err();
         assert!(err.contains("capture.timeline[3].skb"), "{err}");

@@ -436,21 +436,13 @@ impl Capture {
                 allowed: format!("at most {MAX_CAPTURE_TEXT} bytes"),
             });
         }
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| Error::invalid("capture", format!("not a skblab trace capture: {e}")))?;
-        Capture::from_value(&v)
-    }
-
-    /// Whether JSON already read is a capture rather than another skblab JSON file (a kernel
-    /// report): it has a capture's own fields, which [`Capture::from_value`] then judges.
-    pub fn is_one(v: &serde_json::Value) -> bool {
-        let has = |k: &str| v.get(k).is_some();
-        has("format") && has("command") && (has("timeline") || has("skbs"))
-    }
-
-    /// [`Capture::parse`] of JSON already read (its text's size is the reader's to cap).
-    pub fn from_value(v: &serde_json::Value) -> Result<Capture, Error> {
-        let c: Capture = field_path::from_value(v).map_err(|e| {
+        let c: Capture = field_path::from_str(text).map_err(|e| {
+            if !e.error.is_data() {
+                return Error::invalid(
+                    "capture",
+                    format!("not a skblab trace capture: {}", e.error),
+                );
+            }
             let path = Path(&e.path).to_string();
             let field = if path.is_empty() {
                 "capture".to_string()
@@ -461,6 +453,19 @@ impl Capture {
         })?;
         c.check()?;
         Ok(c)
+    }
+
+    /// Whether JSON text is a capture rather than another skblab JSON file (a kernel report):
+    /// an object with a capture's own fields, which [`Capture::parse`] then judges. It reads
+    /// the top level's names only as far as it must (their values skipped, no value built),
+    /// and stops once it has a capture's: a capture's own ones come before its large tables,
+    /// so the megabytes after them are left to [`Capture::parse`], which says what is wrong
+    /// with them.
+    pub fn is_one(text: &str) -> bool {
+        let told = std::cell::Cell::new(false);
+        let mut de = serde_json::Deserializer::from_str(text);
+        let _ = serde::Deserializer::deserialize_map(&mut de, Tell(&told));
+        told.get()
     }
 
     /// What the types cannot say: the version, the caps, and every index in range.
@@ -552,6 +557,36 @@ impl Capture {
             }
         }
         m
+    }
+}
+
+/// Reads an object's names until they are a capture's, then stops (an error ends the read)
+/// and says so in its cell.
+struct Tell<'a>(&'a std::cell::Cell<bool>);
+
+impl<'de> serde::de::Visitor<'de> for Tell<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let [mut format, mut command, mut table] = [false; 3];
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "format" => format = true,
+                "command" => command = true,
+                "timeline" | "skbs" => table = true,
+                _ => {}
+            }
+            if format && command && table {
+                self.0.set(true);
+                return Err(serde::de::Error::custom("a capture"));
+            }
+            map.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(())
     }
 }
 
@@ -668,8 +703,7 @@ mod tests {
         let c = capture();
         let text = serde_json::to_string(&c).unwrap();
         assert_eq!(Capture::parse(&text), Ok(c.clone()));
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert!(Capture::is_one(&v) && !Capture::is_one(&serde_json::json!({"format": 1})));
+        assert!(Capture::is_one(&text) && !Capture::is_one(r#"{"format": 1}"#));
         let refused = |f: fn(&mut Capture)| {
             let mut bad = c.clone();
             f(&mut bad);

@@ -252,7 +252,7 @@ impl App {
             }
         };
         if let Some(capture) = session::capture_json(&text) {
-            return self.open_capture(&capture);
+            return self.open_capture(capture);
         }
         match session::load_report(&text) {
             Ok(s) => {
@@ -268,7 +268,7 @@ impl App {
     /// Opens a capture before the program's first syscall. The editor keeps what the learner
     /// typed (a capture has no scenario to give it); an open challenge closes, as the stage no
     /// longer shows its scenario.
-    fn open_capture(&mut self, capture: &serde_json::Value) {
+    fn open_capture(&mut self, capture: &str) {
         match session::load_capture(capture) {
             Ok(s) => {
                 self.challenge = None;
