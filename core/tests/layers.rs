@@ -96,7 +96,11 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
     (
         // mod.rs holds the format; the summary and the lane (the capture as a trace) read it.
         "capture",
-        &[&["mod"], &["summary", "lane", "predict"], &["compare"]],
+        &[
+            &["mod"],
+            &["summary", "lane", "predict"],
+            &["compare", "beside"],
+        ],
     ),
     (
         "mptcp",

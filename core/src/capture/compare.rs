@@ -1,10 +1,9 @@
 //! The model's prediction set beside the capture, write by write, in the kernel report's
 //! words ([`Cell`], [`Verdict`]): for each write, the skbs the model built against the skbs
-//! the kernel sent, field by field; and which step of the model's run stands beside each
-//! step of the capture's (write n beside write n; a read holds the model where it was).
+//! the kernel sent, field by field.
 
 use super::predict::payload;
-use super::{Capture, Moment, Prediction, Skb as Seen};
+use super::{Capture, Prediction, Skb as Seen};
 use crate::kernel_report::{Cell, Verdict};
 use crate::skb::Skb;
 use crate::trace::{queue, Step, Trace};
@@ -92,26 +91,6 @@ impl Prediction {
             writes,
             verdict,
         }
-    }
-
-    /// The model's step beside each of the capture's steps ([`Capture::trace`]: one per
-    /// read or write, then one for what came after): the step of the socket's last write so
-    /// far, none before its first.
-    pub fn model_steps(&self, c: &Capture) -> Vec<Option<usize>> {
-        let mut written = 0usize;
-        let mut steps: Vec<Option<usize>> = (c.timeline.iter())
-            .filter_map(|m| match *m {
-                Moment::Write { socket, .. } if socket == self.socket => {
-                    written += 1;
-                    Some(written)
-                }
-                Moment::Write { .. } | Moment::Read { .. } => Some(written),
-                _ => None,
-            })
-            .map(|n| n.min(self.ops).checked_sub(1))
-            .collect();
-        steps.push(steps.last().copied().flatten());
-        steps
     }
 
     /// The kernel's size goals on the socket, each against the model's.
@@ -322,18 +301,5 @@ mod tests {
         let s = &got.writes[1].skbs[0];
         assert_eq!((s.captured, s.model.is_some()), (None, true));
         assert!(s.cells.iter().all(|c| c.verdict == Some(Verdict::Differ)));
-    }
-
-    /// The model stands at write n beside the capture's write n, and stays there through
-    /// the reads: one entry per step of the capture's lane.
-    #[test]
-    fn the_model_steps_with_the_writes() {
-        let c = fixture();
-        let p = c.prediction().unwrap();
-        let steps = p.model_steps(&c);
-        // write, write, read, write, read, then what came after.
-        let at = |n| Some(n);
-        assert_eq!(steps, [at(0), at(1), at(1), at(2), at(2), at(2)]);
-        assert_eq!(steps.len(), c.trace().unwrap().steps.len());
     }
 }

@@ -12,6 +12,7 @@ use crate::Error;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod beside;
 mod compare;
 mod lane;
 mod predict;
