@@ -29,9 +29,9 @@ pub fn lane(r: &KernelReport) -> Html {
         not_driven(r),
         v = r.verdict,
     );
-    table(&mut o, "skb", &r.columns(), &r.skbs);
+    table(&mut o, ("skb", PRINTS), &r.columns(), &r.skbs);
     let pages = skblab_core::kernel_report::PAGE_FIELDS.map(|(f, _)| f);
-    table(&mut o, "page", &pages, &r.pages);
+    table(&mut o, ("page", PRINTS), &pages, &r.pages);
     // The judged totals (the size goal(s) the kernel's tcp_sendmsg_locked used, or the frag
     // cache's), under the table.
     for total in &r.totals {
@@ -46,9 +46,17 @@ pub fn lane(r: &KernelReport) -> Html {
     }
 }
 
+/// Where the rows not drawn are all shown.
+const PRINTS: &str = "<code>skblab kernel</code> prints them all";
+
 /// The skbs or pages (`what`) as a table, the first [`MAX_DRAWN`] drawn and the rest
-/// counted; nothing when there are none.
-fn table(o: &mut String, what: &str, columns: &[&str], items: &[Vec<Cell>]) {
+/// counted, saying where they are all shown (`whole`, markup); nothing when there are none.
+pub(super) fn table(
+    o: &mut String,
+    (what, whole): (&str, &str),
+    columns: &[&str],
+    items: &[Vec<Cell>],
+) {
     if items.is_empty() {
         return;
     }
@@ -70,7 +78,7 @@ fn table(o: &mut String, what: &str, columns: &[&str], items: &[Vec<Cell>]) {
             .count();
         let _ = write!(
             o,
-            r#"<tr class="more"><td colspan="{}">{} more {what}s, not drawn ({differ} of them differ; <code>skblab kernel</code> prints them all)</td></tr>"#,
+            r#"<tr class="more"><td colspan="{}">{} more {what}s, not drawn ({differ} of them differ; {whole})</td></tr>"#,
             columns.len() + 1,
             rest.len(),
         );
@@ -95,7 +103,7 @@ fn row(o: &mut String, i: usize, columns: &[&str], cells: &[Cell]) {
 
 /// A cell's attributes and content: the kernel's value, the model's under it, the verdict as
 /// its class and in words in its title.
-fn cell_body(o: &mut String, c: &Cell, tag: &str) {
+pub(super) fn cell_body(o: &mut String, c: &Cell, tag: &str) {
     let show = |v: Option<u64>| v.map_or("–".into(), |v| v.to_string());
     let (class, word) = match c.verdict {
         Some(v) => (v.as_str(), v.as_str()),
