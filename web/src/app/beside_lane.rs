@@ -2,12 +2,11 @@
 //! values with the model's under each and the verdict (the core's `Prediction::compare`),
 //! drawn as the kernel lane draws a `skblab kernel` report ([`super::kernel_lane`]).
 
-use super::kernel_lane::{cell_body, table};
+use super::kernel_lane::{figure, table, totals};
 use crate::beside::Beside;
-use crate::diagram::esc;
 use skblab_core::kernel_report::Cell;
 use std::fmt::Write;
-use yew::prelude::*;
+use yew::Html;
 
 /// The model lane's note: what the scenario was derived from, and that the editor holds it.
 pub fn about(b: &Beside) -> String {
@@ -47,14 +46,6 @@ pub fn lane(b: &Beside) -> Html {
         &columns,
         &rows,
     );
-    for total in &c.totals {
-        let _ = write!(o, r#"<p class="goal">{} <span "#, esc(&total.field));
-        cell_body(&mut o, total, "span");
-        o.push_str("</p>");
-    }
-    html! {
-        <figure class="kernel" data-variant="beside" data-testid="beside-lane">
-            { Html::from_html_unchecked(AttrValue::from(o)) }
-        </figure>
-    }
+    totals(&mut o, &c.totals);
+    figure(o, "beside")
 }

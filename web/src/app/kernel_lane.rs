@@ -34,13 +34,23 @@ pub fn lane(r: &KernelReport) -> Html {
     table(&mut o, ("page", PRINTS), &pages, &r.pages);
     // The judged totals (the size goal(s) the kernel's tcp_sendmsg_locked used, or the frag
     // cache's), under the table.
-    for total in &r.totals {
+    totals(&mut o, &r.totals);
+    figure(o, "kernel")
+}
+
+/// The judged totals, a line each.
+pub(super) fn totals(o: &mut String, totals: &[Cell]) {
+    for total in totals {
         let _ = write!(o, r#"<p class="goal">{} <span "#, esc(&total.field));
-        cell_body(&mut o, total, "span");
+        cell_body(o, total, "span");
         o.push_str("</p>");
     }
+}
+
+/// A lane of markup `o`, as `what` (`data-variant`, and the test id `{what}-lane`).
+pub(super) fn figure(o: String, what: &'static str) -> Html {
     html! {
-        <figure class="kernel" data-variant="kernel" data-testid="kernel-lane">
+        <figure class="kernel" data-variant={what} data-testid={format!("{what}-lane")}>
             { Html::from_html_unchecked(AttrValue::from(o)) }
         </figure>
     }
@@ -103,7 +113,7 @@ fn row(o: &mut String, i: usize, columns: &[&str], cells: &[Cell]) {
 
 /// A cell's attributes and content: the kernel's value, the model's under it, the verdict as
 /// its class and in words in its title.
-pub(super) fn cell_body(o: &mut String, c: &Cell, tag: &str) {
+fn cell_body(o: &mut String, c: &Cell, tag: &str) {
     let show = |v: Option<u64>| v.map_or("–".into(), |v| v.to_string());
     let (class, word) = match c.verdict {
         Some(v) => (v.as_str(), v.as_str()),
