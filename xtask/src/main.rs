@@ -303,8 +303,11 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// capture opened as a lane: the core's reader of the format, `Capture::parse`, with the
 /// page's opening of it, 16.6 KB, the trace made of it, `Capture::trace`, 3.4 KB, and its
 /// `seen_*` events, 0.9 KB: 371,516 B against 350,632 B before; with the captured stacks
-/// read too, 372,274 B), 372,800 B.
-const WASM_GZIP_BUDGET: u64 = 372_800;
+/// read too, 372,274 B), 372,800 B; since the model's prediction beside a capture (the
+/// scenario derived from it, its run stepped beside the capture's lane, each write's skbs
+/// judged and drawn as the kernel lane's, the editor's offered text: 384,985 B against
+/// 372,361 B before, 12.6 KB, not yet traced to its parts), 385,500 B.
+const WASM_GZIP_BUDGET: u64 = 385_500;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {
