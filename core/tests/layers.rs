@@ -47,7 +47,9 @@ const LAYERS: &[&[&str]] = &[
     // Trace's and State's methods that read the replay, the kernel functions and the queries.
     &["trace_read"],
     // A kernel report is checked against its own scenario.
-    &["question", "kernel_report", "capture"],
+    &["question", "kernel_report"],
+    // A capture's prediction is judged in the kernel report's words.
+    &["capture"],
     &["walkthrough"],
     // Goals to reach, and predict-then-see over a walkthrough's questions.
     &["challenge", "quiz"],
@@ -94,7 +96,11 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
     (
         // mod.rs holds the format; the summary and the lane (the capture as a trace) read it.
         "capture",
-        &[&["mod"], &["summary", "lane"]],
+        &[
+            &["mod"],
+            &["summary", "lane", "predict"],
+            &["compare", "beside"],
+        ],
     ),
     (
         "mptcp",

@@ -89,3 +89,91 @@ export function growingQueue(bytes) {
 
 /** The permalink fragment of scenario `text` at `step`. */
 export const permalink = (text, step) => `#s=${Buffer.from(text).toString('base64url')}&step=${step}`;
+
+/**
+ * In the page (`page.evaluate(faults)`): every legibility fault of what is shown now, as
+ * readable lines: a drawn line crossing a label, a panel cutting its drawing off with no cue,
+ * a text leaving its box, a legend entry wrapping (legibility.test.mjs, capture beside the model).
+ */
+export function faults() {
+  const out = { crossed: [], clipped: [], overflow: [], legend: [] };
+  const shown = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility === 'visible' &&
+    Number(getComputedStyle(e).opacity) > 0;
+  // A label's box, one unit in on every side: a stroke grazing the empty edge of the em box
+  // (above the capitals, below the descenders) crosses no glyph.
+  const inset = (b) => ({ x: b.x + 1, y: b.y + 1, w: b.width - 2, h: b.height - 2 });
+  const holds = (r, x, y) => x >= r.x && x <= r.x + r.w && y >= r.y && y <= r.y + r.h;
+  const who = (t) => {
+    const g = t.closest('[data-skb], [data-page], [data-dfrag], [data-gone]');
+    const fig = t.closest('figure')?.dataset.variant ?? t.closest('svg').getAttribute('aria-label');
+    return `${fig}: "${t.textContent}"${g ? ` in ${g.outerHTML.slice(1, g.outerHTML.indexOf('>'))}` : ''}`;
+  };
+  for (const svg of document.querySelectorAll('svg')) {
+    const texts = [...svg.querySelectorAll('text')].filter(shown).map((t) => ({ t, b: t.getBBox() }));
+    // (a) Lines: stroked geometry with no area to fill (paths, lines, polylines).
+    const lines = [...svg.querySelectorAll('path, line, polyline')].filter((l) => {
+      if (!shown(l)) return false;
+      const s = getComputedStyle(l);
+      if (s.stroke === 'none' || s.strokeWidth === '0px') return false;
+      const b = l.getBBox();
+      return s.fill === 'none' || b.width === 0 || b.height === 0;
+    });
+    for (const l of lines) {
+      const lb = l.getBBox();
+      const near = texts.filter(({ b }) => b.x <= lb.x + lb.width && lb.x <= b.x + b.width &&
+        b.y <= lb.y + lb.height && lb.y <= b.y + b.height).map(({ t, b }) => ({ t, r: inset(b) }));
+      if (near.length === 0) continue;
+      const len = l.getTotalLength();
+      const hit = new Set();
+      for (let d = 0; d <= len; d += 0.5) {
+        const p = l.getPointAtLength(d);
+        for (const n of near) if (!hit.has(n) && holds(n.r, p.x, p.y)) hit.add(n);
+      }
+      for (const n of hit) out.crossed.push(`${who(n.t)} crossed by <${l.tagName} class="${l.getAttribute('class') ?? ''}">`);
+    }
+    // (c) A text stays inside the smallest rectangle its start lies in, or else the drawing.
+    const rects = [...svg.querySelectorAll('rect')].filter(shown).map((r) => {
+      const b = r.getBBox();
+      return { x: b.x, y: b.y, w: b.width, h: b.height };
+    });
+    const vb = svg.viewBox.baseVal;
+    for (const { t, b } of texts) {
+      const [x, y] = [b.x + 0.5, b.y + b.height / 2];
+      const box = rects.filter((r) => holds(r, x, y)).sort((p, q) => p.w * p.h - q.w * q.h)[0] ??
+        { x: 0, y: 0, w: vb.width, h: vb.height };
+      if (b.x < box.x - 0.5 || b.x + b.width > box.x + box.w + 0.5 || b.y < box.y - 1 || b.y + b.height > box.y + box.h + 1) {
+        out.overflow.push(`${who(t)} leaves its ${box.w.toFixed(0)}x${box.h.toFixed(0)} box at ${box.x.toFixed(0)},${box.y.toFixed(0)}`);
+      }
+    }
+  }
+  // (b) A diagram panel that cuts off part of its drawing shows a visible cue saying so.
+  for (const wrap of document.querySelectorAll('figure .svgwrap')) {
+    const r = wrap.getBoundingClientRect();
+    const [bottom, right] = [r.top + wrap.clientHeight, r.left + wrap.clientWidth];
+    const cut = [...wrap.querySelectorAll('g[data-skb], g[data-page], g[data-dfrag]')].filter((g) => {
+      const b = g.getBoundingClientRect();
+      return b.bottom > bottom + 0.5 || b.right > right + 0.5;
+    });
+    if (cut.length === 0) continue;
+    // The cue stands right under the view, over no part of the drawing.
+    const cue = [...wrap.closest('figure').querySelectorAll('.more')].find((c) => {
+      const b = c.getBoundingClientRect();
+      return shown(c) && /\d+ more/.test(c.textContent) && b.top >= r.bottom - 0.5 && b.top <= r.bottom + 8 && b.height > 0;
+    });
+    if (!cue) {
+      const first = cut[0].outerHTML.slice(1, cut[0].outerHTML.indexOf('>'));
+      out.clipped.push(`${wrap.closest('figure').dataset.variant}: ${cut.length} cut off (${first}) with no cue`);
+    }
+  }
+  // A legend entry (a swatch and its words) never wraps in its middle,
+  // and every swatch can be seen.
+  for (const e of document.querySelectorAll('.legend li')) {
+    if (e.getClientRects().length > 1) out.legend.push(`"${e.textContent}" wraps`);
+  }
+  for (const k of document.querySelectorAll('.legend .k')) {
+    if (k.getClientRects().length > 0 && Number(getComputedStyle(k).opacity) < 0.3) {
+      out.legend.push(`the swatch of "${k.parentElement.textContent}" is invisible`);
+    }
+  }
+  return out;
+}

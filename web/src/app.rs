@@ -10,7 +10,8 @@
 //! - [`panels`]: the counters and the chart.
 //! - [`editor`]: the scenario text and its form; running it hands the app a new session.
 //! - [`quiz`]: predict mode's question card, and the challenges.
-//! - [`kernel_lane`]: a `skblab kernel` report's skbs, the third lane.
+//! - [`kernel_lane`]: a `skblab kernel` report's skbs, the third lane; [`beside_lane`]: a
+//!   capture's skbs against the model's prediction, drawn the same way.
 //!
 //! The app's own work is split the same way: [`stepping`] wires the moves (the keys, the
 //! play timer, predict mode's gate), [`opening`] puts a walkthrough, link, challenge or report on the stage,
@@ -21,6 +22,7 @@
 //! again only when their props change (one component serves them all: a Yew component costs
 //! the bundle about 0.6 KiB gzip, one with hooks about 2 KiB); the rest are view functions.
 
+mod beside_lane;
 mod controls;
 mod diagrams;
 mod editor;
@@ -91,6 +93,8 @@ pub enum Msg {
     File(web_sys::File),
     /// Its text was read (or failed to be).
     Report(Result<String, String>),
+    /// Beside the capture shown: the model's prediction for its writes.
+    Beside,
     Predict,
     Ask(quiz::Ask),
     ResetScores,
@@ -159,6 +163,7 @@ pub struct App {
     on_chart: Callback<AttrValue>,
     on_reset: Callback<()>,
     on_file: Callback<web_sys::File>,
+    on_beside: Callback<()>,
     on_ask: Callback<quiz::Ask>,
     on_open: Callback<usize>,
     on_check: Callback<String>,
@@ -220,6 +225,7 @@ impl Component for App {
             on_chart: link.callback(Msg::Chart),
             on_reset: link.callback(|_| Msg::ResetScores),
             on_file: link.callback(Msg::File),
+            on_beside: link.callback(|_| Msg::Beside),
             on_ask: link.callback(Msg::Ask),
             on_open: link.callback(Msg::OpenChallenge),
             on_check: link.callback(Msg::Check),
@@ -318,14 +324,15 @@ impl Component for App {
                     <main class={classes!("stage", picking.then_some("picking"))} onclick={picking.then(|| self.on_pick_click())}>
                         { narration::narration(&narration::Props { session: s.clone(), pos: self.nav.pos, lanes: self.nav.lanes,
                             lead: self.nav.lead(s), on_nav: self.on_nav.clone(), reach: self.reach }) }
-                        <Diagrams session={s.clone()} pos={self.nav.pos} events={self.nav.lanes.at} />
+                        <Diagrams session={s.clone()} pos={self.nav.pos} events={self.nav.lanes.at} on_beside={self.on_beside.clone()} />
                     </main>
                     <div aria-busy={(self.nav.panels_at != self.nav.pos).then_some("true")}>{ pure(panels::Props { session: s.clone(), pos: self.nav.panels_at, chart: self.chart.clone(),
                         on_chart: self.on_chart.clone(), predict: self.predict }) }</div>
                 }
                 <Editor key={self.seed.key} text={self.seed.text.clone()} compare={self.seed.compare.clone()}
                     on_run={self.on_run.clone()} on_check={self.challenge.as_ref().map(|_| self.on_check.clone())}
-                    aside={self.session.as_ref().filter(|s| s.capture.is_some()).map(|_| AttrValue::from(CAPTURE_ASIDE))} />
+                    aside={self.session.as_ref().filter(|s| s.capture.as_ref().is_some_and(|c| c.beside.is_none())).map(|_| AttrValue::from(CAPTURE_ASIDE))}
+                    offered={self.offered()} />
                 { quiz::challenges(&self.challenges, &self.record, self.challenge.as_ref(), &self.on_open) }
             </>
         }
@@ -452,6 +459,7 @@ impl App {
                 .link()
                 .send_future(async move { Msg::Report(dom::read_text(&f).await) }),
             Msg::Report(text) => self.open_report(text),
+            Msg::Beside => self.open_beside(),
             Msg::HashChanged => {
                 if self.loaded && dom::fragment().trim_start_matches('#') != self.fragment {
                     self.stop();

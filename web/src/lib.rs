@@ -3,8 +3,9 @@
 //! The core does all the modelling; this crate chooses what to run ([`session`]), keeps
 //! where the learner stands in it and the moves that change it ([`navigation`]), draws a
 //! state ([`diagram`], [`chart`]), marks what changed ([`diff`]) and wires it into a Yew app
-//! ([`app`]); [`predict`] holds predict mode's questions and the learner's record. Everything but `app` and `dom` is plain Rust, tested natively.
+//! ([`app`]); [`beside`] sets the model's prediction beside a capture; [`predict`] holds predict mode's questions and the learner's record. Everything but `app` and `dom` is plain Rust, tested natively.
 
+pub mod beside;
 pub mod chart;
 pub mod diagram;
 pub mod diff;

@@ -13,9 +13,11 @@ pub use skblab_core::permalink::{Link, Position, LANES};
 
 /// A step and, per lane, the event it is shown after (`None`: the whole step).
 pub type Moment = (usize, [Option<usize>; LANES]);
+use crate::beside::Beside;
 use skblab_core::walkthrough::Walkthrough;
 use skblab_core::{RunOptions, Scenario, Trace};
 use std::cell::RefCell;
+use std::rc::Rc;
 use yew::AttrValue;
 
 /// A loaded scenario: its traces (one per variant shown) and its text for the editor.
@@ -43,11 +45,15 @@ pub struct Session {
     pub(crate) texts: RefCell<Vec<(usize, Vec<Option<AttrValue>>)>>,
 }
 
-/// What a capture's lane says of it ([`Session::lane_name`]): the kernel it was traced on.
+/// What a capture's lane says of it ([`Session::lane_name`]): the kernel it was traced on;
+/// the capture, kept for the model's prediction, and that prediction once asked for.
 #[derive(Clone, Debug)]
 pub struct Captured {
     /// The running kernel's release (`uname -r`).
     pub kernel: String,
+    pub capture: Rc<Capture>,
+    /// The model's prediction, the second lane ([`crate::beside`]).
+    pub beside: Option<Rc<Beside>>,
 }
 
 impl Session {
@@ -263,9 +269,9 @@ impl Session {
     /// kernel it models, or a capture's running kernel.
     pub fn lane_name(&self, i: usize) -> String {
         match (&self.capture, self.traces.get(i)) {
-            (Some(c), _) => format!("Linux {}, its own skbs (skblab trace)", c.kernel),
-            (None, Some(t)) => format!("{} · kernel {}", t.variant, t.era.name()),
-            (None, None) => String::new(),
+            (Some(c), _) if i == 0 => format!("Linux {}, its own skbs (skblab trace)", c.kernel),
+            (_, Some(t)) => format!("{} · kernel {}", t.variant, t.era.name()),
+            (_, None) => String::new(),
         }
     }
 }
@@ -378,7 +384,11 @@ pub fn load_capture(text: &str) -> Result<Session, String> {
         text: String::new(),
         traces: vec![trace],
         kernel: None,
-        capture: Some(Captured { kernel: c.kernel }),
+        capture: Some(Captured {
+            kernel: c.kernel.clone(),
+            capture: Rc::new(c),
+            beside: None,
+        }),
         lesson: None,
         compare: None,
         texts: RefCell::default(),

@@ -306,8 +306,11 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// read too, 372,274 B), 372,800 B; since a large capture opens quickly (its reader reads the
 /// text straight into the capture's types with serde_json's own reader, about 7 times less
 /// CPU than through a JSON value, its derived `Deserialize` compiled for that reader: 13.4 KB,
-/// measured 385,715 B against main's 372,361 B), 386,200 B.
-const WASM_GZIP_BUDGET: u64 = 386_200;
+/// measured 385,715 B against main's 372,361 B) and the model's prediction beside a capture
+/// (the scenario derived from it, its run stepped beside the capture's lane, each write's skbs
+/// judged and drawn as the kernel lane's, the editor's offered text: 12.6 KB, 384,985 B against
+/// 372,361 B), MERGED_FIGURE.
+const WASM_GZIP_BUDGET: u64 = 402_500;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {

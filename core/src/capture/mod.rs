@@ -12,10 +12,15 @@ use crate::Error;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod beside;
+mod compare;
 mod lane;
+mod predict;
 mod summary;
 
+pub use compare::{Compared, SkbCompared, WriteCompared};
 pub use lane::{MECHANISM, VARIANT};
+pub use predict::{Fact, Prediction, MAX_PREDICTED_WRITES, UNKNOWN};
 pub use summary::{lessons, sockets, Direction, Lesson, SocketSummary};
 
 /// The format's version: a reader refuses any other.

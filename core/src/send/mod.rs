@@ -21,6 +21,6 @@ pub use matrix::{
     matrix_config, run_cell, run_matrix, MATRIX_SOCKETS, MATRIX_TOTAL, MATRIX_WINDOW, MATRIX_WRITES,
 };
 pub use params::{DeviceParams, SocketParams};
-pub use scenario::{iov_lengths, SendOp, SendScenario};
+pub use scenario::{iov_lengths, SendOp, SendScenario, MAX_SNDBUF, MIN_MSS};
 pub use sock::SendSock;
 pub use variant::{Variant, VARIANTS};

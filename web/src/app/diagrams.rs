@@ -29,6 +29,9 @@ pub struct Props {
     pub pos: usize,
     /// Stepping by event: lane L is drawn after event `events[L]` (1-based) of step `pos`.
     pub events: [Option<usize>; LANES],
+    /// Beside a capture: asks for the model's prediction as a second lane.
+    #[prop_or_default]
+    pub on_beside: Option<Callback<()>>,
 }
 
 #[derive(Clone)]
@@ -301,7 +304,7 @@ impl Component for Diagrams {
                 { for s.traces.iter().zip(&self.drawn).enumerate().map(|(i, (t, shown))| html! {
                     <figure data-variant={t.variant.clone()}>
                         <figcaption>
-                            if let Some(c) = &s.capture {
+                            if let Some(c) = s.capture.as_ref().filter(|_| i == 0) {
                                 <strong>{ "Linux " }{ &c.kernel }</strong>{ " · its own skbs, traced by " }<code>{ "skblab trace" }</code>
                             } else {
                                 <strong>{ &t.variant }</strong>{ " · kernel " }{ t.era.name() }
@@ -309,8 +312,13 @@ impl Component for Diagrams {
                             { button(Msg::Figure(Some(i), false), format!("Download the {} diagram as SVG", t.variant).into(), "SVG") }
                             { button(Msg::Figure(Some(i), true), format!("Download the {} diagram as PNG", t.variant).into(), "PNG") }
                             { button(Msg::ExportJson(i), format!("Download the {} trace as JSON", t.variant).into(), "JSON") }
-                            if s.capture.is_some() {
+                            if s.capture.is_some() && i == 0 {
                                 <div class="about" data-testid="capture-about">{ CAPTURE_ABOUT }</div>
+                                if let Some(on) = ctx.props().on_beside.as_ref().filter(|_| s.traces.len() == 1) {
+                                    <button class="small" data-testid="beside" onclick={on.reform(|_| ())}>{ "Beside it: the model's prediction" }</button>
+                                }
+                            } else if let Some(b) = s.capture.as_ref().and_then(|c| c.beside.as_deref()) {
+                                <div class="about" data-testid="beside-about">{ super::beside_lane::about(b) }</div>
                             } else if let Some(about) = about_variant(&t.mechanism, &t.variant) {
                                 <div class="about" data-testid="about-variant">{ about }</div>
                             }
@@ -323,6 +331,7 @@ impl Component for Diagrams {
                     </figure>
                 }) }
                 if let Some(r) = &s.kernel { { super::kernel_lane::lane(r) } }
+                if let Some(b) = s.capture.as_ref().and_then(|c| c.beside.as_deref()) { { super::beside_lane::lane(b) } }
                 <ul class="legend" data-testid="legend" aria-label="Legend: the marks these drawings use" ref={self.legend.clone()}></ul>
             </section>
         }

@@ -30,6 +30,10 @@ pub struct Props {
     /// capture has none): the text stays as the learner left it.
     #[prop_or_default]
     pub aside: Option<AttrValue>,
+    /// A scenario the stage derived (the model's prediction beside a capture): shown in
+    /// place of the learner's text, which is kept to go back to.
+    #[prop_or_default]
+    pub offered: Option<AttrValue>,
 }
 
 pub enum Msg {
@@ -39,7 +43,13 @@ pub enum Msg {
     /// Typing paused: run the text.
     Paused,
     Run,
+    /// Back to the learner's text, from the scenario offered.
+    Back,
 }
+
+/// What the editor says while it shows an offered scenario.
+const OFFERED: &str = "The text here is the model's prediction's scenario, derived from the \
+capture: change it and Run it. Your own text is kept. ";
 
 /// How long typing must pause before the text is run.
 const PAUSE_MS: u32 = 300;
@@ -62,6 +72,8 @@ pub struct Editor {
     compare: String,
     /// The run waiting for typing to pause (dropping it cancels it).
     pause: Option<Timeout>,
+    /// The learner's text, kept while an offered scenario is shown.
+    kept: Option<String>,
 }
 
 impl Component for Editor {
@@ -75,7 +87,22 @@ impl Component for Editor {
             text: p.text.to_string(),
             compare: p.compare.to_string(),
             pause: None,
+            kept: None,
         }
+    }
+
+    fn changed(&mut self, ctx: &Context<Self>, old: &Props) -> bool {
+        if let Some(t) = ctx
+            .props()
+            .offered
+            .as_ref()
+            .filter(|&t| old.offered.as_ref() != Some(t))
+        {
+            let mine = std::mem::take(&mut self.text);
+            self.kept.get_or_insert(mine);
+            self.set_text(t.to_string());
+        }
+        true
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
@@ -111,6 +138,11 @@ impl Component for Editor {
                 self.run(ctx);
             }
             Msg::Run => self.run(ctx),
+            Msg::Back => {
+                if let Some(t) = self.kept.take() {
+                    self.set_text(t);
+                }
+            }
         }
         true
     }
@@ -134,6 +166,10 @@ impl Component for Editor {
                 <h2>{ "Scenario editor" }</h2>
                 if let Some(aside) = &ctx.props().aside {
                     <p class="note" data-testid="editor-aside">{ aside }</p>
+                }
+                if self.kept.is_some() {
+                    <p class="note" data-testid="editor-offered">{ OFFERED }
+                        <button class="small" data-action="back" onclick={link.callback(|_| Msg::Back)}>{ "Back to your text" }</button></p>
                 }
                 if let Checked::Ok { variant, .. } = &self.checked {
                     <div class="knobs">

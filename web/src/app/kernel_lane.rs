@@ -29,26 +29,44 @@ pub fn lane(r: &KernelReport) -> Html {
         not_driven(r),
         v = r.verdict,
     );
-    table(&mut o, "skb", &r.columns(), &r.skbs);
+    table(&mut o, ("skb", PRINTS), &r.columns(), &r.skbs);
     let pages = skblab_core::kernel_report::PAGE_FIELDS.map(|(f, _)| f);
-    table(&mut o, "page", &pages, &r.pages);
+    table(&mut o, ("page", PRINTS), &pages, &r.pages);
     // The judged totals (the size goal(s) the kernel's tcp_sendmsg_locked used, or the frag
     // cache's), under the table.
-    for total in &r.totals {
+    totals(&mut o, &r.totals);
+    figure(o, "kernel")
+}
+
+/// The judged totals, a line each.
+pub(super) fn totals(o: &mut String, totals: &[Cell]) {
+    for total in totals {
         let _ = write!(o, r#"<p class="goal">{} <span "#, esc(&total.field));
-        cell_body(&mut o, total, "span");
+        cell_body(o, total, "span");
         o.push_str("</p>");
     }
+}
+
+/// A lane of markup `o`, as `what` (`data-variant`, and the test id `{what}-lane`).
+pub(super) fn figure(o: String, what: &'static str) -> Html {
     html! {
-        <figure class="kernel" data-variant="kernel" data-testid="kernel-lane">
+        <figure class="kernel" data-variant={what} data-testid={format!("{what}-lane")}>
             { Html::from_html_unchecked(AttrValue::from(o)) }
         </figure>
     }
 }
 
+/// Where the rows not drawn are all shown.
+const PRINTS: &str = "<code>skblab kernel</code> prints them all";
+
 /// The skbs or pages (`what`) as a table, the first [`MAX_DRAWN`] drawn and the rest
-/// counted; nothing when there are none.
-fn table(o: &mut String, what: &str, columns: &[&str], items: &[Vec<Cell>]) {
+/// counted, saying where they are all shown (`whole`, markup); nothing when there are none.
+pub(super) fn table(
+    o: &mut String,
+    (what, whole): (&str, &str),
+    columns: &[&str],
+    items: &[Vec<Cell>],
+) {
     if items.is_empty() {
         return;
     }
@@ -70,7 +88,7 @@ fn table(o: &mut String, what: &str, columns: &[&str], items: &[Vec<Cell>]) {
             .count();
         let _ = write!(
             o,
-            r#"<tr class="more"><td colspan="{}">{} more {what}s, not drawn ({differ} of them differ; <code>skblab kernel</code> prints them all)</td></tr>"#,
+            r#"<tr class="more"><td colspan="{}">{} more {what}s, not drawn ({differ} of them differ; {whole})</td></tr>"#,
             columns.len() + 1,
             rest.len(),
         );

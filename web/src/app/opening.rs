@@ -12,6 +12,7 @@ use serde_json::Value;
 use skblab_core::challenge::Challenge;
 use skblab_core::walkthrough::Walkthrough;
 use std::rc::Rc;
+use yew::AttrValue;
 
 impl App {
     /// Opens what the URL fragment names, or the default walkthrough with a message saying
@@ -263,6 +264,25 @@ impl App {
             }
             Err(e) => self.notice = Some(format!("The kernel report did not open: {e}")),
         }
+    }
+
+    /// Sets the model's prediction beside the capture shown, at the same step; the editor
+    /// is offered its scenario ([`App::offered`]), keeping the learner's text to go back to.
+    pub(super) fn open_beside(&mut self) {
+        let Some(s) = self.session.clone() else {
+            return;
+        };
+        match crate::beside::open(&s) {
+            Ok(beside) => self.show(beside, self.nav.pos),
+            Err(e) => self.notice = Some(format!("The model's prediction did not open: {e}")),
+        }
+    }
+
+    /// The derived scenario the editor is offered while a prediction is beside a capture.
+    pub(super) fn offered(&self) -> Option<AttrValue> {
+        let s = self.session.as_ref()?;
+        let b = s.capture.as_ref()?.beside.as_ref()?;
+        Some(b.text.clone().into())
     }
 
     /// Opens a capture before the program's first syscall. The editor keeps what the learner

@@ -143,10 +143,13 @@ pub(super) fn scenes(s: &Shared, pos: usize, events: [Option<usize>; LANES]) -> 
             .unwrap_or(&empty)
     };
     let compared = n == 2 && s.same_input(pos, events);
+    // Beside a capture, the model's prediction: the skbs the core judged apart.
+    let beside = s.capture.as_ref().and_then(|c| c.beside.as_deref());
     let differs: Vec<Changed> = (0..n)
-        .map(|i| match compared {
-            true => Changed::between(Some(cur(1 - i)), cur(i)),
-            false => Changed::default(),
+        .map(|i| match (beside, compared) {
+            (Some(b), _) => b.differs(i, pos),
+            (None, true) => Changed::between(Some(cur(1 - i)), cur(i)),
+            (None, false) => Changed::default(),
         })
         .collect();
     (shown.into_iter().zip(differs).enumerate())
