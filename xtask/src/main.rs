@@ -303,8 +303,10 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// capture opened as a lane: the core's reader of the format, `Capture::parse`, with the
 /// page's opening of it, 16.6 KB, the trace made of it, `Capture::trace`, 3.4 KB, and its
 /// `seen_*` events, 0.9 KB: 371,516 B against 350,632 B before; with the captured stacks
-/// read too, 372,274 B), 372,800 B.
-const WASM_GZIP_BUDGET: u64 = 372_800;
+/// read too, 372,274 B), 372,800 B; since issue 35's model call paths (each model event's
+/// path to its kernel function, 43 paths of frames as static data, and the page's markup
+/// of them: 4.4 KB, measured 376,745 B against main's 372,361 B), 377,300 B.
+const WASM_GZIP_BUDGET: u64 = 377_300;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {

@@ -278,7 +278,11 @@ impl View for Lane {
 /// (innermost first, the core's separator): each frame linked at its line, an inlined one
 /// marked (a live stack shows its caller instead), a rename noted.
 fn call_path(o: &mut String, p: &CallPath, leads: bool) {
-    let id = if leads { r#" data-testid="call-path""# } else { "" };
+    let id = if leads {
+        r#" data-testid="call-path""#
+    } else {
+        ""
+    };
     let _ = write!(o, r#"<p class="kpath"{id}>Path from {}: "#, p.entry.label());
     for (k, f) in p.frames.iter().enumerate().rev() {
         let url = p.url(k);
