@@ -22,6 +22,7 @@ macro_rules! toml_files {
     };
 }
 
+pub mod call_path;
 pub mod capture;
 pub mod challenge;
 pub mod consts;

@@ -3,6 +3,7 @@
 //! above all of them: the state at any event, the kernel function an event stands for, what
 //! a step freed, and what a state's diagram draws.
 
+use crate::call_path::{call_path, CallPath};
 use crate::events::{Cpu, Event};
 use crate::freed::{Freeable, Freed};
 use crate::kernel_fn::{kernel_fn, Flow, KernelFn};
@@ -99,6 +100,11 @@ impl Trace {
     /// The kernel function `e`, an event of this trace, stands for.
     pub fn kernel_fn(&self, e: &Event) -> Option<KernelFn> {
         kernel_fn(&self.mechanism, self.era, self.flow(), e)
+    }
+
+    /// How the kernel reaches `e`'s function, where the path was read.
+    pub fn call_path(&self, e: &Event) -> Option<CallPath> {
+        call_path(&self.mechanism, self.era, self.flow(), e)
     }
 
     /// What the first `events` events of step `step` (0-based) freed, grouped by kind, CPU

@@ -43,6 +43,8 @@ const LAYERS: &[&[&str]] = &[
     &["send", "rx", "mptcp"],
     // Names each event's kernel function per mechanism and era: reads the mechanisms' names.
     &["kernel_fn"],
+    // How the kernel reaches each of those functions, per release.
+    &["call_path"],
     &["scenario", "query", "permalink", "freed", "input"],
     // Trace's and State's methods that read the replay, the kernel functions and the queries.
     &["trace_read"],

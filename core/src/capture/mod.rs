@@ -429,7 +429,7 @@ impl Capture {
     /// what called it: `xmit_one ← dev_hard_start_xmit ← …`; empty when none was kept.
     pub fn path(&self, stack: Option<u32>) -> String {
         let frames = stack.and_then(|k| self.stacks.get(k as usize));
-        frames.map_or(String::new(), |f| f.join(" ← "))
+        frames.map_or(String::new(), |f| f.join(crate::call_path::FRAME_SEP))
     }
 
     /// Reads a capture as [`Capture`] writes it, naming the first field it refuses.

@@ -20,6 +20,7 @@ use super::{emit_some, Shared};
 use crate::diagram::esc;
 use crate::navigation::{Crossed, Lanes, Nav};
 use crate::session::LANES;
+use skblab_core::call_path::{CallPath, FRAME_SEP};
 use skblab_core::events::Event as TraceEvent;
 use skblab_core::input::Counterpart;
 use std::fmt::Write;
@@ -272,6 +273,36 @@ impl View for Lane {
     }
 }
 
+/// The kernel's path to the selected event's function, told as a captured stack is
+/// (innermost first, the core's separator): each frame linked at its line, an inlined one
+/// marked (a live stack shows its caller instead), a rename noted.
+fn call_path(o: &mut String, p: &CallPath, leads: bool) {
+    let id = if leads {
+        r#" data-testid="call-path""#
+    } else {
+        ""
+    };
+    let _ = write!(o, r#"<p class="kpath"{id}>Path from {}: "#, p.entry.label());
+    for (k, f) in p.frames.iter().enumerate().rev() {
+        let url = p.url(k);
+        let _ = write!(
+            o,
+            r#"<a href="{url}" target="_blank" rel="noopener"><code>{}</code></a>"#,
+            f.name
+        );
+        if f.inlined {
+            o.push_str(r#" <span class="inl">(inlined)</span>"#);
+        }
+        if let Some(r) = f.renamed {
+            let _ = write!(o, r#" <span class="note">({r})</span>"#);
+        }
+        if k > 0 {
+            o.push_str(FRAME_SEP);
+        }
+    }
+    o.push_str("</p>");
+}
+
 /// Lane `lane`'s events of the step: the selected one's kernel function, what lockstep could
 /// not match, the filter by kind (↑/↓ then move to the previous or next event of that kind),
 /// and the window of the list.
@@ -312,6 +343,9 @@ fn lane_events(p: &Lane) -> Option<Html> {
                 o.push_str(why);
             }
             o.push_str("</p>");
+        }
+        if let Some(path) = t.call_path(e) {
+            call_path(o, &path, leads);
         }
     }
     if let Some(k) = p.follows {
