@@ -88,6 +88,10 @@ impl State {
         t
     }
 
+    /// Sends `e` to its family's code. Inlined where an event is emitted, whose kind is known
+    /// there, so the choice of family costs nothing; each family's code, out of line, tells
+    /// its kinds apart.
+    #[inline(always)]
     fn apply_inner(&mut self, e: &Event) -> Result<(), String> {
         use Event::*;
         match e {
