@@ -77,7 +77,12 @@ impl State {
 
     /// Page `p` allocated; with `cursor`, its CPU's cursor takes it at that offset.
     #[inline(never)]
-    fn alloc_page(&mut self, p: Page, cursor: Option<u32>, bias: Option<u32>) -> Result<(), String> {
+    fn alloc_page(
+        &mut self,
+        p: Page,
+        cursor: Option<u32>,
+        bias: Option<u32>,
+    ) -> Result<(), String> {
         let (page, cpu, size) = (p.id, p.cpu, p.size);
         if self.page_slot(page).is_ok() {
             return Err(format!("page {page} is already live"));
