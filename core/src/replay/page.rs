@@ -33,7 +33,10 @@ impl State {
                 };
                 self.alloc_page(p, cursor, bias)
             }
-            GetPage { page, count } => Ok(self.page(page)?.count = count),
+            GetPage { page, count } => {
+                self.page(page)?.count = count;
+                Ok(())
+            }
             PutPage {
                 page,
                 count,

@@ -29,9 +29,18 @@ impl State {
                 bytes,
                 truesize,
             } => self.coalesce(skb, idx, bytes, truesize),
-            MarkPsh { skb } => Ok(self.skb(skb)?.psh = true),
-            ClearPsh { skb } => Ok(self.skb(skb)?.psh = false),
-            MarkEor { skb } => Ok(self.skb(skb)?.eor = true),
+            MarkPsh { skb } => {
+                self.skb(skb)?.psh = true;
+                Ok(())
+            }
+            ClearPsh { skb } => {
+                self.skb(skb)?.psh = false;
+                Ok(())
+            }
+            MarkEor { skb } => {
+                self.skb(skb)?.eor = true;
+                Ok(())
+            }
             Linearize {
                 skb,
                 head_bytes,
