@@ -475,6 +475,25 @@ pub enum Event {
 }
 
 impl Event {
+    /// Whether dropping the event frees nothing: true of every kind but an `alloc_skb` whose
+    /// queue name was built at run time and a capture's `seen_*` events (their strings). A
+    /// kind given a heap field must be listed here, or dropping it through
+    /// the replay's `Log::emit`, which forgets the others when tracing is off, leaks it.
+    #[inline(always)]
+    pub fn frees_nothing(&self) -> bool {
+        use Event::*;
+        match self {
+            AllocSkb { queue, .. } => !matches!(queue, Some(std::borrow::Cow::Owned(_))),
+            SeenSkb { .. }
+            | SeenXmit { .. }
+            | SeenFrag { .. }
+            | SeenRx { .. }
+            | SeenCopy { .. }
+            | SeenFree { .. } => false,
+            _ => true,
+        }
+    }
+
     /// Whether the event is the put of an skb's head fragment, or the free it ends in.
     pub fn frees_head(&self) -> bool {
         matches!(

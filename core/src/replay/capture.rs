@@ -9,6 +9,7 @@ use crate::trace::{Event, State};
 
 impl State {
     /// Applies a capture's event; [`State::apply`] sends each event to its family.
+    #[inline(never)]
     pub(super) fn apply_capture(&mut self, e: &Event) -> Result<(), String> {
         use Event::*;
         match *e {

@@ -88,6 +88,10 @@ impl State {
         t
     }
 
+    /// Sends `e` to its family's code. Inlined where an event is emitted, whose kind is known
+    /// there, so the choice of family costs nothing; each family's code, out of line, tells
+    /// its kinds apart.
+    #[inline(always)]
     fn apply_inner(&mut self, e: &Event) -> Result<(), String> {
         use Event::*;
         match e {
@@ -242,12 +246,23 @@ impl Log<'_> {
 
     /// Applies `e` and records it. The mechanism decided `e` from this very state, so an
     /// event that does not fit it is a model bug.
-    #[inline]
+    ///
+    /// Inlined at every call site, where the event's kind is known: tracing off, an event
+    /// that owns nothing ([`Event::frees_nothing`]) is forgotten, not dropped (an
+    /// out-of-line `emit` paid a call and the generic drop of an [`Event`] for each one).
+    #[inline(always)]
     pub fn emit(&mut self, e: Event) {
+        // Asked while the event is being built, where its kind is known, so it costs
+        // nothing; after the apply the compiler would read it again.
+        let plain = e.frees_nothing();
         if let Err(err) = self.state.apply_inner(&e) {
-            panic!("model bug: event {}: {err}", e.kind());
+            unfit(&e, err);
         }
-        self.ev.record(e);
+        if plain && !self.ev.is_on() {
+            std::mem::forget(e);
+        } else {
+            self.ev.record(e);
+        }
     }
 
     /// Whether events are recorded (work done only for the trace can be skipped otherwise).
@@ -260,6 +275,13 @@ impl Log<'_> {
     pub fn note(&mut self, f: impl FnOnce() -> Event) {
         self.ev.emit(f);
     }
+}
+
+/// A mechanism emitted an event its own state refuses: a model bug.
+#[cold]
+#[inline(never)]
+fn unfit(e: &Event, err: String) -> ! {
+    panic!("model bug: event {}: {err}", e.kind());
 }
 
 /// The event by which `bytes` just copied to `page` at `offset` join the frags of `skb`: its

@@ -7,6 +7,7 @@ use crate::trace::{queue, Event, State};
 
 impl State {
     /// Applies a receive event; [`State::apply`] sends each event to its family.
+    #[inline(never)]
     pub(super) fn apply_rx(&mut self, e: &Event) -> Result<(), String> {
         use Event::*;
         match *e {
