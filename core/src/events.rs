@@ -478,7 +478,8 @@ impl Event {
     /// Whether dropping the event frees nothing: true of every kind but an `alloc_skb` whose
     /// queue name was built at run time and a capture's `seen_*` events (their strings). A
     /// kind given a heap field must be listed here, or dropping it through
-    /// the replay's `Log::emit`, which forgets the others when tracing is off, leaks it.
+    /// the replay's `Log::emit`, which forgets the others when tracing is off, leaks it (the test
+    /// `every_kind_owning_heap_data_is_dropped` reads the enum and fails).
     #[inline(always)]
     pub fn frees_nothing(&self) -> bool {
         use Event::*;
@@ -678,5 +679,38 @@ mod tests {
         let mut off = Events::off();
         off.emit(|| Event::DeferKick { cpu: 0 });
         assert!(!off.overflowed() && off.take().is_empty());
+    }
+
+    /// `frees_nothing` lets the replay forget an event instead of dropping it, so every kind
+    /// with a field on the heap must be one it answers false for (or checks, as `alloc_skb`'s
+    /// queue name): read from this file's enum, so a kind given a `String` later fails here.
+    #[test]
+    fn every_kind_owning_heap_data_is_dropped() {
+        let src = include_str!("events.rs");
+        let body = &src[src.find("\nevents! {").unwrap()..];
+        let body = &body[..body.find("\n}\n").unwrap()];
+        let (mut kind, mut owning) = (None, Vec::new());
+        for line in body.lines().map(str::trim) {
+            let variant = line.split_once(" = \"").filter(|(name, rest)| {
+                rest.ends_with('{') && name.chars().all(|c| c.is_ascii_alphanumeric())
+            });
+            if let Some((name, _)) = variant {
+                kind = Some(name.to_string());
+            } else if ["String", "Vec<", "Cow<", "Box<"]
+                .iter()
+                .any(|t| line.contains(t))
+            {
+                owning.extend(kind.take());
+            }
+        }
+        assert!(owning.len() >= 7, "{owning:?}");
+        let f = &src[src.find("pub fn frees_nothing").unwrap()..];
+        let arms = &f[..f.find("_ => true").unwrap()];
+        for k in &owning {
+            assert!(
+                arms.contains(&format!("{k} {{")),
+                "{k} owns heap data: list it in frees_nothing"
+            );
+        }
     }
 }
