@@ -311,8 +311,9 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// judged and drawn as the kernel lane's, the editor's offered text: 12.6 KB, 384,985 B against
 /// 372,361 B) and the model's call paths (each model event's path to its kernel function, 43
 /// paths of frames as static data, and the page's markup of them: 4.4 KB, 376,746 B against
-/// 372,361 B), MERGED_FIGURE.
-const WASM_GZIP_BUDGET: u64 = 402_500;
+/// 372,361 B), with an emitted event applied at its call site (issue 37's counters-only
+/// speed, 2.9 KB): all merged, 405,924 B, 406,400 B.
+const WASM_GZIP_BUDGET: u64 = 406_400;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {
