@@ -84,7 +84,7 @@ mod tests {
 
     fn fixture() -> Session {
         let text = include_str!("../../tests/fixtures/capture-tcp.json");
-        load_capture(&capture_json(text).unwrap()).unwrap()
+        load_capture(capture_json(text).unwrap()).unwrap()
     }
 
     /// The prediction is a second lane stepped with the capture's, its scenario the core's.
