@@ -80,11 +80,11 @@ impl Beside {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{capture_json, load_capture};
+    use crate::session::load_capture;
 
     fn fixture() -> Session {
         let text = include_str!("../../tests/fixtures/capture-tcp.json");
-        load_capture(capture_json(text).unwrap()).unwrap()
+        load_capture(text).unwrap()
     }
 
     /// The prediction is a second lane stepped with the capture's, its scenario the core's.

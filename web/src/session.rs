@@ -45,12 +45,11 @@ pub struct Session {
     pub(crate) texts: RefCell<Vec<(usize, Vec<Option<AttrValue>>)>>,
 }
 
-/// What a capture's lane says of it ([`Session::lane_name`]): the kernel it was traced on;
-/// the capture, kept for the model's prediction, and that prediction once asked for.
+/// A capture shown: the capture (its lane names the kernel it was traced on,
+/// [`Session::lane_name`]; the model's prediction is made of it), and that prediction once
+/// asked for.
 #[derive(Clone, Debug)]
 pub struct Captured {
-    /// The running kernel's release (`uname -r`).
-    pub kernel: String,
     pub capture: Rc<Capture>,
     /// The model's prediction, the second lane ([`crate::beside`]).
     pub beside: Option<Rc<Beside>>,
@@ -269,7 +268,9 @@ impl Session {
     /// kernel it models, or a capture's running kernel.
     pub fn lane_name(&self, i: usize) -> String {
         match (&self.capture, self.traces.get(i)) {
-            (Some(c), _) if i == 0 => format!("Linux {}, its own skbs (skblab trace)", c.kernel),
+            (Some(c), _) if i == 0 => {
+                format!("Linux {}, its own skbs (skblab trace)", c.capture.kernel)
+            }
             (_, Some(t)) => format!("{} · kernel {}", t.variant, t.era.name()),
             (_, None) => String::new(),
         }
@@ -364,14 +365,7 @@ pub fn load_report(text: &str) -> Result<Session, String> {
     })
 }
 
-/// A JSON file's text, if it is a `skblab trace` capture rather than a `skblab kernel`
-/// report (the core tells, without building the file's JSON value: [`Capture::is_one`]);
-/// text that is no JSON is left to the report's reader, which says why.
-pub fn capture_json(text: &str) -> Option<&str> {
-    Capture::is_one(text).then_some(text)
-}
-
-/// Opens a `skblab trace` capture (told by [`capture_json`]): the program's own skbs as one
+/// Opens a `skblab trace` capture (told by [`Capture::is_one`]): the program's own skbs as one
 /// lane, a step per syscall of the program on a traced socket (the core's
 /// [`Capture::trace`]). It has no scenario (the editor keeps its text), no walkthrough and no
 /// link.
@@ -385,7 +379,6 @@ pub fn load_capture(text: &str) -> Result<Session, String> {
         traces: vec![trace],
         kernel: None,
         capture: Some(Captured {
-            kernel: c.kernel.clone(),
             capture: Rc::new(c),
             beside: None,
         }),
@@ -550,11 +543,11 @@ mod tests {
     #[test]
     fn a_capture_opens_as_its_own_lane() {
         let text = include_str!("../../tests/fixtures/capture-tcp.json");
-        let v = capture_json(text).unwrap();
+        assert!(Capture::is_one(text));
         let report = include_str!("../../tests/fixtures/kernel-report.json");
-        let not = |t: &str| capture_json(t).is_none();
+        let not = |t: &str| !Capture::is_one(t);
         assert!(not(report) && not("{}") && not("[1]") && not("{"));
-        let s = load_capture(v).unwrap();
+        let s = load_capture(text).unwrap();
         let c = Capture::parse(text).unwrap();
         assert_eq!(s.title, c.caption());
         assert_eq!(s.traces, vec![c.trace().unwrap()]);
@@ -580,9 +573,8 @@ mod tests {
         let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
         v["timeline"][3]["skb"] = 12.into();
         let bad = v.to_string();
-        let err = load_capture(capture_json(&bad).unwrap())
-            .map(|_| ())
-            .unwrap_err();
+        assert!(Capture::is_one(&bad));
+        let err = load_capture(&bad).map(|_| ()).unwrap_err();
         assert!(err.contains("capture.timeline[3].skb"), "{err}");
     }
 

@@ -305,7 +305,7 @@ impl Component for Diagrams {
                     <figure data-variant={t.variant.clone()}>
                         <figcaption>
                             if let Some(c) = s.capture.as_ref().filter(|_| i == 0) {
-                                <strong>{ "Linux " }{ &c.kernel }</strong>{ " · its own skbs, traced by " }<code>{ "skblab trace" }</code>
+                                <strong>{ "Linux " }{ &c.capture.kernel }</strong>{ " · its own skbs, traced by " }<code>{ "skblab trace" }</code>
                             } else {
                                 <strong>{ &t.variant }</strong>{ " · kernel " }{ t.era.name() }
                             }

@@ -252,8 +252,8 @@ impl App {
                 return;
             }
         };
-        if let Some(capture) = session::capture_json(&text) {
-            return self.open_capture(capture);
+        if skblab_core::capture::Capture::is_one(&text) {
+            return self.open_capture(&text);
         }
         match session::load_report(&text) {
             Ok(s) => {
