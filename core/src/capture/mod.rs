@@ -425,6 +425,24 @@ impl Skb {
 }
 
 impl Capture {
+    /// Whether a packet of IP protocol `ip_proto` from port `src` to port `dst` is one of
+    /// the program's sockets': a socket's local port at one end and, where the socket has
+    /// one, its remote port at the other (a listener's is 0: any). MPTCP's subflows are TCP on the wire. (`--pcap`
+    /// keeps these; ports are all a capture records of an address.)
+    pub fn owns_packet(&self, ip_proto: u8, src: u16, dst: u16) -> bool {
+        let wire = |p: Proto| match p {
+            Proto::Tcp | Proto::Mptcp => 6,
+            Proto::Udp => 17,
+            Proto::Other => 0,
+        };
+        let ends = |s: &Socket, here: u16, there: u16| {
+            s.local_port == Some(here) && s.remote_port.is_none_or(|r| r == 0 || r == there)
+        };
+        (self.sockets.iter())
+            .filter(|s| wire(s.proto) == ip_proto && ip_proto != 0)
+            .any(|s| ends(s, src, dst) || ends(s, dst, src))
+    }
+
     /// The kernel stack `stack` names, as a path read from where the fact was seen up to
     /// what called it: `xmit_one ← dev_hard_start_xmit ← …`; empty when none was kept.
     pub fn path(&self, stack: Option<u32>) -> String {
@@ -606,6 +624,25 @@ fn out_of_range(field: String, n: u32) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fixture's sockets: a listener on 7000 (remote 0), the writer 41378 → 7000 and the
+    /// reader 7000 → 41378. Its packets either way are the program's, by TCP only; a packet
+    /// from another port to 7000 is the listener's (a new connection's SYN).
+    #[test]
+    fn a_packet_is_the_programs_by_its_sockets_ports() {
+        let c = predict::tests::fixture();
+        for (proto, src, dst, owned) in [
+            (6, 41378, 7000, true),
+            (6, 7000, 41378, true),
+            (6, 5555, 7000, true),
+            (17, 41378, 7000, false),
+            (6, 41378, 7001, false),
+            (6, 5555, 6666, false),
+            (0, 7000, 7000, false),
+        ] {
+            assert_eq!(c.owns_packet(proto, src, dst), owned, "{proto} {src} {dst}");
+        }
+    }
 
     fn capture() -> Capture {
         let at = |cpu| At {

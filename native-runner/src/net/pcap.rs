@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 /// LINKTYPE_ETHERNET: the TAP's frames.
 pub const LINKTYPE_ETHERNET: u32 = 1;
-/// LINKTYPE_RAW: records that start at the IPv4 or IPv6 header (`skblab trace`'s).
-pub const LINKTYPE_RAW: u32 = 101;
+/// LINKTYPE_LINUX_SLL: a 16-byte cooked header (direction, device type, link address,
+/// protocol) before the packet from its network header on (`skblab trace`'s).
+pub const LINKTYPE_LINUX_SLL: u32 = 113;
 /// Large enough for a 64 KiB GSO super-packet in one record.
 const SNAPLEN: u32 = 262_144;
 
@@ -83,10 +84,10 @@ mod tests {
 
     #[test]
     fn a_record_keeps_the_packets_length_beside_what_was_captured() {
-        let mut p = Pcap::with_link(Vec::new(), LINKTYPE_RAW).unwrap();
+        let mut p = Pcap::with_link(Vec::new(), LINKTYPE_LINUX_SLL).unwrap();
         p.record(Duration::new(7, 5_000), &[0x45, 0], 1500).unwrap();
         let b = p.finish().unwrap();
-        assert_eq!(&b[20..24], &[101, 0, 0, 0]);
+        assert_eq!(&b[20..24], &[113, 0, 0, 0]);
         assert_eq!(&b[24..32], &[7, 0, 0, 0, 5, 0, 0, 0]);
         assert_eq!(&b[32..40], &[2, 0, 0, 0, 0xdc, 0x05, 0, 0]);
         assert_eq!(&b[40..], &[0x45, 0]);

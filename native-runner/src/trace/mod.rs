@@ -33,8 +33,8 @@ pub struct TraceArgs {
     /// symlink).
     #[arg(long, value_name = "REPORT")]
     pub out: Option<PathBuf>,
-    /// Also write the packets the program's sockets sent, their headers (the first 64
-    /// bytes from the IP header on), as a pcap for Wireshark (never through a symlink).
+    /// Also write the packets to and from the program's sockets, whole, as a pcap for
+    /// Wireshark (never through a symlink).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     /// Let --out and --pcap replace an existing file (never a symlink).
@@ -77,9 +77,18 @@ fn run_and_emit(args: &TraceArgs) -> Result<u8, String> {
     let out = create(&args.out, "--out")?;
     let pcap_out = create(&args.pcap, "--pcap")?;
     let (c, packets) = run(args)?;
-    if let Some((_, mut f)) = pcap_out {
-        pcap::write(&packets, pcap::boot_time(), &mut f)?;
+    let mut kept = String::new();
+    if let (Some((p, mut f)), Some(packets)) = (pcap_out, packets) {
+        let n = pcap::write(&packets, &c, &mut f)?;
         f.commit()?;
+        kept = format!(
+            "pcap: {n} packets to or from the program's sockets in {} [read by a packet \
+             socket]; lost: {} dropped by the kernel, {} past the {} MiB held\n",
+            p.display(),
+            packets.dropped,
+            packets.over,
+            pcap::MAX_HELD_BYTES >> 20
+        );
     }
     if let Some((p, mut f)) = out {
         let json = serde_json::to_string_pretty(&c).expect("captures serialize") + "\n";
@@ -87,7 +96,7 @@ fn run_and_emit(args: &TraceArgs) -> Result<u8, String> {
             .map_err(|e| format!("--out {}: {e}", p.display()))?;
         f.commit()?;
     }
-    crate::output::stdout(&render::render(&c))?;
+    crate::output::stdout(&(render::render(&c) + &kept))?;
     Ok(c.exit.map_or(0, command::code))
 }
 
@@ -103,8 +112,8 @@ pub struct Trace {
     parts: Vec<Part>,
 }
 
-/// The capture, and the probes' packet lines when `--pcap` asks for them.
-fn run(args: &TraceArgs) -> Result<(Capture, Vec<String>), String> {
+/// The capture, and the packets when `--pcap` asks for them.
+fn run(args: &TraceArgs) -> Result<(Capture, Option<pcap::Packets>), String> {
     let t = Trace::plan(args.clone())?;
     probe::preflight()?;
     probe::private_tracefs()?;
@@ -122,7 +131,7 @@ fn run(args: &TraceArgs) -> Result<(Capture, Vec<String>), String> {
 
 impl KernelRun for Trace {
     type Ask = TraceArgs;
-    type Seen = (Capture, Vec<String>);
+    type Seen = (Capture, Option<pcap::Packets>);
 
     /// The arguments, refused by name; the parts are checked once tracefs is mounted.
     fn plan(args: TraceArgs) -> Result<Trace, String> {
@@ -172,12 +181,12 @@ impl KernelRun for Trace {
     }
 
     fn script(&self) -> String {
-        script::script(&self.parts, self.packets)
+        script::script(&self.parts)
     }
 
-    /// Starts the probes, then the command (forked by this thread, which the probes
-    /// follow), waits for it, and reads the capture.
-    fn once(&self, _: u16) -> Result<(Capture, Vec<String>), RunError> {
+    /// Starts the probes and the packet socket, then the command (forked by this thread,
+    /// which the probes follow), waits for it, and reads the capture.
+    fn once(&self, _: u16) -> Result<(Capture, Option<pcap::Packets>), RunError> {
         // SAFETY: gettid has no preconditions.
         let me = unsafe { libc::gettid() } as u64;
         let (root, spawner) = match self.pid {
@@ -188,6 +197,10 @@ impl KernelRun for Trace {
         let args = [root, self.max_events, spawner];
         let script = self.script();
         let mut tracer = Tracer::start_env(&script, &args, &env)?;
+        let sniffer = match self.packets {
+            true => Some(pcap::Sniffer::start(self.pid).map_err(RunError::Failed)?),
+            false => None,
+        };
         let (pid, exit) = match self.pid {
             Some(pid) => {
                 command::wait_pid(pid, self.duration);
@@ -204,6 +217,8 @@ impl KernelRun for Trace {
         drain(&mut tracer, cpus);
         let missed = tracer.skipped();
         let (lines, lost) = tracer.finish_lossy()?;
+        let packets = sniffer.map(pcap::Sniffer::finish).transpose();
+        let packets = packets.map_err(RunError::Failed)?;
         let dropped: u64 = lost.iter().filter_map(|d| d["events"].as_u64()).sum();
         let c = Capture {
             format: capture::FORMAT,
@@ -239,10 +254,6 @@ impl KernelRun for Trace {
         root.parent = None;
         root.exited |= exit.is_some();
         c.processes.insert(0, root);
-        let packets = lines
-            .into_iter()
-            .filter(|l| l.starts_with("pkt "))
-            .collect();
         Ok((c, packets))
     }
 }

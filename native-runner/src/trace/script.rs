@@ -52,14 +52,8 @@ fn emit(format: &str, args: &str) -> String {
     format!("if (@n < $3) {{ @n++; printf(\"{format}\\n\", {args}); }} else {{ @over++; }}")
 }
 
-/// The most bytes of a packet `--pcap` keeps, from its IP header on: bpftrace's `buf()`
-/// holds at most `BPFTRACE_STRLEN` bytes (64 by default), an IPv4 header and a TCP header
-/// with 24 bytes of options.
-pub const PACKET_BYTES: u32 = 64;
-
-/// The script for the parts the kernel has; with `packets`, each skb sent carries its
-/// packet's first [`PACKET_BYTES`] (`--pcap`).
-pub fn script(parts: &[Part], packets: bool) -> String {
+/// The script for the parts the kernel has.
+pub fn script(parts: &[Part]) -> String {
     let mut s = String::from("BEGIN { if ($2 != 0) { @pids[$2] = 1; } }\n");
     s += &tree();
     let frees = has(parts, "frees");
@@ -68,7 +62,7 @@ pub fn script(parts: &[Part], packets: bool) -> String {
         s += "tracepoint:kmem:kmem_cache_alloc /@pids[pid]/ { @acpu[(uint64)args->ptr] = cpu + 1; \
               @asite[(uint64)args->ptr] = (uint64)args->call_site; }\n";
     }
-    s += &send(frees, packets);
+    s += &send(frees);
     if has(parts, "syscall bytes") {
         s += &syscall_bytes();
     }
@@ -181,9 +175,8 @@ tracepoint:kmem:kmem_cache_free /@socks[(uint64)args->ptr]/ {{
 }
 
 /// Each skb at the device, by its socket; its frags one line each; with `allocs`, the
-/// allocation the tree's tasks made of it; with `packets`, its packet: the length from the
-/// IP header on and the first bytes of that in the linear area.
-fn send(allocs: bool, packets: bool) -> String {
+/// allocation the tree's tasks made of it.
+fn send(allocs: bool) -> String {
     let xmit = emit(
         "dev %llu %u %llu %llu %u %u %u %u %u %u %u %u %u %u %llu",
         "nsecs, cpu, (uint64)$skb, $own, $skb->len, $skb->data_len, $hdrs, $skb->truesize, \
@@ -198,19 +191,6 @@ fn send(allocs: bool, packets: bool) -> String {
         // A UDP datagram's head, whose free ends it (see `free_probes`).
         format!(
             "if (@acpu[$a]) {{ {line} }}\n    if ($udp) {{ @head[(uint64)$skb->head] = (uint64)$skb; }}"
-        )
-    } else {
-        String::new()
-    };
-    let packet = if packets {
-        let line = emit("pkt %llu %u %rx", "nsecs, $len, buf($nh, $cap)");
-        format!(
-            "$off = $skb->network_header - ((uint64)$skb->data - (uint64)$skb->head);\n    \
-             $nh = $skb->head + $skb->network_header;\n    \
-             $len = $skb->len - $off;\n    \
-             $lin = $skb->len - $skb->data_len - $off;\n    \
-             $cap = $lin < {PACKET_BYTES} ? $lin : {PACKET_BYTES};\n    \
-             {line}"
         )
     } else {
         String::new()
@@ -265,7 +245,6 @@ fn send(allocs: bool, packets: bool) -> String {
     {stack}
     {alloc}
     {xmit}
-    {packet}
 {frags}  }}
 }}
 "#
@@ -449,7 +428,7 @@ mod tests {
                 missing: Vec::new(),
             })
             .collect();
-        let mut all = script(&every, true);
+        let mut all = script(&every);
         for sk in ["$sk", "$conn", "$l", "(uint64)$sk", "(uint64)args->sk"] {
             assert!(all.contains(&ours(sk)), "{sk}");
             all = all.replace(&ours(sk), "");
@@ -541,7 +520,7 @@ mod tests {
 
     #[test]
     fn the_scripts_attach_points_are_read_in_order() {
-        let all = script(&[], false);
+        let all = script(&[]);
         let points = tracepoints_in(&all);
         assert_eq!(points[0], "sched:sched_process_fork");
         assert_eq!(points.last().unwrap(), "syscalls:sys_enter_getppid");
