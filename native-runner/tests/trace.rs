@@ -8,6 +8,8 @@ mod common;
 
 use common::{euid_is_root, Scratch};
 use skblab_core::capture::{Capture, Exit, Moment, Proto, Skb, Socket, Source};
+use skblab_core::kernel_report::Verdict;
+use skblab_core::RunOptions;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -154,6 +156,36 @@ fn check(c: &Capture, proto: Proto, size: u64, count: u64, what: &str) {
     }
     timeline(c, what);
     stacks(c, proto, &data, r.id, what);
+    if proto == Proto::Tcp {
+        predicted(c, w, what);
+    }
+}
+
+/// The model's prediction for the writer's writes (today's tcp_sendmsg_locked, run on the
+/// MSS and header the capture saw) against the skbs the kernel sent, each pairing judged on
+/// len, linear, nr_frags and every frag's size, offset and page order. A write that fits
+/// every size goal the kernel used is one skb on both sides, so each is the model's exactly.
+/// A larger write is cut at the size goal, which the model keeps at one value: its skbs may
+/// differ only where the kernel's goal moved (the peer's window, which is not traced).
+fn predicted(c: &Capture, w: &Socket, what: &str) {
+    let p = c.prediction().unwrap();
+    assert_eq!((p.socket, p.ops), (w.id, w.writes as usize), "{what}");
+    let model = p.scenario.run(&RunOptions::traced(None)).unwrap();
+    let got = p.compare(c, &model);
+    let skbs = got.writes.iter().flat_map(|w| &w.skbs);
+    let differ: Vec<_> = skbs.filter(|s| s.verdict() == Verdict::Differ).collect();
+    let goals = &w.size_goals;
+    let fits = (p.writes.iter()).all(|&n| goals.iter().all(|&g| n <= g));
+    let moved = goals.iter().any(|&g| Some(&g) != goals.first());
+    assert!(
+        differ.is_empty() || (!fits && moved),
+        "{what}: {}; size goals {goals:?}; differing: {differ:?}",
+        got.summary()
+    );
+    if fits {
+        let each: Vec<usize> = got.writes.iter().map(|w| w.skbs.len()).collect();
+        assert_eq!(each, vec![1; p.writes.len()], "{what}: skbs per write");
+    }
 }
 
 /// Each fact seen at a tracepoint carries the kernel stack it was seen at: a data skb at the
@@ -346,16 +378,17 @@ fn curl_against_a_local_server_reads_the_servers_skbs() {
     }
     const BODY: usize = 200_000;
     let site = Scratch::file("blob", &"x".repeat(BODY));
-    let out = Scratch::path("capture.json");
+    let (out, pcap) = (Scratch::path("capture.json"), Scratch::path("curl.pcap"));
     let url = "http://127.0.0.1:8000/blob";
     let o = in_netns(&format!(
         "/usr/bin/python3 -m http.server 8000 --bind 127.0.0.1 --directory {} \
          >/dev/null 2>&1 & s=$!; \
          until /usr/bin/curl -s -o /dev/null {url}; do sleep 0.1; done; \
-         \"$SKBLAB\" trace --out {} -- /usr/bin/curl -s -o /dev/null {url}; rc=$?; \
-         kill $s; wait $s; exit $rc",
+         \"$SKBLAB\" trace --out {} --pcap {} -- /usr/bin/curl -s -o /dev/null {url}; \
+         rc=$?; kill $s; wait $s; exit $rc",
         site.parent().unwrap().to_str().unwrap(),
-        out.as_str()
+        out.as_str(),
+        pcap.as_str()
     ))
     .output()
     .unwrap();
@@ -389,6 +422,15 @@ fn curl_against_a_local_server_reads_the_servers_skbs() {
         "an skb the server sent, handed up to curl"
     );
     timeline(&c, "curl");
+    // The packets the server (not traced) sent curl, whole: its headers and the body, each
+    // byte of which is an 'x'.
+    let rows = tshark(&pcap);
+    let (from_server, _) = payload_from(&rows, 8000, b'x');
+    assert_eq!(from_server, curl.read, "{rows:?}");
+    assert!(
+        (rows.iter()).any(|r| r[0] == "8000" && r[5].replace(':', "").ends_with("7878")),
+        "the body's bytes"
+    );
     let seed_001 = &skblab_core::capture::lessons(&c)[1].fact;
     assert!(
         seed_001.contains("came over loopback from a program not traced"),
@@ -420,9 +462,55 @@ fn a_lagging_readers_segments_are_coalesced_and_still_its_own() {
 /// `--pcap`: one record per transmission the capture saw, from the IP header on, that
 /// tshark reads: the handshake's SYN and SYN-ACK (a request socket's, its listener's), and
 /// the writer's segments covering the bytes written once.
+/// The pcap's TCP packets as tshark reads them: source and destination port, flags,
+/// absolute sequence number, payload length and payload (hex).
+fn tshark(pcap: &Scratch) -> Vec<[String; 6]> {
+    let t = Command::new("tshark")
+        .arg("-r")
+        .arg(&**pcap)
+        .args(["-o", "tcp.relative_sequence_numbers:FALSE", "-T", "fields"])
+        .args([
+            "-e",
+            "tcp.srcport",
+            "-e",
+            "tcp.dstport",
+            "-e",
+            "tcp.flags.str",
+        ])
+        .args(["-e", "tcp.seq", "-e", "tcp.len", "-e", "tcp.payload"])
+        .output()
+        .expect("tshark reads the pcap: apt-get install -y tshark");
+    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+    (String::from_utf8_lossy(&t.stdout).lines())
+        .map(|l| {
+            let mut f = l.split('\t').map(str::to_string);
+            std::array::from_fn(|_| f.next().unwrap_or_default())
+        })
+        .collect()
+}
+
+/// The payload bytes one side sent, each sequence range once (a retransmission repeats
+/// one), and whether every byte is `byte`.
+fn payload_from(rows: &[[String; 6]], port: u16, byte: u8) -> (u64, bool) {
+    let mut seen: Vec<(u64, &[String; 6])> = (rows.iter())
+        .filter(|r| r[0] == port.to_string() && r[4] != "0" && !r[4].is_empty())
+        .map(|r| (r[3].parse().unwrap(), r))
+        .collect();
+    seen.sort_by_key(|s| s.0);
+    seen.dedup_by_key(|s| s.0);
+    let bytes = seen.iter().map(|s| s.1[4].parse::<u64>().unwrap()).sum();
+    let hex = format!("{byte:02x}");
+    let all = (seen.iter()).all(|s| {
+        let p = s.1[5].replace(':', "");
+        p.len() == 2 * s.1[4].parse::<usize>().unwrap()
+            && p.as_bytes().chunks(2).all(|b| b == hex.as_bytes())
+    });
+    (bytes, all)
+}
+
 #[test]
-fn the_pcap_holds_every_packet_sent() {
-    if !available("the_pcap_holds_every_packet_sent") {
+fn the_pcap_holds_every_packet_both_ways_with_its_payload() {
+    if !available("the_pcap_holds_every_packet_both_ways_with_its_payload") {
         return;
     }
     let (out, pcap) = (Scratch::path("capture.json"), Scratch::path("sent.pcap"));
@@ -434,24 +522,15 @@ fn the_pcap_holds_every_packet_sent() {
     .output()
     .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(" dropped by the kernel, 0 past the "),
+        "{text}"
+    );
     let c = Capture::parse(&std::fs::read_to_string(&*out).unwrap()).unwrap();
-    let sent: u64 = (c.skbs.iter())
-        .filter_map(|s| s.xmit.as_ref().map(|_| 1 + u64::from(s.more_xmits)))
-        .sum();
-    let t = Command::new("tshark")
-        .arg("-r")
-        .arg(&*pcap)
-        .args(["-T", "fields", "-e", "tcp.srcport", "-e", "tcp.flags.str"])
-        .args(["-e", "tcp.seq", "-e", "tcp.len"])
-        .output()
-        .expect("tshark reads the pcap: apt-get install -y tshark");
-    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
-    let rows: Vec<Vec<String>> = (String::from_utf8_lossy(&t.stdout).lines())
-        .map(|l| l.split('\t').map(str::to_string).collect())
-        .collect();
-    assert_eq!(rows.len() as u64, sent, "{rows:?}");
-    let flags = |r: &Vec<String>| {
-        r[1].chars()
+    let rows = tshark(&pcap);
+    let flags = |r: &[String; 6]| {
+        r[2].chars()
             .filter(|c| c.is_alphabetic())
             .collect::<String>()
     };
@@ -460,17 +539,21 @@ fn the_pcap_holds_every_packet_sent() {
         rows.iter().any(|r| r[0] == "7000" && flags(r) == "AS"),
         "{rows:?}"
     );
-    let writer = (c.sockets.iter().find(|s| s.written > 0)).and_then(|s| s.local_port);
-    let mut segments: Vec<(u64, u64)> = (rows.iter())
-        .filter(|r| Some(r[0].parse().unwrap()) == writer && r[3] != "0")
-        .map(|r| (r[2].parse().unwrap(), r[3].parse().unwrap()))
-        .collect();
-    segments.sort();
-    segments.dedup();
-    assert_eq!(
-        segments.iter().map(|s| s.1).sum::<u64>(),
-        3 * 14480,
-        "{segments:?}"
+    let (w, r) = ends(&c);
+    let (writer, reader) = (w.local_port.unwrap(), r.local_port.unwrap());
+    // Every skb the writer sent to the device is one packet (lo hands a GSO skb up whole).
+    let sent: u64 = (c.skbs.iter())
+        .filter(|s| s.tx_socket == Some(w.id))
+        .filter_map(|s| s.xmit.as_ref().map(|_| 1 + u64::from(s.more_xmits)))
+        .sum();
+    let from_writer = rows.iter().filter(|r| r[0] == writer.to_string()).count();
+    assert_eq!(from_writer as u64, sent, "{rows:?}");
+    assert_eq!(payload_from(&rows, writer, b'x'), (3 * 14480, true));
+    // The reader's side: its ACKs, received by the writer, are there too.
+    assert!(
+        rows.iter()
+            .any(|r| r[0] == reader.to_string() && flags(r) == "A"),
+        "{rows:?}"
     );
 }
 

@@ -16,9 +16,8 @@ use std::rc::Rc;
 pub struct Beside {
     /// Each write's skbs on both sides, judged.
     pub compared: Compared,
-    /// Per step of the capture's lane, the model's step (none before the socket's first
-    /// write).
-    pub steps: Vec<Option<usize>>,
+    /// Per step of the capture's lane, how many of the socket's writes were made by then.
+    pub writes: Vec<usize>,
     /// The derived scenario, for the editor.
     pub text: String,
     /// The MSS and TCP header it used, each with where it came from.
@@ -40,7 +39,7 @@ pub fn open(s: &Session) -> Result<Session, String> {
     let lane = p.lane(c, &model).map_err(|e| e.to_string())?;
     let beside = Beside {
         compared: p.compare(c, &model),
-        steps: p.model_steps(c),
+        writes: p.writes_made(c),
         text: p.text,
         facts: p.facts,
         socket: p.socket,
@@ -61,10 +60,8 @@ impl Beside {
     /// The skbs lane `lane` (0: the capture, 1: the model) outlines at position `pos`: those
     /// of the writes made so far whose fields differ from the other side's.
     pub fn differs(&self, lane: usize, pos: usize) -> Changed {
-        let at = pos
-            .checked_sub(1)
-            .and_then(|p| self.steps.get(p).copied().flatten());
-        let written = at.map_or(0, |m| m + 1);
+        let at = pos.checked_sub(1).and_then(|p| self.writes.get(p));
+        let written = at.copied().unwrap_or(0);
         let skbs = (self.compared.writes.iter().take(written))
             .flat_map(|w| &w.skbs)
             .filter(|s| s.verdict() == Verdict::Differ)

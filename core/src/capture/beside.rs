@@ -10,24 +10,30 @@ use crate::trace::{Step, Trace};
 use crate::Error;
 
 impl Prediction {
-    /// The model's step beside each of the capture's steps ([`Capture::trace`]: one per
-    /// read or write, then one for what came after): the step of the socket's last write so
-    /// far, none before its first.
-    pub fn model_steps(&self, c: &Capture) -> Vec<Option<usize>> {
+    /// How many of the socket's writes (those made ops) the capture has made by each of its
+    /// steps ([`Capture::trace`]: one per read or write, then one for what came after).
+    pub fn writes_made(&self, c: &Capture) -> Vec<usize> {
         let mut written = 0usize;
-        let mut steps: Vec<Option<usize>> = (c.timeline.iter())
+        let mut made: Vec<usize> = (c.timeline.iter())
             .filter_map(|m| match *m {
                 Moment::Write { socket, .. } if socket == self.socket => {
                     written += 1;
-                    Some(written)
+                    Some(written.min(self.ops))
                 }
-                Moment::Write { .. } | Moment::Read { .. } => Some(written),
+                Moment::Write { .. } | Moment::Read { .. } => Some(written.min(self.ops)),
                 _ => None,
             })
-            .map(|n| n.min(self.ops).checked_sub(1))
             .collect();
-        steps.push(steps.last().copied().flatten());
-        steps
+        made.push(made.last().copied().unwrap_or(0));
+        made
+    }
+
+    /// The model's step beside each of the capture's steps: the step of the socket's last
+    /// write so far ([`Prediction::write_step`]), none before its first.
+    pub fn model_steps(&self, c: &Capture) -> Vec<Option<usize>> {
+        (self.writes_made(c).into_iter())
+            .map(|n| n.checked_sub(1).map(|w| self.write_step(w)))
+            .collect()
     }
 
     /// `model` (the run of [`Prediction::scenario`]) with one step per step of the
@@ -43,7 +49,7 @@ impl Prediction {
         let (mut was, mut size) = (None, 0);
         for at in self.model_steps(c) {
             let step = match at.and_then(|m| model.steps.get(m)) {
-                Some(s) if at != was => s.clone(),
+                Some(_) if at != was => reached(model, was, at.unwrap_or(0)),
                 Some(s) => held(&s.state, format!("the model holds after `{}`", s.op)),
                 None => held(&before, "before the socket's first write".into()),
             };
@@ -69,6 +75,23 @@ impl Prediction {
             counters: model.counters.clone(),
         })
     }
+}
+
+/// The model's step `at`, with the events of the steps since `was` (an `ack` before a
+/// write) before its own, so the lane shows every event the model ran.
+fn reached(model: &Trace, was: Option<usize>, at: usize) -> Step {
+    let from = was.map_or(0, |w| w + 1);
+    let between = model.steps.get(from..=at).unwrap_or_default();
+    let mut step = model.steps[at].clone();
+    if between.len() > 1 {
+        step.events = between
+            .iter()
+            .flat_map(|s| s.events.iter().cloned())
+            .collect();
+        let ops: Vec<&str> = between.iter().map(|s| s.op.as_str()).collect();
+        step.op = ops.join(", then ");
+    }
+    step
 }
 
 /// A step that changes nothing: `state` again, no events.

@@ -5,8 +5,11 @@
 use super::predict::payload;
 use super::{Capture, Prediction, Skb as Seen};
 use crate::kernel_report::{Cell, Verdict};
+use crate::send::Variant;
 use crate::skb::Skb;
 use crate::trace::{queue, Step, Trace};
+use crate::{Error, RunOptions};
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// The prediction against the capture ([`Prediction::compare`]).
@@ -65,7 +68,8 @@ impl Prediction {
             .next();
         let mut start = 0;
         let mut writes = Vec::new();
-        for (&w, step) in self.writes.iter().zip(&model.steps) {
+        let steps = (0..self.ops).map_while(|n| model.steps.get(self.write_step(n)));
+        for (&w, step) in self.writes.iter().zip(steps) {
             let bytes = start..start + w;
             start += w;
             let mut kernel: Vec<(u64, &Seen)> = (seen.iter())
@@ -105,6 +109,64 @@ impl Prediction {
         (c.sockets[self.socket as usize].size_goals.iter())
             .map(|&k| cell("size_goal", Some(k), goal))
             .collect()
+    }
+}
+
+impl Prediction {
+    /// The prediction run (today's `tcp_sendmsg_locked`) and set against the capture `c`,
+    /// in one line for a host to print: what it was built from, then [`Compared::summary`].
+    pub fn told(&self, c: &Capture) -> Result<String, Error> {
+        let model = self.scenario.run(&RunOptions::traced(None))?;
+        let facts: Vec<String> = (self.facts.iter())
+            .map(|f| format!("{} {} [{}]", f.field, f.value, f.source.mark()))
+            .collect();
+        Ok(format!(
+            "socket {}'s first {} of {} writes, run in the model's tcp_sendmsg_locked \
+             ({}) with {}: {} [inferred: the model's run, not the kernel's]",
+            self.socket,
+            self.ops,
+            self.writes.len(),
+            Variant::TODAY.era().name(),
+            facts.join(", "),
+            self.compare(c, &model).summary(),
+        ))
+    }
+}
+
+impl Compared {
+    /// The comparison in one sentence, for a host to print: how many of the kernel's skbs
+    /// the model built alike (each skb once, though its bytes span writes), and each size
+    /// goal of the kernel's the model does not reach, with what the capture cannot see
+    /// behind it.
+    pub fn summary(&self) -> String {
+        let mut pairs: Vec<(Option<u32>, Option<u32>, Verdict)> = (self.writes.iter())
+            .flat_map(|w| &w.skbs)
+            .map(|s| (s.captured, s.model, s.verdict()))
+            .collect();
+        pairs.sort_by_key(|p| (p.0, p.1));
+        pairs.dedup_by_key(|p| (p.0, p.1));
+        let agree = pairs.iter().filter(|p| p.2 == Verdict::Agree).count();
+        let kernel = pairs.iter().filter_map(|p| p.0).collect::<BTreeSet<_>>();
+        let model = pairs.iter().filter_map(|p| p.1).collect::<BTreeSet<_>>();
+        let mut o = format!(
+            "{agree} of {} skbs alike (len, linear, frags, their pages' order): the kernel \
+             sent {}, the model built {}",
+            pairs.len(),
+            kernel.len(),
+            model.len()
+        );
+        let differ: Vec<String> = (self.totals.iter())
+            .filter(|c| c.verdict == Some(Verdict::Differ))
+            .filter_map(|c| Some(format!("{} (the model's {})", c.kernel?, c.model?)))
+            .collect();
+        if !differ.is_empty() {
+            o += &format!(
+                "; size goals the model does not reach: {}, a peer window that moved \
+                 (tcp_bound_to_half_wnd) or a new MSS, which the capture does not see",
+                differ.join(", ")
+            );
+        }
+        o
     }
 }
 
@@ -264,6 +326,40 @@ mod tests {
             ]
         );
         assert_eq!(got.verdict, Verdict::Differ);
+        assert_eq!(
+            got.summary(),
+            "3 of 3 skbs alike (len, linear, frags, their pages' order): the kernel sent 3, \
+             the model built 3; size goals the model does not reach: 54784 (the model's \
+             32741), a peer window that moved (tcp_bound_to_half_wnd) or a new MSS, which the \
+             capture does not see"
+        );
+    }
+
+    /// The line a host prints: the writes, the release, the facts with their sources, then
+    /// the summary.
+    #[test]
+    fn the_prediction_is_told_with_its_facts_and_its_summary() {
+        let c = fixture();
+        let p = c.prediction().unwrap();
+        let line = p.told(&c).unwrap();
+        assert!(
+            line.starts_with(
+                "socket 1's first 3 of 3 writes, run in the model's tcp_sendmsg_locked \
+                 (v6.12) with mss 32741 [seen at tcp:tcp_sendmsg_locked"
+            ),
+            "{line}"
+        );
+        assert!(
+            line.contains("tcp_header_len 32 [seen at net:net_dev_start_xmit"),
+            "{line}"
+        );
+        let summary = compared(&c).summary();
+        assert!(
+            line.ends_with(&format!(
+                "{summary} [inferred: the model's run, not the kernel's]"
+            )),
+            "{line}"
+        );
     }
 
     /// A forced difference: had the kernel put write 3 in one frag on a new page, the model's
@@ -296,8 +392,23 @@ mod tests {
             ]
         );
         assert_eq!(s.verdict(), Verdict::Differ);
+        assert!(
+            got.summary().starts_with("2 of 3 skbs alike"),
+            "{}",
+            got.summary()
+        );
         c.skbs[5].tx_socket = None;
         let got = compared(&c);
+        // Skb 5 unseen: write 2's bytes are in no skb of the kernel's, and write 3's skb 7
+        // (still one frag) differs: one of three pairs alike, two skbs sent against three.
+        assert!(
+            got.summary().starts_with(
+                "1 of 3 skbs alike (len, linear, frags, their pages' \
+                                       order): the kernel sent 2, the model built 3"
+            ),
+            "{}",
+            got.summary()
+        );
         let s = &got.writes[1].skbs[0];
         assert_eq!((s.captured, s.model.is_some()), (None, true));
         assert!(s.cells.iter().all(|c| c.verdict == Some(Verdict::Differ)));

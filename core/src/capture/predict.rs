@@ -28,8 +28,9 @@ pub const UNKNOWN: [&str; 5] = [
      scenario hands each write's skbs to the device at its end (device.drain), so the next \
      write starts a new skb",
     "the peer's acknowledgements: a free is seen, not the ack that caused it; the scenario \
-     acks nothing, so the model frees no skb and no page, and a page is reused only as \
-     skb_page_frag_refill would with every skb still held",
+     acks everything sent only before a write whose first frag the kernel put at offset 0 of \
+     the page it was filling (skb_page_frag_refill rewinds a page no skb holds any more, so \
+     every earlier skb had been freed by then), and elsewhere nothing",
     "SO_SNDBUF: not traced (the kernel autotunes it); the scenario takes the largest the \
      model allows, so no write waits for an ack",
     "the kernel's release: the capture ran on its own, the model is v6.12's \
@@ -55,12 +56,24 @@ pub struct Prediction {
     /// How many of them became ops: the rest are past the scenario's caps
     /// ([`MAX_PREDICTED_WRITES`], [`MAX_OP_BYTES`], [`MAX_TOTAL_BYTES`]).
     pub ops: usize,
+    /// The writes (by index, ascending) before which the scenario acks everything sent:
+    /// where the kernel's page frag began again at the start of its page
+    /// ([`Capture::page_rewinds`]).
+    pub acks: Vec<usize>,
     /// The MSS and the TCP header the scenario uses, each with where it came from.
     pub facts: Vec<Fact>,
     /// The scenario as text (TOML with its facts and assumptions as comments).
     pub text: String,
     /// [`Prediction::text`] read back.
     pub scenario: Scenario,
+}
+
+impl Prediction {
+    /// The model's step (an index into its run's steps) of write `n` made an op: after the
+    /// acks before it, each a step of its own.
+    pub fn write_step(&self, n: usize) -> usize {
+        n + self.acks.iter().filter(|&&k| k <= n).count()
+    }
 }
 
 impl Capture {
@@ -90,7 +103,12 @@ impl Capture {
         let data = self.data_skbs(s.id);
         let tcp_header_len = tcp_header_len(&data);
         let mss = mss(s, &data, tcp_header_len.value);
-        let ops = capped(&writes);
+        let mut ops = capped(&writes);
+        let mut acks = self.page_rewinds(&data, &writes[..ops]);
+        while ops + acks.len() > MAX_PREDICTED_WRITES {
+            ops -= 1;
+            acks.retain(|&k| k < ops);
+        }
         if ops == 0 {
             return Err(Error::Range {
                 field: format!("tcp socket {}'s first write", s.id),
@@ -102,12 +120,14 @@ impl Capture {
             self,
             s,
             &writes[..ops],
+            &acks,
             &[mss.clone(), tcp_header_len.clone()],
         );
         let scenario = Scenario::parse(&text)?;
         Ok(Prediction {
             socket: s.id,
             ops,
+            acks,
             writes,
             facts: vec![mss, tcp_header_len],
             text,
@@ -125,6 +145,37 @@ impl Capture {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The writes (by index) whose first byte the kernel put at offset 0 of the page that
+    /// held the write before's last byte: `skb_page_frag_refill` (v6.12) rewinds a page only
+    /// when its count is 1, no skb holding it, so every earlier skb had been freed by then.
+    /// `data` are the socket's data skbs, each write's bytes after the last's.
+    fn page_rewinds(&self, data: &[&Skb], writes: &[u64]) -> Vec<usize> {
+        let base = data.iter().find_map(|s| s.xmit.as_ref()).map(|x| x.seq);
+        let at = |offset: u64| {
+            (data.iter()).find_map(|s| {
+                let x = s.xmit.as_ref()?;
+                let start = u64::from((x.seq as u32).wrapping_sub(base? as u32));
+                (start <= offset && offset < start + payload(s)).then_some((start, x))
+            })
+        };
+        let mut rewinds = Vec::new();
+        let mut start = 0u64;
+        for (k, &w) in writes.iter().enumerate() {
+            let (before, first) = (start.checked_sub(1).and_then(at), at(start));
+            start += w;
+            let (Some((_, b)), Some((s, f))) = (before, first) else {
+                continue;
+            };
+            let (Some(last), Some(head)) = (b.frags.last(), f.frags.first()) else {
+                continue;
+            };
+            if s == start - w && head.offset == 0 && head.page == last.page {
+                rewinds.push(k);
+            }
+        }
+        rewinds
     }
 
     /// The skbs `socket` sent with payload, in order of first sighting.
@@ -210,7 +261,13 @@ fn capped(writes: &[u64]) -> usize {
 }
 
 /// The scenario as TOML: its facts and what it assumed as comments, then the fields.
-fn scenario_text(c: &Capture, s: &Socket, writes: &[u64], facts: &[Fact]) -> String {
+fn scenario_text(
+    c: &Capture,
+    s: &Socket,
+    writes: &[u64],
+    acks: &[usize],
+    facts: &[Fact],
+) -> String {
     let what = match c.command.as_slice() {
         [] => format!("process {}", c.pid),
         words => words.join(" "),
@@ -245,7 +302,11 @@ fn scenario_text(c: &Capture, s: &Socket, writes: &[u64], facts: &[Fact]) -> Str
          [device]\nmtu = {}\ndrain = true\n",
         mss + IPV4_HLEN + hdr
     );
-    for w in writes {
+    for (k, w) in writes.iter().enumerate() {
+        if acks.contains(&k) {
+            t += "\n# The kernel began this write at the start of the page it was filling: \
+                  every skb before was freed (inferred).\n[[ops]]\nop = \"ack\"\n";
+        }
         t += &format!("\n[[ops]]\nop = \"sendmsg\"\nbytes = {w}\n");
     }
     t
@@ -304,6 +365,44 @@ pub(super) mod tests {
     }
 
     /// A GSO skb's gso_size is the MSS, before any size goal.
+    /// Had the kernel put write 3 at offset 0 of the page writes 1 and 2 filled (as it does
+    /// when their skbs were acked and freed before it: skb_page_frag_refill finds the count
+    /// at 1), the scenario acks everything sent before write 3, and the model, freeing skbs
+    /// 1 and 2 and their page references, rewinds the page too: every skb is alike, and
+    /// write 3 is the model's fourth step.
+    #[test]
+    fn a_page_rewound_means_an_ack_before_the_write() {
+        let mut c = fixture();
+        assert_eq!(c.prediction().unwrap().acks, Vec::<usize>::new());
+        let page = c.skbs[5].xmit.as_ref().unwrap().frags[0].page;
+        c.skbs[7].xmit.as_mut().unwrap().frags = vec![super::super::Frag {
+            page,
+            offset: 0,
+            size: 14480,
+            count: 2,
+        }];
+        let p = c.prediction().unwrap();
+        assert_eq!((p.acks.clone(), p.ops, p.write_step(2)), (vec![2], 3, 3));
+        let ack = "every skb before was freed (inferred).\n[[ops]]\nop = \"ack\"\n\n\
+                   [[ops]]\nop = \"sendmsg\"\nbytes = 14480\n";
+        assert!(p.text.ends_with(ack), "{}", p.text);
+        let model = p.scenario.run(&crate::RunOptions::default()).unwrap();
+        let got = p.compare(&c, &model);
+        assert!(
+            got.summary().starts_with("3 of 3 skbs alike"),
+            "{}",
+            got.summary()
+        );
+        // Beside the capture, the model's step for write 3 runs the ack's events first.
+        let lane = p.lane(&c, &model).unwrap();
+        let third = (lane.steps.iter())
+            .find(|s| s.op.starts_with("ack everything sent, then sendmsg"))
+            .unwrap();
+        let own = &model.steps[3].events;
+        assert_eq!(third.events.len(), model.steps[2].events.len() + own.len());
+        assert_eq!(&third.events[third.events.len() - own.len()..], &own[..]);
+    }
+
     #[test]
     fn a_gso_skb_gives_the_mss() {
         let mut c = fixture();

@@ -107,6 +107,10 @@ pub fn render(c: &Capture) -> String {
     for s in capture::sockets(c) {
         o += &socket(c, &s);
     }
+    o += &match c.prediction().and_then(|p| p.told(c)) {
+        Ok(line) => format!("the model's prediction: {line}\n"),
+        Err(e) => format!("the model's prediction: none ({e})\n"),
+    };
     o += "what the four patches mean for this traffic:\n";
     for l in capture::lessons(c) {
         o += &format!("  seed {}: {} [{}]\n", l.seed, l.fact, l.source.mark());
