@@ -163,10 +163,12 @@ fn check(c: &Capture, proto: Proto, size: u64, count: u64, what: &str) {
 
 /// The model's prediction for the writer's writes (today's tcp_sendmsg_locked, run on the
 /// MSS and header the capture saw) against the skbs the kernel sent, each pairing judged on
-/// len, linear, nr_frags and every frag's size, offset and page order. A write that fits
-/// every size goal the kernel used is one skb on both sides, so each is the model's exactly.
-/// A larger write is cut at the size goal, which the model keeps at one value: its skbs may
-/// differ only where the kernel's goal moved (the peer's window, which is not traced).
+/// len, linear, nr_frags and every frag's size, offset and page order. The model sends each
+/// write's skbs at its end and keeps one size goal. So where each write fits every size goal
+/// the kernel used and the kernel sent each write's skbs before the next write (no skb
+/// holds bytes of two writes), every skb is the model's exactly; elsewhere they may differ,
+/// and the capture shows why: a goal that moved (the peer's window) or an skb kept unsent
+/// (the window, cwnd or autocork), none of which is traced.
 fn predicted(c: &Capture, w: &Socket, what: &str) {
     let p = c.prediction().unwrap();
     assert_eq!((p.socket, p.ops), (w.id, w.writes as usize), "{what}");
@@ -177,12 +179,13 @@ fn predicted(c: &Capture, w: &Socket, what: &str) {
     let goals = &w.size_goals;
     let fits = (p.writes.iter()).all(|&n| goals.iter().all(|&g| n <= g));
     let moved = goals.iter().any(|&g| Some(&g) != goals.first());
+    let held = got.spanning() > 0;
     assert!(
-        differ.is_empty() || (!fits && moved),
+        differ.is_empty() || (!fits && moved) || held,
         "{what}: {}; size goals {goals:?}; differing: {differ:?}",
         got.summary()
     );
-    if fits {
+    if fits && !held {
         let each: Vec<usize> = got.writes.iter().map(|w| w.skbs.len()).collect();
         assert_eq!(each, vec![1; p.writes.len()], "{what}: skbs per write");
     }

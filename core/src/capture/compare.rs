@@ -134,6 +134,16 @@ impl Prediction {
 }
 
 impl Compared {
+    /// How many of the kernel's skbs hold bytes of more than one write.
+    pub fn spanning(&self) -> usize {
+        let (mut seen, mut twice) = (BTreeSet::new(), BTreeSet::new());
+        for w in &self.writes {
+            let mine: BTreeSet<u32> = w.skbs.iter().filter_map(|s| s.captured).collect();
+            twice.extend(mine.into_iter().filter(|&id| !seen.insert(id)));
+        }
+        twice.len()
+    }
+
     /// The comparison in one sentence, for a host to print: how many of the kernel's skbs
     /// the model built alike (each skb once, though its bytes span writes), and each size
     /// goal of the kernel's the model does not reach, with what the capture cannot see
@@ -155,6 +165,14 @@ impl Compared {
             kernel.len(),
             model.len()
         );
+        let spanning = self.spanning();
+        if spanning > 0 {
+            o += &format!(
+                "; {spanning} of the kernel's skbs hold bytes of more than one write: it kept \
+                 them unsent while the next write came (the peer's window, cwnd or autocork, \
+                 not traced), where the model sends each write's skbs at its end"
+            );
+        }
         let differ: Vec<String> = (self.totals.iter())
             .filter(|c| c.verdict == Some(Verdict::Differ))
             .filter_map(|c| Some(format!("{} (the model's {})", c.kernel?, c.model?)))
@@ -360,6 +378,30 @@ mod tests {
             )),
             "{line}"
         );
+    }
+
+    /// Had the kernel kept write 1's skb unsent and put write 2's bytes in it too (skb 3
+    /// of 28960 bytes, skb 5 never sent), that skb holds bytes of two writes, and the
+    /// summary says why the model's (one skb a write) differ.
+    #[test]
+    fn an_skb_holding_two_writes_is_told() {
+        let mut c = fixture();
+        let second = c.skbs[5].xmit.clone().unwrap().frags;
+        c.skbs[5].tx_socket = None;
+        let x = c.skbs[3].xmit.as_mut().unwrap();
+        x.len += 14480;
+        x.frags.extend(second);
+        let got = compared(&c);
+        assert_eq!(got.spanning(), 1);
+        assert!(
+            got.summary().contains(
+                "; 1 of the kernel's skbs hold bytes of more than one write: it kept them \
+                 unsent while the next write came"
+            ),
+            "{}",
+            got.summary()
+        );
+        assert_eq!(compared(&fixture()).spanning(), 0);
     }
 
     /// A forced difference: had the kernel put write 3 in one frag on a new page, the model's
