@@ -96,12 +96,16 @@ const INSIDE: &[(&str, &[&[&str]])] = &[
         &[&["pages"], &["mod"], &["lane", "model"]],
     ),
     (
-        // mod.rs holds the format; the summary and the lane (the capture as a trace) read it.
+        // mod.rs holds the format; the summary and the lane (the capture as a trace) read it;
+        // the lane marks a fact's stack, which `stack` tells; `pair` pairs events of the
+        // lanes `compare` judges.
         "capture",
         &[
             &["mod"],
+            &["stack"],
             &["summary", "lane", "predict"],
             &["compare", "beside"],
+            &["pair"],
         ],
     ),
     (

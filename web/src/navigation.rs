@@ -9,6 +9,7 @@
 //! asks ([`Navigation::asked`]), for the app to ask it.
 
 use crate::session::{Position, Session, LANES};
+use skblab_core::capture::Partner;
 use skblab_core::input::Counterpart;
 
 /// A move the stepper, the keyboard or a click in the lists asks for.
@@ -294,16 +295,23 @@ impl Navigation {
     }
 
     /// Lockstep: the other lane to where it stands at the leading lane's input (its list
-    /// says when it makes no such event there; 0: before its step's first event).
+    /// says when it makes no such event there; 0: before its step's first event); beside a
+    /// capture, to the event of the same skb, else it stays (its list says why).
     fn follow(&mut self, s: &Session) {
         let lead = self.lead(s);
         let (other, k) = (1 - lead, self.lanes.at[lead]);
-        if let (false, 2, Some(k)) = (self.lanes.apart, s.traces.len(), k) {
-            if let Some(c) = s.counterpart(lead, other, self.pos, k) {
-                self.lanes.at[other] = Some(match c {
-                    Counterpart::Same(j) | Counterpart::Nearest { at: j, .. } => j,
-                });
-            }
+        let Some(k) = k.filter(|_| !self.lanes.apart && s.traces.len() == 2) else {
+            return;
+        };
+        let to = match s.partner(lead, other, self.pos, k) {
+            Some(Partner::At(j)) => Some(j),
+            Some(Partner::None(_)) => None,
+            None => s.counterpart(lead, other, self.pos, k).map(|c| match c {
+                Counterpart::Same(j) | Counterpart::Nearest { at: j, .. } => j,
+            }),
+        };
+        if let Some(j) = to {
+            self.lanes.at[other] = Some(j);
         }
     }
 
@@ -528,6 +536,40 @@ mod tests {
             );
             assert_eq!(n.lanes.at[other], Some(nth(other, 3)), "lead {lead}");
         }
+    }
+
+    /// Beside a capture, lockstep pairs events by skb (the core's pairing): the captured skb
+    /// at the device beside the model building it, a frag beside the frag, whichever lane
+    /// leads; an event with no partner (handed up, a page the capture does not see) leaves
+    /// the other lane where it stood. The events, by hand: core/src/capture/pair.rs.
+    #[test]
+    fn beside_a_capture_lockstep_pairs_events_by_skb() {
+        let text = include_str!("../../tests/fixtures/capture-tcp.json");
+        let s = crate::beside::open(&crate::session::load_capture(text).unwrap()).unwrap();
+        let mut n = Navigation::default();
+        let cases = [
+            // (move, both lanes' events after it)
+            (Nav::At { lane: 0, k: 14 }, [Some(14), Some(1)]),
+            (Nav::Event(1), [Some(15), Some(4)]),
+            (Nav::Event(1), [Some(16), Some(4)]),
+            (Nav::At { lane: 1, k: 8 }, [Some(14), Some(8)]),
+            (Nav::At { lane: 1, k: 2 }, [Some(14), Some(2)]),
+            (Nav::Event(-1), [Some(14), Some(1)]),
+            (Nav::Lockstep, [Some(14), Some(1)]),
+            (Nav::At { lane: 1, k: 4 }, [Some(14), Some(4)]),
+        ];
+        moves(&mut n, &s, &[Nav::Go(1)]);
+        for (m, want) in cases {
+            moves(&mut n, &s, &[m]);
+            assert_eq!(n.lanes.at, want, "{m:?}");
+        }
+        // A read's step: the model holds, with no events, and stays at the whole step.
+        moves(
+            &mut n,
+            &s,
+            &[Nav::Lockstep, Nav::Go(3), Nav::At { lane: 0, k: 1 }],
+        );
+        assert_eq!(n.lanes.at, [Some(1), None]);
     }
 
     /// Predict mode's gate: a move forward past a step with questions rests before it and

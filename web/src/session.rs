@@ -5,7 +5,7 @@
 //! Everything the page displays comes from the core's [`Trace`]s held here; this module only
 //! chooses what to run and remembers where the learner is.
 
-use skblab_core::capture::Capture;
+use skblab_core::capture::{Capture, Partner};
 use skblab_core::events::Event;
 use skblab_core::input::{self, Counterpart};
 use skblab_core::kernel_report::{KernelReport, Report};
@@ -185,6 +185,16 @@ impl Session {
         k: usize,
     ) -> Option<Counterpart> {
         input::counterpart(self.events(lead, pos), self.events(other, pos), k)
+    }
+
+    /// With the model's prediction beside a capture: lane `other`'s event beside event `k`
+    /// (1-based) of step `pos` in lane `lead`, the same skb's, or why there is none (the
+    /// core's [`Compared::partner`](skblab_core::capture::Compared::partner)). `None` for
+    /// any other session.
+    pub fn partner(&self, lead: usize, other: usize, pos: usize, k: usize) -> Option<Partner> {
+        let b = self.capture.as_ref()?.beside.as_ref()?;
+        let (ours, theirs) = (self.events(lead, pos), self.events(other, pos));
+        Some(b.compared.partner(ours, k, theirs))
     }
 
     /// Whether the two lanes, each after its event of step `pos` (`None`: the whole step),

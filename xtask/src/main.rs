@@ -312,8 +312,12 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// 372,361 B) and the model's call paths (each model event's path to its kernel function, 43
 /// paths of frames as static data, and the page's markup of them: 4.4 KB, 376,746 B against
 /// 372,361 B), with an emitted event applied at its call site (issue 37's counters-only
-/// speed, 2.9 KB): all merged, 405,924 B, 406,400 B.
-const WASM_GZIP_BUDGET: u64 = 406_400;
+/// speed, 2.9 KB): all merged, 405,924 B, 406,400 B; since a captured event's stack in its
+/// pane (the core's `Capture::stack`, the release's Elixir tag, the frames' markup: 1.0 KB)
+/// and event lockstep beside a capture (the core's `Compared::partner`, its words for an
+/// event without a partner, the navigation's use of it: 1.1 KB), 407,941 B against main's
+/// 405,862 B, 408,400 B.
+const WASM_GZIP_BUDGET: u64 = 408_400;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {

@@ -303,11 +303,12 @@ impl Build<'_> {
         Ok(())
     }
 
-    /// `text`, and the kernel stack the fact was seen at, where one was kept.
+    /// `text`, and that the fact's kernel stack was kept, where it was: the stack itself is
+    /// told beside the event ([`Capture::stack`]), not in its line.
     fn stacked(&self, text: String, stack: Option<u32>) -> String {
-        match self.c.path(stack) {
-            path if path.is_empty() => text,
-            path => format!("{text} · stack {path}"),
+        match stack.and_then(|k| self.c.stacks.get(k as usize)) {
+            Some(_) => format!("{text} · {}", super::stack::MARK),
+            None => text,
         }
     }
 

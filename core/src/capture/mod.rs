@@ -15,12 +15,16 @@ use std::collections::BTreeMap;
 mod beside;
 mod compare;
 mod lane;
+mod pair;
 mod predict;
+mod stack;
 mod summary;
 
 pub use compare::{Compared, SkbCompared, WriteCompared};
 pub use lane::{MECHANISM, VARIANT};
+pub use pair::Partner;
 pub use predict::{Fact, Prediction, MAX_PREDICTED_WRITES, UNKNOWN};
+pub use stack::Stack;
 pub use summary::{lessons, sockets, Direction, Lesson, SocketSummary};
 
 /// The format's version: a reader refuses any other.

@@ -21,6 +21,7 @@ use crate::diagram::esc;
 use crate::navigation::{Crossed, Lanes, Nav};
 use crate::session::LANES;
 use skblab_core::call_path::{CallPath, FRAME_SEP};
+use skblab_core::capture::{Partner, Stack};
 use skblab_core::events::Event as TraceEvent;
 use skblab_core::input::Counterpart;
 use std::fmt::Write;
@@ -153,9 +154,13 @@ fn events(p: &Props) -> Html {
     let mut o = String::new();
     if lanes > 1 {
         let on = if p.lanes.apart { "" } else { " checked" };
+        let beside = match s.capture {
+            Some(_) => "event of the same skb (paired by its bytes' place in the stream)",
+            None => "input (the same frame in, bytes copied or read)",
+        };
         let _ = write!(
             o,
-            r#"<label class="lockstep"><input type="checkbox" data-lockstep=""{on}> Lockstep: the other lane stands at the same input (the same frame in, bytes copied or read)</label>"#
+            r#"<label class="lockstep"><input type="checkbox" data-lockstep=""{on}> Lockstep: the other lane stands at the same {beside}</label>"#
         );
     }
     moments(&mut o, p);
@@ -303,6 +308,34 @@ fn call_path(o: &mut String, p: &CallPath, leads: bool) {
     o.push_str("</p>");
 }
 
+/// The kernel stack a captured event was seen at, drawn as a model event's path is: the
+/// core's words for where and on which CPU, then each frame linked to its function at the
+/// running kernel's release, innermost first, an offset kept as text.
+fn captured_stack(o: &mut String, st: &Stack) {
+    let _ = write!(
+        o,
+        r#"<p class="kpath" data-testid="captured-stack">{}: "#,
+        esc(&st.head())
+    );
+    for k in 0..st.frames.len() {
+        let (name, offset) = st.frame(k);
+        let _ = match st.url(k) {
+            Some(url) => write!(
+                o,
+                r#"<a href="{}" target="_blank" rel="noopener"><code>{}</code></a>{}"#,
+                esc(&url),
+                esc(name),
+                esc(offset)
+            ),
+            None => write!(o, "<code>{}</code>{}", esc(name), esc(offset)),
+        };
+        if k + 1 < st.frames.len() {
+            o.push_str(FRAME_SEP);
+        }
+    }
+    o.push_str("</p>");
+}
+
 /// Lane `lane`'s events of the step: the selected one's kernel function, what lockstep could
 /// not match, the filter by kind (↑/↓ then move to the previous or next event of that kind),
 /// and the window of the list.
@@ -346,6 +379,9 @@ fn lane_events(p: &Lane) -> Option<Html> {
         }
         if let Some(path) = t.call_path(e) {
             call_path(o, &path, leads);
+        }
+        if let Some(stack) = s.capture.as_ref().and_then(|c| c.capture.stack(e)) {
+            captured_stack(o, &stack);
         }
     }
     if let Some(k) = p.follows {
@@ -440,6 +476,9 @@ fn lane_events(p: &Lane) -> Option<Html> {
 /// on the lane, and where it is shown instead (issue 36).
 fn miss(o: &mut String, p: &Lane, k: usize) {
     let s = &p.session;
+    if let Some(partner) = s.partner(p.lead, p.lane, p.pos, k) {
+        return unpaired(o, partner);
+    }
     let Some(e) = s.events(p.lead, p.pos).get(k.wrapping_sub(1)) else {
         return;
     };
@@ -457,6 +496,18 @@ fn miss(o: &mut String, p: &Lane, k: usize) {
         ),
         _ => Ok(()),
     };
+}
+
+/// Beside a capture, where lane `p` has no event of the leading event's skb: why it stays
+/// (the core's words).
+fn unpaired(o: &mut String, partner: Partner) {
+    if let Partner::None(why) = partner {
+        let _ = write!(
+            o,
+            r#"<p class="miss" data-testid="no-partner">{}</p>"#,
+            esc(&why)
+        );
+    }
 }
 
 /// The end of the step's list; where the leading lane rests at it, what the next ↓ does.
