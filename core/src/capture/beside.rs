@@ -75,6 +75,7 @@ impl Prediction {
 fn held(state: &crate::trace::State, op: String) -> Step {
     Step {
         op,
+        name: String::new(),
         events: Vec::new(),
         state: state.clone(),
         counters: Default::default(),
