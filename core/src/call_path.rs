@@ -564,7 +564,7 @@ mod tests {
             let names: BTreeSet<_> = frames.iter().map(|f| f.name).collect();
             assert_eq!(names.len(), frames.len(), "a frame twice: {p:?}");
             assert!(
-                frames.iter().all(|f| (f.line > 0) == !f.file.is_empty()),
+                frames.iter().all(|f| (f.line > 0) != f.file.is_empty()),
                 "{p:?}"
             );
             let rows = rows_of(p);
@@ -775,7 +775,10 @@ mod tests {
             first(&released, BacklogAdd).unwrap().text(),
             "sk_add_backlog (inlined) ← tcp_v4_rcv"
         );
-        let e = released.steps[2].events.iter().find(|e| e.kind() == BacklogProcess);
+        let e = released.steps[2]
+            .events
+            .iter()
+            .find(|e| e.kind() == BacklogProcess);
         assert!(released.call_path(2, e.unwrap()).is_none());
         let udp = run(RX, "modern", arrive, "[socket]\nproto = \"udp\"\n");
         let dgram = first(&udp, QueueRcv).unwrap();
