@@ -85,17 +85,15 @@ pub struct Frame {
     pub renamed: Option<&'static str>,
 }
 
-/// How a path's frames are joined, outermost first, as docs/call-paths.md writes them.
-const ARROW: &str = " → ";
-
 impl Frame {
     /// A frame as a path writes it: `name`, then ` file:line` where a line is pinned, then
     /// ` (inlined)` and ` (its other name)` where they apply.
     fn parse(s: &'static str) -> Frame {
-        let mut notes = s.split(" (");
+        // Split by chars, not strings: a string pattern's searcher costs the bundle its code.
+        let mut notes = s.split('(').map(str::trim);
         let head = notes.next().unwrap_or_default();
         let (name, at) = head.split_once(' ').unwrap_or((head, ""));
-        let (file, line) = at.rsplit_once(':').unwrap_or_default();
+        let (file, line) = at.split_once(':').unwrap_or_default();
         let mut f = Frame {
             name,
             file,
@@ -131,11 +129,11 @@ pub struct Path {
 
 impl Path {
     pub fn frames(&self) -> impl Iterator<Item = Frame> {
-        self.frames.split(ARROW).map(Frame::parse)
+        self.frames.split('→').map(|f| Frame::parse(f.trim()))
     }
 
-    fn last(&self) -> Frame {
-        Frame::parse(self.frames.rsplit(ARROW).next().unwrap_or_default())
+    fn last(&self) -> Option<Frame> {
+        self.frames().last()
     }
 
     /// This path only for the events of `op`.
@@ -501,7 +499,7 @@ fn path_of(
             && p.kinds.contains(&kind)
             && p.op.is_none_or(|o| o == op)
             && p.entry.fits(udp)
-            && p.last().name == name
+            && p.last().is_some_and(|f| f.name == name)
     })
 }
 
@@ -524,10 +522,13 @@ mod tests {
     use crate::kernel_fn::{Row, TABLE};
     use std::collections::BTreeSet;
 
+    /// How a path's frames are joined, outermost first, as docs/call-paths.md writes them.
+    const ARROW: &str = " → ";
+
     /// The rows a path could end at: same mechanism, one of its kinds, its function, an era
     /// that links its release.
     fn rows_of(p: &Path) -> Vec<&'static Row> {
-        let last = p.last();
+        let last = p.last().expect("a frame");
         TABLE
             .iter()
             .filter(|r| r.mechanism == p.mechanism && p.kinds.contains(&r.kind))
@@ -571,7 +572,7 @@ mod tests {
             for k in p.kinds {
                 assert!(rows.iter().any(|r| r.kind == *k), "{k} at {}: {p:?}", p.tag);
             }
-            assert_eq!(p.last().line, 0, "{p:?}");
+            assert_eq!(p.last().unwrap().line, 0, "{p:?}");
             let twice = PATHS
                 .iter()
                 .filter(|q| q.mechanism == p.mechanism && q.tag == p.tag && q.op == p.op)
@@ -608,7 +609,7 @@ mod tests {
                         .iter()
                         .filter(|p| p.mechanism == r.mechanism && p.tag == tag)
                         .filter(|p| p.kinds.contains(&r.kind) && p.entry.fits(udp))
-                        .filter(|p| p.last().name == r.name)
+                        .filter(|p| p.last().is_some_and(|f| f.name == r.name))
                         .collect();
                     let ops: BTreeSet<_> = paths.iter().map(|p| p.op).collect();
                     let what = format!(
