@@ -29,6 +29,9 @@ pub enum Entry {
     /// (IP's local delivery calls it; the frames between the driver and it were not read,
     /// so the path starts here).
     TcpRcv,
+    /// A datagram arriving in the NET_RX softirq, at UDP's receive handler (IP's local
+    /// delivery calls it, as it does TCP's).
+    UdpRcv,
 }
 
 impl Entry {
@@ -39,6 +42,7 @@ impl Entry {
             Entry::Recvmsg => &["tcp_recvmsg", "udp_recvmsg"],
             Entry::NetRx => &["net_rx_action"],
             Entry::TcpRcv => &["tcp_v4_rcv"],
+            Entry::UdpRcv => &["udp_rcv"],
         }
     }
 
@@ -49,14 +53,25 @@ impl Entry {
             Entry::Recvmsg => "recvmsg(2)",
             Entry::NetRx => "the NET_RX softirq",
             Entry::TcpRcv => "a segment's receive, in the NET_RX softirq",
+            Entry::UdpRcv => "a datagram's receive, in the NET_RX softirq",
+        }
+    }
+
+    /// A path from TCP's receive is no UDP flow's, nor UDP's a TCP flow's.
+    fn fits(self, udp: bool) -> bool {
+        match self {
+            Entry::TcpRcv => !udp,
+            Entry::UdpRcv => udp,
+            _ => true,
         }
     }
 }
 
-/// One function of a path, at the path's release.
+/// One function of a path, at the path's release, read out of [`Path::frames`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Frame {
     pub name: &'static str,
+    /// The file of `line`; empty where no line is pinned.
     pub file: &'static str,
     /// The line of `file` where this function calls the next frame, where it calls it at
     /// one place (or in the one branch the model follows); 0 where not pinned. The last
@@ -70,30 +85,29 @@ pub struct Frame {
     pub renamed: Option<&'static str>,
 }
 
-const fn f(name: &'static str, file: &'static str, line: u32) -> Frame {
-    Frame {
-        name,
-        file,
-        line,
-        inlined: false,
-        renamed: None,
-    }
-}
-
-/// An inlined frame.
-const fn i(name: &'static str, file: &'static str, line: u32) -> Frame {
-    Frame {
-        inlined: true,
-        ..f(name, file, line)
-    }
-}
-
 impl Frame {
-    const fn renamed(self, note: &'static str) -> Frame {
-        Frame {
-            renamed: Some(note),
-            ..self
+    /// A frame as a path writes it: `name`, then ` file:line` where a line is pinned, then
+    /// ` (inlined)` and ` (its other name)` where they apply.
+    fn parse(s: &'static str) -> Frame {
+        // Split by chars, not strings: a string pattern's searcher costs the bundle its code.
+        let mut notes = s.split('(').map(str::trim);
+        let head = notes.next().unwrap_or_default();
+        let (name, at) = head.split_once(' ').unwrap_or((head, ""));
+        let (file, line) = at.split_once(':').unwrap_or_default();
+        let mut f = Frame {
+            name,
+            file,
+            line: line.parse().unwrap_or(0),
+            inlined: false,
+            renamed: None,
+        };
+        for n in notes.map(|n| n.strip_suffix(')').unwrap_or(n)) {
+            match n {
+                "inlined" => f.inlined = true,
+                _ => f.renamed = Some(n),
+            }
         }
+        f
     }
 }
 
@@ -105,135 +119,254 @@ pub struct Path {
     pub kinds: &'static [EventKind],
     pub tag: &'static str,
     pub entry: Entry,
-    pub frames: &'static [Frame],
+    /// The op (as a scenario writes it) whose events take this path, where another op
+    /// reaches the function another way; `None` for every op.
+    pub op: Option<&'static str>,
+    /// The frames outermost first, one string parsed when shown (as static frames they
+    /// cost the playground's bundle more): [`Frame::parse`]'s frames joined by ` → `.
+    pub frames: &'static str,
 }
 
-/// Rows of the kernel_fn table with no path, and why: mechanism, eras, the rows' functions.
+impl Path {
+    pub fn frames(&self) -> impl Iterator<Item = Frame> {
+        self.frames.split('→').map(|f| Frame::parse(f.trim()))
+    }
+
+    fn last(&self) -> Option<Frame> {
+        self.frames().last()
+    }
+
+    /// This path only for the events of `op`.
+    const fn on(self, op: &'static str) -> Path {
+        Path {
+            op: Some(op),
+            ..self
+        }
+    }
+}
+
+/// Rows of the kernel_fn table with no path, and why: mechanism, eras, the rows' functions
+/// (none: every row), the op (`None`: every op a path does not name).
 #[derive(Clone, Copy, Debug)]
 pub struct Gap {
     pub mechanism: &'static str,
     pub eras: &'static [Era],
     pub names: &'static [&'static str],
+    pub op: Option<&'static str>,
+    /// Only for a UDP flow, where a row shared with TCP has a path only from TCP's receive.
+    pub udp: bool,
     pub why: &'static str,
 }
+
+/// A gap's defaults: every op, either protocol.
+const ANY: Gap = Gap {
+    mechanism: "",
+    eras: &[],
+    names: &[],
+    op: None,
+    udp: false,
+    why: "",
+};
 
 const SEND: &str = SendScenario::NAME;
 const RX: &str = RxScenario::NAME;
 const MPTCP: &str = MptcpScenario::NAME;
 
-const TCP_C: &str = "net/ipv4/tcp.c";
-const TCP_IPV4: &str = "net/ipv4/tcp_ipv4.c";
-const TCP_INPUT: &str = "net/ipv4/tcp_input.c";
-const SOCK_H: &str = "include/net/sock.h";
-const SKBUFF_H: &str = "include/linux/skbuff.h";
-const SKBUFF_C: &str = "net/core/skbuff.c";
-const DEV_C: &str = "net/core/dev.c";
-const UDP_C: &str = "net/ipv4/udp.c";
-const IXGBE: &str = "drivers/net/ethernet/intel/ixgbe/ixgbe_main.c";
-
 /// `sk_stream_alloc_skb` read in v5.15 (5.15.16, 5.15.189), `tcp_stream_alloc_skb` in
-/// v5.17-rc5 and v5.19: renamed in between.
-const WAS_SK_STREAM: &str = "was sk_stream_alloc_skb through v5.15";
-const BECAME_TCP_STREAM: &str = "became tcp_stream_alloc_skb after v5.15";
+/// v5.17-rc5 and v5.19: renamed in between. A macro, as every shared piece of a path, so
+/// `concat!` builds each path's one string.
+macro_rules! became {
+    () => {
+        "became tcp_stream_alloc_skb after v5.15"
+    };
+}
+macro_rules! was {
+    () => {
+        "was sk_stream_alloc_skb through v5.15"
+    };
+}
 
-// v2.6.33: tcp_sendmsg does the copy itself.
-const O_SENDMSG: Frame = f("tcp_sendmsg", TCP_C, 0);
-#[rustfmt::skip]
-const O_ACK: [Frame; 4] = [
-    f("tcp_v4_rcv", TCP_IPV4, 1678), f("tcp_v4_do_rcv", TCP_IPV4, 1554),
-    f("tcp_rcv_established", TCP_INPUT, 5282), f("tcp_ack", TCP_INPUT, 3676),
-];
-// v6.12: tcp_sendmsg locks the socket and calls tcp_sendmsg_locked.
-const N_SENDMSG: Frame = f("tcp_sendmsg", TCP_C, 1357);
-const N_LOCKED: Frame = f("tcp_sendmsg_locked", TCP_C, 0);
-#[rustfmt::skip]
-const N_ACK: [Frame; 4] = [
-    f("tcp_v4_rcv", TCP_IPV4, 2350), f("tcp_v4_do_rcv", TCP_IPV4, 1915),
-    f("tcp_rcv_established", TCP_INPUT, 6173), f("tcp_ack", TCP_INPUT, 4032),
-];
+/// v6.12: tcp_sendmsg locks the socket and calls tcp_sendmsg_locked.
+macro_rules! locked {
+    () => {
+        "tcp_sendmsg net/ipv4/tcp.c:1357 → tcp_sendmsg_locked"
+    };
+}
+
+/// A segment's receive down to the established socket's handler: the lines of tcp_v4_rcv's
+/// call for an unowned socket, tcp_v4_do_rcv's, tcp_rcv_established's call of the next frame.
+macro_rules! est {
+    ($rcv:literal, $do_rcv:literal, $est:literal) => {
+        concat!(
+            "tcp_v4_rcv net/ipv4/tcp_ipv4.c:",
+            $rcv,
+            " → tcp_v4_do_rcv net/ipv4/tcp_ipv4.c:",
+            $do_rcv,
+            " → tcp_rcv_established net/ipv4/tcp_input.c:",
+            $est,
+            " → "
+        )
+    };
+}
+
+/// An ACK's receive down to tcp_ack's cleaning of the retransmit queue.
+macro_rules! ack {
+    ($rcv:literal, $do_rcv:literal, $est:literal, $ack:literal) => {
+        concat!(
+            est!($rcv, $do_rcv, $est),
+            "tcp_ack net/ipv4/tcp_input.c:",
+            $ack,
+            " → tcp_clean_rtx_queue"
+        )
+    };
+}
+
+/// A datagram's receive down to the socket's queueing: udp_rcv's, __udp4_lib_rcv's and
+/// udp_queue_rcv_skb's lines (v3.x).
+macro_rules! udp_q {
+    ($rcv:literal, $lib:literal, $q:literal) => {
+        concat!(
+            "udp_rcv net/ipv4/udp.c:",
+            $rcv,
+            " → __udp4_lib_rcv net/ipv4/udp.c:",
+            $lib,
+            " → udp_queue_rcv_skb net/ipv4/udp.c:",
+            $q,
+            " → "
+        )
+    };
+}
 
 /// The v3.x NAPI poll down to ixgbe's receive loop: the lines of net_rx_action's poll,
 /// ixgbe_poll's call of the loop.
-const fn ixgbe(poll: u32, clean: u32) -> [Frame; 2] {
-    [
-        f("net_rx_action", DEV_C, poll),
-        f("ixgbe_poll", IXGBE, clean),
-    ]
+macro_rules! ixgbe {
+    ($poll:literal, $clean:literal) => {
+        concat!(
+            "net_rx_action net/core/dev.c:",
+            $poll,
+            " → ixgbe_poll drivers/net/ethernet/intel/ixgbe/ixgbe_main.c:",
+            $clean,
+            " → ixgbe_clean_rx_irq"
+        )
+    };
 }
-const V35_POLL: [Frame; 2] = ixgbe(3843, 2389);
-const V36_POLL: [Frame; 2] = ixgbe(3939, 2379);
 
 /// ixgbe's receive loop allocating the frame's skb: the loop's line, the two inline
 /// wrappers' lines.
-#[rustfmt::skip]
-const fn rx_skb(clean: u32, wrap: u32, ip_align: u32) -> [Frame; 3] {
-    [f("ixgbe_clean_rx_irq", IXGBE, clean), i("netdev_alloc_skb_ip_align", SKBUFF_H, wrap),
-     i("__netdev_alloc_skb_ip_align", SKBUFF_H, ip_align)]
+macro_rules! rx_skb {
+    ($poll:literal, $clean:literal, $loop:literal, $wrap:literal, $align:literal) => {
+        concat!(
+            ixgbe!($poll, $clean),
+            " drivers/net/ethernet/intel/ixgbe/ixgbe_main.c:",
+            $loop,
+            " → netdev_alloc_skb_ip_align include/linux/skbuff.h:",
+            $wrap,
+            " (inlined) → __netdev_alloc_skb_ip_align include/linux/skbuff.h:",
+            $align,
+            " (inlined) → __netdev_alloc_skb"
+        )
+    };
 }
-const V35_SKB: [Frame; 3] = rx_skb(1711, 1737, 1727);
-const V36_SKB: [Frame; 3] = rx_skb(1703, 1774, 1764);
 
 /// ixgbe's receive loop handing the frame to GRO, down to TCP's merge.
-#[rustfmt::skip]
-const fn gro(l: [u32; 8]) -> [Frame; 8] {
-    [f("ixgbe_clean_rx_irq", IXGBE, l[0]), f("ixgbe_rx_skb", IXGBE, l[1]),
-     f("napi_gro_receive", DEV_C, l[2]), i("__napi_gro_receive", DEV_C, l[3]),
-     f("dev_gro_receive", DEV_C, l[4]), f("inet_gro_receive", "net/ipv4/af_inet.c", l[5]),
-     f("tcp4_gro_receive", TCP_IPV4, l[6]), f("tcp_gro_receive", TCP_C, l[7])]
+macro_rules! gro {
+    ($poll:literal, $clean:literal, $l:literal, $rx:literal, $napi:literal, $in:literal, $dev:literal, $inet:literal, $tcp4:literal, $tcp:literal) => {
+        concat!(
+            ixgbe!($poll, $clean),
+            " drivers/net/ethernet/intel/ixgbe/ixgbe_main.c:",
+            $l,
+            " → ixgbe_rx_skb drivers/net/ethernet/intel/ixgbe/ixgbe_main.c:",
+            $rx,
+            " → napi_gro_receive net/core/dev.c:",
+            $napi,
+            " → __napi_gro_receive net/core/dev.c:",
+            $in,
+            " (inlined) → dev_gro_receive net/core/dev.c:",
+            $dev,
+            " → inet_gro_receive net/ipv4/af_inet.c:",
+            $inet,
+            " → tcp4_gro_receive net/ipv4/tcp_ipv4.c:",
+            $tcp4,
+            " → tcp_gro_receive net/ipv4/tcp.c:",
+            $tcp,
+            " → skb_gro_receive"
+        )
+    };
 }
-const V35_GRO: [Frame; 8] = gro([1793, 1423, 3532, 3482, 3396, 1388, 2564, 3071]);
-const V36_GRO: [Frame; 8] = gro([1785, 1415, 3628, 3578, 3492, 1402, 2592, 3145]);
 
 /// Every path, each read in its release's source (docs/call-paths.md).
 #[rustfmt::skip]
 pub static PATHS: &[Path] = &[
     // tcp_sendmsg, v2.6.33.
-    p(SEND, &[AllocSkb], "v2.6.33", Entry::Sendmsg, &[f("tcp_sendmsg", TCP_C, 962), f("sk_stream_alloc_skb", TCP_C, 0).renamed(BECAME_TCP_STREAM)]),
-    p(SEND, &[AllocPage], "v2.6.33", Entry::Sendmsg, &[f("tcp_sendmsg", TCP_C, 1026), i("sk_stream_alloc_page", SOCK_H, 0)]),
-    p(SEND, &[GetPage], "v2.6.33", Entry::Sendmsg, &[O_SENDMSG, i("get_page", "include/linux/mm.h", 0)]),
-    p(SEND, &[CopyToLinear], "v2.6.33", Entry::Sendmsg, &[f("tcp_sendmsg", TCP_C, 987), i("skb_add_data", SKBUFF_H, 0)]),
-    p(SEND, &[CopyToPage], "v2.6.33", Entry::Sendmsg, &[f("tcp_sendmsg", TCP_C, 1032), i("skb_copy_to_page", SOCK_H, 0)]),
-    p(SEND, &[NewFrag], "v2.6.33", Entry::Sendmsg, &[f("tcp_sendmsg", TCP_C, 1050), i("skb_fill_page_desc", SKBUFF_H, 0)]),
-    p(SEND, &[Coalesce, ClearPsh], "v2.6.33", Entry::Sendmsg, &[O_SENDMSG]),
-    p(SEND, &[Push], "v2.6.33", Entry::Sendmsg, &[O_SENDMSG, i("tcp_push", TCP_C, 0)]),
-    p(SEND, &[Ack], "v2.6.33", Entry::TcpRcv, &[O_ACK[0], O_ACK[1], O_ACK[2], O_ACK[3], f("tcp_clean_rtx_queue", TCP_INPUT, 0)]),
+    p(SEND, &[AllocSkb], "v2.6.33", Entry::Sendmsg, concat!("tcp_sendmsg net/ipv4/tcp.c:962 → sk_stream_alloc_skb (", became!(), ")")),
+    p(SEND, &[AllocPage], "v2.6.33", Entry::Sendmsg, "tcp_sendmsg net/ipv4/tcp.c:1026 → sk_stream_alloc_page (inlined)"),
+    p(SEND, &[GetPage], "v2.6.33", Entry::Sendmsg, "tcp_sendmsg → get_page (inlined)"),
+    p(SEND, &[CopyToLinear], "v2.6.33", Entry::Sendmsg, "tcp_sendmsg net/ipv4/tcp.c:987 → skb_add_data (inlined)"),
+    p(SEND, &[CopyToPage], "v2.6.33", Entry::Sendmsg, "tcp_sendmsg net/ipv4/tcp.c:1032 → skb_copy_to_page (inlined)"),
+    p(SEND, &[NewFrag], "v2.6.33", Entry::Sendmsg, "tcp_sendmsg net/ipv4/tcp.c:1050 → skb_fill_page_desc (inlined)"),
+    p(SEND, &[Coalesce, ClearPsh], "v2.6.33", Entry::Sendmsg, "tcp_sendmsg"),
+    p(SEND, &[Push], "v2.6.33", Entry::Sendmsg, "tcp_sendmsg → tcp_push (inlined)"),
+    p(SEND, &[Xmit], "v2.6.33", Entry::Sendmsg, "tcp_sendmsg → tcp_push net/ipv4/tcp.c:556 (inlined) → __tcp_push_pending_frames net/ipv4/tcp_output.c:1809 → tcp_write_xmit net/ipv4/tcp_output.c:1768 → tcp_transmit_skb").on("sendmsg"),
+    p(SEND, &[Ack], "v2.6.33", Entry::TcpRcv, ack!(1678, 1554, 5282, 3676)),
+    p(SEND, &[FreeSkb], "v2.6.33", Entry::TcpRcv, concat!(ack!(1678, 1554, 5282, 3676), " net/ipv4/tcp_input.c:3284 → sk_wmem_free_skb (inlined)")).on("ack"),
     // tcp_sendmsg_locked, v6.12.
-    p(SEND, &[AllocSkb], "v6.12", Entry::Sendmsg, &[N_SENDMSG, f("tcp_sendmsg_locked", TCP_C, 1167), f("tcp_stream_alloc_skb", TCP_C, 0).renamed(WAS_SK_STREAM)]),
-    p(SEND, &[AllocPage, ReusePage], "v6.12", Entry::Sendmsg, &[N_SENDMSG, f("tcp_sendmsg_locked", TCP_C, 1197), f("sk_page_frag_refill", "net/core/sock.c", 3035), f("skb_page_frag_refill", "net/core/sock.c", 0)]),
-    p(SEND, &[GetPage], "v6.12", Entry::Sendmsg, &[N_SENDMSG, f("tcp_sendmsg_locked", TCP_C, 1234), i("page_ref_inc", "include/linux/page_ref.h", 0)]),
-    p(SEND, &[CopyToPage], "v6.12", Entry::Sendmsg, &[N_SENDMSG, f("tcp_sendmsg_locked", TCP_C, 1221), i("skb_copy_to_page_nocache", SOCK_H, 0)]),
-    p(SEND, &[NewFrag], "v6.12", Entry::Sendmsg, &[N_SENDMSG, f("tcp_sendmsg_locked", TCP_C, 1232), i("skb_fill_page_desc", SKBUFF_H, 0)]),
-    p(SEND, &[Coalesce], "v6.12", Entry::Sendmsg, &[N_SENDMSG, f("tcp_sendmsg_locked", TCP_C, 1230), i("skb_frag_size_add", SKBUFF_H, 0)]),
-    p(SEND, &[ClearPsh, MarkEor], "v6.12", Entry::Sendmsg, &[N_SENDMSG, N_LOCKED]),
-    p(SEND, &[Push], "v6.12", Entry::Sendmsg, &[N_SENDMSG, N_LOCKED, f("tcp_push", TCP_C, 0)]),
-    p(SEND, &[Ack], "v6.12", Entry::TcpRcv, &[N_ACK[0], N_ACK[1], N_ACK[2], N_ACK[3], f("tcp_clean_rtx_queue", TCP_INPUT, 0)]),
+    p(SEND, &[AllocSkb], "v6.12", Entry::Sendmsg, concat!(locked!(), " net/ipv4/tcp.c:1167 → tcp_stream_alloc_skb (", was!(), ")")),
+    p(SEND, &[AllocPage, ReusePage], "v6.12", Entry::Sendmsg, concat!(locked!(), " net/ipv4/tcp.c:1197 → sk_page_frag_refill net/core/sock.c:3035 → skb_page_frag_refill")),
+    p(SEND, &[GetPage], "v6.12", Entry::Sendmsg, concat!(locked!(), " net/ipv4/tcp.c:1234 → page_ref_inc (inlined)")),
+    p(SEND, &[CopyToPage], "v6.12", Entry::Sendmsg, concat!(locked!(), " net/ipv4/tcp.c:1221 → skb_copy_to_page_nocache (inlined)")),
+    p(SEND, &[NewFrag], "v6.12", Entry::Sendmsg, concat!(locked!(), " net/ipv4/tcp.c:1232 → skb_fill_page_desc (inlined)")),
+    p(SEND, &[Coalesce], "v6.12", Entry::Sendmsg, concat!(locked!(), " net/ipv4/tcp.c:1230 → skb_frag_size_add (inlined)")),
+    p(SEND, &[ClearPsh, MarkEor], "v6.12", Entry::Sendmsg, locked!()),
+    p(SEND, &[Push], "v6.12", Entry::Sendmsg, concat!(locked!(), " → tcp_push")),
+    p(SEND, &[Xmit], "v6.12", Entry::Sendmsg, concat!(locked!(), " → tcp_push net/ipv4/tcp.c:750 → __tcp_push_pending_frames net/ipv4/tcp_output.c:3012 → tcp_write_xmit net/ipv4/tcp_output.c:2827 → tcp_transmit_skb")).on("sendmsg"),
+    p(SEND, &[Ack], "v6.12", Entry::TcpRcv, ack!(2350, 1915, 6173, 4032)),
+    p(SEND, &[FreeSkb], "v6.12", Entry::TcpRcv, concat!(ack!(2350, 1915, 6173, 4032), " net/ipv4/tcp_input.c:3436 → tcp_rtx_queue_unlink_and_free include/net/tcp.h:2091 (inlined) → tcp_wmem_free_skb (inlined)")).on("ack"),
     // The receive path through ixgbe, v3.5 (seed 001 as posted) and v3.6.
-    p(RX, &[NapiPoll], "v3.5", Entry::NetRx, &[f("net_rx_action", DEV_C, 0)]),
-    p(RX, &[RxFrame], "v3.5", Entry::NetRx, &[V35_POLL[0], V35_POLL[1], f("ixgbe_clean_rx_irq", IXGBE, 0)]),
-    p(RX, &[AllocSkb], "v3.5", Entry::NetRx, &[V35_POLL[0], V35_POLL[1], V35_SKB[0], V35_SKB[1], V35_SKB[2], f("__netdev_alloc_skb", SKBUFF_C, 0)]),
-    p(RX, &[FragAlloc, FragCacheRelease, ReusePage], "v3.5", Entry::NetRx, &[V35_POLL[0], V35_POLL[1], V35_SKB[0], V35_SKB[1], V35_SKB[2], f("__netdev_alloc_skb", SKBUFF_C, 357), f("netdev_alloc_frag", SKBUFF_C, 0)]),
-    p(RX, &[NewFrag], "v3.5", Entry::NetRx, &[V35_POLL[0], V35_POLL[1], f("ixgbe_clean_rx_irq", IXGBE, 1742), f("ixgbe_add_rx_frag", IXGBE, 0)]),
-    p(RX, &[GroMerge], "v3.5", Entry::NetRx, &[V35_POLL[0], V35_POLL[1], V35_GRO[0], V35_GRO[1], V35_GRO[2], V35_GRO[3], V35_GRO[4], V35_GRO[5], V35_GRO[6], V35_GRO[7], f("skb_gro_receive", SKBUFF_C, 0)]),
-    p(RX, &[GroFlush], "v3.5", Entry::NetRx, &[V35_POLL[0], f("ixgbe_poll", IXGBE, 2397), f("napi_complete", DEV_C, 3758), f("napi_gro_flush", DEV_C, 0)]),
-    p(RX, &[NapiPoll], "v3.6", Entry::NetRx, &[f("net_rx_action", DEV_C, 0)]),
-    p(RX, &[RxFrame], "v3.6", Entry::NetRx, &[V36_POLL[0], V36_POLL[1], f("ixgbe_clean_rx_irq", IXGBE, 0)]),
-    p(RX, &[AllocSkb], "v3.6", Entry::NetRx, &[V36_POLL[0], V36_POLL[1], V36_SKB[0], V36_SKB[1], V36_SKB[2], f("__netdev_alloc_skb", SKBUFF_C, 0)]),
-    p(RX, &[FragAlloc, FragCacheRelease, ReusePage], "v3.6", Entry::NetRx, &[V36_POLL[0], V36_POLL[1], V36_SKB[0], V36_SKB[1], V36_SKB[2], f("__netdev_alloc_skb", SKBUFF_C, 425), f("__netdev_alloc_frag", SKBUFF_C, 0)]),
-    p(RX, &[NewFrag], "v3.6", Entry::NetRx, &[V36_POLL[0], V36_POLL[1], f("ixgbe_clean_rx_irq", IXGBE, 1734), f("ixgbe_add_rx_frag", IXGBE, 0)]),
-    p(RX, &[GroMerge], "v3.6", Entry::NetRx, &[V36_POLL[0], V36_POLL[1], V36_GRO[0], V36_GRO[1], V36_GRO[2], V36_GRO[3], V36_GRO[4], V36_GRO[5], V36_GRO[6], V36_GRO[7], f("skb_gro_receive", SKBUFF_C, 0)]),
-    p(RX, &[GroFlush], "v3.6", Entry::NetRx, &[V36_POLL[0], f("ixgbe_poll", IXGBE, 2387), f("napi_complete", DEV_C, 3854), f("napi_gro_flush", DEV_C, 0)]),
+    p(RX, &[NapiPoll], "v3.5", Entry::NetRx, "net_rx_action"),
+    p(RX, &[RxFrame], "v3.5", Entry::NetRx, ixgbe!(3843, 2389)),
+    p(RX, &[AllocSkb], "v3.5", Entry::NetRx, rx_skb!(3843, 2389, 1711, 1737, 1727)),
+    p(RX, &[FragAlloc, FragCacheRelease, ReusePage], "v3.5", Entry::NetRx, concat!(rx_skb!(3843, 2389, 1711, 1737, 1727), " net/core/skbuff.c:357 → netdev_alloc_frag")),
+    p(RX, &[NewFrag], "v3.5", Entry::NetRx, concat!(ixgbe!(3843, 2389), " drivers/net/ethernet/intel/ixgbe/ixgbe_main.c:1742 → ixgbe_add_rx_frag")),
+    p(RX, &[GroMerge], "v3.5", Entry::NetRx, gro!(3843, 2389, 1793, 1423, 3532, 3482, 3396, 1388, 2564, 3071)),
+    p(RX, &[GroFlush], "v3.5", Entry::NetRx, "net_rx_action net/core/dev.c:3843 → ixgbe_poll drivers/net/ethernet/intel/ixgbe/ixgbe_main.c:2397 → napi_complete net/core/dev.c:3758 → napi_gro_flush"),
+    p(RX, &[NapiPoll], "v3.6", Entry::NetRx, "net_rx_action"),
+    p(RX, &[RxFrame], "v3.6", Entry::NetRx, ixgbe!(3939, 2379)),
+    p(RX, &[AllocSkb], "v3.6", Entry::NetRx, rx_skb!(3939, 2379, 1703, 1774, 1764)),
+    p(RX, &[FragAlloc, FragCacheRelease, ReusePage], "v3.6", Entry::NetRx, concat!(rx_skb!(3939, 2379, 1703, 1774, 1764), " net/core/skbuff.c:425 → __netdev_alloc_frag")),
+    p(RX, &[NewFrag], "v3.6", Entry::NetRx, concat!(ixgbe!(3939, 2379), " drivers/net/ethernet/intel/ixgbe/ixgbe_main.c:1734 → ixgbe_add_rx_frag")),
+    p(RX, &[GroMerge], "v3.6", Entry::NetRx, gro!(3939, 2379, 1785, 1415, 3628, 3578, 3492, 1402, 2592, 3145)),
+    p(RX, &[GroFlush], "v3.6", Entry::NetRx, "net_rx_action net/core/dev.c:3939 → ixgbe_poll drivers/net/ethernet/intel/ixgbe/ixgbe_main.c:2387 → napi_complete net/core/dev.c:3854 → napi_gro_flush"),
     // Either era: recvmsg's copy, the softirq's poll.
-    p(RX, &[CopyToUser], "v3.5", Entry::Recvmsg, &[f("tcp_recvmsg", TCP_C, 0)]),
-    p(RX, &[CopyToUser], "v3.6", Entry::Recvmsg, &[f("tcp_recvmsg", TCP_C, 0)]),
-    p(RX, &[CopyToUser], "v6.12", Entry::Recvmsg, &[f("tcp_recvmsg", TCP_C, 2851), f("tcp_recvmsg_locked", TCP_C, 0)]),
-    p(RX, &[NapiPoll], "v6.12", Entry::NetRx, &[f("net_rx_action", DEV_C, 0)]),
-    p(RX, &[CopyToUser], "v3.5", Entry::Recvmsg, &[f("udp_recvmsg", UDP_C, 0)]),
-    p(RX, &[CopyToUser], "v3.6", Entry::Recvmsg, &[f("udp_recvmsg", UDP_C, 0)]),
-    p(RX, &[CopyToUser], "v6.12", Entry::Recvmsg, &[f("udp_recvmsg", UDP_C, 0)]),
-    p(RX, &[RxDrop], "v3.5", Entry::TcpRcv, &[f("tcp_v4_rcv", TCP_IPV4, 0)]),
-    p(RX, &[RxDrop], "v3.6", Entry::TcpRcv, &[f("tcp_v4_rcv", TCP_IPV4, 0)]),
-    p(RX, &[RxDrop], "v6.12", Entry::TcpRcv, &[f("tcp_v4_rcv", TCP_IPV4, 0)]),
-    p(RX, &[RxCacheTake], "v5.11", Entry::TcpRcv, &[f("tcp_v4_rcv", TCP_IPV4, 0)]),
+    p(RX, &[CopyToUser], "v3.5", Entry::Recvmsg, "tcp_recvmsg"),
+    p(RX, &[CopyToUser], "v3.6", Entry::Recvmsg, "tcp_recvmsg"),
+    p(RX, &[CopyToUser], "v6.12", Entry::Recvmsg, "tcp_recvmsg net/ipv4/tcp.c:2851 → tcp_recvmsg_locked"),
+    p(RX, &[NapiPoll], "v6.12", Entry::NetRx, "net_rx_action"),
+    p(RX, &[CopyToUser], "v3.5", Entry::Recvmsg, "udp_recvmsg"),
+    p(RX, &[CopyToUser], "v3.6", Entry::Recvmsg, "udp_recvmsg"),
+    p(RX, &[CopyToUser], "v6.12", Entry::Recvmsg, "udp_recvmsg"),
+    // The socket's side of a segment's receive (an arrival's; a backlogged one is handled
+    // at release_sock), and of a datagram's.
+    p(RX, &[RxDrop], "v3.5", Entry::TcpRcv, "tcp_v4_rcv"),
+    p(RX, &[RxDrop], "v3.6", Entry::TcpRcv, "tcp_v4_rcv"),
+    p(RX, &[RxDrop], "v6.12", Entry::TcpRcv, "tcp_v4_rcv"),
+    p(RX, &[RxCacheTake], "v5.11", Entry::TcpRcv, "tcp_v4_rcv"),
+    p(RX, &[QueueRcv], "v3.5", Entry::TcpRcv, concat!(est!(1755, 1626, 5658), "tcp_queue_rcv")).on("arrive"),
+    p(RX, &[QueueRcv], "v3.6", Entry::TcpRcv, concat!(est!(1800, 1633, 5535), "tcp_queue_rcv")).on("arrive"),
+    p(RX, &[QueueRcv], "v6.12", Entry::TcpRcv, concat!(est!(2350, 1915, 6213), "tcp_queue_rcv")).on("arrive"),
+    p(RX, &[RcvCoalesce], "v3.5", Entry::TcpRcv, concat!(est!(1755, 1626, 5658), "tcp_queue_rcv net/ipv4/tcp_input.c:4702 → tcp_try_coalesce net/ipv4/tcp_input.c:4563 → skb_try_coalesce")).on("arrive"),
+    p(RX, &[RcvCoalesce], "v3.6", Entry::TcpRcv, concat!(est!(1800, 1633, 5535), "tcp_queue_rcv net/ipv4/tcp_input.c:4544 → tcp_try_coalesce net/ipv4/tcp_input.c:4402 → skb_try_coalesce")).on("arrive"),
+    p(RX, &[RcvCoalesce], "v6.12", Entry::TcpRcv, concat!(est!(2350, 1915, 6213), "tcp_queue_rcv net/ipv4/tcp_input.c:5155 → tcp_try_coalesce net/ipv4/tcp_input.c:4888 → skb_try_coalesce")).on("arrive"),
+    p(RX, &[BacklogAdd], "v3.5", Entry::TcpRcv, "tcp_v4_rcv net/ipv4/tcp_ipv4.c:1757 → sk_add_backlog (inlined)"),
+    p(RX, &[BacklogAdd], "v3.6", Entry::TcpRcv, "tcp_v4_rcv net/ipv4/tcp_ipv4.c:1802 → sk_add_backlog (inlined)"),
+    p(RX, &[BacklogAdd], "v6.12", Entry::TcpRcv, "tcp_v4_rcv net/ipv4/tcp_ipv4.c:2352 → tcp_add_backlog"),
+    p(RX, &[BacklogAdd], "v3.5", Entry::UdpRcv, concat!(udp_q!(1723, 1669, 1491), "sk_add_backlog (inlined)")),
+    p(RX, &[BacklogAdd], "v3.6", Entry::UdpRcv, concat!(udp_q!(1735, 1681, 1503), "sk_add_backlog (inlined)")),
+    p(RX, &[QueueRcv], "v3.5", Entry::UdpRcv, concat!(udp_q!(1723, 1669, 1490), "__udp_queue_rcv_skb")).on("arrive"),
+    p(RX, &[QueueRcv], "v3.6", Entry::UdpRcv, concat!(udp_q!(1735, 1681, 1502), "__udp_queue_rcv_skb")).on("arrive"),
+    p(RX, &[QueueRcv], "v6.12", Entry::UdpRcv, "udp_rcv net/ipv4/udp.c:2632 → __udp4_lib_rcv → udp_unicast_rcv_skb net/ipv4/udp.c:2373 → udp_queue_rcv_skb net/ipv4/udp.c:2213 → udp_queue_rcv_one_skb net/ipv4/udp.c:2195 → __udp_queue_rcv_skb net/ipv4/udp.c:2064 → __udp_enqueue_schedule_skb"),
+    p(RX, &[RxDrop], "v3.5", Entry::UdpRcv, "udp_rcv net/ipv4/udp.c:1723 → __udp4_lib_rcv"),
+    p(RX, &[RxDrop], "v3.6", Entry::UdpRcv, "udp_rcv net/ipv4/udp.c:1735 → __udp4_lib_rcv"),
+    p(RX, &[RxDrop], "v6.12", Entry::UdpRcv, "udp_rcv net/ipv4/udp.c:2632 → __udp4_lib_rcv"),
 ];
 
 const fn p(
@@ -241,13 +374,14 @@ const fn p(
     kinds: &'static [EventKind],
     tag: &'static str,
     entry: Entry,
-    frames: &'static [Frame],
+    frames: &'static str,
 ) -> Path {
     Path {
         mechanism,
         kinds,
         tag,
         entry,
+        op: None,
         frames,
     }
 }
@@ -260,32 +394,40 @@ const NEW: &[Era] = &[Era::V6_12];
 #[rustfmt::skip]
 pub static GAPS: &[Gap] = &[
     Gap { mechanism: SEND, eras: ALL_SEND, names: &["put_page", "free_hot_page", "__folio_put", "tcp_v4_destroy_sock"],
-          why: "a page is put from several places (a freed skb's frags, the socket's page switch, its close); the event does not say which" },
-    Gap { mechanism: SEND, eras: ALL_SEND, names: &["sk_wmem_free_skb", "tcp_wmem_free_skb"],
-          why: "an skb is freed on an ACK (tcp_clean_rtx_queue) or at close (tcp_write_queue_purge); the event does not say which" },
+          why: "a page is put from several places (a freed skb's frags, the socket's page switch, its close); the event does not say which", ..ANY },
+    Gap { mechanism: SEND, eras: ALL_SEND, names: &["sk_wmem_free_skb", "tcp_wmem_free_skb"], op: Some("close"),
+          why: "the model frees the queue at close, which the kernel does at once only when close aborts (tcp_disconnect's tcp_write_queue_purge, with SO_LINGER 0 or unread data); otherwise the FIN's ACKs free it (tcp_clean_rtx_queue) or the socket's later destroy does (tcp_v4_destroy_sock): which the close stands for is not said", ..ANY },
     Gap { mechanism: SEND, eras: ALL_SEND, names: &["tcp_mark_push"],
-          why: "tcp_sendmsg calls it at several places and through tcp_push; the event does not say which" },
-    Gap { mechanism: SEND, eras: ALL_SEND, names: &["tcp_transmit_skb", "__skb_linearize", "validate_xmit_skb", "tcp_tso_segment", "tcp_gso_segment"],
-          why: "sent from sendmsg's push or later (an ACK, TSQ), and below it through IP and the device layer, which were not read" },
+          why: "tcp_sendmsg calls it at several places and through tcp_push; the event does not say which", ..ANY },
+    Gap { mechanism: SEND, eras: ALL_SEND, names: &["tcp_transmit_skb"], op: Some("transmit"),
+          why: "the transmit op stands for the device or the window letting the queue go, which the kernel does from an ACK (tcp_data_snd_check) or a timer: the op does not say which", ..ANY },
+    Gap { mechanism: SEND, eras: ALL_SEND, names: &["__skb_linearize", "validate_xmit_skb", "tcp_tso_segment", "tcp_gso_segment"],
+          why: "below tcp_transmit_skb, through IP and the device layer, which were not read", ..ANY },
     Gap { mechanism: RX, eras: RX_ALL, names: &["alloc_pages", "alloc_pages_node", "get_page", "put_page", "__put_single_page", "__folio_put", "skb_free_frag", "page_frag_free"],
-          why: "a page is taken or put by the driver, the frag cache and every skb free; the event does not say which caller" },
+          why: "a page is taken or put by the driver, the frag cache and every skb free; the event does not say which caller", ..ANY },
     Gap { mechanism: RX, eras: NEW, names: &["napi_gro_receive", "napi_alloc_skb", "page_frag_alloc_1k", "skb_add_rx_frag", "__page_frag_alloc_align", "skb_gro_receive", "napi_gro_flush"],
-          why: "the model's v6.12 driver is either of two (napi_alloc_skb's or ixgbe in legacy-rx mode), and the trace does not say which: the frames of its poll are unknown" },
+          why: "the model's v6.12 driver is either of two (napi_alloc_skb's or ixgbe in legacy-rx mode), and the trace does not say which: the frames of its poll are unknown", ..ANY },
     Gap { mechanism: RX, eras: RX_ALL, names: &["tun_get_user", "napi_gro_frags", "napi_get_frags", "tun_napi_alloc_frags"],
-          why: "tun's napi-frags path (write(2) on the tun device) was not read" },
-    Gap { mechanism: RX, eras: RX_ALL, names: &["tcp_queue_rcv", "skb_try_coalesce", "sk_add_backlog", "tcp_add_backlog", "__release_sock", "__kfree_skb", "sk_eat_skb",
-              "skb_attempt_defer_free", "kick_defer_list_purge", "skb_defer_free_flush", "__udp_queue_rcv_skb", "__udp_enqueue_schedule_skb", "__udp4_lib_rcv",
+          why: "tun's napi-frags path (write(2) on the tun device) was not read", ..ANY },
+    Gap { mechanism: RX, eras: RX_ALL, names: &["tcp_queue_rcv", "skb_try_coalesce", "__udp_queue_rcv_skb"],
+          why: "queued from the backlog as the socket's lock is released (release_sock, by the release op or recvmsg), a path not read; an arrival's is", ..ANY },
+    Gap { mechanism: RX, eras: RX_ALL, names: &["tcp_v4_rcv"], udp: true,
+          why: "seed 002's rx cache is taken in TCP's receive: a UDP flow's take has no path", ..ANY },
+    Gap { mechanism: RX, eras: NEW, names: &["sk_add_backlog", "tcp_add_backlog"], udp: true,
+          why: "v6.12's UDP queues a datagram whether or not the socket is owned: no backlog", ..ANY },
+    Gap { mechanism: RX, eras: RX_ALL, names: &["__release_sock", "__kfree_skb", "sk_eat_skb", "skb_attempt_defer_free", "kick_defer_list_purge", "skb_defer_free_flush",
               "skb_free_datagram_locked", "skb_consume_udp"],
-          why: "the socket's side: reached after GRO through IP's receive (not read), from a lock's release, or from recvmsg at several places" },
+          why: "reached from a lock's release, from recvmsg at several places, or from every free of an skb: not read", ..ANY },
     Gap { mechanism: MPTCP, eras: &[Era::V5_11Rc1], names: &[],
-          why: "no v5.11-rc1 tree was read, and v5.11's differs (its __mptcp_do_alloc_tx_skb calls alloc_skb_fclone itself), so no later release stands in" },
+          why: "no v5.11-rc1 tree was read, and v5.11's differs (its __mptcp_do_alloc_tx_skb calls alloc_skb_fclone itself), so no later release stands in", ..ANY },
 ];
 
 /// An event's path: its entry, its frames down to its kernel function, the release read.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct CallPath {
     pub entry: Entry,
-    pub frames: &'static [Frame],
+    /// Outermost first.
+    pub frames: Vec<Frame>,
     /// The event's kernel function (the last frame), which links its statement's line.
     pub at: KernelFn,
 }
@@ -320,25 +462,58 @@ impl CallPath {
     }
 }
 
-/// The path of an event of `mechanism` in `era` and `flow`, where one was read.
-pub fn call_path(mechanism: &str, era: Era, flow: Flow, e: &Event) -> Option<CallPath> {
+/// The path of an event of `mechanism` in `era` and `flow`, emitted by the op named `op`,
+/// where one was read.
+pub fn call_path(mechanism: &str, era: Era, flow: Flow, op: &str, e: &Event) -> Option<CallPath> {
     let at = kernel_fn(mechanism, era, flow, e)?;
-    let p = path_of(mechanism, at.kind, at.tag, at.name)?;
+    let p = path_of(mechanism, at.kind, at.tag, at.name, op, flow.udp)?;
     Some(CallPath {
         entry: p.entry,
-        frames: p.frames,
+        frames: p.frames().collect(),
         at,
     })
 }
 
-/// The path ending at `name` for events of `kind` of `mechanism` at `tag`.
-fn path_of(mechanism: &str, kind: EventKind, tag: &str, name: &str) -> Option<&'static Path> {
+/// Why an event (as for [`call_path`]) has no path, where its row is a gap.
+pub fn gap(mechanism: &str, era: Era, flow: Flow, op: &str, e: &Event) -> Option<&'static Gap> {
+    let at = kernel_fn(mechanism, era, flow, e)?;
+    match path_of(mechanism, at.kind, at.tag, at.name, op, flow.udp) {
+        Some(_) => None,
+        None => gap_of(mechanism, era, at.name, op, flow.udp),
+    }
+}
+
+/// The path ending at `name` for events of `kind` of `mechanism` at `tag`, of the op `op`,
+/// in a UDP flow or not.
+fn path_of(
+    mechanism: &str,
+    kind: EventKind,
+    tag: &str,
+    name: &str,
+    op: &str,
+    udp: bool,
+) -> Option<&'static Path> {
     PATHS.iter().find(|p| {
         p.mechanism == mechanism
             && p.tag == tag
             && p.kinds.contains(&kind)
-            && p.frames.last().is_some_and(|f| f.name == name)
+            && p.op.is_none_or(|o| o == op)
+            && p.entry.fits(udp)
+            && p.last().is_some_and(|f| f.name == name)
     })
+}
+
+/// The gap of the row of `name` for the op `op`: the op's own before every op's.
+fn gap_of(mechanism: &str, era: Era, name: &str, op: &str, udp: bool) -> Option<&'static Gap> {
+    let gaps = || {
+        GAPS.iter().filter(move |g| {
+            g.mechanism == mechanism
+                && g.eras.contains(&era)
+                && (g.names.is_empty() || g.names.contains(&name))
+                && (udp || !g.udp)
+        })
+    };
+    (gaps().find(|g| g.op == Some(op))).or_else(|| gaps().find(|g| g.op.is_none()))
 }
 
 #[cfg(test)]
@@ -347,10 +522,13 @@ mod tests {
     use crate::kernel_fn::{Row, TABLE};
     use std::collections::BTreeSet;
 
+    /// How a path's frames are joined, outermost first, as docs/call-paths.md writes them.
+    const ARROW: &str = " → ";
+
     /// The rows a path could end at: same mechanism, one of its kinds, its function, an era
     /// that links its release.
     fn rows_of(p: &Path) -> Vec<&'static Row> {
-        let last = p.frames.last().expect("a frame");
+        let last = p.last().expect("a frame");
         TABLE
             .iter()
             .filter(|r| r.mechanism == p.mechanism && p.kinds.contains(&r.kind))
@@ -358,52 +536,106 @@ mod tests {
             .collect()
     }
 
-    /// Each path starts at its entry's handler, names no function twice, and ends at the
-    /// function (and file) of a row for each of its kinds at its release, whose own line is
-    /// the statement's (so the last frame pins none).
+    /// A frame written back as a path writes it.
+    fn unparse(f: &Frame) -> String {
+        let mut s = f.name.to_string();
+        if f.line > 0 {
+            s += &format!(" {}:{}", f.file, f.line);
+        }
+        if f.inlined {
+            s += " (inlined)";
+        }
+        if let Some(r) = f.renamed {
+            s += &format!(" ({r})");
+        }
+        s
+    }
+
+    /// Each path reads back as written (so no frame's line or note was lost to a typo),
+    /// starts at its entry's handler, names no function twice, pins a line with its file,
+    /// and ends at the function of a row for each of its kinds at its release, whose own
+    /// line is the statement's (so the last frame pins none). No two paths serve one event.
     #[test]
     fn each_path_is_well_formed() {
         for p in PATHS {
-            let (first, last) = (p.frames[0], *p.frames.last().unwrap());
-            assert!(p.entry.handlers().contains(&first.name), "{p:?}");
-            let names: BTreeSet<_> = p.frames.iter().map(|f| f.name).collect();
-            assert_eq!(names.len(), p.frames.len(), "a frame twice: {p:?}");
+            let frames: Vec<Frame> = p.frames().collect();
+            let back: Vec<String> = frames.iter().map(unparse).collect();
+            assert_eq!(back.join(ARROW), p.frames, "{p:?}");
+            assert!(p.entry.handlers().contains(&frames[0].name), "{p:?}");
+            let names: BTreeSet<_> = frames.iter().map(|f| f.name).collect();
+            assert_eq!(names.len(), frames.len(), "a frame twice: {p:?}");
+            assert!(
+                frames.iter().all(|f| (f.line > 0) != f.file.is_empty()),
+                "{p:?}"
+            );
             let rows = rows_of(p);
             for k in p.kinds {
                 assert!(rows.iter().any(|r| r.kind == *k), "{k} at {}: {p:?}", p.tag);
             }
-            assert!(rows.iter().all(|r| r.file == last.file), "{p:?}");
-            assert_eq!(last.line, 0, "{p:?}");
+            assert_eq!(p.last().unwrap().line, 0, "{p:?}");
             let twice = PATHS
                 .iter()
-                .filter(|q| q.mechanism == p.mechanism && q.tag == p.tag)
-                .filter(|q| q.frames.last() == p.frames.last())
+                .filter(|q| q.mechanism == p.mechanism && q.tag == p.tag && q.op == p.op)
+                .filter(|q| q.entry.fits(true) == p.entry.fits(true))
+                .filter(|q| q.last() == p.last())
                 .filter(|q| q.kinds.iter().any(|k| p.kinds.contains(k)))
                 .count();
             assert_eq!(twice, 1, "two paths: {p:?}");
         }
     }
 
-    /// Every row of the kernel_fn table, in each era it covers, has a path or is a gap with a
-    /// reason, never both.
+    /// Every row of the kernel_fn table, in each era it covers and each flow that takes it
+    /// (a UDP flow takes a shared row where it has none of its own), has a path or a gap
+    /// with a reason for every op: a path for every op, or a gap for every op, or a path for
+    /// some ops and a gap for the others; never a path and a gap for the same op.
     #[test]
     fn every_row_has_a_path_or_a_gap() {
         for r in TABLE {
+            let udp_row = |era| {
+                TABLE.iter().any(|u| {
+                    u.udp && u.mechanism == r.mechanism && u.kind == r.kind && u.eras.contains(&era)
+                })
+            };
             for &era in r.eras {
-                let path = path_of(r.mechanism, r.kind, r.tag(era), r.name);
-                let gap = GAPS.iter().find(|g| {
-                    g.mechanism == r.mechanism
-                        && g.eras.contains(&era)
-                        && (g.names.is_empty() || g.names.contains(&r.name))
-                });
-                assert!(
-                    path.is_some() != gap.is_some(),
-                    "{} {} {} at {}: path {path:?}, gap {gap:?}",
-                    r.mechanism,
-                    r.kind,
-                    r.name,
-                    era.name()
-                );
+                let flows = match r.udp {
+                    true => vec![true],
+                    false if udp_row(era) => vec![false],
+                    false if r.mechanism == RX => vec![false, true],
+                    false => vec![false],
+                };
+                for udp in flows {
+                    let tag = r.tag(era);
+                    let paths: Vec<_> = PATHS
+                        .iter()
+                        .filter(|p| p.mechanism == r.mechanism && p.tag == tag)
+                        .filter(|p| p.kinds.contains(&r.kind) && p.entry.fits(udp))
+                        .filter(|p| p.last().is_some_and(|f| f.name == r.name))
+                        .collect();
+                    let ops: BTreeSet<_> = paths.iter().map(|p| p.op).collect();
+                    let what = format!(
+                        "{} {} {} at {} (udp {udp})",
+                        r.mechanism,
+                        r.kind,
+                        r.name,
+                        era.name()
+                    );
+                    assert_eq!(ops.len(), paths.len(), "two paths for one op: {what}");
+                    let gaps: Vec<_> = GAPS
+                        .iter()
+                        .filter(|g| g.mechanism == r.mechanism && g.eras.contains(&era))
+                        .filter(|g| g.names.is_empty() || g.names.contains(&r.name))
+                        .filter(|g| udp || !g.udp)
+                        .collect();
+                    let every_op = ops.contains(&None);
+                    assert!(
+                        every_op == gaps.is_empty(),
+                        "{what}: paths {paths:?}, gaps {gaps:?}"
+                    );
+                    assert!(
+                        gaps.iter().all(|g| !ops.contains(&g.op)),
+                        "{what}: an op with a path and a gap"
+                    );
+                }
             }
         }
         for g in GAPS {
@@ -411,26 +643,41 @@ mod tests {
         }
     }
 
-    /// The path of the first event of `kind` in a run of `mechanism` and `variant` (one
-    /// sendmsg of 2000 bytes, on a device without GSO for tcp_sendmsg, or one frame's arrival).
-    fn path(mechanism: &str, variant: &str, kind: EventKind) -> Option<CallPath> {
-        let (op, device) = match mechanism {
-            RX => (r#"{ op = "arrive", frames = 1 }"#, ""),
-            SEND => (
-                r#"{ op = "sendmsg", bytes = 2000 }"#,
-                "[device]\ngso = false\n",
-            ),
-            _ => (r#"{ op = "sendmsg", bytes = 2000 }"#, ""),
+    /// The trace of one op of `mechanism` and `variant` after `before` (one sendmsg of 2000
+    /// bytes, on a device without GSO for tcp_sendmsg, or one frame's arrival), and `extra`
+    /// scenario lines.
+    fn run(mechanism: &str, variant: &str, ops: &str, extra: &str) -> crate::Trace {
+        let device = if mechanism == SEND {
+            "[device]\ngso = false\n"
+        } else {
+            ""
         };
-        let text =
-            format!("mechanism = \"{mechanism}\"\nvariant = \"{variant}\"\nops = [{op}]\n{device}");
+        let text = format!(
+            "mechanism = \"{mechanism}\"\nvariant = \"{variant}\"\nops = [{ops}]\n{device}{extra}"
+        );
         let t = crate::Scenario::parse(&text).unwrap();
-        let t = t.run(&crate::RunOptions::default()).unwrap();
-        let mut events = t.steps.iter().flat_map(|s| &s.events);
-        let e = events
-            .find(|e| e.kind() == kind)
-            .unwrap_or_else(|| panic!("no {kind} in {variant}"));
-        t.call_path(e)
+        t.run(&crate::RunOptions::default()).unwrap()
+    }
+
+    /// The path of the first event of `kind` in the trace `t`.
+    fn first(t: &crate::Trace, kind: EventKind) -> Option<CallPath> {
+        let mut events = t
+            .steps
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.events.iter().map(move |e| (i, e)));
+        let (step, e) = events
+            .find(|(_, e)| e.kind() == kind)
+            .unwrap_or_else(|| panic!("no {kind} in {}", t.variant));
+        t.call_path(step, e)
+    }
+
+    fn path(mechanism: &str, variant: &str, kind: EventKind) -> Option<CallPath> {
+        let op = match mechanism {
+            RX => r#"{ op = "arrive", frames = 1 }"#,
+            _ => r#"{ op = "sendmsg", bytes = 2000 }"#,
+        };
+        first(&run(mechanism, variant, op, ""), kind)
     }
 
     /// Hand-checked: today's copy into the task's page frag, 2.6.33's copy into the linear area,
@@ -470,6 +717,80 @@ mod tests {
         assert!(path(MPTCP, "pre-2020", AllocSkb).is_none());
     }
 
+    /// Hand-checked, where the op picks the path: an skb freed by an ACK (v6.12), by close
+    /// (no path: why is said), a transmit by sendmsg's push (2.6.33); a segment queued by
+    /// its arrival (v3.6) and by the lock's release (no path), a datagram queued (v6.12).
+    #[test]
+    fn the_op_picks_the_path() {
+        let send = r#"{ op = "sendmsg", bytes = 2000 }, { op = "transmit" }"#;
+        let acked = run(SEND, "modern", &format!(r#"{send}, {{ op = "ack" }}"#), "");
+        let free = first(&acked, FreeSkb).unwrap();
+        assert_eq!(free.entry, Entry::TcpRcv);
+        assert_eq!(
+            free.text(),
+            "tcp_wmem_free_skb (inlined) ← tcp_rtx_queue_unlink_and_free (inlined) \
+             ← tcp_clean_rtx_queue ← tcp_ack ← tcp_rcv_established ← tcp_v4_do_rcv ← tcp_v4_rcv"
+        );
+        assert_eq!(
+            free.url(4),
+            "https://elixir.bootlin.com/linux/v6.12/source/net/ipv4/tcp_input.c#L3436"
+        );
+        let closed = run(
+            SEND,
+            "modern",
+            &format!(r#"{send}, {{ op = "close" }}"#),
+            "",
+        );
+        assert!(first(&closed, FreeSkb).is_none());
+        let e = closed.steps[2].events.iter().find(|e| e.kind() == FreeSkb);
+        let (step, e) = (2, e.unwrap());
+        assert!(closed
+            .call_gap(step, e)
+            .unwrap()
+            .why
+            .contains("tcp_disconnect"));
+        let drained = run(
+            SEND,
+            "pre-2010",
+            r#"{ op = "sendmsg", bytes = 2000 }"#,
+            "drain = true\n",
+        );
+        assert_eq!(
+            first(&drained, Xmit).unwrap().text(),
+            "tcp_transmit_skb ← tcp_write_xmit ← __tcp_push_pending_frames ← tcp_push (inlined) ← tcp_sendmsg"
+        );
+        assert!(first(&run(SEND, "pre-2010", send, ""), Xmit).is_none());
+        let arrive = r#"{ op = "arrive", frames = 1 }"#;
+        let queued = first(&run(RX, "duyck-3.6", arrive, ""), QueueRcv).unwrap();
+        assert_eq!(
+            queued.text(),
+            "tcp_queue_rcv ← tcp_rcv_established ← tcp_v4_do_rcv ← tcp_v4_rcv"
+        );
+        assert_eq!(
+            queued.url(2),
+            "https://elixir.bootlin.com/linux/v3.6/source/net/ipv4/tcp_input.c#L5535"
+        );
+        let held = format!(r#"{{ op = "lock" }}, {arrive}, {{ op = "release" }}"#);
+        let released = run(RX, "duyck-3.6", &held, "");
+        assert_eq!(
+            first(&released, BacklogAdd).unwrap().text(),
+            "sk_add_backlog (inlined) ← tcp_v4_rcv"
+        );
+        let e = released.steps[2]
+            .events
+            .iter()
+            .find(|e| e.kind() == BacklogProcess);
+        assert!(released.call_path(2, e.unwrap()).is_none());
+        let udp = run(RX, "modern", arrive, "[socket]\nproto = \"udp\"\n");
+        let dgram = first(&udp, QueueRcv).unwrap();
+        assert_eq!(dgram.entry, Entry::UdpRcv);
+        assert_eq!(
+            dgram.text(),
+            "__udp_enqueue_schedule_skb ← __udp_queue_rcv_skb ← udp_queue_rcv_one_skb \
+             ← udp_queue_rcv_skb ← udp_unicast_rcv_skb ← __udp4_lib_rcv ← udp_rcv"
+        );
+    }
+
     /// The skb allocation of tcp_sendmsg names the rename in both releases.
     #[test]
     fn a_renamed_function_names_its_other_name() {
@@ -489,9 +810,9 @@ mod tests {
         assert!(new.renamed.unwrap().contains(old.name));
     }
 
-    /// A frame as docs/call-paths.md writes it: `name`:line, `(inlined)`.
+    /// A path as docs/call-paths.md writes it: `name`:line, `(inlined)`.
     fn chain(p: &Path) -> String {
-        let frame = |f: &Frame| {
+        let frame = |f: Frame| {
             let mut s = format!("`{}`", f.name);
             if f.line > 0 {
                 s += &format!(":{}", f.line);
@@ -501,7 +822,7 @@ mod tests {
             }
             s
         };
-        p.frames.iter().map(frame).collect::<Vec<_>>().join(" → ")
+        p.frames().map(frame).collect::<Vec<_>>().join(ARROW)
     }
 
     /// docs/call-paths.md records each path as the table holds it, and no other.
@@ -520,8 +841,8 @@ mod tests {
             .iter()
             .map(|p| {
                 let kinds: Vec<&str> = p.kinds.iter().map(|k| k.name()).collect();
-                let (tag, m, c) = (p.tag, p.mechanism, chain(p));
-                format!("| {tag} | {m} | {} | {c} |", kinds.join(", "))
+                let (tag, m, c, op) = (p.tag, p.mechanism, chain(p), p.op.unwrap_or("any"));
+                format!("| {tag} | {m} | {} | {op} | {c} |", kinds.join(", "))
             })
             .collect();
         let only_doc: Vec<_> = in_doc.difference(&in_table).collect();

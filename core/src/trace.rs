@@ -125,6 +125,10 @@ pub struct Dfrag {
 pub struct Step {
     /// The operation, in words ("sendmsg 4096 bytes").
     pub op: String,
+    /// The operation's name as a scenario writes it (`ack`), which picks the kernel's path to
+    /// an event where the path depends on it ([`crate::call_path`]); empty in a capture's step.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
     pub events: Vec<Event>,
     pub state: State,
     pub counters: Counters,
@@ -158,6 +162,8 @@ pub trait Machine {
     fn apply(&mut self, op: &Self::Op, at: usize, ev: &mut Events) -> Result<(), Error>;
     /// The operation, in words, for the trace.
     fn describe(&self, op: &Self::Op) -> String;
+    /// The operation's name, as a scenario writes it.
+    fn name(op: &Self::Op) -> &'static str;
     fn state(&self) -> State;
     fn counters(&self) -> Counters;
 }
@@ -177,6 +183,7 @@ pub fn drive<M: Machine>(
         if tracing {
             let step = Step {
                 op: m.describe(op),
+                name: M::name(op).into(),
                 events: ev.take(),
                 state: m.state(),
                 counters: m.counters(),

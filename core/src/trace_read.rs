@@ -3,7 +3,7 @@
 //! above all of them: the state at any event, the kernel function an event stands for, what
 //! a step freed, and what a state's diagram draws.
 
-use crate::call_path::{call_path, CallPath};
+use crate::call_path::{call_path, gap, CallPath, Gap};
 use crate::events::{Cpu, Event};
 use crate::freed::{Freeable, Freed};
 use crate::kernel_fn::{kernel_fn, Flow, KernelFn};
@@ -102,9 +102,31 @@ impl Trace {
         kernel_fn(&self.mechanism, self.era, self.flow(), e)
     }
 
-    /// How the kernel reaches `e`'s function, where the path was read.
-    pub fn call_path(&self, e: &Event) -> Option<CallPath> {
-        call_path(&self.mechanism, self.era, self.flow(), e)
+    /// How the kernel reaches `e`'s function, where the path was read: `e` an event of
+    /// step `step` (0-based), whose op picks the path where two ops reach it two ways.
+    pub fn call_path(&self, step: usize, e: &Event) -> Option<CallPath> {
+        call_path(
+            &self.mechanism,
+            self.era,
+            self.flow(),
+            self.op_name(step),
+            e,
+        )
+    }
+
+    /// Why `e`, an event of step `step`, has no call path, where its row is a known gap.
+    pub fn call_gap(&self, step: usize, e: &Event) -> Option<&'static Gap> {
+        gap(
+            &self.mechanism,
+            self.era,
+            self.flow(),
+            self.op_name(step),
+            e,
+        )
+    }
+
+    fn op_name(&self, step: usize) -> &str {
+        self.steps.get(step).map_or("", |s| &s.name)
     }
 
     /// What the first `events` events of step `step` (0-based) freed, grouped by kind, CPU

@@ -218,6 +218,7 @@ proptest! {
             }
             let step = Step {
                 op: format!("{a:?}"),
+                name: String::new(),
                 events: ev.take(),
                 state: sock.state(),
                 counters: sock.send_counters().to_counters(),

@@ -98,6 +98,7 @@ fn reached(model: &Trace, was: Option<usize>, at: usize) -> Step {
 fn held(state: &crate::trace::State, op: String) -> Step {
     Step {
         op,
+        name: String::new(),
         events: Vec::new(),
         state: state.clone(),
         counters: Default::default(),

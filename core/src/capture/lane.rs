@@ -151,6 +151,7 @@ impl Build<'_> {
     fn step(&mut self, op: &str) -> Result<(), Error> {
         let step = Step {
             op: op.into(),
+            name: String::new(),
             events: std::mem::take(&mut self.events),
             state: self.state.clone(),
             counters: Counters::default(),

@@ -170,6 +170,10 @@ impl Machine for Msk {
         self.sock.apply(op, at, &mut self.live.log(ev))
     }
 
+    fn name(op: &MptcpOp) -> &'static str {
+        op.name()
+    }
+
     fn describe(&self, op: &MptcpOp) -> String {
         match *op {
             MptcpOp::Sendmsg { bytes, count: 1 } => format!("sendmsg {bytes} bytes"),

@@ -277,6 +277,10 @@ impl Machine for RxMachine {
         self.stages.apply(op, at, &mut self.live.log(ev))
     }
 
+    fn name(op: &RxOp) -> &'static str {
+        op.name()
+    }
+
     fn describe(&self, op: &RxOp) -> String {
         match op {
             RxOp::Arrive { frames, len, lens } => match (frames, lens) {

@@ -131,6 +131,10 @@ impl Machine for SendMachine {
         Ok(())
     }
 
+    fn name(op: &SendOp) -> &'static str {
+        op.name()
+    }
+
     fn describe(&self, op: &SendOp) -> String {
         match op {
             SendOp::Sendmsg {

@@ -377,7 +377,7 @@ fn lane_events(p: &Lane) -> Option<Html> {
             }
             o.push_str("</p>");
         }
-        if let Some(path) = t.call_path(e) {
+        if let Some(path) = t.call_path(p.pos.saturating_sub(1), e) {
             call_path(o, &path, leads);
         }
         if let Some(stack) = s.capture.as_ref().and_then(|c| c.capture.stack(e)) {
