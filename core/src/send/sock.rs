@@ -435,7 +435,8 @@ impl TcpSock {
     /// goes out at once, otherwise they stay queued until a `transmit` (device or window
     /// busy). Nagle is not modelled (TCP_NODELAY behaviour).
     fn push(&mut self, forced: bool, log: &mut Log) {
-        if let Some(skb) = unsent_tail(log.state()) {
+        // The event changes nothing: the tail is read only for a trace.
+        if let Some(skb) = (log.is_on()).then(|| unsent_tail(log.state())).flatten() {
             let id = skb.id;
             log.note(|| Event::Push { skb: id, forced });
         }
