@@ -59,16 +59,6 @@ impl Frag {
     }
 }
 
-/// `skb_shinfo(skb)->frags[0..nr_frags]`: up to [`INLINE_FRAGS`] kept in the skb itself, more
-/// on the heap (MAX_SKB_FRAGS, at most 64 with `[consts]`, bounds them). Serialized as a list,
-/// as a `Vec` is.
-pub type Frags = smallvec::SmallVec<[Frag; INLINE_FRAGS]>;
-
-/// Frags an skb holds without an allocation: an MPTCP skb of a small MSS takes one or two
-/// (one per dfrag it maps), and a heap allocation per skb was a third of a counters-only MPTCP
-/// run. Two keep an [`Skb`] 8 bytes larger than a `Vec` would.
-pub const INLINE_FRAGS: usize = 2;
-
 /// The head buffer's geometry, computed by the allocating mechanism.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkbHead {
@@ -112,7 +102,7 @@ pub struct Skb {
     #[serde(flatten)]
     pub head: SkbHead,
     /// skb_shinfo(skb)->frags[0..nr_frags].
-    pub frags: Frags,
+    pub frags: Vec<Frag>,
     /// The head itself lives in a page fragment (build_skb, `skb->head_frag`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head_frag: Option<Frag>,
@@ -149,7 +139,7 @@ impl Skb {
             linear_len: 0,
             data_len: 0,
             head,
-            frags: Frags::new(),
+            frags: Vec::new(),
             head_frag: None,
             frag_list: Vec::new(),
             psh: false,

@@ -400,7 +400,7 @@ mod tests {
             (3, 14532, 52, 14480, true)
         );
         assert_eq!(
-            skb.frags[..],
+            skb.frags,
             [crate::skb::Frag {
                 page: 0,
                 offset: 0,
