@@ -32,10 +32,21 @@ pub enum Ref {
     Destroy,
 }
 
-/// Live page `id` of `s`; a mechanism names only pages it holds references to.
+/// Live page `id` of `s`; a mechanism names only pages it holds references to. Inlined, with
+/// the panic out of line: called out of line, its frame cost a `get_page` a third of its
+/// instructions.
+#[inline]
 pub fn page(s: &State, id: PageId) -> &Page {
-    s.find_page(id)
-        .unwrap_or_else(|| panic!("model bug: page {id} is not live"))
+    match s.find_page(id) {
+        Some(p) => p,
+        None => not_live(id),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn not_live(id: PageId) -> ! {
+    panic!("model bug: page {id} is not live")
 }
 
 impl PageAlloc {
@@ -64,6 +75,7 @@ impl PageAlloc {
     }
 
     /// `get_page`: one more reference.
+    #[inline]
     pub fn get(&mut self, page: PageId, log: &mut Log) {
         let count = self::page(log.state(), page).count + 1;
         log.emit(Event::GetPage { page, count });

@@ -52,6 +52,11 @@ impl Frag {
     pub const fn end(&self) -> u32 {
         self.offset + self.size
     }
+
+    /// Bytes at `off` in `page` continue this frag (`skb_can_coalesce` on the last frag).
+    pub fn continued_by(&self, page: PageId, off: u32) -> bool {
+        self.page == page && self.end() == off
+    }
 }
 
 /// The head buffer's geometry, computed by the allocating mechanism.
@@ -197,9 +202,7 @@ impl Skb {
 
     /// `skb_can_coalesce(skb, i, page, off)`: the last frag is on `page` and ends at `off`.
     pub fn can_coalesce(&self, page: PageId, off: u32) -> bool {
-        self.frags
-            .last()
-            .is_some_and(|f| f.page == page && f.end() == off)
+        self.frags.last().is_some_and(|f| f.continued_by(page, off))
     }
 
     fn grow(&mut self, n: u32) {

@@ -180,13 +180,15 @@ impl Subflow {
             can_coalesce = false;
         }
         let copy = copy.min(size as i64) as u32;
-        let id = tail(log.state(), self.id).id;
+        let t = tail(log.state(), self.id);
+        // Read once: the events below grow the skb by `copy`, as the frag event says.
+        let at @ (id, ..) = (t.id, t.nr_frags() as u32, t.head.truesize);
+        let len = (t.len + copy) as u64;
         if !can_coalesce {
             tx.pages.get(page, log);
         }
-        let e = frag_event(tail(log.state(), self.id), can_coalesce, page, offset, copy);
+        let e = frag_event(at, can_coalesce, page, offset, copy);
         log.emit(e);
-        let len = tail(log.state(), self.id).len as u64;
         tx.stats.max_skb_bytes = tx.stats.max_skb_bytes.max(len);
         self.write_seq = self.write_seq.wrapping_add(copy);
         (id, copy)

@@ -8,9 +8,15 @@ use std::collections::VecDeque;
 
 impl State {
     /// Where live page `id` sits, or where it would go: pages sit in id order (`apply` and
-    /// [`State::insert_page`] keep them so). The one search every reader shares.
+    /// [`State::insert_page`] keep them so). The one search every reader shares. Ids count
+    /// up and pages mostly go oldest first, so page `id` is most often `id - front` from the
+    /// front (the front itself included): that slot is tried before the search.
     pub fn page_slot(&self, id: PageId) -> Result<usize, usize> {
-        self.pages.binary_search_by_key(&id, |p| p.id)
+        let guess = (self.pages.front()).map_or(usize::MAX, |f| id.wrapping_sub(f.id) as usize);
+        match self.pages.get(guess) {
+            Some(p) if p.id == id => Ok(guess),
+            _ => self.pages.binary_search_by_key(&id, |p| p.id),
+        }
     }
 
     /// Puts `page` in its place in id order: at the back, where a new page goes, then moved
@@ -24,9 +30,9 @@ impl State {
         }
     }
 
-    /// Pages sit in id order; the newest (the one allocators fill) and the oldest (the one
-    /// acknowledgements free) are tried first. Inlined where an event is applied, as most
-    /// find the newest at once.
+    /// Pages sit in id order; the newest (the one allocators fill) is tried first, then
+    /// [`State::page_slot`]. Inlined where an event is applied, as most find the newest at
+    /// once.
     #[inline]
     pub(super) fn page_at(&self, id: PageId) -> Result<usize, Missing> {
         match self.pages.back() {
@@ -37,10 +43,7 @@ impl State {
 
     #[inline(never)]
     fn page_elsewhere(&self, id: PageId) -> Result<usize, Missing> {
-        match self.pages.front() {
-            Some(p) if p.id == id => Ok(0),
-            _ => (self.page_slot(id)).map_err(|_| Missing::Page(id)),
-        }
+        (self.page_slot(id)).map_err(|_| Missing::Page(id))
     }
 
     /// Live page `id`.

@@ -284,17 +284,17 @@ fn unfit(e: &Event, err: String) -> ! {
     panic!("model bug: event {}: {err}", e.kind());
 }
 
-/// The event by which `bytes` just copied to `page` at `offset` join the frags of `skb`: its
-/// last frag grows when `merge` (`skb_frag_size_add`), else a new frag takes them
-/// (`skb_fill_page_desc`); its truesize grows by as much.
+/// The event by which `bytes` just copied to `page` at `offset` join the `nr` frags of skb
+/// `id`, charged `truesize` so far: its last frag grows when `merge` (`skb_frag_size_add`),
+/// else a new frag takes them (`skb_fill_page_desc`); its truesize grows by as much.
 pub(crate) fn frag_event(
-    skb: &crate::skb::Skb,
+    (id, nr, truesize): (SkbId, u32, u32),
     merge: bool,
     page: PageId,
     offset: u32,
     bytes: u32,
 ) -> Event {
-    let (id, nr, truesize) = (skb.id, skb.nr_frags() as u32, skb.head.truesize + bytes);
+    let truesize = truesize + bytes;
     if merge {
         Event::Coalesce {
             skb: id,

@@ -84,17 +84,20 @@ impl State {
             head_bytes,
             truesize,
         };
-        let mut new = Skb::new(skb, cpu, head, seq);
-        new.size_goal = size_goal;
-        new.head_frag = head_page.map(|page| Frag {
-            page,
-            offset: head_offset.unwrap_or(0),
-            size: head_bytes,
+        let list = match queue {
+            Some(name) => self.queue(name)?,
+            None => &mut self.in_flight,
+        };
+        // Built where it is pushed: one copy of the skb, not two.
+        list.push_back(Skb {
+            size_goal,
+            head_frag: head_page.map(|page| Frag {
+                page,
+                offset: head_offset.unwrap_or(0),
+                size: head_bytes,
+            }),
+            ..Skb::new(skb, cpu, head, seq)
         });
-        match queue {
-            Some(name) => self.queue(name)?.push_back(new),
-            None => self.in_flight.push_back(new),
-        }
         Ok(())
     }
 

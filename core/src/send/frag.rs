@@ -2,7 +2,7 @@
 //! TCP_PAGE/TCP_OFF, today's task frag, both the state's one page-frag cursor), then
 //! skb_copy_to_page, the frag added or grown, and the page references.
 
-use super::sock::{tail, TcpSock, CPU};
+use super::sock::{Tail, TcpSock, CPU};
 use crate::events::Event;
 use crate::page::PageId;
 use crate::page_alloc::Ref;
@@ -27,22 +27,21 @@ pub(super) struct FragTarget {
 
 impl TcpSock {
     /// The variant's page rules: which page and offset the next frag copy uses.
-    pub(super) fn frag_target(&mut self, log: &mut Log) -> Option<FragTarget> {
+    pub(super) fn frag_target(&mut self, skb: &Tail, log: &mut Log) -> Option<FragTarget> {
         if self.cfg.variant.uses_task_frag() {
-            self.task_frag_target(log)
+            self.task_frag_target(skb, log)
         } else {
-            self.tcp_page_target(log)
+            self.tcp_page_target(skb, log)
         }
     }
 
     /// tcp_sendmsg, 2.6.33 (both sides of the seed's diff): the socket's TCP_PAGE at TCP_OFF.
-    fn tcp_page_target(&mut self, log: &mut Log) -> Option<FragTarget> {
+    fn tcp_page_target(&mut self, skb: &Tail, log: &mut Log) -> Option<FragTarget> {
         let (k, v) = (&self.cfg.k, self.cfg.variant);
         let page_size = k.page_size;
         let c = &log.state().cursors[0];
         let (mut page, mut off) = (c.page, c.offset);
-        let skb = tail(log.state());
-        let i = skb.nr_frags() as u32;
+        let i = skb.nr_frags;
         let merge = page.is_some_and(|p| skb.can_coalesce(p, off)) && off != page_size;
         if !merge {
             if i >= k.max_skb_frags || (v.frags_need_sg() && !self.cfg.device.sg) {
@@ -73,7 +72,7 @@ impl TcpSock {
     }
 
     /// tcp_sendmsg_locked, v6.12: the task frag, refilled first.
-    fn task_frag_target(&mut self, log: &mut Log) -> Option<FragTarget> {
+    fn task_frag_target(&mut self, skb: &Tail, log: &mut Log) -> Option<FragTarget> {
         let k = &self.cfg.k;
         let high_order = !self.cfg.device.high_order_alloc_disable;
         task_frag::refill(
@@ -86,9 +85,8 @@ impl TcpSock {
         );
         let pf = task_frag::cursor(log, CPU);
         let p = pf.page.expect("model bug: refill gives a page");
-        let skb = tail(log.state());
         let merge = skb.can_coalesce(p, pf.offset);
-        if !merge && skb.nr_frags() as u32 >= k.max_skb_frags {
+        if !merge && skb.nr_frags >= k.max_skb_frags {
             return None;
         }
         Some(FragTarget {
@@ -102,13 +100,12 @@ impl TcpSock {
 
     /// skb_copy_to_page, then the skb update and the page references: a new frag holds one
     /// reference; the socket holds its own while it keeps the page.
-    pub(super) fn copy_to_page(&mut self, t: &FragTarget, n: u32, log: &mut Log) {
+    pub(super) fn copy_to_page(&mut self, skb: &Tail, t: &FragTarget, n: u32, log: &mut Log) {
         let end = t.off + n;
         // Where the socket's page frag stands after the copy: on this page, at `end`, unless
         // 2.6.33 took a fresh page the copy filled (it keeps one only if room is left).
         let kept = !t.fresh || end < self.cfg.k.page_size;
-        let skb = tail(log.state());
-        let (id, i) = (skb.id, skb.nr_frags() as u32);
+        let (id, i) = (skb.id, skb.nr_frags);
         log.emit(Event::CopyToPage {
             skb: id,
             page: t.page,
@@ -117,7 +114,7 @@ impl TcpSock {
             cursor: kept.then_some(end),
         });
         self.wmem_queued += n as u64;
-        let e = frag_event(tail(log.state()), t.merge, t.page, t.off, n);
+        let e = frag_event((id, i, skb.truesize), t.merge, t.page, t.off, n);
         log.emit(e);
         if !t.merge {
             self.c.frags += 1;

@@ -15,7 +15,7 @@ use crate::events::{Event, Events};
 use crate::page_alloc::{PageAlloc, Ref};
 use crate::replay::{Live, Log};
 use crate::size_goal::{tcp_xmit_size_goal, GoalInput};
-use crate::skb::{Skb, SkbId};
+use crate::skb::{Frag, Skb, SkbId};
 use crate::trace::{queue, Queue, State};
 use crate::Cpu;
 
@@ -95,6 +95,39 @@ pub(super) fn write_queue(s: &State) -> &Queue {
 /// The write queue's tail, where sendmsg copies.
 pub(super) fn tail(s: &State) -> &Skb {
     write_queue(s).skbs.back().expect("model bug: no tail skb")
+}
+
+/// What one copy reads of the tail skb, read once ([`Tail::of`]): the copy's events change
+/// the skb only as they say (its bytes, its last frag), so nothing more is read back.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tail {
+    pub(super) id: SkbId,
+    len: u32,
+    tailroom: u32,
+    pub(super) nr_frags: u32,
+    pub(super) last: Option<Frag>,
+    pub(super) truesize: u32,
+    psh: bool,
+}
+
+impl Tail {
+    fn of(s: &State) -> Tail {
+        let skb = tail(s);
+        Tail {
+            id: skb.id,
+            len: skb.len,
+            tailroom: skb.head.tailroom,
+            nr_frags: skb.nr_frags() as u32,
+            last: skb.frags.last().copied(),
+            truesize: skb.head.truesize,
+            psh: skb.psh,
+        }
+    }
+
+    /// `skb_can_coalesce` on the tail ([`Skb::can_coalesce`]).
+    pub(super) fn can_coalesce(&self, page: crate::page::PageId, off: u32) -> bool {
+        self.last.is_some_and(|f| f.continued_by(page, off))
+    }
 }
 
 /// The write queue's front, which an acknowledgement frees first.
@@ -273,16 +306,15 @@ impl TcpSock {
                     self.new_skb(log);
                     (copy, max) = (self.size_goal, self.size_goal);
                 }
-                let Some(n) = self.copy_chunk((copy as u64).min(seglen) as u32, log) else {
+                let skb = Tail::of(log.state());
+                let Some(n) = self.copy_chunk(&skb, (copy as u64).min(seglen) as u32, log) else {
                     // No frag slot (MAX_SKB_FRAGS, or pre-2010 on a non-SG route).
                     self.mark_push(log);
                     new_segment = true;
                     continue;
                 };
-                let skb = tail(log.state());
                 if copied == 0 && skb.psh {
-                    let id = skb.id;
-                    log.emit(Event::ClearPsh { skb: id });
+                    log.emit(Event::ClearPsh { skb: skb.id });
                 }
                 self.write_seq += n as u64;
                 copied += n as u64;
@@ -290,12 +322,11 @@ impl TcpSock {
                 seglen -= n as u64;
                 if left == 0 {
                     if eor && self.cfg.variant.honours_eor() {
-                        let id = tail(log.state()).id;
-                        log.emit(Event::MarkEor { skb: id });
+                        log.emit(Event::MarkEor { skb: skb.id });
                     }
                     break;
                 }
-                if tail(log.state()).len < max {
+                if skb.len + n < max {
                     continue;
                 }
                 // The skb is full: __tcp_push_pending_frames when forced, else tcp_push_one
@@ -370,19 +401,17 @@ impl TcpSock {
 
     /// Copies at most `copy` bytes into the tail skb: linear tailroom first (pre-2010), else
     /// a page frag. `None` when the skb may take no new frag.
-    fn copy_chunk(&mut self, copy: u32, log: &mut Log) -> Option<u32> {
-        let skb = tail(log.state());
-        if self.cfg.variant.linear_first() && skb.head.tailroom > 0 {
-            let n = copy.min(skb.head.tailroom);
-            let id = skb.id;
-            log.emit(Event::CopyToLinear { skb: id, bytes: n });
+    fn copy_chunk(&mut self, skb: &Tail, copy: u32, log: &mut Log) -> Option<u32> {
+        if self.cfg.variant.linear_first() && skb.tailroom > 0 {
+            let n = copy.min(skb.tailroom);
+            log.emit(Event::CopyToLinear { skb: skb.id, bytes: n });
             self.c.linear_bytes += n as u64;
             self.c.sendmsg_copy_bytes += n as u64;
             return Some(n);
         }
-        let t = self.frag_target(log)?;
+        let t = self.frag_target(skb, log)?;
         let n = copy.min(t.room);
-        self.copy_to_page(&t, n, log);
+        self.copy_to_page(skb, &t, n, log);
         Some(n)
     }
 
@@ -406,7 +435,8 @@ impl TcpSock {
     /// goes out at once, otherwise they stay queued until a `transmit` (device or window
     /// busy). Nagle is not modelled (TCP_NODELAY behaviour).
     fn push(&mut self, forced: bool, log: &mut Log) {
-        if let Some(skb) = unsent_tail(log.state()) {
+        // The event changes nothing: the tail is read only for a trace.
+        if let Some(skb) = (log.is_on()).then(|| unsent_tail(log.state())).flatten() {
             let id = skb.id;
             log.note(|| Event::Push { skb: id, forced });
         }
