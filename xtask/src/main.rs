@@ -316,8 +316,11 @@ fn browser_tests(dir: &Path) -> Result<Vec<String>, String> {
 /// pane (the core's `Capture::stack`, the release's Elixir tag, the frames' markup: 1.0 KB)
 /// and event lockstep beside a capture (the core's `Compared::partner`, its words for an
 /// event without a partner, the navigation's use of it: 1.1 KB), 407,941 B against main's
-/// 405,862 B, 408,400 B.
-const WASM_GZIP_BUDGET: u64 = 408_400;
+/// 405,862 B, 408,400 B; since the model's call paths for 21 more events, picked by the op
+/// that emitted each (`Step::name`), told as one string a path (which cost some 740 B more
+/// than static frames, the first thing to take back): merged with the above, 410,244 B,
+/// 410,700 B.
+const WASM_GZIP_BUDGET: u64 = 410_700;
 
 /// Fails when the playground's wasm passes its budget; prints every part's gzip size.
 fn check_bundle(dist: &Path) -> Result<(), String> {
