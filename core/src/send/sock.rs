@@ -404,7 +404,10 @@ impl TcpSock {
     fn copy_chunk(&mut self, skb: &Tail, copy: u32, log: &mut Log) -> Option<u32> {
         if self.cfg.variant.linear_first() && skb.tailroom > 0 {
             let n = copy.min(skb.tailroom);
-            log.emit(Event::CopyToLinear { skb: skb.id, bytes: n });
+            log.emit(Event::CopyToLinear {
+                skb: skb.id,
+                bytes: n,
+            });
             self.c.linear_bytes += n as u64;
             self.c.sendmsg_copy_bytes += n as u64;
             return Some(n);
