@@ -1,8 +1,8 @@
 //! `--pcap`: the packets of the program's sockets, both ways and whole (payload too), as a
 //! pcap that Wireshark and tshark read. A packet socket (`AF_PACKET`, `SOCK_DGRAM`: the
 //! kernel takes off the link header and tells the packet's protocol and direction) opened in
-//! the command's network namespace before it starts reads every packet there, stamped by
-//! the kernel; once the capture names the program's sockets, only the packets to or from
+//! the command's network namespace before it starts reads every packet there, in the order
+//! the kernel handed them to it; once the capture names the program's sockets, only the packets to or from
 //! their ports are written ([`Capture::owns_packet`]). The records are Linux cooked captures
 //! (LINKTYPE_LINUX_SLL), so Wireshark shows each packet's direction.
 
@@ -28,7 +28,7 @@ const POLL_MS: libc::c_int = 50;
 
 /// One packet as the packet socket gave it.
 struct Packet {
-    /// When the kernel took it (SIOCGSTAMPNS), since the epoch.
+    /// When it was read, since the epoch ([`stamp`]).
     at: Duration,
     /// `sll_pkttype` (PACKET_HOST, PACKET_OUTGOING, ...), `sll_hatype` (ARPHRD_*), the
     /// link address and the protocol (an ethertype, network order as read).
@@ -191,7 +191,7 @@ fn recv(fd: &OwnedFd, buf: &mut [u8]) -> Result<Option<Packet>, String> {
     let kept = (n as usize).min(buf.len());
     let halen = usize::from(from.sll_halen).min(from.sll_addr.len());
     Ok(Some(Packet {
-        at: stamp(fd),
+        at: stamp(),
         pkttype: from.sll_pkttype.into(),
         hatype: from.sll_hatype,
         addr: from.sll_addr[..halen].to_vec(),
@@ -201,21 +201,12 @@ fn recv(fd: &OwnedFd, buf: &mut [u8]) -> Result<Option<Packet>, String> {
     }))
 }
 
-/// The kernel's time stamp of the packet just read (SIOCGSTAMPNS), since the epoch.
-fn stamp(fd: &OwnedFd) -> Duration {
-    const SIOCGSTAMPNS: libc::c_ulong = 0x8907;
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: SIOCGSTAMPNS writes one timespec.
-    let ok = unsafe { libc::ioctl(fd.as_raw_fd(), SIOCGSTAMPNS as _, &mut ts) } == 0;
-    match ok {
-        true => Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32),
-        false => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default(),
-    }
+/// The time now, since the epoch: when the packet was read. The kernel's own stamp
+/// (SIOCGSTAMPNS) is not used: timestamping is switched on by a deferred work item, so the
+/// first packets carry none and would be stamped at their read, out of order with the rest.
+fn stamp() -> Duration {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    now.unwrap_or_default()
 }
 
 /// Packets the kernel dropped because the socket's buffer was full (PACKET_STATISTICS).
@@ -249,14 +240,14 @@ fn ports(data: &[u8]) -> Option<(u8, u16, u16)> {
     }
 }
 
-/// Writes the packets of `c`'s sockets to `out`, in time order. Returns how many.
+/// Writes the packets of `c`'s sockets to `out`, in the order they were read (the packet
+/// socket's queue is the order the kernel handed them over). Returns how many.
 pub fn write(p: &Packets, c: &Capture, out: impl Write) -> Result<usize, String> {
     let io = |e: std::io::Error| format!("--pcap: {e}");
     let mut pcap = Pcap::with_link(out, LINKTYPE_LINUX_SLL).map_err(io)?;
-    let mut ours: Vec<&Packet> = (p.list.iter())
+    let ours: Vec<&Packet> = (p.list.iter())
         .filter(|k| ports(&k.data).is_some_and(|(pr, s, d)| c.owns_packet(pr, s, d)))
         .collect();
-    ours.sort_by_key(|k| k.at);
     for k in &ours {
         let mut rec = sll_header(k);
         let head = rec.len() as u32;
@@ -306,16 +297,16 @@ mod tests {
         }
     }
 
-    /// The fixture's sockets own 41378 <-> 7000: those packets are written in time order
+    /// The fixture's sockets own 41378 <-> 7000: those packets are written in the order read
     /// with their cooked header and whole payload; a packet of another port pair is not.
     #[test]
-    fn the_programs_packets_are_written_whole_in_time_order() {
+    fn the_programs_packets_are_written_whole_in_the_order_read() {
         let c = Capture::parse(include_str!("../../../tests/fixtures/capture-tcp.json")).unwrap();
         let p = Packets {
             list: vec![
-                packet(2000, 0, tcp(7000, 41378, b"")),
-                packet(3000, 0, tcp(5555, 6666, b"not ours")),
                 packet(1000, 0, tcp(41378, 7000, b"xxxx")),
+                packet(1500, 0, tcp(5555, 6666, b"not ours")),
+                packet(2000, 0, tcp(7000, 41378, b"")),
             ],
             dropped: 0,
             over: 0,
