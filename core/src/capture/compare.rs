@@ -2,7 +2,7 @@
 //! words ([`Cell`], [`Verdict`]): for each write, the skbs the model built against the skbs
 //! the kernel sent, field by field.
 
-use super::predict::payload;
+use super::predict::{payload, stream};
 use super::{Capture, Prediction, Skb as Seen};
 use crate::kernel_report::{Cell, Verdict};
 use crate::send::Variant;
@@ -60,23 +60,16 @@ impl Prediction {
     /// those the capture `c` saw: the skbs whose bytes overlap the write's, by stream offset
     /// (the capture's from its first data skb's sequence number, the model's from 0).
     pub fn compare(&self, c: &Capture, model: &Trace) -> Compared {
-        let seen = c.data_skbs(self.socket);
-        let base = seen
-            .iter()
-            .filter_map(|s| s.xmit.as_ref())
-            .map(|x| x.seq)
-            .next();
+        let stream = stream(&c.data_skbs(self.socket));
         let mut start = 0;
         let mut writes = Vec::new();
         let steps = (0..self.ops).map_while(|n| model.steps.get(self.write_step(n)));
         for (&w, step) in self.writes.iter().zip(steps) {
             let bytes = start..start + w;
             start += w;
-            let mut kernel: Vec<(u64, &Seen)> = (seen.iter())
-                .filter_map(|s| Some((offset(s, base?)?, *s)))
-                .filter(|&(o, s)| overlaps(&bytes, o, payload(s)))
+            let kernel: Vec<&(u64, &Seen)> = (stream.iter())
+                .filter(|&&(o, s)| overlaps(&bytes, o, payload(s)))
                 .collect();
-            kernel.sort_by_key(|k| k.0);
             let ours = model_skbs(step, &bytes);
             let skbs = (0..kernel.len().max(ours.len()))
                 .map(|i| skb_cells(c, kernel.get(i).map(|k| k.1), ours.get(i).copied(), step))
@@ -186,12 +179,6 @@ impl Compared {
         }
         o
     }
-}
-
-/// `s`'s first payload byte from the socket's first (`base`, a TCP sequence number).
-fn offset(s: &Seen, base: u64) -> Option<u64> {
-    let seq = s.xmit.as_ref()?.seq as u32;
-    Some(u64::from(seq.wrapping_sub(base as u32)))
 }
 
 fn overlaps(bytes: &Range<u64>, start: u64, len: u64) -> bool {
@@ -445,8 +432,8 @@ mod tests {
         // (still one frag) differs: one of three pairs alike, two skbs sent against three.
         assert!(
             got.summary().starts_with(
-                "1 of 3 skbs alike (len, linear, frags, their pages' \
-                                       order): the kernel sent 2, the model built 3"
+                "1 of 3 skbs alike (len, linear, frags, their pages' order): the kernel \
+                 sent 2, the model built 3"
             ),
             "{}",
             got.summary()

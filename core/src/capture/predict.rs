@@ -152,28 +152,30 @@ impl Capture {
     /// when its count is 1, no skb holding it, so every earlier skb had been freed by then.
     /// `data` are the socket's data skbs, each write's bytes after the last's.
     fn page_rewinds(&self, data: &[&Skb], writes: &[u64]) -> Vec<usize> {
-        let base = data.iter().find_map(|s| s.xmit.as_ref()).map(|x| x.seq);
+        let stream = stream(data);
+        // The skb holding stream byte `offset`, and where it starts.
         let at = |offset: u64| {
-            (data.iter()).find_map(|s| {
-                let x = s.xmit.as_ref()?;
-                let start = u64::from((x.seq as u32).wrapping_sub(base? as u32));
-                (start <= offset && offset < start + payload(s)).then_some((start, x))
-            })
+            let i = stream
+                .partition_point(|&(o, _)| o <= offset)
+                .checked_sub(1)?;
+            let (start, s) = stream[i];
+            (offset < start + payload(s)).then_some((start, s.xmit.as_ref()?))
         };
         let mut rewinds = Vec::new();
         let mut start = 0u64;
         for (k, &w) in writes.iter().enumerate() {
             let (before, first) = (start.checked_sub(1).and_then(at), at(start));
-            start += w;
             let (Some((_, b)), Some((s, f))) = (before, first) else {
+                start += w;
                 continue;
             };
-            let (Some(last), Some(head)) = (b.frags.last(), f.frags.first()) else {
-                continue;
-            };
-            if s == start - w && head.offset == 0 && head.page == last.page {
+            let (last, head) = (b.frags.last(), f.frags.first());
+            if s == start
+                && head.is_some_and(|h| h.offset == 0 && Some(h.page) == last.map(|l| l.page))
+            {
                 rewinds.push(k);
             }
+            start += w;
         }
         rewinds
     }
@@ -184,6 +186,23 @@ impl Capture {
             .filter(|s| s.tx_socket == Some(socket) && payload(s) > 0)
             .collect()
     }
+}
+
+/// `data` (a socket's data skbs) with each one's first payload byte in the stream, counted
+/// from the first skb's sequence number (wrapping as TCP's does), in stream order.
+pub(super) fn stream<'a>(data: &[&'a Skb]) -> Vec<(u64, &'a Skb)> {
+    let Some(base) = data
+        .iter()
+        .find_map(|s| s.xmit.as_ref())
+        .map(|x| x.seq as u32)
+    else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u64, &Skb)> = (data.iter())
+        .filter_map(|&s| Some(((s.xmit.as_ref()?.seq as u32).wrapping_sub(base).into(), s)))
+        .collect();
+    v.sort_by_key(|k| k.0);
+    v
 }
 
 /// The payload an skb carried at the device: its length less the headers.
@@ -303,7 +322,7 @@ fn scenario_text(
         mss + IPV4_HLEN + hdr
     );
     for (k, w) in writes.iter().enumerate() {
-        if acks.contains(&k) {
+        if acks.binary_search(&k).is_ok() {
             t += "\n# The kernel began this write at the start of the page it was filling: \
                   every skb before was freed (inferred).\n[[ops]]\nop = \"ack\"\n";
         }
